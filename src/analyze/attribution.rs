@@ -1,0 +1,191 @@
+//! Stage-share attribution: how much of each composite benchmark is the measured part.
+
+use crate::error::{Error, Result};
+use crate::model::{BenchName, Benchmark};
+use crate::spec::AttributionSpec;
+use globset::{Glob, GlobMatcher};
+
+/// A benchmark-name glob.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    pub glob: String,
+    matcher: GlobMatcher,
+}
+
+impl Pattern {
+    pub fn new(glob: &str) -> Result<Pattern> {
+        let matcher = Glob::new(glob)
+            .map_err(|e| Error::Input(format!("bad benchmark pattern `{glob}`: {e}")))?
+            .compile_matcher();
+        Ok(Pattern {
+            glob: glob.to_string(),
+            matcher,
+        })
+    }
+
+    /// Matches the name without GOMAXPROCS suffix and variant, or just its part below the
+    /// top-level benchmark, so both `*E2E*` and `3_E2E-InputDelay` work.
+    pub fn matches(&self, name: &BenchName) -> bool {
+        self.matcher.is_match(name.path.join("/")) || self.matcher.is_match(name.short_name())
+    }
+}
+
+/// A benchmark's role in a pipeline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Role {
+    Part,
+    Rest,
+    /// Contains the part this many times, plus the rest.
+    Composite(f64),
+}
+
+#[derive(Clone, Debug)]
+pub struct Attribution {
+    pub name: String,
+    pub part_label: String,
+    pub rest_label: String,
+    part: Pattern,
+    rest: Pattern,
+    pub baseline: Option<(Pattern, String)>,
+    composites: Vec<(Pattern, f64)>,
+}
+
+/// One row's split: (part %, rest %).
+pub type Shares = (f64, f64);
+
+impl Attribution {
+    pub fn compile(spec: &AttributionSpec) -> Result<Attribution> {
+        let baseline = match &spec.baseline {
+            Some(role) => Some((Pattern::new(&role.bench)?, role.label.clone())),
+            None => None,
+        };
+        Ok(Attribution {
+            name: spec.name.clone(),
+            part_label: spec.part.label.clone(),
+            rest_label: spec.rest.label.clone(),
+            part: Pattern::new(&spec.part.bench)?,
+            rest: Pattern::new(&spec.rest.bench)?,
+            baseline,
+            composites: spec
+                .composite
+                .iter()
+                .map(|c| Ok((Pattern::new(&c.bench)?, c.parts)))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// The first role whose pattern matches; the part and rest roles take precedence.
+    pub fn role_of(&self, name: &BenchName) -> Option<Role> {
+        if self.part.matches(name) {
+            Some(Role::Part)
+        } else if self.rest.matches(name) {
+            Some(Role::Rest)
+        } else {
+            self.composites
+                .iter()
+                .find(|(p, _)| p.matches(name))
+                .map(|(_, n)| Role::Composite(*n))
+        }
+    }
+
+    /// Whether a preset fits: the part and at least one other role are present.
+    pub fn fits(&self, benchmarks: &[Benchmark]) -> bool {
+        let roles: Vec<Role> = benchmarks
+            .iter()
+            .filter_map(|b| self.role_of(&b.name))
+            .collect();
+        roles.contains(&Role::Part) && roles.iter().any(|r| *r != Role::Part)
+    }
+
+    /// The role patterns that match none of `names`, for the "missing roles" note.
+    pub fn missing_roles(&self, names: &[&BenchName]) -> Vec<String> {
+        let mut patterns = vec![
+            (&self.part, self.part_label.as_str()),
+            (&self.rest, self.rest_label.as_str()),
+        ];
+        patterns.extend(self.composites.iter().map(|(p, _)| (p, "composite")));
+        patterns
+            .into_iter()
+            .filter(|(p, _)| !names.iter().any(|n| p.matches(n)))
+            .map(|(p, label)| format!("{label} (`{}`)", p.glob))
+            .collect()
+    }
+
+    /// Splits every row given its role and value. `part` is the value of the part row.
+    /// A composite row's part share is `parts × part / value`; the rest is the remainder.
+    pub fn shares(role: Option<Role>, value: Option<f64>, part: Option<f64>) -> Option<Shares> {
+        match role? {
+            Role::Part => Some((100.0, 0.0)),
+            Role::Rest => Some((0.0, 100.0)),
+            Role::Composite(times) => {
+                let (value, part) = (value?, part?);
+                if value <= 0.0 {
+                    return None;
+                }
+                let share = times * part / value * 100.0;
+                Some((share, 100.0 - share))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::input_latency_preset;
+
+    fn name(s: &str) -> BenchName {
+        BenchName::parse_go(s)
+    }
+
+    #[test]
+    fn preset_roles() {
+        let a = Attribution::compile(&input_latency_preset()).unwrap();
+        assert_eq!(a.role_of(&name("B/1_Go-Client-Write-8")), Some(Role::Part));
+        assert_eq!(
+            a.role_of(&name("B/2_InputDelay-Without-Client-8")),
+            Some(Role::Rest)
+        );
+        assert_eq!(
+            a.role_of(&name("B/3_E2E-InputDelay-8")),
+            Some(Role::Composite(1.0))
+        );
+        assert_eq!(
+            a.role_of(&name("B/4_E2E-PressAndRelease_(ENC)-8")),
+            Some(Role::Composite(2.0))
+        );
+        assert_eq!(a.role_of(&name("BenchmarkOther")), None);
+    }
+
+    #[test]
+    fn shares_follow_the_reference_arithmetic() {
+        let (p, r) =
+            Attribution::shares(Some(Role::Composite(2.0)), Some(184870.0), Some(10668.0)).unwrap();
+        assert!((p - 11.541083).abs() < 1e-5);
+        assert!((p + r - 100.0).abs() < 1e-12);
+        assert_eq!(
+            Attribution::shares(Some(Role::Part), None, None),
+            Some((100.0, 0.0))
+        );
+        assert_eq!(
+            Attribution::shares(Some(Role::Composite(1.0)), Some(5.0), None),
+            None
+        );
+        assert_eq!(Attribution::shares(None, Some(5.0), Some(1.0)), None);
+    }
+
+    #[test]
+    fn missing_roles_are_named() {
+        let a = Attribution::compile(&input_latency_preset()).unwrap();
+        let n = name("B/1_Go-Client-Write");
+        let missing = a.missing_roles(&[&n]);
+        assert_eq!(missing.len(), 3);
+        assert!(missing[0].contains("*Without-Client*"));
+    }
+
+    #[test]
+    fn bad_glob_is_an_input_error() {
+        let err = Pattern::new("a[").unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+    }
+}

@@ -1,0 +1,385 @@
+//! Turns runs into enriched tables: a value per benchmark (median or one cycle), its spread, a
+//! share of a baseline and the part/rest attribution.
+
+use super::attribution::{Attribution, Pattern};
+use super::stats::{CONFIDENCE, Summary, min_samples_for_ci};
+use crate::error::Result;
+use crate::model::{Benchmark, Note, Run};
+use crate::report::{Cell, Column, Report, Row, Table};
+use crate::spec::{AttributionSpec, input_latency_preset};
+
+#[derive(Clone, Debug, Default)]
+pub struct EnrichOptions {
+    /// Metric the tables show; default: the first each benchmark reports.
+    pub metric: Option<String>,
+    /// Benchmark name or glob whose value is 100%.
+    pub baseline: Option<String>,
+    /// Attribution from a suite file; without one the input-latency preset applies when its
+    /// roles are present.
+    pub attribution: Option<AttributionSpec>,
+    /// One table per repetition instead of medians.
+    pub per_run: bool,
+}
+
+/// Benchmarks that belong in one table: same package, top-level benchmark and variant.
+struct Group<'a> {
+    package: Option<&'a str>,
+    parent: Option<&'a str>,
+    variant: Option<&'a str>,
+    members: Vec<&'a Benchmark>,
+}
+
+fn groups(run: &Run) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for bench in &run.benchmarks {
+        let key = (
+            bench.package.as_deref(),
+            bench.name.parent(),
+            bench.name.variant.as_deref(),
+        );
+        match groups
+            .iter_mut()
+            .find(|g| (g.package, g.parent, g.variant) == key)
+        {
+            Some(g) => g.members.push(bench),
+            None => groups.push(Group {
+                package: key.0,
+                parent: key.1,
+                variant: key.2,
+                members: vec![bench],
+            }),
+        }
+    }
+    groups
+}
+
+/// Builds the report: summaries on every metric, tables, and notes.
+pub fn build_report(
+    mut runs: Vec<Run>,
+    mut notes: Vec<Note>,
+    opts: &EnrichOptions,
+) -> Result<Report> {
+    for metric in runs
+        .iter_mut()
+        .flat_map(|r| r.benchmarks.iter_mut())
+        .flat_map(|b| b.metrics.iter_mut())
+    {
+        metric.summary = Summary::of(&metric.values);
+    }
+    let explicit = match &opts.attribution {
+        Some(spec) => Some(Attribution::compile(spec)?),
+        None => None,
+    };
+    let preset = Attribution::compile(&input_latency_preset())?;
+    let baseline = match &opts.baseline {
+        Some(glob) => Some(Pattern::new(glob)?),
+        None => None,
+    };
+    let mut tables = Vec::new();
+    for (run_index, run) in runs.iter().enumerate() {
+        let attribution = explicit
+            .as_ref()
+            .or_else(|| preset.fits(&run.benchmarks).then_some(&preset));
+        let run_label = (runs.len() > 1).then(|| run_label(run));
+        let groups = groups(run);
+        let packages = groups
+            .iter()
+            .filter_map(|g| g.package)
+            .collect::<std::collections::BTreeSet<_>>();
+        for group in &groups {
+            let ctx = TableContext {
+                run_index,
+                title: title(
+                    run_label.as_deref(),
+                    (packages.len() > 1).then_some(group.package).flatten(),
+                    group,
+                ),
+                metric: opts.metric.as_deref(),
+                baseline: baseline.as_ref().map(|p| (p, p.glob.clone())).or_else(|| {
+                    attribution.and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, l.clone())))
+                }),
+                attribution,
+            };
+            if let Some(a) = attribution {
+                let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
+                let missing = a.missing_roles(&names);
+                if !missing.is_empty() {
+                    notes.push(Note::info(format!(
+                        "{}{}: no benchmark for role {}",
+                        a.name,
+                        ctx.title
+                            .as_deref()
+                            .map(|t| format!(" in {t}"))
+                            .unwrap_or_default(),
+                        missing.join(", ")
+                    )));
+                }
+            }
+            if opts.per_run {
+                let cycles = group
+                    .members
+                    .iter()
+                    .map(|b| b.repetitions())
+                    .max()
+                    .unwrap_or(0);
+                for cycle in 0..cycles {
+                    tables.push(ctx.table(&group.members, Some((cycle, cycles)), &mut notes));
+                }
+            } else {
+                tables.push(ctx.table(&group.members, None, &mut notes));
+            }
+        }
+    }
+    if !opts.per_run {
+        note_too_few_samples(&runs, opts.metric.as_deref(), &mut notes);
+    }
+    dedup(&mut notes);
+    Ok(Report {
+        runs,
+        tables,
+        notes,
+    })
+}
+
+fn run_label(run: &Run) -> String {
+    run.source
+        .path
+        .clone()
+        .unwrap_or_else(|| run.source.kind.clone())
+}
+
+fn title(run: Option<&str>, package: Option<&str>, group: &Group) -> Option<String> {
+    let variant = group.variant.map(|v| format!("variant {v}"));
+    let parts: Vec<&str> = [run, package, group.parent, variant.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+fn note_too_few_samples(runs: &[Run], metric: Option<&str>, notes: &mut Vec<Note>) {
+    let need = min_samples_for_ci(CONFIDENCE);
+    let short = runs
+        .iter()
+        .flat_map(|r| &r.benchmarks)
+        .filter_map(|b| b.primary_metric(metric))
+        .map(|m| m.values.len())
+        .filter(|&n| n > 1 && n < need)
+        .min();
+    if let Some(n) = short {
+        notes.push(Note::info(format!(
+            "too few samples for a {:.0}% confidence interval of the median: need ≥ {need} repetitions, have {n} (± shows —)",
+            CONFIDENCE * 100.0
+        )));
+    }
+}
+
+fn dedup(notes: &mut Vec<Note>) {
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.to_string()));
+}
+
+struct TableContext<'a> {
+    run_index: usize,
+    title: Option<String>,
+    metric: Option<&'a str>,
+    baseline: Option<(&'a Pattern, String)>,
+    attribution: Option<&'a Attribution>,
+}
+
+/// The value a row shows and how it was derived.
+struct RowValue {
+    value: Option<f64>,
+    count: Cell,
+    spread: Option<Cell>,
+}
+
+impl TableContext<'_> {
+    fn table(
+        &self,
+        members: &[&Benchmark],
+        cycle: Option<(usize, usize)>,
+        notes: &mut Vec<Note>,
+    ) -> Table {
+        let metric_name = self
+            .metric
+            .map(str::to_string)
+            .or_else(|| {
+                members
+                    .iter()
+                    .find_map(|b| b.metrics.first())
+                    .map(|m| m.name.clone())
+            })
+            .unwrap_or_default();
+        let values: Vec<RowValue> = members
+            .iter()
+            .map(|b| row_value(b, &metric_name, cycle.map(|c| c.0)))
+            .collect();
+        let title = match (cycle, &self.title) {
+            (Some((c, k)), Some(t)) => Some(format!("{t} · cycle {}/{k}", c + 1)),
+            (Some((c, k)), None) => Some(format!("cycle {}/{k}", c + 1)),
+            (None, t) => t.clone(),
+        };
+        let show_spread = cycle.is_none() && members.iter().any(|b| b.repetitions() > 1);
+
+        let mut columns = vec![
+            col("Benchmark", "benchmark"),
+            col("Count", "count"),
+            col(&metric_name, &metric_name),
+        ];
+        if show_spread {
+            columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95"));
+        }
+        let baseline = self.baseline.as_ref().map(|(pattern, label)| {
+            let found = members
+                .iter()
+                .zip(&values)
+                .find(|(b, v)| pattern.matches(&b.name) && v.value.is_some_and(|x| x != 0.0));
+            match found {
+                Some((_, v)) => (v.value.unwrap_or(1.0), label.clone()),
+                None => {
+                    let (i, largest) = values
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, v)| v.value.map(|x| (i, x)))
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                        .unwrap_or((0, f64::NAN));
+                    let name = display_names(members).swap_remove(i);
+                    notes.push(Note::info(format!(
+                        "baseline `{}` not found{}: using the largest value ({name}) as 100%",
+                        pattern.glob,
+                        title
+                            .as_deref()
+                            .map(|t| format!(" in {t}"))
+                            .unwrap_or_default()
+                    )));
+                    (largest, name)
+                }
+            }
+        });
+        if let Some((_, label)) = &baseline {
+            columns.push(col(&format!("% of {label}"), "pct_of_baseline"));
+        }
+        if let Some(a) = self.attribution {
+            columns.push(col(&format!("{} Share %", a.part_label), "share_part"));
+            columns.push(col(&format!("{} Share %", a.rest_label), "share_rest"));
+        }
+        let part_value = self.attribution.and_then(|a| {
+            members
+                .iter()
+                .zip(&values)
+                .find(|(b, _)| a.role_of(&b.name) == Some(super::attribution::Role::Part))
+                .and_then(|(_, v)| v.value)
+        });
+
+        let rows = members
+            .iter()
+            .zip(values)
+            .zip(display_names(members))
+            .map(|((bench, v), name)| {
+                let mut cells = vec![Cell::Text { text: name }, v.count];
+                let metric = bench.metric(&metric_name);
+                cells.push(match (v.value, metric) {
+                    (Some(value), Some(m)) => Cell::Value {
+                        value,
+                        unit: m.unit.clone(),
+                        source_unit: m.source_unit.clone(),
+                    },
+                    _ => Cell::Empty,
+                });
+                if show_spread {
+                    cells.push(v.spread.unwrap_or(Cell::Empty));
+                }
+                if let Some((base, _)) = &baseline {
+                    cells.push(percent(v.value.map(|x| x / base * 100.0)));
+                }
+                if let Some(a) = self.attribution {
+                    let shares = Attribution::shares(a.role_of(&bench.name), v.value, part_value);
+                    cells.push(percent(shares.map(|s| s.0)));
+                    cells.push(percent(shares.map(|s| s.1)));
+                }
+                Row {
+                    benchmark: bench.name.full_name.clone(),
+                    cells,
+                }
+            })
+            .collect();
+        Table {
+            title,
+            run: self.run_index,
+            cycle: cycle.map(|c| c.0 + 1),
+            columns,
+            rows,
+        }
+    }
+}
+
+fn col(header: &str, key: &str) -> Column {
+    Column {
+        header: header.to_string(),
+        key: key.to_string(),
+    }
+}
+
+fn percent(value: Option<f64>) -> Cell {
+    match value {
+        Some(p) if p.is_finite() => Cell::Percent { percent: p },
+        _ => Cell::Empty,
+    }
+}
+
+fn row_value(bench: &Benchmark, metric: &str, cycle: Option<usize>) -> RowValue {
+    let m = bench.metric(metric);
+    match cycle {
+        Some(c) => RowValue {
+            value: m.and_then(|m| m.values.get(c).copied()),
+            count: bench
+                .iterations
+                .get(c)
+                .map_or(Cell::Empty, |&count| Cell::Count { count }),
+            spread: None,
+        },
+        None => {
+            let summary = m.and_then(|m| m.summary.clone());
+            let spread = summary.as_ref().map(|s| Cell::Spread {
+                n: s.n,
+                relative_percent: s.median_ci.as_ref().map(|ci| ci.relative_spread(s.median)),
+                interval: s.median_ci.clone(),
+            });
+            RowValue {
+                value: summary.map(|s| s.median),
+                count: iterations_cell(&bench.iterations),
+                spread,
+            }
+        }
+    }
+}
+
+/// The iteration count when every repetition ran the same number, else its range.
+fn iterations_cell(iterations: &[u64]) -> Cell {
+    let min = iterations.iter().min();
+    let max = iterations.iter().max();
+    match (min, max) {
+        (Some(&a), Some(&b)) if a == b => Cell::Count { count: a },
+        (Some(a), Some(b)) => Cell::Text {
+            text: format!("{a}–{b}"),
+        },
+        _ => Cell::Empty,
+    }
+}
+
+/// Short names, disambiguated by GOMAXPROCS where the same name ran with several.
+fn display_names(members: &[&Benchmark]) -> Vec<String> {
+    let short: Vec<String> = members.iter().map(|b| b.name.short_name()).collect();
+    short
+        .iter()
+        .zip(members)
+        .map(|(name, bench)| {
+            let clashes = short.iter().filter(|n| *n == name).count() > 1;
+            match (clashes, bench.name.param("procs")) {
+                (true, Some(procs)) => format!("{name}-{procs}"),
+                _ => name.clone(),
+            }
+        })
+        .collect()
+}

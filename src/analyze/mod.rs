@@ -1,0 +1,7 @@
+//! From numbers to decisions: statistics, baselines, attribution.
+
+pub mod attribution;
+pub mod enrich;
+pub mod stats;
+
+pub use enrich::{EnrichOptions, build_report};

@@ -1,0 +1,31 @@
+use super::ReportArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct GoArgs {
+    /// Package pattern to benchmark [default: ./...].
+    #[arg(value_name = "PKG")]
+    pub package: Option<String>,
+    /// Directory to run `go test` in (the module containing the package).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Benchmark regular expression (`go test -bench`) [default: .].
+    #[arg(long, value_name = "REGEX")]
+    pub bench: Option<String>,
+    /// Repetitions of each benchmark (`-count`) [default: 1].
+    #[arg(long, value_name = "N")]
+    pub count: Option<u32>,
+    /// Iterations or time per benchmark (`-benchtime`); fixed iterations suit latency suites
+    /// [default: 1000x].
+    #[arg(long, value_name = "T")]
+    pub benchtime: Option<String>,
+    /// Keep go test's raw output in FILE (written as it arrives).
+    #[arg(long, value_name = "FILE")]
+    pub raw: Option<PathBuf>,
+    /// Extra arguments passed to `go test` after the package.
+    #[arg(last = true, value_name = "GO_TEST_ARGS")]
+    pub extra: Vec<String>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}

@@ -1,0 +1,62 @@
+//! Command-line definitions: arguments and their help, no logic.
+
+mod go;
+mod parse;
+
+pub use go::GoArgs;
+pub use parse::ParseArgs;
+
+use crate::report::OutputFormat;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "latkit",
+    version,
+    about = "Latency benchmarking toolkit: measure, run and read harnesses, decide.",
+    long_about = "latkit runs benchmark harnesses or reads their output, and turns the numbers \
+                  into enriched tables: medians with confidence intervals across repetitions, a \
+                  share of a baseline, and part/rest attribution of pipeline stages.\n\n\
+                  Exit codes: 0 success; 1 a tool or gate failed; 2 bad usage or unreadable \
+                  input; 130 interrupted (after the results were written)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read benchmark output (files or stdin) and report it.
+    Parse(ParseArgs),
+    /// Run `go test -bench` with latency-suite settings and report the results.
+    Go(GoArgs),
+}
+
+/// How results are reported; shared by every command that produces results.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Benchmark (name or glob) whose value is 100% in a "% of" column. When it is missing,
+    /// the largest value is used and a note says so.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Suite file (latkit.toml) with attribution roles and defaults; see README.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// Metric to tabulate (default: the first the harness reports, ns/op for Go).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// One table per repetition (cycle) instead of medians across repetitions.
+    #[arg(long)]
+    pub per_run: bool,
+    /// No progress and no warnings on stderr; the report still carries every note.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,59 @@
+use super::{load_suite, report};
+use crate::cli::GoArgs;
+use crate::error::{Error, Result};
+use crate::runner::go::GoTest;
+use std::io::{IsTerminal, stderr};
+
+pub fn run(args: GoArgs) -> Result<()> {
+    let suite = load_suite(&args.report)?;
+    let defaults = &suite.go;
+    let test = GoTest {
+        package: args
+            .package
+            .or_else(|| defaults.package.clone())
+            .unwrap_or_else(|| "./...".into()),
+        dir: args.dir.or_else(|| defaults.dir.clone()),
+        bench: args
+            .bench
+            .or_else(|| defaults.bench.clone())
+            .unwrap_or_else(|| ".".into()),
+        count: args.count.or(defaults.count).unwrap_or(1),
+        benchtime: args
+            .benchtime
+            .or_else(|| defaults.benchtime.clone())
+            .unwrap_or_else(|| "1000x".into()),
+        extra: if args.extra.is_empty() {
+            defaults.args.clone()
+        } else {
+            args.extra
+        },
+        raw: args.raw,
+        progress: !args.report.quiet && stderr().is_terminal(),
+    };
+    if test.count == 0 {
+        return Err(Error::Input("--count must be at least 1".into()));
+    }
+    let outcome = test.run()?;
+    let ran_any = outcome.input.is_some();
+    if let Some(input) = outcome.input {
+        report(vec![input.run], input.notes, &args.report, &suite)?;
+    }
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    if !outcome.status.success() {
+        return Err(Error::Failed(format!(
+            "go test failed ({}); last lines of its output:\n{}",
+            outcome.status,
+            outcome.tail.join("\n")
+        )));
+    }
+    if !ran_any {
+        return Err(Error::Failed(format!(
+            "go test ran no benchmark matching `{}`; last lines of its output:\n{}",
+            test.bench,
+            outcome.tail.join("\n")
+        )));
+    }
+    Ok(())
+}

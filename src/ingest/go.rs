@@ -1,0 +1,339 @@
+//! The Go benchmark format (golang proposal 14313, extended with `Unit` lines by x/perf).
+//!
+//! The parser is fed one line at a time so that it serves both files (streamed, never read
+//! whole) and the live output of `go test`.
+
+use super::builder::RunBuilder;
+use crate::model::{BenchName, Better, ConfigEntry, Note};
+
+/// What a result line looks like, for error messages.
+pub const EXAMPLE_LINE: &str = "BenchmarkEncode-8   1000   1234 ns/op   56 B/op   2 allocs/op";
+
+/// At most this many malformed lines are reported one by one; the rest are counted.
+const MAX_LINE_NOTES: usize = 20;
+
+pub struct GoParser {
+    file: String,
+    line: u64,
+    builder: RunBuilder,
+    config: Vec<ConfigEntry>,
+    package: Option<String>,
+    better: Vec<(String, Better)>,
+    notes: Vec<Note>,
+    malformed: u64,
+    fields: Vec<(usize, usize)>,
+}
+
+/// What one line turned out to be; `go` uses it to show progress.
+#[derive(Debug, PartialEq)]
+pub enum LineKind<'a> {
+    Result { name: &'a str },
+    Malformed,
+    Other,
+}
+
+/// Everything a Go benchmark stream yielded.
+pub struct GoOutput {
+    pub config: Vec<ConfigEntry>,
+    pub builder: RunBuilder,
+    pub notes: Vec<Note>,
+    pub malformed: u64,
+}
+
+impl GoParser {
+    pub fn new(file: &str) -> Self {
+        GoParser {
+            file: file.to_string(),
+            line: 0,
+            builder: RunBuilder::default(),
+            config: Vec::new(),
+            package: None,
+            better: Vec::new(),
+            notes: Vec::new(),
+            malformed: 0,
+            fields: Vec::with_capacity(16),
+        }
+    }
+
+    /// Consumes one line (without its newline).
+    pub fn feed<'a>(&mut self, line: &'a [u8]) -> LineKind<'a> {
+        self.line += 1;
+        let line = trim_end(line);
+        if let Some(rest) = line.strip_prefix(b"Benchmark") {
+            // The name continues with anything but a lower-case letter ("Benchmarking" is prose).
+            if rest.first().is_none_or(|c| !c.is_ascii_lowercase()) {
+                return match self.parse_result(line) {
+                    Ok(Some(name)) => LineKind::Result { name },
+                    Ok(None) => LineKind::Other,
+                    Err(msg) => {
+                        self.malformed_line(msg);
+                        LineKind::Malformed
+                    }
+                };
+            }
+        }
+        if let Some(rest) = line.strip_prefix(b"Unit ") {
+            self.parse_unit_line(rest);
+        } else if line.starts_with(b"--- FAIL") || line.starts_with(b"FAIL") {
+            let text = String::from_utf8_lossy(line).trim().to_string();
+            self.notes.push(Note::warning_at(
+                &self.file,
+                self.line,
+                format!("go test reported: {text}"),
+            ));
+        } else if let Some((key, value)) = parse_config_line(line) {
+            self.set_config(key, value);
+        }
+        LineKind::Other
+    }
+
+    pub fn finish(mut self) -> GoOutput {
+        if self.malformed > MAX_LINE_NOTES as u64 {
+            self.notes.push(Note::warning(format!(
+                "{}: {} malformed benchmark lines skipped in all ({} listed)",
+                self.file, self.malformed, MAX_LINE_NOTES
+            )));
+        }
+        let mut builder = self.builder;
+        for (unit, better) in &self.better {
+            builder.set_better(unit, *better);
+        }
+        GoOutput {
+            config: self.config,
+            builder,
+            notes: self.notes,
+            malformed: self.malformed,
+        }
+    }
+
+    fn malformed_line(&mut self, msg: String) {
+        self.malformed += 1;
+        if self.malformed <= MAX_LINE_NOTES as u64 {
+            self.notes.push(Note::warning_at(
+                &self.file,
+                self.line,
+                format!("{msg}; line skipped (expected e.g. `{EXAMPLE_LINE}`)"),
+            ));
+        }
+    }
+
+    /// Parses a result line. `Ok(None)` is a bare name, which `go test` prints before a
+    /// benchmark's log output.
+    fn parse_result<'a>(&mut self, line: &'a [u8]) -> Result<Option<&'a str>, String> {
+        split_fields(line, &mut self.fields);
+        let field = |i: usize| &line[self.fields[i].0..self.fields[i].1];
+        let name = std::str::from_utf8(field(0))
+            .map_err(|_| "benchmark name is not valid UTF-8".to_string())?;
+        match self.fields.len() {
+            1 => return Ok(None),
+            2 => return Err("missing measurements after the iteration count".into()),
+            n if n % 2 == 1 => return Err("value without a unit".into()),
+            _ => {}
+        }
+        let iterations = parse_u64(field(1)).ok_or_else(|| {
+            format!(
+                "iteration count `{}` is not a whole number",
+                String::from_utf8_lossy(field(1))
+            )
+        })?;
+        // Validate every pair before recording any, so a bad line leaves no partial result.
+        for pair in (2..self.fields.len()).step_by(2) {
+            parse_f64(field(pair)).ok_or_else(|| {
+                format!("`{}` is not a number", String::from_utf8_lossy(field(pair)))
+            })?;
+            std::str::from_utf8(field(pair + 1))
+                .map_err(|_| "unit is not valid UTF-8".to_string())?;
+        }
+        let bench = self
+            .builder
+            .benchmark(name, self.package.as_deref(), BenchName::parse_go);
+        self.builder.record_iterations(bench, iterations);
+        for pair in (2..self.fields.len()).step_by(2) {
+            // Both were validated above.
+            let value = parse_f64(field(pair)).unwrap_or(f64::NAN);
+            let unit = std::str::from_utf8(field(pair + 1)).unwrap_or("");
+            self.builder.record(bench, unit, unit, value);
+        }
+        Ok(Some(name))
+    }
+
+    /// `Unit ns/op better=lower assume=exact`: metadata about a unit.
+    fn parse_unit_line(&mut self, rest: &[u8]) {
+        let text = String::from_utf8_lossy(rest);
+        let mut parts = text.split_whitespace();
+        let Some(unit) = parts.next() else {
+            self.malformed_line("`Unit` line without a unit".into());
+            return;
+        };
+        for kv in parts {
+            match kv.split_once('=') {
+                Some(("better", "higher")) => self.better.push((unit.to_string(), Better::Higher)),
+                Some(("better", "lower")) => self.better.push((unit.to_string(), Better::Lower)),
+                Some(("better", other)) => self.malformed_line(format!(
+                    "`better={other}` for unit {unit}: expected `higher` or `lower`"
+                )),
+                Some(_) => {} // other metadata (assume=...) does not change the numbers
+                None => self.malformed_line(format!("`{kv}` in Unit line: expected key=value")),
+            }
+        }
+    }
+
+    fn set_config(&mut self, key: &str, value: &str) {
+        if key == "pkg" {
+            self.package = Some(value.to_string());
+        }
+        if !self.config.iter().any(|c| c.key == key) {
+            self.config.push(ConfigEntry {
+                key: key.to_string(),
+                value: value.to_string(),
+            });
+        }
+    }
+}
+
+/// `key: value` where the key starts lower-case and has no spaces or upper-case letters.
+fn parse_config_line(line: &[u8]) -> Option<(&str, &str)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let (key, value) = text.split_once(':')?;
+    let first = key.chars().next()?;
+    if !first.is_lowercase() || key.chars().any(|c| c.is_whitespace() || c.is_uppercase()) {
+        return None;
+    }
+    if !value.is_empty() && !value.starts_with([' ', '\t']) {
+        return None;
+    }
+    Some((key, value.trim()))
+}
+
+fn trim_end(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    &line[..end]
+}
+
+/// Splits on ASCII whitespace into (start, end) spans, reusing `out`.
+fn split_fields(line: &[u8], out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let mut start = None;
+    for (i, c) in line.iter().enumerate() {
+        match (c.is_ascii_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, line.len()));
+    }
+}
+
+fn parse_u64(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || field.len() > 19 {
+        return None;
+    }
+    field.iter().try_fold(0u64, |acc, &c| {
+        c.is_ascii_digit().then(|| acc * 10 + u64::from(c - b'0'))
+    })
+}
+
+/// Go prints integers far more often than decimals, so try those first.
+fn parse_f64(field: &[u8]) -> Option<f64> {
+    if let Some(v) = parse_u64(field) {
+        return Some(v as f64);
+    }
+    let v: f64 = std::str::from_utf8(field).ok()?.parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> GoOutput {
+        let mut p = GoParser::new("t.txt");
+        for line in text.lines() {
+            p.feed(line.as_bytes());
+        }
+        p.finish()
+    }
+
+    #[test]
+    fn reads_config_results_and_repetitions() {
+        let out = parse(
+            "goos: linux\npkg: example.com/x\ncpu: Some CPU @ 2GHz\n\
+             BenchmarkA-8  \t 100\t 12.5 ns/op\t 3 B/op\t 1 allocs/op\n\
+             BenchmarkA-8  \t 100\t 13 ns/op\t 3 B/op\t 1 allocs/op\n\
+             BenchmarkB/sub 5 1.5 MB/s\nPASS\nok  \texample.com/x\t1.0s\n",
+        );
+        assert_eq!(out.config.len(), 3);
+        assert_eq!(out.config[2].value, "Some CPU @ 2GHz");
+        let benches = out.builder.finish();
+        assert_eq!(benches.len(), 2);
+        assert_eq!(benches[0].iterations, [100, 100]);
+        assert_eq!(benches[0].metrics[0].values, [12.5, 13.0]);
+        assert_eq!(benches[0].metrics[2].name, "allocs/op");
+        assert_eq!(benches[0].package.as_deref(), Some("example.com/x"));
+        assert_eq!(benches[1].metrics[0].values, [1.5e6]);
+        assert_eq!(benches[1].metrics[0].better, Better::Higher);
+        assert!(out.notes.is_empty());
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped_with_position() {
+        let out = parse(
+            "BenchmarkA 10 5 ns/op\nBenchmarkA x 5 ns/op\nBenchmarkA 10 5\nBenchmarkA 10 z ns/op\nBenchmarkA 10\n",
+        );
+        assert_eq!(out.malformed, 4);
+        assert_eq!(out.notes[0].line, Some(2));
+        assert!(out.notes[0].message.contains("iteration count `x`"));
+        assert!(out.notes[1].message.contains("value without a unit"));
+        assert!(out.notes[2].message.contains("`z` is not a number"));
+        assert!(out.notes[3].message.contains("missing measurements"));
+        let benches = out.builder.finish();
+        assert_eq!(benches[0].iterations, [10]);
+    }
+
+    #[test]
+    fn ignores_prose_and_bare_names() {
+        let out = parse(
+            "Benchmarking is fun\nBenchmarkLogs-8\nsome log line\nBenchmarkLogs-8 1 2 ns/op\n",
+        );
+        assert_eq!(out.malformed, 0);
+        assert_eq!(out.builder.finish()[0].metrics[0].values, [2.0]);
+    }
+
+    #[test]
+    fn unit_lines_and_failures() {
+        let out = parse(
+            "Unit frames/s better=higher\nUnit x better=sideways\nBenchmarkF 1 60 frames/s\n\
+             --- FAIL: BenchmarkG\nFAIL\texample.com/x\t0.1s\n",
+        );
+        let benches = out.builder.finish();
+        assert_eq!(benches[0].metrics[0].better, Better::Higher);
+        assert_eq!(out.malformed, 1);
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.message.contains("--- FAIL: BenchmarkG"))
+        );
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.message.contains("FAIL\texample.com/x"))
+        );
+    }
+
+    #[test]
+    fn config_line_rules() {
+        assert_eq!(parse_config_line(b"goos: linux"), Some(("goos", "linux")));
+        assert_eq!(parse_config_line(b"note:"), Some(("note", "")));
+        assert_eq!(parse_config_line(b"Goos: linux"), None);
+        assert_eq!(parse_config_line(b"has space: x"), None);
+        assert_eq!(parse_config_line(b"url:http"), None);
+    }
+}

@@ -1,0 +1,34 @@
+//! Ctrl-C and SIGTERM: remember that they came, and pass them on to a child we are running, so
+//! the command can stop, print its summary and write its results.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
+static INSTALL: Once = Once::new();
+
+/// Installs the handler (once per process).
+pub fn install() {
+    INSTALL.call_once(|| {
+        // Failing to install only means Ctrl-C kills us outright, as it would anyway.
+        let _ = ctrlc::set_handler(|| {
+            REQUESTED.store(true, Ordering::SeqCst);
+            let group = CHILD_GROUP.load(Ordering::SeqCst);
+            if group > 0 {
+                let _ = killpg(Pid::from_raw(group), Signal::SIGINT);
+            }
+        });
+    });
+}
+
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// The process group that receives the interrupt (0 for none).
+pub fn set_child_group(pgid: u32) {
+    CHILD_GROUP.store(pgid as i32, Ordering::SeqCst);
+}

@@ -1,0 +1,184 @@
+//! The one model every source produces and every sink reads.
+
+mod distribution;
+mod environment;
+mod name;
+mod summary;
+mod unit;
+
+pub use distribution::Distribution;
+pub use environment::Environment;
+pub use name::BenchName;
+pub use summary::{Interval, Summary};
+pub use unit::{Better, Dimension, ParsedUnit, Unit, format_exact, format_significant};
+
+use serde::{Deserialize, Serialize};
+use std::time::SystemTime;
+
+/// One invocation of a harness or probe, or one input file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Run {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub started: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ended: Option<String>,
+    pub latkit_version: String,
+    pub source: Source,
+    pub environment: Environment,
+    /// The harness's own configuration lines (`goos: linux`, `pkg: ...`), first value of each key.
+    pub config: Vec<ConfigEntry>,
+    pub benchmarks: Vec<Benchmark>,
+}
+
+/// Where a run's numbers came from.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Source {
+    /// `file`, `stdin` or `command`.
+    pub kind: String,
+    /// The input format (`go`, ...).
+    pub format: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub command: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigEntry {
+    pub key: String,
+    pub value: String,
+}
+
+/// One benchmark (one full name) with every repetition of every metric.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Benchmark {
+    #[serde(flatten)]
+    pub name: BenchName,
+    /// The package or module the benchmark belongs to, when the harness says.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub package: Option<String>,
+    /// Iterations (`b.N`) of each repetition, in order.
+    pub iterations: Vec<u64>,
+    pub metrics: Vec<Metric>,
+}
+
+/// A measured quantity of a benchmark: one value per repetition, in the unit's base unit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Metric {
+    /// The harness's name for the metric; for Go benchmarks the unit as written (`ns/op`).
+    pub name: String,
+    pub unit: Unit,
+    /// The unit as the harness wrote it, so reports can print values the way they were given.
+    pub source_unit: String,
+    pub better: Better,
+    pub values: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub histogram: Option<Distribution>,
+    /// Derived from `values` by analysis before reporting; never the only thing stored.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub summary: Option<Summary>,
+}
+
+impl Metric {
+    pub fn new(name: &str, parsed: &ParsedUnit, source_unit: &str) -> Self {
+        Metric {
+            name: name.to_string(),
+            unit: parsed.unit.clone(),
+            source_unit: source_unit.to_string(),
+            better: parsed.unit.better(),
+            values: Vec::new(),
+            histogram: None,
+            summary: None,
+        }
+    }
+
+    /// Converts a base-unit value back to the unit the harness used.
+    pub fn in_source_unit(&self, value: f64) -> f64 {
+        value / Unit::parse(&self.source_unit).to_base
+    }
+}
+
+impl Benchmark {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// The metric reports lead with: the one named, or else the first the harness reported.
+    pub fn primary_metric(&self, preferred: Option<&str>) -> Option<&Metric> {
+        match preferred {
+            Some(name) => self.metric(name),
+            None => self.metrics.first(),
+        }
+    }
+
+    pub fn repetitions(&self) -> usize {
+        self.iterations.len().max(
+            self.metrics
+                .iter()
+                .map(|m| m.values.len())
+                .max()
+                .unwrap_or(0),
+        )
+    }
+}
+
+/// Something the reader of a report must know: a fallback, a skipped line, a missing role.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub level: Level,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub line: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Info,
+    Warning,
+}
+
+impl Note {
+    pub fn info(message: impl Into<String>) -> Self {
+        Note {
+            level: Level::Info,
+            message: message.into(),
+            file: None,
+            line: None,
+        }
+    }
+
+    pub fn warning_at(file: &str, line: u64, message: impl Into<String>) -> Self {
+        Note {
+            level: Level::Warning,
+            message: message.into(),
+            file: Some(file.to_string()),
+            line: Some(line),
+        }
+    }
+
+    pub fn warning(message: impl Into<String>) -> Self {
+        Note {
+            level: Level::Warning,
+            ..Note::info(message)
+        }
+    }
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+/// RFC 3339 timestamp of `t`, to the second.
+pub fn timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}

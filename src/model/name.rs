@@ -1,0 +1,152 @@
+//! Benchmark names: `Benchmark_Xbox360_Delay/1_Go-Client-Write_(PLAIN)-8` split into parts.
+
+use super::ConfigEntry;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchName {
+    /// The name exactly as the harness printed it.
+    pub full_name: String,
+    /// Without the GOMAXPROCS suffix: the identity used to group repetitions.
+    pub name: String,
+    /// Sub-benchmark path, top level first, variant suffix removed.
+    pub path: Vec<String>,
+    /// Parameters: `procs` from the `-N` suffix, and `key=value` path elements.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub params: Vec<ConfigEntry>,
+    /// A variant suffix such as `_(PLAIN)` / `_(ENC)` that newer suites append to every name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub variant: Option<String>,
+}
+
+impl BenchName {
+    /// Splits a Go-style benchmark name.
+    pub fn parse_go(full_name: &str) -> Self {
+        let (name, procs) = split_procs(full_name);
+        let (stem, variant) = split_variant(name);
+        let path: Vec<String> = stem.split('/').map(str::to_string).collect();
+        let mut params: Vec<ConfigEntry> = path
+            .iter()
+            .skip(1)
+            .filter_map(|element| element.split_once('='))
+            .map(|(key, value)| ConfigEntry {
+                key: key.to_string(),
+                value: value.to_string(),
+            })
+            .collect();
+        if let Some(procs) = procs {
+            params.push(ConfigEntry {
+                key: "procs".to_string(),
+                value: procs.to_string(),
+            });
+        }
+        BenchName {
+            full_name: full_name.to_string(),
+            name: name.to_string(),
+            path,
+            params,
+            variant: variant.map(str::to_string),
+        }
+    }
+
+    /// A name for a benchmark that has no structure (probes, foreign harnesses).
+    pub fn plain(name: &str) -> Self {
+        BenchName {
+            full_name: name.to_string(),
+            name: name.to_string(),
+            path: vec![name.to_string()],
+            params: Vec::new(),
+            variant: None,
+        }
+    }
+
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|p| p.key == key)
+            .map(|p| p.value.as_str())
+    }
+
+    /// The top-level benchmark when this is a sub-benchmark.
+    pub fn parent(&self) -> Option<&str> {
+        (self.path.len() > 1).then(|| self.path[0].as_str())
+    }
+
+    /// The path below the top level (or the whole name for a top-level benchmark), without the
+    /// `Benchmark` prefix Go requires, the variant and the GOMAXPROCS suffix.
+    pub fn short_name(&self) -> String {
+        match self.parent() {
+            Some(_) => self.path[1..].join("/"),
+            None => {
+                let top = &self.path[0];
+                top.strip_prefix("Benchmark")
+                    .filter(|rest| !rest.is_empty())
+                    .unwrap_or(top)
+                    .to_string()
+            }
+        }
+    }
+}
+
+/// `Foo-8` → (`Foo`, Some(8)); Go appends `-GOMAXPROCS` unless it is 1.
+fn split_procs(full: &str) -> (&str, Option<u32>) {
+    if let Some(dash) = full.rfind('-') {
+        let digits = &full[dash + 1..];
+        if dash > 0
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(procs) = digits.parse()
+        {
+            return (&full[..dash], Some(procs));
+        }
+    }
+    (full, None)
+}
+
+/// `Write_(PLAIN)` → (`Write`, Some(`PLAIN`)).
+fn split_variant(name: &str) -> (&str, Option<&str>) {
+    if let Some(body) = name.strip_suffix(')')
+        && let Some(open) = body.rfind("_(")
+    {
+        let variant = &body[open + 2..];
+        if !variant.is_empty() && !variant.contains(['(', ')', '/']) {
+            return (&name[..open], Some(variant));
+        }
+    }
+    (name, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_sub_benchmark_with_procs() {
+        let n = BenchName::parse_go("Benchmark_Xbox360_Delay/1_Go-Client-Write-8");
+        assert_eq!(n.name, "Benchmark_Xbox360_Delay/1_Go-Client-Write");
+        assert_eq!(n.path, ["Benchmark_Xbox360_Delay", "1_Go-Client-Write"]);
+        assert_eq!(n.param("procs"), Some("8"));
+        assert_eq!(n.parent(), Some("Benchmark_Xbox360_Delay"));
+        assert_eq!(n.short_name(), "1_Go-Client-Write");
+        assert_eq!(n.variant, None);
+    }
+
+    #[test]
+    fn splits_variant_and_params() {
+        let n = BenchName::parse_go("BenchmarkDelay/size=64/3_E2E-InputDelay_(ENC)-16");
+        assert_eq!(n.variant.as_deref(), Some("ENC"));
+        assert_eq!(n.path, ["BenchmarkDelay", "size=64", "3_E2E-InputDelay"]);
+        assert_eq!(n.param("size"), Some("64"));
+        assert_eq!(n.param("procs"), Some("16"));
+        assert_eq!(n.short_name(), "size=64/3_E2E-InputDelay");
+    }
+
+    #[test]
+    fn top_level_without_procs() {
+        let n = BenchName::parse_go("BenchmarkEncode");
+        assert_eq!(n.name, "BenchmarkEncode");
+        assert_eq!(n.params, []);
+        assert_eq!(n.short_name(), "Encode");
+        assert_eq!(BenchName::parse_go("Benchmark").short_name(), "Benchmark");
+    }
+}

@@ -1,0 +1,38 @@
+//! Derived statistics of a metric's repetitions (computed by `analyze::stats`).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub median: f64,
+    /// Sample standard deviation (n − 1); absent for fewer than two values.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stddev: Option<f64>,
+    /// Confidence interval of the median; absent when there are too few values for one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub median_ci: Option<Interval>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+    /// The level asked for.
+    pub level: f64,
+    /// The coverage the chosen order statistics actually give (≥ level).
+    pub coverage: f64,
+}
+
+impl Interval {
+    /// Half the width relative to `centre`, as benchstat's "± x%": the larger side.
+    pub fn relative_spread(&self, centre: f64) -> f64 {
+        if centre == 0.0 {
+            return 0.0;
+        }
+        ((centre - self.low).max(self.high - centre) / centre.abs()) * 100.0
+    }
+}

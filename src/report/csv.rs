@@ -1,0 +1,59 @@
+//! CSV: one header row (the union of every table's columns), one row per table row, numbers
+//! in the harness's units at full precision; notes follow as `#` comment lines.
+
+use super::{Cell, Report, Reporter, note_lines};
+use crate::model::format_exact;
+use std::io::{self, Write};
+
+pub struct Csv;
+
+fn quote(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+fn value(cell: &Cell) -> String {
+    match cell {
+        Cell::Spread {
+            relative_percent, ..
+        } => relative_percent.map(format_exact).unwrap_or_default(),
+        Cell::Percent { percent } => format_exact(*percent),
+        other => other.plain(),
+    }
+}
+
+impl Reporter for Csv {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let mut headers: Vec<&str> = Vec::new();
+        for column in report.tables.iter().flat_map(|t| &t.columns) {
+            if !headers.contains(&column.header.as_str()) {
+                headers.push(&column.header);
+            }
+        }
+        let mut line: Vec<String> = vec!["table".into(), "cycle".into()];
+        line.extend(headers.iter().map(|h| quote(h)));
+        writeln!(out, "{}", line.join(","))?;
+        for table in &report.tables {
+            for row in &table.rows {
+                line.clear();
+                line.push(quote(table.title.as_deref().unwrap_or("")));
+                line.push(table.cycle.map(|c| c.to_string()).unwrap_or_default());
+                for header in &headers {
+                    let cell = table.columns.iter().position(|c| c.header == *header);
+                    line.push(
+                        cell.map(|i| quote(&value(&row.cells[i])))
+                            .unwrap_or_default(),
+                    );
+                }
+                writeln!(out, "{}", line.join(","))?;
+            }
+        }
+        for note in note_lines(&report.notes) {
+            writeln!(out, "# {}", note.replace('\n', " "))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,37 @@
+//! JSON: the model (every value and its summary), the derived tables and the notes.
+//! The schema is documented in docs/json-schema.md; bump [`SCHEMA`] on breaking changes.
+
+use super::{Report, Reporter, Table};
+use crate::model::{Note, Run, timestamp};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::time::SystemTime;
+
+pub const SCHEMA: &str = "latkit.result.v1";
+
+pub struct Json;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    latkit_version: &'static str,
+    generated: String,
+    runs: &'a [Run],
+    tables: &'a [Table],
+    notes: &'a [Note],
+}
+
+impl Reporter for Json {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let document = Document {
+            schema: SCHEMA,
+            latkit_version: env!("CARGO_PKG_VERSION"),
+            generated: timestamp(SystemTime::now()),
+            runs: &report.runs,
+            tables: &report.tables,
+            notes: &report.notes,
+        };
+        serde_json::to_writer_pretty(&mut *out, &document)?;
+        writeln!(out)
+    }
+}

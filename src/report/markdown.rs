@@ -1,0 +1,50 @@
+//! GitHub-flavoured markdown: numbers right-aligned, written as the harness wrote them.
+
+use super::{Report, Reporter, Table, note_lines};
+use std::io::{self, Write};
+
+pub struct Markdown;
+
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(title) = &table.title {
+        writeln!(out, "### {}\n", escape(title))?;
+    }
+    let headers: Vec<String> = table.columns.iter().map(|c| escape(&c.header)).collect();
+    writeln!(out, "| {} |", headers.join(" | "))?;
+    // Align by what the first row holds: text left, numbers right.
+    let first = table.rows.first();
+    let rule: Vec<&str> = (0..table.columns.len())
+        .map(|i| match first.map(|r| r.cells[i].is_text()) {
+            Some(false) => "---:",
+            _ => "---",
+        })
+        .collect();
+    writeln!(out, "|{}|", rule.join("|"))?;
+    for row in &table.rows {
+        let cells: Vec<String> = row.cells.iter().map(|c| escape(&c.plain())).collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    Ok(())
+}
+
+impl Reporter for Markdown {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        for (i, table) in report.tables.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write_table(table, out)?;
+        }
+        if !report.notes.is_empty() {
+            writeln!(out)?;
+            for line in note_lines(&report.notes) {
+                writeln!(out, "- {}", escape(&line))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+//! An aligned terminal table with units scaled for reading.
+
+use super::{Cell, Report, Reporter, note_lines};
+use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
+use std::io::{self, Write};
+
+pub struct Terminal;
+
+fn text(cell: &Cell) -> String {
+    match cell {
+        Cell::Value { value, unit, .. } => unit.format_scaled(*value),
+        Cell::Spread {
+            relative_percent: Some(p),
+            ..
+        } => format!("± {p:.2}%"),
+        other => other.plain(),
+    }
+}
+
+impl Reporter for Terminal {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        for (i, table) in report.tables.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            if let Some(title) = &table.title {
+                writeln!(out, "{title}")?;
+            }
+            let mut grid = Grid::new();
+            grid.load_style(presets::UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Disabled)
+                .set_header(table.columns.iter().map(|c| c.header.as_str()));
+            for row in &table.rows {
+                grid.add_row(row.cells.iter().map(|c| {
+                    let alignment = if c.is_text() {
+                        CellAlignment::Left
+                    } else {
+                        CellAlignment::Right
+                    };
+                    comfy_table::Cell::new(text(c)).set_alignment(alignment)
+                }));
+            }
+            writeln!(out, "{grid}")?;
+        }
+        for line in note_lines(&report.notes) {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
