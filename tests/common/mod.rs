@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test crate uses its own subset
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+
+pub fn latkit() -> Command {
+    let mut cmd = Command::cargo_bin("latkit").expect("the latkit binary is built for tests");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    assert!(path.exists(), "missing fixture {}", path.display());
+    path
+}
+
+/// A reference output (copied from the project's shared vectors).
+pub fn vector(name: &str) -> PathBuf {
+    fixture(&format!("vectors/{name}"))
+}
+
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("latkit runs");
+    assert!(
+        out.status.success(),
+        "latkit failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+pub fn json_of(cmd: &mut Command) -> serde_json::Value {
+    serde_json::from_str(&stdout_of(cmd)).expect("valid JSON")
+}

@@ -1,0 +1,145 @@
+//! `latkit go` against a real Go suite (tests/fixtures/inputpipe), run by the real toolchain.
+
+mod common;
+
+use common::{fixture, json_of, latkit};
+use predicates::prelude::*;
+use serde_json::Value;
+use std::fs;
+
+fn median(values: &Value) -> f64 {
+    let mut v: Vec<f64> = values
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn runs_the_input_pipeline_suite_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw.txt");
+    let doc = json_of(
+        latkit()
+            .arg("go")
+            .arg("--dir")
+            .arg(fixture("inputpipe"))
+            .args([
+                "--count",
+                "3",
+                "--benchtime",
+                "200x",
+                "--format",
+                "json",
+                "-q",
+            ])
+            .arg("--raw")
+            .arg(&raw),
+    );
+    let run = &doc["runs"][0];
+    assert_eq!(run["source"]["kind"], "command");
+    let command: Vec<&str> = run["source"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        command.join(" "),
+        "go test -run ^$ -bench . -benchmem -count 3 -benchtime 200x -p 1 ./..."
+    );
+    assert_eq!(run["environment"]["captured"], true);
+    assert_eq!(run["environment"]["toolchains"][0]["key"], "go");
+    assert!(run["started"].is_string() && run["ended"].is_string());
+
+    let benches = run["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 4, "four sub-benchmarks");
+    let mut medians = Vec::new();
+    for bench in benches {
+        let ns = &bench["metrics"][0];
+        assert_eq!(ns["name"], "ns/op");
+        assert_eq!(
+            ns["values"].as_array().unwrap().len(),
+            3,
+            "three repetitions kept"
+        );
+        assert_eq!(bench["iterations"], serde_json::json!([200, 200, 200]));
+        assert_eq!(
+            ns["summary"]["median"].as_f64().unwrap(),
+            median(&ns["values"])
+        );
+        medians.push(median(&ns["values"]));
+    }
+
+    let table = &doc["tables"][0];
+    let keys: Vec<&str> = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    let share = |row: usize, key: &str| {
+        let i = keys.iter().position(|k| *k == key).unwrap();
+        table["rows"][row]["cells"][i]["percent"].as_f64().unwrap()
+    };
+    for row in 0..4 {
+        let (part, rest) = (share(row, "share_part"), share(row, "share_rest"));
+        assert!(
+            (0.0..=100.0).contains(&part) && (0.0..=100.0).contains(&rest),
+            "row {row}: {part} {rest}"
+        );
+        assert!((part + rest - 100.0).abs() < 1e-9);
+    }
+    let client = medians[0];
+    assert_eq!(share(0, "share_part"), 100.0);
+    assert_eq!(share(1, "share_rest"), 100.0);
+    assert!((share(2, "share_part") - client / medians[2] * 100.0).abs() < 1e-9);
+    assert!((share(3, "share_part") - 2.0 * client / medians[3] * 100.0).abs() < 1e-9);
+    assert!((share(2, "pct_of_baseline") - 100.0).abs() < 1e-9);
+
+    // The raw output was kept and reads back to the same numbers.
+    let text = fs::read_to_string(&raw).unwrap();
+    assert_eq!(text.matches("Benchmark_Gamepad_Delay/").count(), 12);
+    let again = json_of(latkit().arg("parse").arg(&raw).args(["--format", "json"]));
+    assert_eq!(
+        again["runs"][0]["benchmarks"][3]["metrics"][0]["values"],
+        benches[3]["metrics"][0]["values"]
+    );
+}
+
+#[test]
+fn failing_go_test_exits_1_with_the_tail_of_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("go.mod"),
+        "module example.com/broken\n\ngo 1.22\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("broken_test.go"),
+        "package broken\n\nimport \"testing\"\n\nfunc BenchmarkX(b *testing.B) { undefinedThing() }\n",
+    )
+    .unwrap();
+    latkit()
+        .arg("go")
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("-q")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("go test failed"))
+        .stderr(predicate::str::contains("undefinedThing"));
+}
+
+#[test]
+fn missing_go_exits_1_and_says_so() {
+    latkit()
+        .arg("go")
+        .env("PATH", "/nonexistent")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`go` was not found"));
+}

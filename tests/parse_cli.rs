@@ -1,0 +1,421 @@
+//! `latkit parse` end to end: reference vectors, every format, enrichment, bad input.
+
+mod common;
+
+use common::{fixture, json_of, latkit, stdout_of, vector};
+use predicates::prelude::*;
+use std::fs;
+
+#[test]
+fn steamdeck_vector_reproduces_the_reference_table_exactly() {
+    let expected = fs::read_to_string(vector("viiper-steamdeck.expected.md")).unwrap();
+    let out = stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-steamdeck.gobench.txt"))
+            .args(["--format", "markdown"]),
+    );
+    assert!(
+        out.contains(&expected),
+        "expected table not found verbatim in:\n{out}"
+    );
+}
+
+#[test]
+fn formats_match_snapshots() {
+    for format in ["table", "markdown", "csv"] {
+        let out = stdout_of(
+            latkit()
+                .arg("parse")
+                .arg(vector("viiper-count3.gobench.txt"))
+                .args(["--format", format]),
+        );
+        insta::assert_snapshot!(format!("count3_{format}"), out);
+    }
+}
+
+#[test]
+fn json_carries_every_value_summaries_tables_and_notes() {
+    let doc = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--format", "json"]),
+    );
+    assert_eq!(doc["schema"], "latkit.result.v1");
+    let run = &doc["runs"][0];
+    assert_eq!(run["config"][0]["key"], "goos");
+    assert_eq!(run["environment"]["cpu_model"], "AMD Custom APU 0405");
+    assert_eq!(run["environment"]["captured"], false);
+    let benches = run["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 4);
+    let write = &benches[0];
+    assert_eq!(write["name"], "Benchmark_Xbox360_Delay/1_Go-Client-Write");
+    assert_eq!(write["params"][0]["key"], "procs");
+    assert_eq!(
+        write["iterations"],
+        serde_json::json!([10000, 10000, 10000])
+    );
+    let ns = &write["metrics"][0];
+    assert_eq!(ns["name"], "ns/op");
+    assert_eq!(ns["unit"]["dimension"], "time");
+    assert_eq!(ns["values"], serde_json::json!([10668.0, 10712.0, 10590.0]));
+    let summary = &ns["summary"];
+    assert_eq!(summary["median"], 10668.0);
+    assert_eq!(summary["min"], 10590.0);
+    assert_eq!(summary["max"], 10712.0);
+    assert!(summary["mean"].as_f64().is_some());
+    assert!(summary["stddev"].as_f64().is_some());
+    assert!(
+        summary.get("median_ci").is_none(),
+        "3 samples give no 95% CI"
+    );
+    assert_eq!(write["metrics"][2]["name"], "allocs/op");
+
+    let table = &doc["tables"][0];
+    let headers: Vec<&str> = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["header"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "Benchmark",
+            "Count",
+            "ns/op",
+            "± 95% CI",
+            "% of Full",
+            "Client Share %",
+            "Latency Share %"
+        ]
+    );
+    let press = &table["rows"][3]["cells"];
+    assert_eq!(press[2]["value"], 184870.0);
+    assert!((press[4]["percent"].as_f64().unwrap() - 207.5372).abs() < 1e-3);
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too few samples")
+    );
+}
+
+#[test]
+fn enough_repetitions_give_a_confidence_interval() {
+    let mut text = String::from("pkg: x\n");
+    for v in [100, 101, 99, 102, 98, 100, 103, 97] {
+        text.push_str(&format!("BenchmarkStage-4 1000 {v} ns/op\n"));
+    }
+    let doc = json_of(
+        latkit()
+            .args(["parse", "-", "--format", "json"])
+            .write_stdin(text.clone()),
+    );
+    let ci = &doc["runs"][0]["benchmarks"][0]["metrics"][0]["summary"]["median_ci"];
+    assert_eq!(ci["low"], 97.0);
+    assert_eq!(ci["high"], 103.0);
+    assert!(ci["coverage"].as_f64().unwrap() >= 0.95);
+    let md = stdout_of(
+        latkit()
+            .args(["parse", "-", "--format", "markdown"])
+            .write_stdin(text),
+    );
+    assert!(md.contains("| Stage | 1000 | 100 | ±3.00% |"), "{md}");
+    assert!(!md.contains("too few samples"));
+}
+
+#[test]
+fn per_run_prints_one_table_per_cycle() {
+    let out = stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--per-run", "--format", "markdown"]),
+    );
+    assert_eq!(out.matches("| Benchmark | Count |").count(), 3);
+    assert!(out.contains("cycle 2/3"));
+    assert!(out.contains("| 1_Go-Client-Write | 10000 | 10712 | 12.16 | 100.00 | 0.00 |"));
+    assert!(out.contains("| 4_E2E-PressAndRelease | 10000 | 183911 | 203.64 | 11.52 | 88.48 |"));
+}
+
+#[test]
+fn decimals_are_not_lost() {
+    let out = stdout_of(
+        latkit()
+            .args(["parse", "--format", "markdown"])
+            .write_stdin(
+                "BenchmarkTiny-8 1000000000 0.3341 ns/op\nBenchmarkHalf-8 100 12.5 ns/op\n",
+            ),
+    );
+    assert!(out.contains("| Tiny | 1000000000 | 0.3341 |"), "{out}");
+    assert!(out.contains("| Half | 100 | 12.5 |"), "{out}");
+}
+
+#[test]
+fn variants_are_attributed_within_themselves() {
+    let out = stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(fixture("variants.gobench.txt"))
+            .args(["--format", "markdown"]),
+    );
+    assert!(
+        out.contains("### Benchmark_Xbox360_Delay · variant PLAIN"),
+        "{out}"
+    );
+    assert!(
+        out.contains("### Benchmark_Xbox360_Delay · variant ENC"),
+        "{out}"
+    );
+    // PLAIN: 10000/80000 = 12.50%; ENC: 20000/100000 = 20.00%, each against its own E2E row.
+    assert!(
+        out.contains("| 1_Go-Client-Write | 1000 | 10000 | 12.50 | 100.00 | 0.00 |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 1_Go-Client-Write | 1000 | 20000 | 20.00 | 100.00 | 0.00 |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 4_E2E-PressAndRelease | 1000 | 240000 | 240.00 | 16.67 | 83.33 |"),
+        "{out}"
+    );
+    // The ENC variant has no "without client" row: the note names the missing role.
+    assert!(
+        out.contains("variant ENC: no benchmark for role Latency (`*Without-Client*`)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn missing_baseline_falls_back_to_the_largest_value_with_a_note() {
+    let out = stdout_of(
+        latkit()
+            .args(["parse", "--format", "markdown", "--baseline", "Nope"])
+            .write_stdin("BenchmarkA 1 50 ns/op\nBenchmarkB 1 200 ns/op\n"),
+    );
+    assert!(
+        out.contains("| Benchmark | Count | ns/op | % of B |"),
+        "{out}"
+    );
+    assert!(out.contains("| A | 1 | 50 | 25.00 |"), "{out}");
+    assert!(out.contains("baseline `Nope` not found: using the largest value (B) as 100%"));
+}
+
+#[test]
+fn explicit_baseline_and_metric() {
+    let out = stdout_of(
+        latkit()
+            .args([
+                "parse",
+                "--format",
+                "markdown",
+                "--baseline",
+                "A",
+                "--metric",
+                "B/op",
+            ])
+            .write_stdin("BenchmarkA 1 50 ns/op 10 B/op\nBenchmarkB 1 200 ns/op 30 B/op\n"),
+    );
+    assert!(
+        out.contains("| Benchmark | Count | B/op | % of A |"),
+        "{out}"
+    );
+    assert!(out.contains("| B | 1 | 30 | 300.00 |"), "{out}");
+}
+
+#[test]
+fn suite_file_describes_any_pipeline() {
+    let out = stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(fixture("stream.gobench.txt"))
+            .arg("--suite")
+            .arg(fixture("stream-suite.toml"))
+            .args(["--format", "markdown"]),
+    );
+    assert!(
+        out.contains(
+            "| Benchmark | Count | ns/op | % of Frame | Encode Share % | Transport Share % |"
+        ),
+        "{out}"
+    );
+    // Frame = encode + transport: 4000 / 10000; a batch of 3 frames contains encode 3 times.
+    assert!(
+        out.contains("| Frame | 100 | 10000 | 100.00 | 40.00 | 60.00 |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| Batch3 | 100 | 30000 | 300.00 | 40.00 | 60.00 |"),
+        "{out}"
+    );
+    assert!(out.contains("| Decode | 100 | 500 | 5.00 |  |  |"), "{out}");
+}
+
+#[test]
+fn several_files_are_separate_runs_unless_merged() {
+    let a = vector("viiper-steamdeck.gobench.txt");
+    let b = vector("viiper-count3.gobench.txt");
+    let separate = json_of(
+        latkit()
+            .arg("parse")
+            .arg(&a)
+            .arg(&b)
+            .args(["--format", "json"]),
+    );
+    assert_eq!(separate["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(separate["tables"].as_array().unwrap().len(), 2);
+    let merged = json_of(
+        latkit()
+            .arg("parse")
+            .arg(&a)
+            .arg(&b)
+            .args(["--merge", "--format", "json"]),
+    );
+    assert_eq!(merged["runs"].as_array().unwrap().len(), 1);
+    let values = &merged["runs"][0]["benchmarks"][0]["metrics"][0]["values"];
+    assert_eq!(values.as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn output_file_gets_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.md");
+    latkit()
+        .arg("parse")
+        .arg(vector("viiper-steamdeck.gobench.txt"))
+        .args(["--format", "markdown", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let expected = fs::read_to_string(vector("viiper-steamdeck.expected.md")).unwrap();
+    assert!(fs::read_to_string(&out).unwrap().contains(&expected));
+}
+
+#[test]
+fn reports_are_byte_identical_across_runs() {
+    for format in ["table", "markdown", "csv"] {
+        let run = || {
+            stdout_of(
+                latkit()
+                    .arg("parse")
+                    .arg(vector("viiper-count3.gobench.txt"))
+                    .args(["--format", format]),
+            )
+        };
+        assert_eq!(run(), run());
+    }
+}
+
+#[test]
+fn missing_file_is_exit_2_naming_it() {
+    latkit()
+        .args(["parse", "/nonexistent/bench.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/bench.txt"));
+}
+
+#[test]
+fn no_results_is_exit_2_with_an_example_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.txt");
+    fs::write(&file, "PASS\nok  \texample.com/x\t0.1s\n").unwrap();
+    latkit()
+        .arg("parse")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "empty.txt: no benchmark results found",
+        ))
+        .stderr(predicate::str::contains(
+            "BenchmarkEncode-8   1000   1234 ns/op",
+        ));
+}
+
+#[test]
+fn malformed_lines_warn_with_position_and_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.txt");
+    fs::write(
+        &file,
+        "BenchmarkA-8 10 5 ns/op\nBenchmarkA-8 ten 5 ns/op\nBenchmarkB-8 10 7 ns/op\n",
+    )
+    .unwrap();
+    let assert = latkit()
+        .arg("parse")
+        .arg(&file)
+        .args(["--format", "markdown"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("bad.txt:2: iteration count `ten`"));
+    let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(out.contains("| A | 10 | 5 |"));
+    assert!(out.contains("| B | 10 | 7 |"));
+    assert!(
+        out.contains("- warning: ") && out.contains("bad.txt:2:"),
+        "{out}"
+    );
+
+    latkit()
+        .arg("parse")
+        .arg(&file)
+        .arg("--strict")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.txt:2:"));
+}
+
+#[test]
+fn failures_in_the_output_are_reported() {
+    let out = stdout_of(
+        latkit()
+            .args(["parse", "--format", "markdown"])
+            .write_stdin("BenchmarkA 1 5 ns/op\n--- FAIL: BenchmarkB\nFAIL\texample.com/x\t0.2s\n"),
+    );
+    assert!(
+        out.contains("go test reported: --- FAIL: BenchmarkB"),
+        "{out}"
+    );
+    assert!(out.contains("go test reported: FAIL"), "{out}");
+}
+
+#[test]
+fn bad_suite_file_is_exit_2_with_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("latkit.toml");
+    fs::write(&suite, "[attribution]\npart = { bench = \"*A*\" }\n").unwrap();
+    latkit()
+        .arg("parse")
+        .arg(vector("viiper-steamdeck.gobench.txt"))
+        .arg("--suite")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("latkit.toml"))
+        .stderr(predicate::str::contains("line 2"));
+}
+
+#[test]
+fn help_and_version() {
+    latkit()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(env!("CARGO_PKG_VERSION")));
+    latkit()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("parse"))
+        .stdout(predicate::str::contains("go"));
+    latkit()
+        .args(["parse", "--format", "yaml"])
+        .assert()
+        .code(2);
+}

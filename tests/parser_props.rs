@@ -1,0 +1,62 @@
+//! Property tests: no input makes the Go parser panic, and well-formed lines read back exactly.
+
+use latkit::ingest::go::{GoParser, LineKind};
+use proptest::prelude::*;
+
+fn feed_all(lines: &[Vec<u8>]) -> latkit::ingest::go::GoOutput {
+    let mut parser = GoParser::new("prop");
+    for line in lines {
+        parser.feed(line);
+    }
+    parser.finish()
+}
+
+/// Lines that stress the parser: random bytes, and near-misses of real result lines.
+fn hostile_line() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..120),
+        "Benchmark[A-Za-z0-9_/()=\\-]{0,20}( +[0-9a-z.eE+\\-]{0,12}){0,7}"
+            .prop_map(String::into_bytes),
+        "(Unit|goos:|pkg:|--- FAIL|FAIL|ok ) ?[ -~]{0,40}".prop_map(String::into_bytes),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn never_panics(lines in proptest::collection::vec(hostile_line(), 0..40)) {
+        let out = feed_all(&lines);
+        for bench in out.builder.finish() {
+            prop_assert_eq!(bench.repetitions(), bench.iterations.len());
+            for metric in &bench.metrics {
+                prop_assert!(metric.values.iter().all(|v| v.is_finite()));
+            }
+        }
+    }
+
+    #[test]
+    fn well_formed_results_read_back_exactly(
+        results in proptest::collection::vec(
+            ("[A-Z][A-Za-z0-9_]{0,8}(/[0-9A-Za-z_=\\-]{1,8}){0,2}", 1u32..64, 1u64..1_000_000_000, 0u32..10_000_000, 0u8..4),
+            1..30,
+        )
+    ) {
+        let mut parser = GoParser::new("prop");
+        for (name, procs, iters, value, decimals) in &results {
+            let shown = *value as f64 / 10f64.powi(i32::from(*decimals));
+            let line = format!("Benchmark{name}-{procs} \t {iters}\t {shown} ns/op\t {value} B/op");
+            let kind = parser.feed(line.as_bytes());
+            prop_assert!(matches!(kind, LineKind::Result { .. }), "{line}");
+        }
+        let benches = parser.finish().builder.finish();
+        let total: usize = benches.iter().map(|b| b.iterations.len()).sum();
+        prop_assert_eq!(total, results.len());
+        for (name, procs, iters, value, decimals) in &results {
+            let full = format!("Benchmark{name}-{procs}");
+            let bench = benches.iter().find(|b| b.name.full_name == full).unwrap();
+            prop_assert!(bench.iterations.contains(iters));
+            let shown = *value as f64 / 10f64.powi(i32::from(*decimals));
+            prop_assert!(bench.metrics[0].values.contains(&shown.to_string().parse::<f64>().unwrap()));
+            prop_assert!(bench.metrics[1].values.contains(&(*value as f64)));
+        }
+    }
+}
