@@ -1,13 +1,13 @@
 //! Accumulates parsed results into benchmarks, folding repetitions of the same name together.
 
 use crate::model::{BenchName, Benchmark, Better, Metric, Unit};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Default)]
 pub struct RunBuilder {
     benchmarks: Vec<Benchmark>,
-    /// Full name → indices of benchmarks with that name (one per package).
-    index: HashMap<String, Vec<usize>>,
+    /// Full name → indices of benchmarks with that name, one per package.
+    index: FxHashMap<String, Vec<usize>>,
     /// Per benchmark, per metric: factor from the source unit to the base unit.
     factors: Vec<Vec<f64>>,
 }

@@ -22,6 +22,7 @@ pub struct GoParser {
     notes: Vec<Note>,
     malformed: u64,
     fields: Vec<(usize, usize)>,
+    values: Vec<f64>,
 }
 
 /// What one line turned out to be; `go` uses it to show progress.
@@ -52,6 +53,7 @@ impl GoParser {
             notes: Vec::new(),
             malformed: 0,
             fields: Vec::with_capacity(16),
+            values: Vec::with_capacity(8),
         }
     }
 
@@ -120,41 +122,34 @@ impl GoParser {
     /// Parses a result line. `Ok(None)` is a bare name, which `go test` prints before a
     /// benchmark's log output.
     fn parse_result<'a>(&mut self, line: &'a [u8]) -> Result<Option<&'a str>, String> {
-        split_fields(line, &mut self.fields);
-        let field = |i: usize| &line[self.fields[i].0..self.fields[i].1];
-        let name = std::str::from_utf8(field(0))
-            .map_err(|_| "benchmark name is not valid UTF-8".to_string())?;
-        match self.fields.len() {
+        let line = std::str::from_utf8(line).map_err(|_| "line is not valid UTF-8".to_string())?;
+        split_fields(line.as_bytes(), &mut self.fields);
+        let fields = &self.fields;
+        let field = |i: usize| &line[fields[i].0..fields[i].1];
+        match fields.len() {
             1 => return Ok(None),
             2 => return Err("missing measurements after the iteration count".into()),
             n if n % 2 == 1 => return Err("value without a unit".into()),
             _ => {}
         }
-        let iterations = parse_u64(field(1)).ok_or_else(|| {
-            format!(
-                "iteration count `{}` is not a whole number",
-                String::from_utf8_lossy(field(1))
-            )
-        })?;
-        // Validate every pair before recording any, so a bad line leaves no partial result.
-        for pair in (2..self.fields.len()).step_by(2) {
-            parse_f64(field(pair)).ok_or_else(|| {
-                format!("`{}` is not a number", String::from_utf8_lossy(field(pair)))
-            })?;
-            std::str::from_utf8(field(pair + 1))
-                .map_err(|_| "unit is not valid UTF-8".to_string())?;
+        let iterations = parse_u64(field(1).as_bytes())
+            .ok_or_else(|| format!("iteration count `{}` is not a whole number", field(1)))?;
+        // Parse every value before recording any, so a bad line leaves no partial result.
+        self.values.clear();
+        for pair in (2..fields.len()).step_by(2) {
+            let value = parse_f64(field(pair).as_bytes())
+                .ok_or_else(|| format!("`{}` is not a number", field(pair)))?;
+            self.values.push(value);
         }
         let bench = self
             .builder
-            .benchmark(name, self.package.as_deref(), BenchName::parse_go);
+            .benchmark(field(0), self.package.as_deref(), BenchName::parse_go);
         self.builder.record_iterations(bench, iterations);
-        for pair in (2..self.fields.len()).step_by(2) {
-            // Both were validated above.
-            let value = parse_f64(field(pair)).unwrap_or(f64::NAN);
-            let unit = std::str::from_utf8(field(pair + 1)).unwrap_or("");
+        for (i, &value) in self.values.iter().enumerate() {
+            let unit = field(3 + 2 * i);
             self.builder.record(bench, unit, unit, value);
         }
-        Ok(Some(name))
+        Ok(Some(field(0)))
     }
 
     /// `Unit ns/op better=lower assume=exact`: metadata about a unit.
@@ -241,11 +236,35 @@ fn parse_u64(field: &[u8]) -> Option<u64> {
     })
 }
 
-/// Go prints integers far more often than decimals, so try those first.
+/// Powers of ten that are exact in binary64.
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Parses a number. Go prints plain decimals (`12.5`), which take a fast path that is still
+/// correctly rounded: with a mantissa below 2^53 and at most 22 decimals, both operands of the
+/// one division are exact (Clinger's fast path). Anything else goes to the full parser.
 fn parse_f64(field: &[u8]) -> Option<f64> {
-    if let Some(v) = parse_u64(field) {
-        return Some(v as f64);
+    let (mut mantissa, mut digits, mut decimals, mut dot) = (0u64, 0u32, 0usize, false);
+    for &c in field {
+        match c {
+            b'0'..=b'9' if digits < 19 => {
+                mantissa = mantissa * 10 + u64::from(c - b'0');
+                digits += 1;
+                decimals += usize::from(dot);
+            }
+            b'.' if !dot => dot = true,
+            _ => return parse_f64_slow(field),
+        }
     }
+    if digits == 0 || mantissa >= 1 << 53 || decimals >= EXACT_POW10.len() {
+        return parse_f64_slow(field);
+    }
+    Some(mantissa as f64 / EXACT_POW10[decimals])
+}
+
+fn parse_f64_slow(field: &[u8]) -> Option<f64> {
     let v: f64 = std::str::from_utf8(field).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
 }
@@ -326,6 +345,16 @@ mod tests {
                 .iter()
                 .any(|n| n.message.contains("FAIL\texample.com/x"))
         );
+    }
+
+    #[test]
+    fn fast_number_path_is_correctly_rounded() {
+        for text in ["0", "12.5", "0.3341", "184870", "1234567.891", "0.1", "9007199254740991", "1e3", "-2.5", "1.7976931348623157e308"] {
+            assert_eq!(parse_f64(text.as_bytes()), text.parse::<f64>().ok(), "{text}");
+        }
+        for bad in ["", ".", "1.2.3", "abc", "NaN", "inf", "1e999"] {
+            assert_eq!(parse_f64(bad.as_bytes()), None, "{bad}");
+        }
     }
 
     #[test]

@@ -111,19 +111,39 @@ pub fn new_run_id() -> String {
     )
 }
 
-/// Calls `f` with each line, without its line ending, reusing one buffer.
+/// Calls `f` with each line, without its line ending. Lines are handed out straight from the
+/// reader's buffer; only a line that straddles two reads is copied.
 pub fn for_each_line(reader: &mut impl BufRead, mut f: impl FnMut(&[u8])) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(256);
+    fn strip(line: &[u8]) -> &[u8] {
+        line.strip_suffix(b"\r").unwrap_or(line)
+    }
+    let mut straddling: Vec<u8> = Vec::new();
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            if !straddling.is_empty() {
+                f(strip(&straddling));
+            }
             return Ok(());
         }
-        let mut line = buf.as_slice();
-        if let Some(rest) = line.strip_suffix(b"\n") {
-            line = rest.strip_suffix(b"\r").unwrap_or(rest);
+        let mut start = 0;
+        for newline in memchr::memchr_iter(b'\n', chunk) {
+            if straddling.is_empty() {
+                f(strip(&chunk[start..newline]));
+            } else {
+                straddling.extend_from_slice(&chunk[start..newline]);
+                f(strip(&straddling));
+                straddling.clear();
+            }
+            start = newline + 1;
         }
-        f(line);
+        straddling.extend_from_slice(&chunk[start..]);
+        let consumed = chunk.len();
+        reader.consume(consumed);
     }
 }
 
@@ -162,6 +182,15 @@ pub fn merge(runs: Vec<Run>) -> Option<Run> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_straddling_reads_are_joined() {
+        let text = "first line\r\nsecond, longer line\nthird";
+        let mut reader = BufReader::with_capacity(4, text.as_bytes());
+        let mut seen = Vec::new();
+        for_each_line(&mut reader, |l| seen.push(String::from_utf8(l.to_vec()).unwrap())).unwrap();
+        assert_eq!(seen, ["first line", "second, longer line", "third"]);
+    }
 
     #[test]
     fn lines_without_endings() {

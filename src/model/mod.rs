@@ -59,6 +59,7 @@ pub struct Benchmark {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub package: Option<String>,
     /// Iterations (`b.N`) of each repetition, in order.
+    #[serde(serialize_with = "inline_array")]
     pub iterations: Vec<u64>,
     pub metrics: Vec<Metric>,
 }
@@ -72,6 +73,7 @@ pub struct Metric {
     /// The unit as the harness wrote it, so reports can print values the way they were given.
     pub source_unit: String,
     pub better: Better,
+    #[serde(serialize_with = "inline_array")]
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub histogram: Option<Distribution>,
@@ -176,6 +178,14 @@ impl std::fmt::Display for Note {
             _ => f.write_str(&self.message),
         }
     }
+}
+
+/// Writes a list of numbers on one line even inside pretty-printed JSON: a run can hold millions
+/// of repetitions, and one number per line would multiply the output and its writing time.
+fn inline_array<T: Serialize, S: serde::Serializer>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
+    serde_json::value::to_raw_value(items)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
 }
 
 /// RFC 3339 timestamp of `t`, to the second.
