@@ -419,3 +419,60 @@ fn help_and_version() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn large_files_parsed_in_pieces_equal_the_sequential_parse() {
+    // Over the 16 MiB threshold, so a file is split across cores while stdin is read in order.
+    let mut text = String::from("goos: linux\npkg: example.com/first\n");
+    let lines = 200_000;
+    for i in 0..lines {
+        if i == lines * 3 / 4 {
+            text.push_str("pkg: example.com/second\n");
+        }
+        if i % 50_000 == 7 {
+            text.push_str("BenchmarkBroken-8 notanumber 1 ns/op\n");
+        }
+        text.push_str(&format!(
+            "BenchmarkStage/case_{:02}-8 {:>40} {}.{} ns/op {:>20} B/op\n",
+            i % 30,
+            1000,
+            10_000 + i % 977,
+            i % 10,
+            i % 4096
+        ));
+    }
+    assert!(text.len() > 16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.txt");
+    fs::write(&file, &text).unwrap();
+    let from_file = json_of(
+        latkit()
+            .arg("parse")
+            .arg(&file)
+            .args(["--format", "json", "-q"]),
+    );
+    let from_stdin = json_of(
+        latkit()
+            .args(["parse", "-", "--format", "json", "-q"])
+            .write_stdin(text),
+    );
+    let benches = |doc: &serde_json::Value| doc["runs"][0]["benchmarks"].clone();
+    assert_eq!(benches(&from_file), benches(&from_stdin));
+    assert_eq!(
+        benches(&from_file).as_array().unwrap().len(),
+        60,
+        "30 cases in each of 2 packages"
+    );
+    assert_eq!(benches(&from_file)[0]["package"], "example.com/first");
+    assert_eq!(benches(&from_file)[30]["package"], "example.com/second");
+    let lines_of = |doc: &serde_json::Value| -> Vec<u64> {
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["line"].as_u64())
+            .collect()
+    };
+    assert_eq!(lines_of(&from_file), lines_of(&from_stdin));
+    assert_eq!(lines_of(&from_file).len(), 4);
+}

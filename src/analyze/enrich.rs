@@ -59,13 +59,7 @@ pub fn build_report(
     mut notes: Vec<Note>,
     opts: &EnrichOptions,
 ) -> Result<Report> {
-    for metric in runs
-        .iter_mut()
-        .flat_map(|r| r.benchmarks.iter_mut())
-        .flat_map(|b| b.metrics.iter_mut())
-    {
-        metric.summary = Summary::of(&metric.values);
-    }
+    summarize_all(&mut runs);
     let explicit = match &opts.attribution {
         Some(spec) => Some(Attribution::compile(spec)?),
         None => None,
@@ -139,6 +133,26 @@ pub fn build_report(
         tables,
         notes,
     })
+}
+
+/// Fills in every metric's summary, spread over the available cores.
+fn summarize_all(runs: &mut [Run]) {
+    let mut metrics: Vec<&mut crate::model::Metric> = runs
+        .iter_mut()
+        .flat_map(|r| r.benchmarks.iter_mut())
+        .flat_map(|b| b.metrics.iter_mut())
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = metrics.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        for share in metrics.chunks_mut(per_thread) {
+            scope.spawn(move || {
+                for metric in share {
+                    metric.summary = Summary::of(&metric.values);
+                }
+            });
+        }
+    });
 }
 
 fn run_label(run: &Run) -> String {

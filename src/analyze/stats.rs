@@ -8,14 +8,33 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 pub const CONFIDENCE: f64 = 0.95;
 
 impl Summary {
-    /// Summarizes `values`; `None` when there are none.
+    /// Summarizes `values`; `None` when there are none. Order statistics are found by
+    /// selection (linear time), not by sorting.
     pub fn of(values: &[f64]) -> Option<Summary> {
         let n = values.len();
         if n == 0 {
             return None;
         }
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        let mut work = values.to_vec();
+        let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
+        let (min, max) = (nth(0), nth(n - 1));
+        let upper_median = nth(n / 2);
+        let median = if n % 2 == 1 {
+            upper_median
+        } else {
+            // After selecting n/2, everything before it is no larger: its maximum is x(n/2).
+            let lower = work[..n / 2].iter().copied().fold(f64::MIN, f64::max);
+            (lower + upper_median) / 2.0
+        };
+        let median_ci = median_ci_order(n, CONFIDENCE).map(|(k, coverage)| {
+            let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
+            Interval {
+                low: nth(k - 1),
+                high: nth(n - k),
+                level: CONFIDENCE,
+                coverage,
+            }
+        });
         let mean = values.iter().sum::<f64>() / n as f64;
         let stddev = (n > 1).then(|| {
             let ss: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
@@ -23,22 +42,13 @@ impl Summary {
         });
         Some(Summary {
             n,
-            min: sorted[0],
-            max: sorted[n - 1],
+            min,
+            max,
             mean,
-            median: median_of_sorted(&sorted),
+            median,
             stddev,
-            median_ci: median_ci(&sorted, CONFIDENCE),
+            median_ci,
         })
-    }
-}
-
-pub fn median_of_sorted(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     }
 }
 
@@ -50,9 +60,9 @@ fn coverage(n: usize, k: usize) -> f64 {
     1.0 - 2.0 * b.cdf((k - 1) as u64)
 }
 
-/// The narrowest symmetric order-statistics interval whose coverage reaches `level`.
-pub fn median_ci(sorted: &[f64], level: f64) -> Option<Interval> {
-    let n = sorted.len();
+/// The narrowest symmetric order-statistics interval [x(k), x(n+1−k)] whose coverage reaches
+/// `level`: its k (1-based) and actual coverage, or `None` when n is too small for one.
+fn median_ci_order(n: usize, level: f64) -> Option<(usize, f64)> {
     if n < 2 || coverage(n, 1) < level {
         return None;
     }
@@ -66,12 +76,7 @@ pub fn median_ci(sorted: &[f64], level: f64) -> Option<Interval> {
             bad = mid;
         }
     }
-    Some(Interval {
-        low: sorted[good - 1],
-        high: sorted[n - good],
-        level,
-        coverage: coverage(n, good),
-    })
+    Some((good, coverage(n, good)))
 }
 
 /// The fewest samples for which a median interval at `level` exists.
@@ -97,19 +102,29 @@ mod tests {
     #[test]
     fn six_samples_is_the_minimum_at_95_percent() {
         assert_eq!(min_samples_for_ci(0.95), 6);
-        let ci = median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 0.95).unwrap();
+        let ci = Summary::of(&[6.0, 2.0, 4.0, 1.0, 5.0, 3.0])
+            .unwrap()
+            .median_ci
+            .unwrap();
         assert_eq!((ci.low, ci.high), (1.0, 6.0));
         assert!((ci.coverage - (1.0 - 2.0 / 64.0)).abs() < 1e-12);
-        assert!(median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95).is_none());
+        assert!(
+            Summary::of(&[1.0, 2.0, 3.0, 4.0, 5.0])
+                .unwrap()
+                .median_ci
+                .is_none()
+        );
     }
 
     #[test]
     fn interval_narrows_with_more_samples() {
         // For n = 20 the textbook 95% interval is [x(6), x(15)] (coverage 0.9586).
-        let sorted: Vec<f64> = (1..=20).map(f64::from).collect();
-        let ci = median_ci(&sorted, 0.95).unwrap();
+        let shuffled: Vec<f64> = (0..20).map(|i| f64::from((i * 7) % 20 + 1)).collect();
+        let s = Summary::of(&shuffled).unwrap();
+        let ci = s.median_ci.unwrap();
         assert_eq!((ci.low, ci.high), (6.0, 15.0));
         assert!((ci.coverage - 0.9586).abs() < 1e-4);
+        assert_eq!((s.min, s.max, s.median), (1.0, 20.0, 10.5));
         assert!(ci.relative_spread(10.5) > 0.0);
     }
 

@@ -18,7 +18,7 @@ impl RunBuilder {
         &mut self,
         full_name: &str,
         package: Option<&str>,
-        parse_name: fn(&str) -> BenchName,
+        parse_name: impl FnOnce(&str) -> BenchName,
     ) -> usize {
         if let Some(candidates) = self.index.get(full_name)
             && let Some(&i) = candidates
@@ -65,6 +65,36 @@ impl RunBuilder {
             .flat_map(|b| b.metrics.iter_mut())
             .filter(|m| m.source_unit == source_unit)
             .for_each(|m| m.better = better);
+    }
+
+    /// A builder that continues from benchmarks already read.
+    pub fn from_benchmarks(benchmarks: Vec<Benchmark>) -> Self {
+        let mut builder = RunBuilder::default();
+        builder.append(benchmarks, None);
+        builder
+    }
+
+    /// Folds `benchmarks` in: the same name and package pool their repetitions, in order; new
+    /// ones are added. Benchmarks without a package take `default_package`.
+    pub fn append(&mut self, benchmarks: Vec<Benchmark>, default_package: Option<&str>) {
+        for mut bench in benchmarks {
+            if bench.package.is_none() {
+                bench.package = default_package.map(str::to_string);
+            }
+            let name = &bench.name;
+            let i = self.benchmark(&name.full_name, bench.package.as_deref(), |_| name.clone());
+            let target = &mut self.benchmarks[i];
+            target.iterations.extend(bench.iterations);
+            for metric in bench.metrics {
+                match target.metrics.iter_mut().find(|m| m.name == metric.name) {
+                    Some(m) => m.values.extend(metric.values),
+                    None => {
+                        self.factors[i].push(Unit::parse(&metric.source_unit).to_base);
+                        target.metrics.push(metric);
+                    }
+                }
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -14,15 +14,24 @@ const MAX_LINE_NOTES: usize = 20;
 
 pub struct GoParser {
     file: String,
-    line: u64,
-    builder: RunBuilder,
-    config: Vec<ConfigEntry>,
-    package: Option<String>,
-    better: Vec<(String, Better)>,
-    notes: Vec<Note>,
-    malformed: u64,
+    chunk: GoChunk,
     fields: Vec<(usize, usize)>,
     values: Vec<f64>,
+}
+
+/// What a parser read from one stream, or from one piece of a file read in parallel pieces.
+pub struct GoChunk {
+    builder: RunBuilder,
+    config: Vec<ConfigEntry>,
+    lines: u64,
+    /// The `pkg:` in force at the end; results before a piece's first `pkg:` line belong to the
+    /// package in force at the end of the piece before it.
+    package: Option<String>,
+    saw_package: bool,
+    better: Vec<(String, Better)>,
+    notes: Vec<Note>,
+    malformed_notes: Vec<Note>,
+    malformed: u64,
 }
 
 /// What one line turned out to be; `go` uses it to show progress.
@@ -45,13 +54,17 @@ impl GoParser {
     pub fn new(file: &str) -> Self {
         GoParser {
             file: file.to_string(),
-            line: 0,
-            builder: RunBuilder::default(),
-            config: Vec::new(),
-            package: None,
-            better: Vec::new(),
-            notes: Vec::new(),
-            malformed: 0,
+            chunk: GoChunk {
+                builder: RunBuilder::default(),
+                config: Vec::new(),
+                lines: 0,
+                package: None,
+                saw_package: false,
+                better: Vec::new(),
+                notes: Vec::new(),
+                malformed_notes: Vec::new(),
+                malformed: 0,
+            },
             fields: Vec::with_capacity(16),
             values: Vec::with_capacity(8),
         }
@@ -59,7 +72,7 @@ impl GoParser {
 
     /// Consumes one line (without its newline).
     pub fn feed<'a>(&mut self, line: &'a [u8]) -> LineKind<'a> {
-        self.line += 1;
+        self.chunk.lines += 1;
         let line = trim_end(line);
         if let Some(rest) = line.strip_prefix(b"Benchmark") {
             // The name continues with anything but a lower-case letter ("Benchmarking" is prose).
@@ -78,9 +91,9 @@ impl GoParser {
             self.parse_unit_line(rest);
         } else if line.starts_with(b"--- FAIL") || line.starts_with(b"FAIL") {
             let text = String::from_utf8_lossy(line).trim().to_string();
-            self.notes.push(Note::warning_at(
+            self.chunk.notes.push(Note::warning_at(
                 &self.file,
-                self.line,
+                self.chunk.lines,
                 format!("go test reported: {text}"),
             ));
         } else if let Some((key, value)) = parse_config_line(line) {
@@ -89,31 +102,23 @@ impl GoParser {
         LineKind::Other
     }
 
-    pub fn finish(mut self) -> GoOutput {
-        if self.malformed > MAX_LINE_NOTES as u64 {
-            self.notes.push(Note::warning(format!(
-                "{}: {} malformed benchmark lines skipped in all ({} listed)",
-                self.file, self.malformed, MAX_LINE_NOTES
-            )));
-        }
-        let mut builder = self.builder;
-        for (unit, better) in &self.better {
-            builder.set_better(unit, *better);
-        }
-        GoOutput {
-            config: self.config,
-            builder,
-            notes: self.notes,
-            malformed: self.malformed,
-        }
+    pub fn finish(self) -> GoOutput {
+        let file = self.file.clone();
+        self.into_chunk().finish(&file)
+    }
+
+    /// What was read so far, to be joined with the pieces that follow it.
+    pub fn into_chunk(self) -> GoChunk {
+        self.chunk
     }
 
     fn malformed_line(&mut self, msg: String) {
-        self.malformed += 1;
-        if self.malformed <= MAX_LINE_NOTES as u64 {
-            self.notes.push(Note::warning_at(
+        let chunk = &mut self.chunk;
+        chunk.malformed += 1;
+        if chunk.malformed_notes.len() < MAX_LINE_NOTES {
+            chunk.malformed_notes.push(Note::warning_at(
                 &self.file,
-                self.line,
+                chunk.lines,
                 format!("{msg}; line skipped (expected e.g. `{EXAMPLE_LINE}`)"),
             ));
         }
@@ -141,13 +146,12 @@ impl GoParser {
                 .ok_or_else(|| format!("`{}` is not a number", field(pair)))?;
             self.values.push(value);
         }
-        let bench = self
-            .builder
-            .benchmark(field(0), self.package.as_deref(), BenchName::parse_go);
-        self.builder.record_iterations(bench, iterations);
+        let builder = &mut self.chunk.builder;
+        let bench = builder.benchmark(field(0), self.chunk.package.as_deref(), BenchName::parse_go);
+        builder.record_iterations(bench, iterations);
         for (i, &value) in self.values.iter().enumerate() {
             let unit = field(3 + 2 * i);
-            self.builder.record(bench, unit, unit, value);
+            builder.record(bench, unit, unit, value);
         }
         Ok(Some(field(0)))
     }
@@ -162,8 +166,12 @@ impl GoParser {
         };
         for kv in parts {
             match kv.split_once('=') {
-                Some(("better", "higher")) => self.better.push((unit.to_string(), Better::Higher)),
-                Some(("better", "lower")) => self.better.push((unit.to_string(), Better::Lower)),
+                Some(("better", "higher")) => {
+                    self.chunk.better.push((unit.to_string(), Better::Higher))
+                }
+                Some(("better", "lower")) => {
+                    self.chunk.better.push((unit.to_string(), Better::Lower))
+                }
                 Some(("better", other)) => self.malformed_line(format!(
                     "`better={other}` for unit {unit}: expected `higher` or `lower`"
                 )),
@@ -174,14 +182,70 @@ impl GoParser {
     }
 
     fn set_config(&mut self, key: &str, value: &str) {
+        let chunk = &mut self.chunk;
         if key == "pkg" {
-            self.package = Some(value.to_string());
+            chunk.package = (!value.is_empty()).then(|| value.to_string());
+            chunk.saw_package = true;
         }
-        if !self.config.iter().any(|c| c.key == key) {
-            self.config.push(ConfigEntry {
-                key: key.to_string(),
-                value: value.to_string(),
-            });
+        add_config(&mut chunk.config, key, value);
+    }
+}
+
+/// Keeps the first value of each key.
+fn add_config(config: &mut Vec<ConfigEntry>, key: &str, value: &str) {
+    if !config.iter().any(|c| c.key == key) {
+        config.push(ConfigEntry {
+            key: key.to_string(),
+            value: value.to_string(),
+        });
+    }
+}
+
+impl GoChunk {
+    /// Appends the piece of the stream that follows this one.
+    pub fn append(&mut self, next: GoChunk) {
+        let offset = self.lines;
+        let shift = |mut note: Note| {
+            note.line = note.line.map(|l| l + offset);
+            note
+        };
+        self.notes.extend(next.notes.into_iter().map(shift));
+        let room = MAX_LINE_NOTES.saturating_sub(self.malformed_notes.len());
+        self.malformed_notes
+            .extend(next.malformed_notes.into_iter().take(room).map(shift));
+        self.malformed += next.malformed;
+        self.lines += next.lines;
+        for entry in &next.config {
+            add_config(&mut self.config, &entry.key, &entry.value);
+        }
+        self.better.extend(next.better);
+        self.builder
+            .append(next.builder.finish(), self.package.as_deref());
+        if next.saw_package {
+            self.package = next.package;
+            self.saw_package = true;
+        }
+    }
+
+    pub fn finish(self, file: &str) -> GoOutput {
+        let mut builder = self.builder;
+        for (unit, better) in &self.better {
+            builder.set_better(unit, *better);
+        }
+        let mut notes = self.notes;
+        notes.extend(self.malformed_notes);
+        notes.sort_by_key(|n| n.line);
+        if self.malformed > MAX_LINE_NOTES as u64 {
+            notes.push(Note::warning(format!(
+                "{file}: {} malformed benchmark lines skipped in all ({MAX_LINE_NOTES} listed)",
+                self.malformed
+            )));
+        }
+        GoOutput {
+            config: self.config,
+            builder,
+            notes,
+            malformed: self.malformed,
         }
     }
 }
@@ -349,8 +413,23 @@ mod tests {
 
     #[test]
     fn fast_number_path_is_correctly_rounded() {
-        for text in ["0", "12.5", "0.3341", "184870", "1234567.891", "0.1", "9007199254740991", "1e3", "-2.5", "1.7976931348623157e308"] {
-            assert_eq!(parse_f64(text.as_bytes()), text.parse::<f64>().ok(), "{text}");
+        for text in [
+            "0",
+            "12.5",
+            "0.3341",
+            "184870",
+            "1234567.891",
+            "0.1",
+            "9007199254740991",
+            "1e3",
+            "-2.5",
+            "1.7976931348623157e308",
+        ] {
+            assert_eq!(
+                parse_f64(text.as_bytes()),
+                text.parse::<f64>().ok(),
+                "{text}"
+            );
         }
         for bad in ["", ".", "1.2.3", "abc", "NaN", "inf", "1e999"] {
             assert_eq!(parse_f64(bad.as_bytes()), None, "{bad}");

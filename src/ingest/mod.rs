@@ -6,7 +6,7 @@ pub mod go;
 use crate::error::{Error, Result};
 use crate::model::{Environment, Note, Run, Source};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use builder::RunBuilder;
@@ -31,32 +31,104 @@ const READ_BUFFER: usize = 256 * 1024;
 
 /// Reads one file, or standard input for `-`.
 pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
-    let (reader, kind): (Box<dyn Read>, &str) = if path == "-" {
-        (Box::new(io::stdin().lock()), "stdin")
-    } else {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        (Box::new(file), "file")
-    };
-    let reader = BufReader::with_capacity(READ_BUFFER, reader);
     let source = Source {
-        kind: kind.to_string(),
+        kind: if path == "-" { "stdin" } else { "file" }.to_string(),
         format: "go".to_string(),
         path: (path != "-").then(|| path.to_string()),
         command: Vec::new(),
     };
     // Go is the only format so far, so detection has nothing to choose between yet.
     match format {
-        InputFormat::Go | InputFormat::Auto => read_go(reader, path, source),
+        InputFormat::Go | InputFormat::Auto => {
+            let chunk = if path == "-" {
+                read_go_stream(
+                    BufReader::with_capacity(READ_BUFFER, io::stdin().lock()),
+                    path,
+                )?
+            } else {
+                read_go_file(path)?
+            };
+            go_input(chunk, path, source)
+        }
     }
 }
 
-fn read_go(mut reader: impl BufRead, name: &str, source: Source) -> Result<Input> {
+/// Parses a Go benchmark stream from `reader`.
+fn read_go_stream(mut reader: impl BufRead, name: &str) -> Result<go::GoChunk> {
     let mut parser = go::GoParser::new(name);
     for_each_line(&mut reader, |line| {
         parser.feed(line);
     })
     .map_err(|e| Error::io(name, e))?;
-    let out = parser.finish();
+    Ok(parser.into_chunk())
+}
+
+/// Files at least this large are parsed in parallel pieces.
+const PARALLEL_THRESHOLD: u64 = 16 << 20;
+
+/// Parses a file; a large regular file is parsed as one piece per core, each starting at a
+/// line boundary, and the pieces are joined in order.
+fn read_go_file(path: &str) -> Result<go::GoChunk> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8) as u64;
+    if metadata.is_file() && metadata.len() >= PARALLEL_THRESHOLD && cores >= 2 {
+        parse_pieces(path, file, metadata.len(), cores)
+    } else {
+        read_go_stream(BufReader::with_capacity(READ_BUFFER, file), path)
+    }
+}
+
+fn parse_pieces(path: &str, mut file: File, len: u64, pieces: u64) -> Result<go::GoChunk> {
+    let io_err = |e| Error::io(path, e);
+    let mut bounds = vec![0u64];
+    for i in 1..pieces {
+        let at = (len * i / pieces).max(*bounds.last().unwrap_or(&0));
+        file.seek(SeekFrom::Start(at)).map_err(io_err)?;
+        let mut rest_of_line = Vec::new();
+        let skipped = BufReader::new(&mut file)
+            .read_until(b'\n', &mut rest_of_line)
+            .map_err(io_err)?;
+        bounds.push((at + skipped as u64).min(len));
+    }
+    bounds.push(len);
+    let chunks: Vec<Result<go::GoChunk>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], w[1]);
+                scope.spawn(move || {
+                    let mut file = File::open(path).map_err(io_err)?;
+                    file.seek(SeekFrom::Start(start)).map_err(io_err)?;
+                    read_go_stream(
+                        BufReader::with_capacity(READ_BUFFER, file.take(end - start)),
+                        path,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Input(format!("{path}: parser thread failed"))))
+            })
+            .collect()
+    });
+    let mut chunks = chunks.into_iter();
+    let mut joined = chunks
+        .next()
+        .unwrap_or_else(|| read_go_stream(io::empty(), path))?;
+    for chunk in chunks {
+        joined.append(chunk?);
+    }
+    Ok(joined)
+}
+
+fn go_input(chunk: go::GoChunk, name: &str, source: Source) -> Result<Input> {
+    let out = chunk.finish(name);
     if out.builder.is_empty() {
         let skipped = match out.malformed {
             0 => String::new(),
@@ -152,30 +224,15 @@ pub fn for_each_line(reader: &mut impl BufRead, mut f: impl FnMut(&[u8])) -> io:
 pub fn merge(runs: Vec<Run>) -> Option<Run> {
     let mut runs = runs.into_iter();
     let mut merged = runs.next()?;
+    let mut builder = RunBuilder::from_benchmarks(std::mem::take(&mut merged.benchmarks));
     for run in runs {
         if let (Some(a), Some(b)) = (&mut merged.source.path, &run.source.path) {
             a.push_str(" + ");
             a.push_str(b);
         }
-        for bench in run.benchmarks {
-            let existing = merged
-                .benchmarks
-                .iter_mut()
-                .find(|b| b.name.full_name == bench.name.full_name && b.package == bench.package);
-            match existing {
-                None => merged.benchmarks.push(bench),
-                Some(target) => {
-                    target.iterations.extend(bench.iterations);
-                    for metric in bench.metrics {
-                        match target.metrics.iter_mut().find(|m| m.name == metric.name) {
-                            Some(m) => m.values.extend(metric.values),
-                            None => target.metrics.push(metric),
-                        }
-                    }
-                }
-            }
-        }
+        builder.append(run.benchmarks, None);
     }
+    merged.benchmarks = builder.finish();
     Some(merged)
 }
 
@@ -188,7 +245,10 @@ mod tests {
         let text = "first line\r\nsecond, longer line\nthird";
         let mut reader = BufReader::with_capacity(4, text.as_bytes());
         let mut seen = Vec::new();
-        for_each_line(&mut reader, |l| seen.push(String::from_utf8(l.to_vec()).unwrap())).unwrap();
+        for_each_line(&mut reader, |l| {
+            seen.push(String::from_utf8(l.to_vec()).unwrap())
+        })
+        .unwrap();
         assert_eq!(seen, ["first line", "second, longer line", "third"]);
     }
 
