@@ -143,3 +143,54 @@ fn missing_go_exits_1_and_says_so() {
         .code(1)
         .stderr(predicate::str::contains("`go` was not found"));
 }
+
+#[test]
+fn interrupt_reports_what_finished_and_exits_130() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw.txt");
+    let out = dir.path().join("report.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .arg("go")
+        .arg("--dir")
+        .arg(fixture("inputpipe"))
+        .args([
+            "--count",
+            "1000",
+            "--benchtime",
+            "300x",
+            "--format",
+            "json",
+            "-q",
+        ])
+        .arg("--raw")
+        .arg(&raw)
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    // Wait (bounded) until go has printed a result, then interrupt latkit only.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !fs::read_to_string(&raw)
+        .unwrap_or_default()
+        .contains("ns/op")
+    {
+        assert!(Instant::now() < deadline, "go printed no result");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+    assert!(!benches.is_empty());
+    let values = benches[0]["metrics"][0]["values"].as_array().unwrap();
+    assert!(
+        !values.is_empty() && values.len() < 1000,
+        "stopped early: {}",
+        values.len()
+    );
+}
