@@ -476,3 +476,17 @@ fn large_files_parsed_in_pieces_equal_the_sequential_parse() {
     assert_eq!(lines_of(&from_file), lines_of(&from_stdin));
     assert_eq!(lines_of(&from_file).len(), 4);
 }
+
+#[test]
+fn a_part_larger_than_its_composite_is_flagged() {
+    let out = stdout_of(
+        latkit()
+            .args(["parse", "--format", "markdown", "-q"])
+            .write_stdin("BenchmarkP/1_Go-Client-Write 1 100 ns/op\nBenchmarkP/3_E2E-InputDelay 1 50 ns/op\n"),
+    );
+    assert!(
+        out.contains("| 3_E2E-InputDelay | 1 | 50 | 100.00 | 200.00 | -100.00 |"),
+        "{out}"
+    );
+    assert!(out.contains("warning: 3_E2E-InputDelay in BenchmarkP: the Client part measured alone exceeds this composite (200.00%)"), "{out}");
+}

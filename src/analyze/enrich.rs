@@ -291,7 +291,7 @@ impl TableContext<'_> {
             .zip(values)
             .zip(display_names(members))
             .map(|((bench, v), name)| {
-                let mut cells = vec![Cell::Text { text: name }, v.count];
+                let mut cells = vec![Cell::Text { text: name.clone() }, v.count];
                 let metric = bench.metric(&metric_name);
                 cells.push(match (v.value, metric) {
                     (Some(value), Some(m)) => Cell::Value {
@@ -309,6 +309,14 @@ impl TableContext<'_> {
                 }
                 if let Some(a) = self.attribution {
                     let shares = Attribution::shares(a.role_of(&bench.name), v.value, part_value);
+                    if let Some((part, _)) = shares.filter(|s| s.0 > 100.0) {
+                        notes.push(Note::warning(format!(
+                            "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
+                             the runs are too noisy to attribute, or a role matches the wrong benchmark",
+                            title.as_deref().map(|t| format!(" in {t}")).unwrap_or_default(),
+                            a.part_label
+                        )));
+                    }
                     cells.push(percent(shares.map(|s| s.0)));
                     cells.push(percent(shares.map(|s| s.1)));
                 }
