@@ -147,8 +147,9 @@ fn summarize_all(runs: &mut [Run]) {
     std::thread::scope(|scope| {
         for share in metrics.chunks_mut(per_thread) {
             scope.spawn(move || {
+                let mut work = Vec::new();
                 for metric in share {
-                    metric.summary = Summary::of(&metric.values);
+                    metric.summary = Summary::of_using(&metric.values, &mut work);
                 }
             });
         }

@@ -11,11 +11,17 @@ impl Summary {
     /// Summarizes `values`; `None` when there are none. Order statistics are found by
     /// selection (linear time), not by sorting.
     pub fn of(values: &[f64]) -> Option<Summary> {
+        Summary::of_using(values, &mut Vec::new())
+    }
+
+    /// As [`Summary::of`], reusing `work` as scratch space across calls.
+    pub fn of_using(values: &[f64], work: &mut Vec<f64>) -> Option<Summary> {
         let n = values.len();
         if n == 0 {
             return None;
         }
-        let mut work = values.to_vec();
+        work.clear();
+        work.extend_from_slice(values);
         let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
         let (min, max) = (nth(0), nth(n - 1));
         let upper_median = nth(n / 2);

@@ -52,20 +52,22 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
     }
 }
 
+const OUTPUT_BUFFER: usize = 1 << 20;
+
 fn write_report(report: &Report, args: &ReportArgs) -> Result<()> {
     let reporter = reporter(args.format);
     let (result, what) = match &args.out {
         Some(path) => {
             let what = path.display().to_string();
             let file = File::create(path).map_err(|e| Error::io(&what, e))?;
-            let mut out = BufWriter::new(file);
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, file);
             (
                 reporter.render(report, &mut out).and_then(|_| out.flush()),
                 what,
             )
         }
         None => {
-            let mut out = BufWriter::new(io::stdout().lock());
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
             (
                 reporter.render(report, &mut out).and_then(|_| out.flush()),
                 "stdout".to_string(),
