@@ -8,6 +8,7 @@ pub mod error;
 pub mod ingest;
 pub mod interrupt;
 pub mod model;
+pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod spec;

@@ -2,7 +2,7 @@
 //! share of a baseline and the part/rest attribution.
 
 use super::attribution::{Attribution, Pattern};
-use super::stats::{CONFIDENCE, Summary, min_samples_for_ci};
+use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
 use crate::error::Result;
 use crate::model::{Benchmark, Note, Run};
 use crate::report::{Cell, Column, Report, Row, Table};
@@ -149,7 +149,17 @@ fn summarize_all(runs: &mut [Run]) {
             scope.spawn(move || {
                 let mut work = Vec::new();
                 for metric in share {
-                    metric.summary = Summary::of_using(&metric.values, &mut work);
+                    match &metric.histogram {
+                        Some(h) if metric.values.is_empty() => {
+                            metric.summary = Summary::of_histogram(&h.0);
+                            metric.percentiles = Percentiles::of(&h.0);
+                        }
+                        Some(h) => {
+                            metric.summary = Summary::of_using(&metric.values, &mut work);
+                            metric.percentiles = Percentiles::of(&h.0);
+                        }
+                        None => metric.summary = Summary::of_using(&metric.values, &mut work),
+                    }
                 }
             });
         }

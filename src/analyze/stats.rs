@@ -1,7 +1,8 @@
 //! Summaries of repeated measurements. Nothing is assumed about the distribution: the centre
 //! is the median and its confidence interval comes from order statistics (as benchstat does).
 
-pub use crate::model::{Interval, Summary};
+pub use crate::model::{Interval, Percentiles, Summary};
+use hdrhistogram::Histogram;
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// The confidence level reports use.
@@ -54,6 +55,41 @@ impl Summary {
             median,
             stddev,
             median_ci,
+        })
+    }
+}
+
+impl Percentiles {
+    /// Tail percentiles of every recorded sample; `None` for an empty histogram.
+    pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
+        (!h.is_empty()).then(|| {
+            let q = |quantile: f64| h.value_at_quantile(quantile) as f64;
+            Percentiles {
+                count: h.len(),
+                min: h.min() as f64,
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p99_9: q(0.999),
+                p99_99: q(0.9999),
+                max: h.max() as f64,
+            }
+        })
+    }
+}
+
+impl Summary {
+    /// Summarizes a distribution: centre and spread of every sample. There is no interval of
+    /// the median here: the samples of one run are not independent repetitions.
+    pub fn of_histogram(h: &Histogram<u64>) -> Option<Summary> {
+        (!h.is_empty()).then(|| Summary {
+            n: h.len() as usize,
+            min: h.min() as f64,
+            max: h.max() as f64,
+            mean: h.mean(),
+            median: h.value_at_quantile(0.5) as f64,
+            stddev: (h.len() > 1).then(|| h.stdev()),
+            median_ci: None,
         })
     }
 }

@@ -2,9 +2,11 @@
 
 mod go;
 mod parse;
+mod timer;
 
 pub use go::GoArgs;
 pub use parse::ParseArgs;
+pub use timer::{Policy, TimerArgs};
 
 use crate::report::OutputFormat;
 use clap::{Args, Parser, Subcommand};
@@ -32,6 +34,8 @@ pub enum Command {
     Parse(ParseArgs),
     /// Run `go test -bench` with latency-suite settings and report the results.
     Go(GoArgs),
+    /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
+    Timer(TimerArgs),
 }
 
 /// How results are reported; shared by every command that produces results.

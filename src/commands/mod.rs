@@ -2,6 +2,7 @@
 
 mod go;
 mod parse;
+mod timer;
 
 use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{Cli, Command, ReportArgs};
@@ -16,6 +17,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Parse(args) => parse::run(args),
         Command::Go(args) => go::run(args),
+        Command::Timer(args) => timer::run(args),
     }
 }
 

@@ -18,7 +18,7 @@ impl RunBuilder {
         &mut self,
         full_name: &str,
         package: Option<&str>,
-        parse_name: impl FnOnce(&str) -> BenchName,
+        parse_name: fn(&str) -> BenchName,
     ) -> usize {
         if let Some(candidates) = self.index.get(full_name)
             && let Some(&i) = candidates
@@ -33,6 +33,7 @@ impl RunBuilder {
             package: package.map(str::to_string),
             iterations: Vec::new(),
             metrics: Vec::new(),
+            histograms: Vec::new(),
         });
         self.factors.push(Vec::new());
         self.index.entry(full_name.to_string()).or_default().push(i);
@@ -75,14 +76,35 @@ impl RunBuilder {
     }
 
     /// Folds `benchmarks` in: the same name and package pool their repetitions, in order; new
-    /// ones are added. Benchmarks without a package take `default_package`.
+    /// ones are added whole. Benchmarks without a package take `default_package`.
     pub fn append(&mut self, benchmarks: Vec<Benchmark>, default_package: Option<&str>) {
         for mut bench in benchmarks {
             if bench.package.is_none() {
                 bench.package = default_package.map(str::to_string);
             }
-            let name = &bench.name;
-            let i = self.benchmark(&name.full_name, bench.package.as_deref(), |_| name.clone());
+            let existing = self
+                .index
+                .get(&bench.name.full_name)
+                .and_then(|candidates| {
+                    candidates
+                        .iter()
+                        .copied()
+                        .find(|&i| self.benchmarks[i].package == bench.package)
+                });
+            let Some(i) = existing else {
+                let factors = bench
+                    .metrics
+                    .iter()
+                    .map(|m| Unit::parse(&m.source_unit).to_base)
+                    .collect();
+                self.index
+                    .entry(bench.name.full_name.clone())
+                    .or_default()
+                    .push(self.benchmarks.len());
+                self.benchmarks.push(bench);
+                self.factors.push(factors);
+                continue;
+            };
             let target = &mut self.benchmarks[i];
             target.iterations.extend(bench.iterations);
             for metric in bench.metrics {

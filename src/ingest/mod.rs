@@ -168,6 +168,7 @@ pub fn new_run(
         environment,
         config,
         benchmarks: builder.finish(),
+        timer: None,
     }
 }
 

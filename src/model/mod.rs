@@ -4,12 +4,14 @@ mod distribution;
 mod environment;
 mod name;
 mod summary;
+mod timer;
 mod unit;
 
 pub use distribution::Distribution;
 pub use environment::Environment;
 pub use name::BenchName;
-pub use summary::{Interval, Summary};
+pub use summary::{Interval, Percentiles, Summary};
+pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall};
 pub use unit::{Better, Dimension, ParsedUnit, Unit, format_exact, format_significant};
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,9 @@ pub struct Run {
     /// The harness's own configuration lines (`goos: linux`, `pkg: ...`), first value of each key.
     pub config: Vec<ConfigEntry>,
     pub benchmarks: Vec<Benchmark>,
+    /// Set for timer latency tests (measured or read from their tools' output).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub timer: Option<TimerInfo>,
 }
 
 /// Where a run's numbers came from.
@@ -62,6 +67,9 @@ pub struct Benchmark {
     #[serde(serialize_with = "inline_array")]
     pub iterations: Vec<u64>,
     pub metrics: Vec<Metric>,
+    /// Fixed-bucket histograms as timer tools count them.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub histograms: Vec<LinearHistogram>,
 }
 
 /// A measured quantity of a benchmark: one value per repetition, in the unit's base unit.
@@ -77,9 +85,13 @@ pub struct Metric {
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub histogram: Option<Distribution>,
-    /// Derived from `values` by analysis before reporting; never the only thing stored.
+    /// Derived from `values` (or the histogram) by analysis before reporting; never the only
+    /// thing stored.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub summary: Option<Summary>,
+    /// Derived from `histogram` by analysis before reporting.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub percentiles: Option<Percentiles>,
 }
 
 impl Metric {
@@ -92,6 +104,7 @@ impl Metric {
             values: Vec::new(),
             histogram: None,
             summary: None,
+            percentiles: None,
         }
     }
 

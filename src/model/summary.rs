@@ -36,3 +36,16 @@ impl Interval {
         ((centre - self.low).max(self.high - centre) / centre.abs()) * 100.0
     }
 }
+
+/// Tail percentiles of a distribution, in its metric's base unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}

@@ -2,9 +2,11 @@
 //! [`Report`]: the runs (the model) plus the derived tables and notes.
 
 mod csv;
+pub mod hgrm;
 mod json;
 mod markdown;
 mod terminal;
+pub mod xenomai;
 
 use crate::analyze::stats::Interval;
 use crate::model::{Note, Run, Unit, format_exact};
@@ -113,6 +115,8 @@ pub enum OutputFormat {
     Json,
     /// One CSV row per table row, with a header row.
     Csv,
+    /// Xenomai `latency` text (timer results only).
+    Xenomai,
 }
 
 pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
@@ -121,6 +125,9 @@ pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Markdown => Box::new(markdown::Markdown),
         OutputFormat::Json => Box::new(json::Json),
         OutputFormat::Csv => Box::new(csv::Csv),
+        OutputFormat::Xenomai => Box::new(xenomai::Xenomai {
+            live_part_done: false,
+        }),
     }
 }
 

@@ -1,0 +1,3 @@
+//! Probes: code that measures.
+
+pub mod timer;

@@ -1,0 +1,295 @@
+//! One measuring thread: wake at absolute deadlines, record how late each wake-up was.
+//! After warm-up it never allocates and does no I/O (except freezing the trace when asked).
+
+use super::rt::TraceFreezer;
+use crate::model::LinearHistogram;
+use hdrhistogram::Histogram;
+use nix::sys::time::TimeSpec;
+use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+/// How a thread waits for its deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WaitMethod {
+    /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) — cyclictest's default.
+    Nanosleep,
+    /// A periodic timerfd read — Xenomai's user-mode method.
+    Timerfd,
+    /// Spin on the clock until the deadline: the OS/hypervisor noise floor.
+    Busy,
+}
+
+impl WaitMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitMethod::Nanosleep => "nanosleep",
+            WaitMethod::Timerfd => "timerfd",
+            WaitMethod::Busy => "busy",
+        }
+    }
+}
+
+/// What every thread measures with.
+pub struct Plan {
+    pub period_ns: i64,
+    pub warmup_samples: u64,
+    pub samples_per_interval: u64,
+    pub method: WaitMethod,
+    pub hist_buckets: usize,
+    pub bucket_ns: u64,
+    /// Stop at the first sample above this (ns).
+    pub break_ns: Option<i64>,
+    /// Stop after this many intervals (the requested duration), so every recorded sample
+    /// belongs to a reported second.
+    pub intervals: Option<u64>,
+}
+
+/// Per-second figures of one thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IntervalStats {
+    pub min: i64,
+    pub max: i64,
+    pub sum: i64,
+    pub count: u64,
+    pub overruns: u64,
+}
+
+impl IntervalStats {
+    /// Xenomai's per-second average: the sum divided by the count, truncated.
+    pub fn avg(&self) -> i64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.sum / self.count as i64
+        }
+    }
+}
+
+const RING: usize = 1024;
+
+#[derive(Default)]
+struct Slot {
+    min: AtomicI64,
+    max: AtomicI64,
+    sum: AtomicI64,
+    count: AtomicU64,
+    overruns: AtomicU64,
+}
+
+/// Hands per-second figures from a measuring thread to the printer without locks or
+/// allocation: the thread fills slot `k % RING`, then publishes `k + 1`.
+pub struct Intervals {
+    slots: Box<[Slot]>,
+    published: AtomicU64,
+}
+
+impl Default for Intervals {
+    fn default() -> Self {
+        Intervals {
+            slots: (0..RING).map(|_| Slot::default()).collect(),
+            published: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Intervals {
+    fn publish(&self, k: u64, s: &IntervalStats) {
+        let slot = &self.slots[(k as usize) % RING];
+        slot.min.store(s.min, Ordering::Relaxed);
+        slot.max.store(s.max, Ordering::Relaxed);
+        slot.sum.store(s.sum, Ordering::Relaxed);
+        slot.count.store(s.count, Ordering::Relaxed);
+        slot.overruns.store(s.overruns, Ordering::Relaxed);
+        self.published.store(k + 1, Ordering::Release);
+    }
+
+    pub fn published(&self) -> u64 {
+        self.published.load(Ordering::Acquire)
+    }
+
+    /// Interval `k`, which must have been published (and not yet overwritten).
+    pub fn get(&self, k: u64) -> IntervalStats {
+        let slot = &self.slots[(k as usize) % RING];
+        IntervalStats {
+            min: slot.min.load(Ordering::Relaxed),
+            max: slot.max.load(Ordering::Relaxed),
+            sum: slot.sum.load(Ordering::Relaxed),
+            count: slot.count.load(Ordering::Relaxed),
+            overruns: slot.overruns.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What one thread shares with the printer while running.
+#[derive(Default)]
+pub struct Live {
+    pub intervals: Intervals,
+    /// Set by the thread when it stops on a `--break` sample: (latency ns, sample index).
+    pub broke: AtomicBool,
+    pub break_latency: AtomicI64,
+    pub break_sample: AtomicU64,
+}
+
+/// Everything a thread recorded after warm-up.
+pub struct Recorded {
+    pub latency: Histogram<u64>,
+    pub samples: LinearHistogram,
+    pub interval_min: LinearHistogram,
+    pub interval_max: LinearHistogram,
+}
+
+/// Largest latency the histogram distinguishes; larger ones saturate (10 s).
+const HIGHEST_NS: u64 = 10_000_000_000;
+
+fn now() -> i64 {
+    // CLOCK_MONOTONIC always exists on Linux.
+    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap_or(TimeSpec::new(0, 0));
+    t.tv_sec() * 1_000_000_000 + t.tv_nsec()
+}
+
+fn timespec(ns: i64) -> TimeSpec {
+    TimeSpec::new(ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// A periodic timerfd whose first expiry is `start` (absolute, CLOCK_MONOTONIC).
+fn periodic_timerfd(start: i64, period: i64) -> Result<OwnedFd, String> {
+    // SAFETY: plain syscalls on values we own; the fd is checked before it is wrapped.
+    unsafe {
+        let fd = libc::timerfd_create(libc::CLOCK_MONOTONIC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: period / 1_000_000_000,
+                tv_nsec: period % 1_000_000_000,
+            },
+            it_value: libc::timespec {
+                tv_sec: start / 1_000_000_000,
+                tv_nsec: start % 1_000_000_000,
+            },
+        };
+        let rc = libc::timerfd_settime(
+            fd.as_raw_fd(),
+            libc::TFD_TIMER_ABSTIME,
+            &spec,
+            std::ptr::null_mut(),
+        );
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        Ok(fd)
+    }
+}
+
+/// Blocks on the timerfd; returns how many periods expired.
+fn read_ticks(fd: &OwnedFd) -> u64 {
+    let mut buf = [0u8; 8];
+    loop {
+        match nix::unistd::read(fd.as_fd(), &mut buf) {
+            Ok(8) => return u64::from_ne_bytes(buf),
+            Err(nix::errno::Errno::EINTR) => continue,
+            _ => return 1,
+        }
+    }
+}
+
+/// Measures until `stop` is set. `freezer` freezes the trace at each new maximum.
+pub fn measure(
+    index: usize,
+    plan: &Plan,
+    live: &Live,
+    stop: &AtomicBool,
+    mut freezer: Option<TraceFreezer>,
+) -> Result<Recorded, String> {
+    let mut recorded = Recorded {
+        latency: Histogram::new_with_bounds(1, HIGHEST_NS, 3).map_err(|e| e.to_string())?,
+        samples: LinearHistogram::new("samples", plan.bucket_ns, plan.hist_buckets),
+        interval_min: LinearHistogram::new("interval_min", plan.bucket_ns, plan.hist_buckets),
+        interval_max: LinearHistogram::new("interval_max", plan.bucket_ns, plan.hist_buckets),
+    };
+    let period = plan.period_ns;
+    // First deadline one millisecond from now, as Xenomai does.
+    let mut expected = now() + 1_000_000;
+    let timerfd = match plan.method {
+        WaitMethod::Timerfd => Some(periodic_timerfd(expected, period)?),
+        _ => None,
+    };
+    let fresh = IntervalStats {
+        min: i64::MAX,
+        max: i64::MIN,
+        ..IntervalStats::default()
+    };
+    let mut interval = fresh;
+    let (mut sample, mut published, mut max_so_far) = (0u64, 0u64, i64::MIN);
+
+    while !stop.load(Ordering::Relaxed) {
+        let ticks = match (&timerfd, plan.method) {
+            (Some(fd), _) => read_ticks(fd),
+            (None, WaitMethod::Busy) => {
+                while now() < expected {
+                    std::hint::spin_loop();
+                }
+                1
+            }
+            (None, _) => {
+                let deadline = timespec(expected);
+                while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
+                    ClockId::CLOCK_MONOTONIC,
+                    ClockNanosleepFlags::TIMER_ABSTIME,
+                    &deadline,
+                ) {}
+                1
+            }
+        };
+        let latency = now() - expected;
+        // A wake-up later than the next deadline missed whole periods: count them and skip
+        // ahead on the same grid, so the schedule never drifts.
+        let missed = match timerfd {
+            Some(_) => ticks.saturating_sub(1),
+            None if latency >= period => (latency / period) as u64,
+            None => 0,
+        };
+        expected += (missed as i64 + 1) * period;
+        sample += 1;
+        if sample <= plan.warmup_samples {
+            continue;
+        }
+
+        recorded.latency.saturating_record(latency.max(0) as u64);
+        recorded.samples.add(latency);
+        interval.min = interval.min.min(latency);
+        interval.max = interval.max.max(latency);
+        interval.sum += latency;
+        interval.count += 1;
+        interval.overruns += missed;
+        if latency > max_so_far {
+            max_so_far = latency;
+            if let Some(f) = freezer.as_mut() {
+                f.freeze(index, latency);
+            }
+        }
+        if let Some(limit) = plan.break_ns
+            && latency > limit
+        {
+            live.break_latency.store(latency, Ordering::Relaxed);
+            live.break_sample
+                .store(sample - plan.warmup_samples, Ordering::Relaxed);
+            live.broke.store(true, Ordering::Release);
+            stop.store(true, Ordering::Release);
+        }
+        if interval.count == plan.samples_per_interval {
+            recorded.interval_min.add(interval.min);
+            recorded.interval_max.add(interval.max);
+            live.intervals.publish(published, &interval);
+            published += 1;
+            interval = fresh;
+            if plan.intervals == Some(published) {
+                break;
+            }
+        }
+    }
+    Ok(recorded)
+}

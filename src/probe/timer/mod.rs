@@ -1,0 +1,437 @@
+//! Periodic timer wake-up latency: actual wake time − scheduled time on CLOCK_MONOTONIC, with
+//! absolute deadlines, one pinned measuring thread per CPU.
+
+pub mod measure;
+mod rt;
+
+pub use measure::WaitMethod;
+
+use crate::error::{Error, Result};
+use crate::ingest::{RunBuilder, new_run};
+use crate::interrupt;
+use crate::model::{
+    BenchName, BreakHit, ConfigEntry, Dimension, Distribution, Environment, LinearHistogram, Note,
+    Run, Source, TimerInfo, TimerOverall, Unit, timestamp,
+};
+use measure::{IntervalStats, Live, Plan, Recorded};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// Xenomai's name for what latkit measures.
+pub const MODE: &str = "periodic user-mode task";
+
+pub struct TimerConfig {
+    pub period_us: u64,
+    /// Seconds to measure after warm-up; 0 = until interrupted.
+    pub duration_s: u64,
+    pub warmup_s: u64,
+    /// CPUs to pin one thread each to; empty = one unpinned thread.
+    pub cpus: Vec<usize>,
+    /// SCHED_FIFO priority, or `None` for SCHED_OTHER.
+    pub priority: Option<i32>,
+    pub mlock: bool,
+    pub dma_latency: bool,
+    pub method: WaitMethod,
+    pub hist_buckets: usize,
+    pub bucket_ns: u64,
+    /// Keep the fixed-bucket counts (Xenomai `-h`); otherwise only their HSS statistics.
+    pub keep_buckets: bool,
+    pub freeze_trace: bool,
+    pub break_us: Option<f64>,
+}
+
+/// What the live display is told each second (all threads combined).
+pub trait Display {
+    fn started(&mut self, config: &TimerConfig);
+    fn interval(&mut self, index: u64, combined: &IntervalStats, so_far: &TimerOverall);
+}
+
+pub struct Outcome {
+    pub run: Run,
+    pub notes: Vec<Note>,
+    pub interrupted: bool,
+}
+
+fn warn(notes: &mut Vec<Note>, what: &str, err: &str, effect: &str) {
+    let message = format!("{what} failed ({err}): {effect}");
+    if !notes.iter().any(|n| n.message == message) {
+        eprintln!("latkit: warning: {message}");
+        notes.push(Note::warning(message));
+    }
+}
+
+/// Runs the test, feeding `display` once per second, until the duration is reached, a
+/// `--break` sample arrives or the user interrupts.
+pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
+    if config.period_us == 0 {
+        return Err(Error::Input("--period must be at least 1 µs".into()));
+    }
+    let mut notes = Vec::new();
+    if config.mlock
+        && let Err(e) = rt::lock_memory()
+    {
+        warn(
+            &mut notes,
+            "mlockall",
+            &e,
+            "page faults may add latency spikes",
+        );
+    }
+    let _dma = match config.dma_latency {
+        true => rt::hold_dma_latency()
+            .map_err(|e| {
+                warn(
+                    &mut notes,
+                    &format!("holding {} at 0", rt::DMA_LATENCY),
+                    &e,
+                    "CPUs may enter deep idle states between wake-ups and add their exit latency",
+                )
+            })
+            .ok(),
+        false => None,
+    };
+    let period_ns = (config.period_us * 1000) as i64;
+    let samples_per_second = (1_000_000_000 / period_ns).max(1) as u64;
+    let plan = Plan {
+        period_ns,
+        warmup_samples: config.warmup_s * samples_per_second,
+        samples_per_interval: samples_per_second,
+        method: config.method,
+        hist_buckets: config.hist_buckets.max(1),
+        bucket_ns: config.bucket_ns.max(1),
+        break_ns: config.break_us.map(|us| (us * 1000.0) as i64),
+        intervals: (config.duration_s > 0).then_some(config.duration_s),
+    };
+    let threads: Vec<Option<usize>> = if config.cpus.is_empty() {
+        vec![None]
+    } else {
+        config.cpus.iter().copied().map(Some).collect()
+    };
+    let freezers = (0..threads.len())
+        .map(|_| match config.freeze_trace {
+            true => rt::TraceFreezer::open()
+                .map_err(|e| warn(&mut notes, "--freeze-trace", &e, "no trace is frozen"))
+                .ok(),
+            false => None,
+        })
+        .collect::<Vec<_>>();
+
+    interrupt::install();
+    let stop = AtomicBool::new(false);
+    let lives: Vec<Live> = threads.iter().map(|_| Live::default()).collect();
+    let setup_errors = std::sync::Mutex::new(Vec::<(String, String, &str)>::new());
+    let started = SystemTime::now();
+    display.started(config);
+
+    let (recorded, series) = std::thread::scope(|scope| {
+        let handles: Vec<_> = threads
+            .iter()
+            .zip(freezers)
+            .enumerate()
+            .map(|(i, (&cpu, freezer))| {
+                let (plan, live, stop, setup_errors) = (&plan, &lives[i], &stop, &setup_errors);
+                let priority = config.priority;
+                scope.spawn(move || {
+                    let mut problems = Vec::new();
+                    if let Some(cpu) = cpu
+                        && let Err(e) = rt::pin_to(cpu)
+                    {
+                        problems.push((format!("pinning to CPU {cpu}"), e, "the thread may migrate between CPUs"));
+                    }
+                    if let Err(e) = rt::set_policy(priority) {
+                        let what = match priority {
+                            Some(p) => format!("SCHED_FIFO priority {p}"),
+                            None => "SCHED_OTHER".to_string(),
+                        };
+                        problems.push((what, e, "measuring at normal priority: other tasks delay wake-ups, expect higher and noisier latencies"));
+                    }
+                    if let Ok(mut errors) = setup_errors.lock() {
+                        errors.extend(problems);
+                    }
+                    let result = measure::measure(i, plan, live, stop, freezer);
+                    // A thread that fails stops the others: the test is over.
+                    if result.is_err() {
+                        stop.store(true, Ordering::Release);
+                    }
+                    result
+                })
+            })
+            .collect();
+        let series = follow(config, &lives, &stop, display);
+        stop.store(true, Ordering::Release);
+        let recorded: Vec<std::result::Result<Recorded, String>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("measuring thread panicked".into()))
+            })
+            .collect();
+        (recorded, series)
+    });
+    for (what, err, effect) in setup_errors.into_inner().unwrap_or_default() {
+        warn(&mut notes, &what, &err, effect);
+    }
+    let recorded = recorded
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, String>>()
+        .map_err(|e| Error::Failed(format!("timer measurement failed: {e}")))?;
+
+    let break_hit = lives.iter().enumerate().find_map(|(thread, live)| {
+        live.broke.load(Ordering::Acquire).then(|| BreakHit {
+            thread,
+            latency_ns: live.break_latency.load(Ordering::Relaxed),
+            at_s: live.break_sample.load(Ordering::Relaxed) as f64 * period_ns as f64 / 1e9,
+        })
+    });
+    let run = assemble(config, &threads, recorded, &series, started, break_hit);
+    Ok(Outcome {
+        run,
+        notes,
+        interrupted: interrupt::requested(),
+    })
+}
+
+/// Per-interval figures of each thread, in order.
+type Series = Vec<Vec<IntervalStats>>;
+
+/// Waits for each second every thread has published, hands it to the display, and decides
+/// when to stop.
+fn follow(
+    config: &TimerConfig,
+    lives: &[Live],
+    stop: &AtomicBool,
+    display: &mut dyn Display,
+) -> Series {
+    let mut series: Series = lives.iter().map(|_| Vec::new()).collect();
+    let mut overall: Option<TimerOverall> = None;
+    let mut avg_sum = 0i64;
+    let mut k = 0u64;
+    loop {
+        let stopping = stop.load(Ordering::Acquire) || interrupt::requested();
+        let ready = lives
+            .iter()
+            .map(|l| l.intervals.published())
+            .min()
+            .unwrap_or(0);
+        while k < ready && (config.duration_s == 0 || k < config.duration_s) {
+            let per_thread: Vec<IntervalStats> = lives.iter().map(|l| l.intervals.get(k)).collect();
+            let combined = combine(&per_thread);
+            avg_sum += combined.avg();
+            let o = overall.get_or_insert(TimerOverall {
+                min_ns: combined.min,
+                max_ns: combined.max,
+                ..TimerOverall::default()
+            });
+            o.min_ns = o.min_ns.min(combined.min);
+            o.max_ns = o.max_ns.max(combined.max);
+            o.overruns += combined.overruns;
+            o.avg_ns = avg_sum / (k as i64 + 1);
+            display.interval(k, &combined, o);
+            for (s, stats) in series.iter_mut().zip(per_thread) {
+                s.push(stats);
+            }
+            k += 1;
+        }
+        if stopping || (config.duration_s > 0 && k >= config.duration_s) {
+            return series;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// All threads' second as one: extremes of the extremes, mean of the averages.
+fn combine(per_thread: &[IntervalStats]) -> IntervalStats {
+    let n = per_thread.len().max(1) as i64;
+    IntervalStats {
+        min: per_thread.iter().map(|s| s.min).min().unwrap_or(0),
+        max: per_thread.iter().map(|s| s.max).max().unwrap_or(0),
+        // Sum and count chosen so that avg() is the mean of the per-thread averages.
+        sum: per_thread.iter().map(|s| s.avg()).sum::<i64>(),
+        count: n as u64,
+        overruns: per_thread.iter().map(|s| s.overruns).sum(),
+    }
+}
+
+fn assemble(
+    config: &TimerConfig,
+    threads: &[Option<usize>],
+    recorded: Vec<Recorded>,
+    series: &Series,
+    started: SystemTime,
+    break_hit: Option<BreakHit>,
+) -> Run {
+    let mut builder = RunBuilder::default();
+    let names: Vec<String> = threads
+        .iter()
+        .enumerate()
+        .map(|(i, cpu)| cpu.map_or_else(|| format!("thread{i}"), |c| format!("cpu{c}")))
+        .collect();
+    for (name, s) in names.iter().zip(series) {
+        add_series(&mut builder, name, s);
+    }
+    let combined: Vec<IntervalStats> = (0..series.first().map_or(0, Vec::len))
+        .map(|k| combine(&series.iter().map(|s| s[k]).collect::<Vec<_>>()))
+        .collect();
+    if threads.len() > 1 {
+        add_series(&mut builder, "all", &combined);
+    }
+    let mut benchmarks = builder.finish();
+    let mut total: Option<Recorded> = None;
+    for (bench, rec) in benchmarks.iter_mut().zip(recorded) {
+        attach(bench, &rec, config.keep_buckets);
+        match total.as_mut() {
+            None => total = Some(rec),
+            Some(t) => {
+                let _ = t.latency.add(&rec.latency);
+                for (a, b) in [
+                    (&mut t.samples, &rec.samples),
+                    (&mut t.interval_min, &rec.interval_min),
+                    (&mut t.interval_max, &rec.interval_max),
+                ] {
+                    a.counts
+                        .iter_mut()
+                        .zip(&b.counts)
+                        .for_each(|(x, y)| *x += y);
+                }
+            }
+        }
+    }
+    if threads.len() > 1
+        && let (Some(all), Some(total)) = (benchmarks.last_mut(), total.as_ref())
+    {
+        attach(all, total, config.keep_buckets);
+    }
+
+    let priority = config.priority.unwrap_or(0);
+    let overall = overall_of(
+        &combined,
+        benchmarks.last().and_then(|b| b.metric("latency")),
+    );
+    let mut environment = Environment::capture();
+    environment.toolchains.clear();
+    let entry = |k: &str, v: String| ConfigEntry {
+        key: k.to_string(),
+        value: v,
+    };
+    let run_config = vec![
+        entry("period_us", config.period_us.to_string()),
+        entry("method", config.method.name().to_string()),
+        entry(
+            "cpus",
+            if config.cpus.is_empty() {
+                "unpinned".to_string()
+            } else {
+                config
+                    .cpus
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+        ),
+        entry("priority", priority.to_string()),
+        entry("mlock", config.mlock.to_string()),
+        entry("dma_latency", config.dma_latency.to_string()),
+        entry("warmup_s", config.warmup_s.to_string()),
+    ];
+    let source = Source {
+        kind: "probe".to_string(),
+        format: "timer".to_string(),
+        path: None,
+        command: std::env::args().collect(),
+    };
+    let mut run = new_run(
+        source,
+        environment,
+        run_config,
+        RunBuilder::from_benchmarks(benchmarks),
+    );
+    run.started = Some(timestamp(started));
+    run.ended = Some(timestamp(SystemTime::now()));
+    let duration_s = combined.len() as u64;
+    run.timer = Some(TimerInfo {
+        period_ns: config.period_us * 1000,
+        mode: MODE.to_string(),
+        priority,
+        duration_s,
+        requested_s: config.duration_s,
+        method: Some(config.method.name().to_string()),
+        policy: Some(
+            if config.priority.is_some() {
+                "fifo"
+            } else {
+                "other"
+            }
+            .to_string(),
+        ),
+        overall,
+        break_hit,
+    });
+    run
+}
+
+fn add_series(builder: &mut RunBuilder, name: &str, series: &[IntervalStats]) {
+    let bench = builder.benchmark(name, None, BenchName::plain);
+    for s in series {
+        builder.record(bench, "interval_min", "ns", s.min as f64);
+        builder.record(bench, "interval_avg", "ns", s.avg() as f64);
+        builder.record(bench, "interval_max", "ns", s.max as f64);
+        builder.record(bench, "overruns", "overruns", s.overruns as f64);
+    }
+}
+
+/// Adds the latency distribution and the fixed-bucket histograms to a benchmark.
+fn attach(bench: &mut crate::model::Benchmark, rec: &Recorded, keep_buckets: bool) {
+    let mut latency = crate::model::Metric::new(
+        "latency",
+        &crate::model::ParsedUnit {
+            unit: Unit::new(Dimension::Time),
+            to_base: 1.0,
+        },
+        "ns",
+    );
+    latency.histogram = Some(Distribution(rec.latency.clone()));
+    bench.metrics.insert(0, latency);
+    bench.histograms = [&rec.interval_min, &rec.samples, &rec.interval_max]
+        .into_iter()
+        .map(|h| trimmed(h, keep_buckets))
+        .collect();
+}
+
+/// Drops trailing empty buckets; without `keep`, keeps only the HSS statistics.
+fn trimmed(h: &LinearHistogram, keep: bool) -> LinearHistogram {
+    let mut h = h.clone();
+    if keep {
+        let used = h.counts.iter().rposition(|&c| c > 0).map_or(0, |p| p + 1);
+        h.counts.truncate(used);
+    } else {
+        h.reported = Some(h.stats());
+        h.counts.clear();
+    }
+    h
+}
+
+/// Xenomai's RTS figures from the per-second series; from the distribution when the test
+/// ended before its first full second.
+fn overall_of(
+    combined: &[IntervalStats],
+    latency: Option<&crate::model::Metric>,
+) -> Option<TimerOverall> {
+    if !combined.is_empty() {
+        return Some(TimerOverall {
+            min_ns: combined.iter().map(|s| s.min).min().unwrap_or(0),
+            avg_ns: combined.iter().map(|s| s.avg()).sum::<i64>() / combined.len() as i64,
+            max_ns: combined.iter().map(|s| s.max).max().unwrap_or(0),
+            overruns: combined.iter().map(|s| s.overruns).sum(),
+            mode_switches: 0,
+        });
+    }
+    let h = &latency?.histogram.as_ref()?.0;
+    (!h.is_empty()).then(|| TimerOverall {
+        min_ns: h.min() as i64,
+        avg_ns: h.mean() as i64,
+        max_ns: h.max() as i64,
+        overruns: 0,
+        mode_switches: 0,
+    })
+}

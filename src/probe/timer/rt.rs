@@ -1,0 +1,111 @@
+//! Real-time setup for measuring threads: scheduling, pinning, locked memory, CPU idle-state
+//! latency, and freezing the kernel trace at a new maximum.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+
+/// SCHED_FIFO at `priority` (1–99) for the calling thread, or SCHED_OTHER when `None`.
+pub fn set_policy(priority: Option<i32>) -> Result<(), String> {
+    let (policy, prio) = match priority {
+        Some(p) => (libc::SCHED_FIFO, p),
+        None => (libc::SCHED_OTHER, 0),
+    };
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 means the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_to(cpu: usize) -> Result<(), String> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu).map_err(|e| e.to_string())?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| e.to_string())
+}
+
+/// Locks current and future memory so no page fault lands in a measurement.
+pub fn lock_memory() -> Result<(), String> {
+    use nix::sys::mman::{MlockAllFlags, mlockall};
+    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE).map_err(|e| e.to_string())
+}
+
+/// Holds `/dev/cpu_dma_latency` at 0 µs while alive, keeping CPUs out of deep idle states.
+pub struct DmaLatency {
+    _held: File,
+}
+
+pub const DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
+pub fn hold_dma_latency() -> Result<DmaLatency, String> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(DMA_LATENCY)
+        .map_err(|e| e.to_string())?;
+    file.write_all(&0i32.to_ne_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(DmaLatency { _held: file })
+}
+
+/// Writes a marker into the kernel trace and stops tracing, so the trace around a new
+/// maximum survives (cyclictest -b / Xenomai -f).
+pub struct TraceFreezer {
+    marker: File,
+    tracing_on: File,
+}
+
+const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+impl TraceFreezer {
+    /// Opens tracefs, mounting it when it is not mounted yet.
+    pub fn open() -> Result<TraceFreezer, String> {
+        let root = TRACEFS
+            .iter()
+            .find(|root| std::path::Path::new(&format!("{root}/trace_marker")).exists())
+            .map(|r| r.to_string())
+            .or_else(|| {
+                nix::mount::mount(
+                    Some("tracefs"),
+                    TRACEFS[0],
+                    Some("tracefs"),
+                    nix::mount::MsFlags::empty(),
+                    None::<&str>,
+                )
+                .ok()
+                .map(|_| TRACEFS[0].to_string())
+            })
+            .ok_or_else(|| {
+                "tracefs is not available (no trace_marker under /sys/kernel/tracing, and mounting it failed)"
+                    .to_string()
+            })?;
+        let open = |name: &str| {
+            OpenOptions::new()
+                .write(true)
+                .open(format!("{root}/{name}"))
+                .map_err(|e| format!("{root}/{name}: {e}"))
+        };
+        Ok(TraceFreezer {
+            marker: open("trace_marker")?,
+            tracing_on: open("tracing_on")?,
+        })
+    }
+
+    /// Marks the trace with the latency and stops tracing. Formats into a stack buffer: the
+    /// measuring thread must not allocate.
+    pub fn freeze(&mut self, thread: usize, latency_ns: i64) {
+        let mut buf = [0u8; 96];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        let _ = writeln!(
+            cursor,
+            "latkit: new max latency {latency_ns} ns on thread {thread}"
+        );
+        let len = cursor.position() as usize;
+        let _ = self.marker.write_all(&buf[..len]);
+        let _ = self.tracing_on.write_all(b"0");
+    }
+}
