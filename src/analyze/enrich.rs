@@ -236,6 +236,13 @@ impl TableContext<'_> {
                     .map(|m| m.name.clone())
             })
             .unwrap_or_default();
+        let distributions = members.iter().any(|b| {
+            b.metric(&metric_name)
+                .is_some_and(|m| m.percentiles.is_some())
+        });
+        if distributions {
+            return self.distribution_table(members, &metric_name);
+        }
         let values: Vec<RowValue> = members
             .iter()
             .map(|b| row_value(b, &metric_name, cycle.map(|c| c.0)))
@@ -341,6 +348,61 @@ impl TableContext<'_> {
             title,
             run: self.run_index,
             cycle: cycle.map(|c| c.0 + 1),
+            columns,
+            rows,
+        }
+    }
+}
+
+impl TableContext<'_> {
+    /// One row per distribution: sample count, tail percentiles and overruns.
+    fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
+        let mut columns = vec![col("Benchmark", "benchmark"), col("Samples", "samples")];
+        let stats = ["min", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
+        columns.extend(stats.iter().map(|s| col(s, s)));
+        let with_overruns = members.iter().any(|b| b.metric("overruns").is_some());
+        if with_overruns {
+            columns.push(col("Overruns", "overruns"));
+        }
+        let rows = members
+            .iter()
+            .zip(display_names(members))
+            .map(|(bench, name)| {
+                let metric = bench.metric(metric_name);
+                let p = metric.and_then(|m| m.percentiles.as_ref());
+                let mut cells = vec![
+                    Cell::Text { text: name },
+                    p.map_or(Cell::Empty, |p| Cell::Count { count: p.count }),
+                ];
+                let figures = p.map(|p| [p.min, p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.max]);
+                for i in 0..stats.len() {
+                    cells.push(match (figures, metric) {
+                        (Some(f), Some(m)) => Cell::Value {
+                            value: f[i],
+                            unit: m.unit.clone(),
+                            source_unit: m.source_unit.clone(),
+                        },
+                        _ => Cell::Empty,
+                    });
+                }
+                if with_overruns {
+                    let total = bench
+                        .metric("overruns")
+                        .map_or(0.0, |m| m.values.iter().sum());
+                    cells.push(Cell::Count {
+                        count: total as u64,
+                    });
+                }
+                Row {
+                    benchmark: bench.name.full_name.clone(),
+                    cells,
+                }
+            })
+            .collect();
+        Table {
+            title: self.title.clone(),
+            run: self.run_index,
+            cycle: None,
             columns,
             rows,
         }

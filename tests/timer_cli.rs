@@ -1,0 +1,251 @@
+//! `latkit timer` end to end: structure and invariants, never timings.
+
+mod common;
+
+use common::{json_of, latkit};
+use predicates::prelude::*;
+use serde_json::Value;
+use std::fs;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Timer tests measure the machine: running two at once would disturb both.
+fn one_timer_at_a_time() -> MutexGuard<'static, ()> {
+    static TIMER: Mutex<()> = Mutex::new(());
+    TIMER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn check_distribution(bench: &Value, expected_samples: u64) {
+    let latency = &bench["metrics"][0];
+    assert_eq!(latency["name"], "latency");
+    assert!(latency["histogram"].is_string(), "serialized HDR histogram");
+    let p = &latency["percentiles"];
+    assert_eq!(p["count"], expected_samples);
+    let order = ["min", "p50", "p90", "p99", "p99_9", "p99_99", "max"];
+    for pair in order.windows(2) {
+        assert!(
+            f(&p[pair[0]]) <= f(&p[pair[1]]),
+            "{} > {}: {p}",
+            pair[0],
+            pair[1]
+        );
+    }
+    assert!(f(&p["min"]) >= 0.0);
+}
+
+#[test]
+fn two_seconds_at_1000_us_structure_and_invariants() {
+    let _turn = one_timer_at_a_time();
+    let doc = json_of(latkit().args([
+        "timer", "-T", "2", "-p", "1000", "--format", "json", "-q", "-s", "--warmup", "1",
+    ]));
+    let run = &doc["runs"][0];
+    let timer = &run["timer"];
+    assert_eq!(timer["period_ns"], 1_000_000);
+    assert_eq!(timer["duration_s"], 2);
+    assert_eq!(timer["requested_s"], 2);
+    assert_eq!(timer["method"], "nanosleep");
+    assert_eq!(run["environment"]["captured"], true);
+    let bench = &run["benchmarks"][0];
+    assert_eq!(bench["name"], "thread0");
+    // Every recorded sample belongs to one of the two reported seconds.
+    check_distribution(bench, 2000);
+    let metric = |name: &str| {
+        bench["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let (mins, avgs, maxs) = (
+        metric("interval_min"),
+        metric("interval_avg"),
+        metric("interval_max"),
+    );
+    assert_eq!(
+        mins["values"].as_array().unwrap().len(),
+        2,
+        "one value per second"
+    );
+    for k in 0..2 {
+        let (lo, mid, hi) = (
+            f(&mins["values"][k]),
+            f(&avgs["values"][k]),
+            f(&maxs["values"][k]),
+        );
+        assert!(lo <= mid && mid <= hi, "second {k}: {lo} {mid} {hi}");
+    }
+    let overall = &timer["overall"];
+    let p = &bench["metrics"][0]["percentiles"];
+    assert_eq!(f(&overall["min_ns"]), f(&mins["summary"]["min"]));
+    assert_eq!(f(&overall["max_ns"]), f(&maxs["summary"]["max"]));
+    // HDR keeps 3 significant digits: its max is within 0.1% of the exact one.
+    assert!((f(&p["max"]) - f(&overall["max_ns"])).abs() <= f(&overall["max_ns"]) * 0.001 + 1.0);
+    // -s: the fixed-bucket statistics count the same samples as the distribution.
+    let hists = bench["histograms"].as_array().unwrap();
+    let samples = hists.iter().find(|h| h["of"] == "samples").unwrap();
+    assert_eq!(samples["reported"]["samples"], 2000);
+    let per_second_min = hists.iter().find(|h| h["of"] == "interval_min").unwrap();
+    assert_eq!(per_second_min["reported"]["samples"], 2);
+}
+
+#[test]
+fn xenomai_output_histograms_gnuplot_and_hgrm() {
+    let _turn = one_timer_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let (gp, hg) = (dir.path().join("lat.gp"), dir.path().join("lat.hgrm"));
+    let out = common::stdout_of(
+        latkit()
+            .args([
+                "timer", "-T", "2", "-p", "500", "-h", "-H", "100", "-l", "1", "--timer",
+                "timerfd", "-g",
+            ])
+            .arg(&gp)
+            .arg("--hgrm")
+            .arg(&hg),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "== Sampling period: 500 us");
+    assert_eq!(lines[1], "== Test mode: periodic user-mode task");
+    assert_eq!(lines[2], "== All results in microseconds");
+    assert_eq!(lines[3], "warming up...");
+    assert!(
+        lines[4]
+            .starts_with("RTT|  00:00:01  (periodic user-mode task, 500 us period, priority 99)")
+    );
+    assert_eq!(lines.iter().filter(|l| l.starts_with("RTD|")).count(), 2);
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("RTT|")).count(),
+        2,
+        "-l 1: a header per line"
+    );
+    for rtd in lines.iter().filter(|l| l.starts_with("RTD|")) {
+        assert_eq!(rtd.len(), 4 + 11 * 3 + 8 + 6 + 11 * 2 + 6, "{rtd}");
+    }
+    let hss_avg = lines
+        .iter()
+        .find(|l| l.starts_with("HSS|    avg|"))
+        .unwrap();
+    assert_eq!(hss_avg.split('|').nth(2).unwrap().trim(), "4000");
+    let hsd_total: u64 = lines
+        .iter()
+        .filter(|l| l.starts_with("HSD|    avg|"))
+        .map(|l| l.rsplit('|').next().unwrap().trim().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(hsd_total, 4000, "histogram totals equal the sample count");
+    let rts = lines.iter().find(|l| l.starts_with("RTS|")).unwrap();
+    assert!(rts.ends_with("|    00:00:02/00:00:02"), "{rts}");
+    let pct = lines.iter().find(|l| l.starts_with("PCT|")).unwrap();
+    assert_eq!(pct.rsplit('|').next().unwrap().trim(), "4000");
+
+    let gnuplot = fs::read_to_string(&gp).unwrap();
+    let points: Vec<(f64, u64)> = gnuplot
+        .lines()
+        .map(|l| {
+            let (x, y) = l.split_once(' ').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    assert!(points.windows(2).all(|w| w[0].0 < w[1].0));
+    let counted: u64 = points[1..points.len() - 1].iter().map(|p| p.1 - 1).sum();
+    assert_eq!(counted, 4000);
+
+    let hgrm = fs::read_to_string(&hg).unwrap();
+    assert!(hgrm.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
+    assert!(hgrm.contains("Total count    =         4000]"), "{hgrm}");
+}
+
+#[test]
+fn several_cpus_and_busy_wait() {
+    let _turn = one_timer_at_a_time();
+    let doc = json_of(latkit().args([
+        "timer", "-T", "1", "-p", "1000", "-c", "all", "--timer", "busy", "--format", "json", "-q",
+    ]));
+    let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    if cpus > 1 {
+        assert_eq!(benches.len(), cpus + 1, "one per CPU plus all combined");
+        assert_eq!(benches[cpus]["name"], "all");
+        check_distribution(&benches[cpus], 1000 * cpus as u64);
+    }
+    check_distribution(&benches[0], 1000);
+    assert_eq!(benches[0]["name"], "cpu0");
+}
+
+#[test]
+fn interrupt_writes_a_complete_result_and_exits_130() {
+    let _turn = one_timer_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("timer.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args([
+            "timer", "-T", "0", "-p", "1000", "--format", "json", "-q", "--out",
+        ])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    // Bounded wait: the file appears only at the end, so give the test a few seconds to run.
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(start.elapsed() < Duration::from_secs(60));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let timer = &doc["runs"][0]["timer"];
+    assert_eq!(timer["requested_s"], 0);
+    assert!(f(&timer["duration_s"]) >= 1.0);
+    let p = &doc["runs"][0]["benchmarks"][0]["metrics"][0]["percentiles"];
+    assert!(f(&p["count"]) >= 1000.0);
+}
+
+#[test]
+fn max_and_break_thresholds_exit_1() {
+    let _turn = one_timer_at_a_time();
+    latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "-q", "-m", "0.001"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("RTS|"))
+        .stderr(predicate::str::contains("exceeded --max 0.001"));
+    let assert = latkit()
+        .args([
+            "timer", "-T", "5", "-p", "1000", "-b", "0.001", "--format", "json", "-q",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("break: thread 0 woke"));
+    let doc: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let hit = &doc["runs"][0]["timer"]["break_hit"];
+    assert_eq!(hit["thread"], 0);
+    assert!(f(&hit["latency_ns"]) > 1.0);
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    latkit()
+        .args(["timer", "-c", "9999"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+    latkit().args(["timer", "-P", "100"]).assert().code(2);
+    latkit()
+        .args(["timer", "-p", "0", "-T", "1"])
+        .assert()
+        .code(2);
+    latkit()
+        .args(["timer", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-h, --histogram"));
+}
