@@ -60,3 +60,27 @@ proptest! {
         }
     }
 }
+
+/// Lines shaped like Xenomai's and cyclictest's, with random fields.
+fn timer_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "(RTD|RTS|HSD|HSS|RTT|RTH|---)\\|[ -~|]{0,80}",
+        "== (Sampling period|Test mode): [ -~]{0,20}",
+        "T: ?[0-9]{0,3} \\( ?[0-9]{0,5}\\) P:[0-9x]{0,3} I:[0-9]{0,5} C: +[0-9]{0,6} Min: +[0-9.-]{0,6} Act: +[0-9]{0,4} Avg: +[0-9.]{0,5} Max: +[0-9]{0,8}",
+        "# (Histogram|Total|Min Latencies|Max Latencies|Avg Latencies|Histogram Overflows|Thread 0)(: [0-9 x]{0,30})?",
+        "[0-9]{1,6}( [0-9]{1,6}){0,4}",
+        any::<String>(),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn timer_readers_never_panic(lines in proptest::collection::vec(timer_line(), 0..60)) {
+        let text = lines.join("\n");
+        let x = latkit::ingest::xenomai::parse("prop", text.lines());
+        prop_assert!(x.malformed as usize <= lines.len());
+        let c = latkit::ingest::cyclictest::parse_text("prop", text.lines());
+        prop_assert!(c.malformed as usize <= lines.len() * 8);
+        let _ = latkit::ingest::cyclictest::parse_json("prop", &text);
+    }
+}

@@ -83,6 +83,7 @@ pub fn build_report(
         for group in &groups {
             let ctx = TableContext {
                 run_index,
+                timer: run.timer.is_some(),
                 title: title(
                     run_label.as_deref(),
                     (packages.len() > 1).then_some(group.package).flatten(),
@@ -206,6 +207,8 @@ fn dedup(notes: &mut Vec<Note>) {
 
 struct TableContext<'a> {
     run_index: usize,
+    /// The run is a timer latency test: show distributions, not repetitions.
+    timer: bool,
     title: Option<String>,
     metric: Option<&'a str>,
     baseline: Option<(&'a Pattern, String)>,
@@ -240,7 +243,7 @@ impl TableContext<'_> {
             b.metric(&metric_name)
                 .is_some_and(|m| m.percentiles.is_some())
         });
-        if distributions {
+        if distributions || self.timer {
             return self.distribution_table(members, &metric_name);
         }
         let values: Vec<RowValue> = members
@@ -355,10 +358,11 @@ impl TableContext<'_> {
 }
 
 impl TableContext<'_> {
-    /// One row per distribution: sample count, tail percentiles and overruns.
+    /// One row per distribution: sample count, the tool's own min/avg/max where it reports
+    /// them, tail percentiles and overruns.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
         let mut columns = vec![col("Benchmark", "benchmark"), col("Samples", "samples")];
-        let stats = ["min", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
+        let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
         columns.extend(stats.iter().map(|s| col(s, s)));
         let with_overruns = members.iter().any(|b| b.metric("overruns").is_some());
         if with_overruns {
@@ -370,20 +374,41 @@ impl TableContext<'_> {
             .map(|(bench, name)| {
                 let metric = bench.metric(metric_name);
                 let p = metric.and_then(|m| m.percentiles.as_ref());
+                let samples = p
+                    .map(|p| p.count)
+                    .or_else(|| bench.iterations.first().copied());
                 let mut cells = vec![
                     Cell::Text { text: name },
-                    p.map_or(Cell::Empty, |p| Cell::Count { count: p.count }),
+                    samples.map_or(Cell::Empty, |count| Cell::Count { count }),
                 ];
-                let figures = p.map(|p| [p.min, p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.max]);
-                for i in 0..stats.len() {
-                    cells.push(match (figures, metric) {
-                        (Some(f), Some(m)) => Cell::Value {
-                            value: f[i],
-                            unit: m.unit.clone(),
-                            source_unit: m.source_unit.clone(),
-                        },
-                        _ => Cell::Empty,
-                    });
+                // The tool's own figure where it reports one, else the distribution's.
+                let reported =
+                    |name: &str| bench.metric(name).and_then(|m| m.values.first().copied());
+                let mean = metric.and_then(|m| m.summary.as_ref()).map(|s| s.mean);
+                let figures = [
+                    reported("min").or(p.map(|p| p.min)),
+                    reported("avg").or(mean),
+                    p.map(|p| p.p50),
+                    p.map(|p| p.p90),
+                    p.map(|p| p.p99),
+                    p.map(|p| p.p99_9),
+                    p.map(|p| p.p99_99),
+                    reported("max").or(p.map(|p| p.max)),
+                ];
+                // HDR reports a bucket's highest equivalent value: no percentile may show above
+                // the exact maximum.
+                let max = figures[7];
+                let figures = figures.map(|f| match (f, max) {
+                    (Some(f), Some(max)) => Some(f.min(max)),
+                    _ => f,
+                });
+                let unit = crate::model::Unit::new(crate::model::Dimension::Time);
+                for figure in figures {
+                    cells.push(figure.map_or(Cell::Empty, |value| Cell::Value {
+                        value,
+                        unit: unit.clone(),
+                        source_unit: "ns".to_string(),
+                    }));
                 }
                 if with_overruns {
                     let total = bench

@@ -123,6 +123,14 @@ impl RunBuilder {
         self.benchmarks.is_empty()
     }
 
+    /// Whether any metric holds a value or a distribution.
+    pub fn has_values(&self) -> bool {
+        self.benchmarks
+            .iter()
+            .flat_map(|b| &b.metrics)
+            .any(|m| !m.values.is_empty() || m.histogram.is_some())
+    }
+
     pub fn result_count(&self) -> usize {
         self.benchmarks.iter().map(|b| b.iterations.len()).sum()
     }

@@ -1,7 +1,10 @@
 //! Foreign formats into the model: one file per format, plus detection and merging.
 
 mod builder;
+pub mod cyclictest;
 pub mod go;
+mod timer_common;
+pub mod xenomai;
 
 use crate::error::{Error, Result};
 use crate::model::{Environment, Note, Run, Source};
@@ -17,6 +20,45 @@ pub enum InputFormat {
     Auto,
     /// Go benchmark format (`go test -bench` output).
     Go,
+    /// Xenomai `latency` output.
+    Xenomai,
+    /// cyclictest's summary lines and `-h` histogram.
+    Cyclictest,
+    /// cyclictest's `--json` file.
+    CyclictestJson,
+}
+
+impl InputFormat {
+    fn name(self) -> &'static str {
+        match self {
+            InputFormat::Auto | InputFormat::Go => "go",
+            InputFormat::Xenomai => "xenomai",
+            InputFormat::Cyclictest => "cyclictest",
+            InputFormat::CyclictestJson => "cyclictest-json",
+        }
+    }
+}
+
+/// Picks the format from the start of the input.
+fn detect(head: &[u8]) -> InputFormat {
+    let head = String::from_utf8_lossy(head);
+    if head.trim_start().starts_with('{') {
+        return InputFormat::CyclictestJson;
+    }
+    let any = |f: &dyn Fn(&str) -> bool| head.lines().any(|l| f(l.trim_end()));
+    if any(&|l| {
+        l.starts_with("== Sampling period") || l.starts_with("RTD|") || l.starts_with("RTS|")
+    }) {
+        InputFormat::Xenomai
+    } else if any(&|l| {
+        l == "# Histogram"
+            || l.starts_with("# /dev/cpu_dma_latency")
+            || (l.contains("T:") && l.contains(" P:") && l.contains("Max:"))
+    }) {
+        InputFormat::Cyclictest
+    } else {
+        InputFormat::Go
+    }
 }
 
 /// A run read from one input, with what the reader must be told about it.
@@ -31,26 +73,68 @@ const READ_BUFFER: usize = 256 * 1024;
 
 /// Reads one file, or standard input for `-`.
 pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
+    let io_err = |e| Error::io(path, e);
+    let mut reader: Box<dyn BufRead> = if path == "-" {
+        Box::new(BufReader::with_capacity(READ_BUFFER, io::stdin().lock()))
+    } else {
+        Box::new(BufReader::with_capacity(
+            READ_BUFFER,
+            File::open(path).map_err(io_err)?,
+        ))
+    };
+    let format = match format {
+        InputFormat::Auto => detect(reader.fill_buf().map_err(io_err)?),
+        other => other,
+    };
     let source = Source {
         kind: if path == "-" { "stdin" } else { "file" }.to_string(),
-        format: "go".to_string(),
+        format: format.name().to_string(),
         path: (path != "-").then(|| path.to_string()),
         command: Vec::new(),
     };
-    // Go is the only format so far, so detection has nothing to choose between yet.
-    match format {
-        InputFormat::Go | InputFormat::Auto => {
-            let chunk = if path == "-" {
-                read_go_stream(
-                    BufReader::with_capacity(READ_BUFFER, io::stdin().lock()),
-                    path,
-                )?
-            } else {
-                read_go_file(path)?
-            };
-            go_input(chunk, path, source)
-        }
+    if matches!(format, InputFormat::Go | InputFormat::Auto) {
+        let chunk = if path == "-" {
+            read_go_stream(reader, path)?
+        } else {
+            read_go_file(path)?
+        };
+        return go_input(chunk, path, source);
     }
+    // The timer tools' outputs are small: read them whole.
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).map_err(io_err)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let (builder, timer, notes, malformed) = match format {
+        InputFormat::Xenomai => {
+            let out = xenomai::parse(path, text.lines());
+            (out.builder, out.timer, out.notes, out.malformed)
+        }
+        InputFormat::Cyclictest => {
+            let out = cyclictest::parse_text(path, text.lines());
+            (out.builder, out.timer, out.notes, out.malformed)
+        }
+        _ => {
+            let out = cyclictest::parse_json(path, &text)?;
+            (out.builder, out.timer, out.notes, out.malformed)
+        }
+    };
+    if !builder.has_values() && timer.overall.is_none() {
+        return Err(Error::Input(format!(
+            "{path}: no {} results found{}",
+            format.name(),
+            notes
+                .first()
+                .map(|n| format!(" (first problem: {n})"))
+                .unwrap_or_default()
+        )));
+    }
+    let mut run = new_run(source, Environment::default(), Vec::new(), builder);
+    run.timer = Some(timer);
+    Ok(Input {
+        run,
+        notes,
+        malformed,
+    })
 }
 
 /// Parses a Go benchmark stream from `reader`.

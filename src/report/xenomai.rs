@@ -67,12 +67,12 @@ const KINDS: [(&str, &str); 3] = [
     ("interval_max", "max"),
 ];
 
-/// The histogram sections: `HSD` lines (when the buckets were kept), then `HSH` and `HSS`.
+/// The histogram sections: `HSD` lines (when there are bucket counts), then `HSH` and `HSS`.
 pub fn histograms(bench: &Benchmark) -> String {
     let find = |of: &str| bench.histograms.iter().find(|h| h.of == of);
     let mut out = String::new();
     for (of, kind) in KINDS {
-        if let Some(h) = find(of).filter(|h| h.reported.is_none()) {
+        if let Some(h) = find(of).filter(|h| !h.counts.is_empty()) {
             out.push_str("---|--param|----range-|--samples\n");
             for (i, &n) in h.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
                 out.push_str(&format!("HSD|    {kind}| {i:3} -{:3} | {n:8}\n", i + 1));
@@ -120,9 +120,11 @@ pub fn rts(info: &TimerInfo) -> String {
     )
 }
 
-/// latkit's percentile lines (µs), from the distribution of every sample.
-pub fn percentiles(p: &Percentiles) -> String {
-    let f = |ns: f64| format!("{:11.3}", ns / 1000.0);
+/// latkit's percentile lines (µs), from the distribution of every sample. HDR keeps three
+/// significant digits, so figures are capped at the exact maximum when it is known.
+pub fn percentiles(p: &Percentiles, exact_max_ns: Option<i64>) -> String {
+    let cap = exact_max_ns.map_or(f64::INFINITY, |m| m as f64);
+    let f = |ns: f64| format!("{:11.3}", ns.min(cap) / 1000.0);
     format!(
         "PCH|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}\nPCT|{}|{}|{}|{}|{}|{}|{:11}\n",
         "--------p50",
@@ -222,7 +224,8 @@ impl Reporter for Xenomai {
             out.write_all(histograms(bench).as_bytes())?;
             out.write_all(rts(info).as_bytes())?;
             if let Some(p) = bench.metric("latency").and_then(|m| m.percentiles.as_ref()) {
-                out.write_all(percentiles(p).as_bytes())?;
+                let exact_max = info.overall.as_ref().map(|o| o.max_ns);
+                out.write_all(percentiles(p, exact_max).as_bytes())?;
             }
             if let Some(hit) = &info.break_hit {
                 writeln!(
@@ -388,10 +391,10 @@ mod tests {
             p99: 5100.0,
             p99_9: 30100.0,
             p99_99: 80000.0,
-            max: 86141.0,
+            max: 86143.0,
         };
         assert_eq!(
-            percentiles(&p),
+            percentiles(&p, Some(86141)),
             "PCH|--------p50|--------p90|--------p99|------p99.9|-----p99.99|--------max|----samples\n\
              PCT|      2.711|      2.900|      5.100|     30.100|     80.000|     86.141|      49978\n"
         );
