@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{json_of, latkit};
+use common::{json_of, latkit, metric};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::fs;
@@ -54,19 +54,10 @@ fn two_seconds_at_1000_us_structure_and_invariants() {
     assert_eq!(bench["name"], "thread0");
     // Every recorded sample belongs to one of the two reported seconds.
     check_distribution(bench, 2000);
-    let metric = |name: &str| {
-        bench["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap_or_else(|| panic!("no {name}"))
-            .clone()
-    };
     let (mins, avgs, maxs) = (
-        metric("interval_min"),
-        metric("interval_avg"),
-        metric("interval_max"),
+        metric(bench, "interval_min"),
+        metric(bench, "interval_avg"),
+        metric(bench, "interval_max"),
     );
     assert_eq!(
         mins["values"].as_array().unwrap().len(),

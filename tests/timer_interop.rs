@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_of, latkit, stdout_of, vector};
+use common::{first_value, json_of, latkit, metric, stdout_of, vector};
 use serde_json::Value;
 use std::fs;
 use std::process::Command;
@@ -49,21 +49,12 @@ fn xenomai_vector_numbers_are_exact() {
     assert_eq!(overall["avg_ns"], 2711);
     assert_eq!(overall["max_ns"], 86141);
     let bench = &run["benchmarks"][0];
-    let metric = |name: &str| {
-        bench["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()["values"]
-            .clone()
-    };
     assert_eq!(
-        metric("interval_max"),
+        metric(bench, "interval_max")["values"],
         serde_json::json!([83739.0, 34086.0, 86141.0, 63901.0])
     );
     assert_eq!(
-        metric("interval_min"),
+        metric(bench, "interval_min")["values"],
         serde_json::json!([1485.0, 2616.0, 2616.0, 2276.0])
     );
     let hists = bench["histograms"].as_array().unwrap();
@@ -97,18 +88,8 @@ fn cyclictest_vectors_text_and_json_agree() {
         assert_eq!(hist["overflow"], 5);
         assert_eq!(hist["counts"][12], 6);
         assert_eq!(hist["counts"][13], 312);
-        let get = |name: &str| -> f64 {
-            bench["metrics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["name"] == name)
-                .unwrap()["values"][0]
-                .as_f64()
-                .unwrap()
-        };
-        assert_eq!(get("min"), 12_000.0);
-        assert_eq!(get("max"), 8_068_000.0);
+        assert_eq!(first_value(bench, "min"), 12_000.0);
+        assert_eq!(first_value(bench, "max"), 8_068_000.0);
         assert_eq!(bench["metrics"][0]["percentiles"]["count"], 5000);
     }
     // Text prints the average rounded to µs; JSON keeps two decimals.
@@ -132,17 +113,6 @@ fn summary_lines(text: &str) -> Vec<(f64, f64, f64)> {
             (value("Min:"), value("Avg:"), value("Max:"))
         })
         .collect()
-}
-
-fn metric_value(bench: &Value, name: &str) -> f64 {
-    bench["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap()["values"][0]
-        .as_f64()
-        .unwrap()
 }
 
 #[test]
@@ -186,11 +156,11 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
         for doc in [&from_hist, &from_json] {
             let bench = &doc["runs"][0]["benchmarks"][t];
             assert_eq!(
-                metric_value(bench, "min"),
+                first_value(bench, "min"),
                 own["min"].as_f64().unwrap() * 1000.0
             );
             assert_eq!(
-                metric_value(bench, "max"),
+                first_value(bench, "max"),
                 own["max"].as_f64().unwrap() * 1000.0
             );
             assert_eq!(bench["iterations"][0], own["cycles"]);
@@ -203,7 +173,7 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
             let overflow = bench["histograms"][0]["overflow"].as_u64().unwrap_or(0);
             assert_eq!(counted + overflow, 1500);
         }
-        let avg = metric_value(&from_json["runs"][0]["benchmarks"][t], "avg");
+        let avg = first_value(&from_json["runs"][0]["benchmarks"][t], "avg");
         assert_eq!(avg, own["avg"].as_f64().unwrap() * 1000.0);
     }
 
@@ -220,9 +190,9 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
     );
     for (t, (min, avg, max)) in own.iter().enumerate() {
         let bench = &doc["runs"][0]["benchmarks"][t];
-        assert_eq!(metric_value(bench, "min"), min * 1000.0);
-        assert_eq!(metric_value(bench, "avg"), avg * 1000.0);
-        assert_eq!(metric_value(bench, "max"), max * 1000.0);
+        assert_eq!(first_value(bench, "min"), min * 1000.0);
+        assert_eq!(first_value(bench, "avg"), avg * 1000.0);
+        assert_eq!(first_value(bench, "max"), max * 1000.0);
     }
 }
 

@@ -2,7 +2,7 @@
 //! histogram text (every bucket, or only the used ones), and its `--json` file.
 
 use super::builder::RunBuilder;
-use super::timer_common::histogram_distribution;
+use super::timer_common::{TimerOutput, histogram_distribution};
 use crate::error::{Error, Result};
 use crate::model::{BenchName, LinearHistogram, Note, TimerInfo, TimerOverall};
 use serde_json::Value;
@@ -10,13 +10,6 @@ use std::collections::BTreeMap;
 
 /// cyclictest's histogram buckets are 1 µs wide.
 const BUCKET_NS: u64 = 1000;
-
-pub struct CyclictestOutput {
-    pub builder: RunBuilder,
-    pub timer: TimerInfo,
-    pub notes: Vec<Note>,
-    pub malformed: u64,
-}
 
 /// What cyclictest reports about one thread.
 #[derive(Default, Clone)]
@@ -30,7 +23,7 @@ struct Thread {
 }
 
 /// Reads the text cyclictest prints: summary lines and/or the `-h` histogram.
-pub fn parse_text<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> CyclictestOutput {
+pub fn parse_text<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {
     let mut threads: BTreeMap<usize, Thread> = BTreeMap::new();
     let (mut period_us, mut priority) = (None, None);
     let mut notes = Vec::new();
@@ -130,7 +123,7 @@ fn key_values(text: &str) -> Vec<(&str, &str)> {
 
 /// Reads cyclictest's `--json` file. Its keys `"cmdline:"` and `"rt_test_version:"` really
 /// end in a colon.
-pub fn parse_json(file: &str, text: &str) -> Result<CyclictestOutput> {
+pub fn parse_json(file: &str, text: &str) -> Result<TimerOutput> {
     let doc: Value = serde_json::from_str(text)
         .map_err(|e| Error::Input(format!("{file}:{}: not valid JSON: {e}", e.line())))?;
     let threads_json = doc["thread"].as_object().ok_or_else(|| {
@@ -196,7 +189,7 @@ fn assemble(
     priority: Option<i32>,
     notes: Vec<Note>,
     malformed: u64,
-) -> CyclictestOutput {
+) -> TimerOutput {
     let mut builder = RunBuilder::default();
     for id in threads.keys() {
         builder.benchmark(&format!("thread{id}"), None, BenchName::plain);
@@ -255,7 +248,7 @@ fn assemble(
     let period_ns = period_us.unwrap_or(1000) * 1000;
     let cycles = threads.values().filter_map(|t| t.cycles).max().unwrap_or(0);
     let seconds = cycles * period_ns / 1_000_000_000;
-    CyclictestOutput {
+    TimerOutput {
         builder: RunBuilder::from_benchmarks(benchmarks),
         timer: TimerInfo {
             period_ns,

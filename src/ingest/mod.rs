@@ -3,7 +3,7 @@
 mod builder;
 pub mod cyclictest;
 pub mod go;
-mod timer_common;
+pub mod timer_common;
 pub mod xenomai;
 
 use crate::error::{Error, Result};
@@ -104,19 +104,15 @@ pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).map_err(io_err)?;
     let text = String::from_utf8_lossy(&bytes);
-    let (builder, timer, notes, malformed) = match format {
-        InputFormat::Xenomai => {
-            let out = xenomai::parse(path, text.lines());
-            (out.builder, out.timer, out.notes, out.malformed)
-        }
-        InputFormat::Cyclictest => {
-            let out = cyclictest::parse_text(path, text.lines());
-            (out.builder, out.timer, out.notes, out.malformed)
-        }
-        _ => {
-            let out = cyclictest::parse_json(path, &text)?;
-            (out.builder, out.timer, out.notes, out.malformed)
-        }
+    let timer_common::TimerOutput {
+        builder,
+        timer,
+        notes,
+        malformed,
+    } = match format {
+        InputFormat::Xenomai => xenomai::parse(path, text.lines()),
+        InputFormat::Cyclictest => cyclictest::parse_text(path, text.lines()),
+        _ => cyclictest::parse_json(path, &text)?,
     };
     if !builder.has_values() && timer.overall.is_none() {
         return Err(Error::Input(format!(

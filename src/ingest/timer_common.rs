@@ -1,6 +1,17 @@
 //! Helpers shared by the readers of timer-tool output.
 
-use crate::model::{Dimension, Distribution, LinearHistogram, Metric, ParsedUnit, Unit};
+use super::builder::RunBuilder;
+use crate::model::{
+    Dimension, Distribution, LinearHistogram, Metric, Note, ParsedUnit, TimerInfo, Unit,
+};
+
+/// What a reader of timer-tool output yields.
+pub struct TimerOutput {
+    pub builder: RunBuilder,
+    pub timer: TimerInfo,
+    pub notes: Vec<Note>,
+    pub malformed: u64,
+}
 use hdrhistogram::Histogram;
 
 /// `"1.485"` µs (as Xenomai and cyclictest print) → 1485 ns.

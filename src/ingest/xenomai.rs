@@ -2,18 +2,11 @@
 //! RTS summary, into one timer benchmark.
 
 use super::builder::RunBuilder;
-use super::timer_common::{histogram_distribution, us_to_ns};
+use super::timer_common::{TimerOutput, histogram_distribution, us_to_ns};
 use crate::model::{BenchName, BucketStats, LinearHistogram, Note, TimerInfo, TimerOverall};
 
 /// Xenomai prints bucket indices, not widths; `-B` defaults to 1000 ns.
 const DEFAULT_BUCKET_NS: u64 = 1000;
-
-pub struct XenomaiOutput {
-    pub builder: RunBuilder,
-    pub timer: TimerInfo,
-    pub notes: Vec<Note>,
-    pub malformed: u64,
-}
 
 const KINDS: [(&str, &str); 3] = [
     ("min", "interval_min"),
@@ -22,7 +15,7 @@ const KINDS: [(&str, &str); 3] = [
 ];
 
 /// Reads Xenomai output given as lines.
-pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> XenomaiOutput {
+pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {
     let mut timer = TimerInfo::default();
     let mut notes = Vec::new();
     let mut malformed = 0;
@@ -177,7 +170,7 @@ pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> XenomaiOut
             .filter(|h| !h.counts.is_empty() || h.reported.is_some())
             .collect();
     }
-    XenomaiOutput {
+    TimerOutput {
         builder: RunBuilder::from_benchmarks(benchmarks),
         timer,
         notes,

@@ -37,3 +37,18 @@ pub fn stdout_of(cmd: &mut Command) -> String {
 pub fn json_of(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_str(&stdout_of(cmd)).expect("valid JSON")
 }
+
+/// The metric `name` of a benchmark in latkit's JSON.
+pub fn metric<'a>(bench: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    bench["metrics"]
+        .as_array()
+        .expect("metrics array")
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name}"))
+}
+
+/// The first value of the metric `name`.
+pub fn first_value(bench: &serde_json::Value, name: &str) -> f64 {
+    metric(bench, name)["values"][0].as_f64().expect("a number")
+}
