@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod host;
 pub mod ingest;
 pub mod interrupt;
 pub mod model;

@@ -240,3 +240,55 @@ fn bad_arguments_exit_2() {
         .success()
         .stdout(predicate::str::contains("-h, --histogram"));
 }
+
+#[test]
+fn doctor_prints_every_check_with_advice_for_problems() {
+    let text = common::stdout_of(latkit().arg("doctor"));
+    let status_lines: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(status_lines.len(), 13, "{text}");
+    for line in &status_lines {
+        let status = line.split_whitespace().next().unwrap();
+        assert!(["ok", "warn", "fail"].contains(&status), "{line}");
+    }
+    let problems = status_lines.iter().filter(|l| !l.starts_with("ok")).count();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with('→'))
+            .count(),
+        problems
+    );
+    for name in [
+        "sched_fifo",
+        "mlock",
+        "cpu_dma_latency",
+        "preempt_rt",
+        "clocksource",
+        "cpufreq",
+        "smt",
+        "isolation",
+        "rt_throttling",
+        "virtualization",
+        "load",
+        "irqbalance",
+        "input_devices",
+    ] {
+        assert!(text.contains(name), "missing {name}");
+    }
+    let json = json_of(latkit().args(["doctor", "--format", "json"]));
+    let checks = json.as_array().unwrap();
+    assert_eq!(checks.len(), 13);
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["status"].is_string() && c["found"].is_string())
+    );
+}
+
+#[test]
+fn measurements_record_the_doctor_checks() {
+    let _turn = one_timer_at_a_time();
+    let doc = json_of(latkit().args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"]));
+    let checks = doc["runs"][0]["environment"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 13);
+    assert!(checks.iter().any(|c| c["name"] == "preempt_rt"));
+}

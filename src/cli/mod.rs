@@ -36,6 +36,23 @@ pub enum Command {
     Go(GoArgs),
     /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
     Timer(TimerArgs),
+    /// Check whether this host can measure latency well, with advice for each problem.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DoctorFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DoctorFormat {
+    /// One line per check, and a line of advice under each problem.
+    Text,
+    /// The checks as a JSON array.
+    Json,
 }
 
 /// How results are reported; shared by every command that produces results.

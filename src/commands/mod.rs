@@ -18,7 +18,36 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Parse(args) => parse::run(args),
         Command::Go(args) => go::run(args),
         Command::Timer(args) => timer::run(args),
+        Command::Doctor(args) => doctor(args),
     }
+}
+
+fn doctor(args: crate::cli::DoctorArgs) -> Result<()> {
+    let checks = crate::host::checks();
+    let mut out = String::new();
+    match args.format {
+        crate::cli::DoctorFormat::Json => {
+            out =
+                serde_json::to_string_pretty(&checks).map_err(|e| Error::Failed(e.to_string()))?;
+            out.push('\n');
+        }
+        crate::cli::DoctorFormat::Text => {
+            for c in &checks {
+                out.push_str(&format!(
+                    "{:<5} {:<16} {}\n",
+                    c.status.label(),
+                    c.name,
+                    c.found
+                ));
+                if !c.advice.is_empty() {
+                    out.push_str(&format!("{:<22}→ {}\n", "", c.advice));
+                }
+            }
+        }
+    }
+    io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| Error::io("stdout", e))
 }
 
 fn load_suite(args: &ReportArgs) -> Result<Suite> {

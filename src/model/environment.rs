@@ -28,6 +28,9 @@ pub struct Environment {
     pub virtualization: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub toolchains: Vec<ConfigEntry>,
+    /// `latkit doctor`'s checks of this host at the time of the run.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub checks: Vec<crate::host::Check>,
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -38,9 +41,17 @@ fn read_trimmed(path: &str) -> Option<String> {
 }
 
 impl Environment {
-    /// Reads the facts about this host that affect latency numbers. Never fails: what cannot be
-    /// read is left empty.
+    /// Reads the facts about this host that affect latency numbers, with the doctor's checks.
+    /// Never fails: what cannot be read is left empty.
     pub fn capture() -> Self {
+        Environment {
+            checks: crate::host::checks(),
+            ..Environment::capture_basic()
+        }
+    }
+
+    /// The facts without the doctor's checks.
+    pub fn capture_basic() -> Self {
         let uname = nix::sys::utsname::uname().ok();
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         Environment {
@@ -65,6 +76,7 @@ impl Environment {
             ),
             virtualization: virtualization_hint(&cpuinfo),
             toolchains: Vec::new(),
+            checks: Vec::new(),
         }
     }
 
