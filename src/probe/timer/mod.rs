@@ -117,6 +117,14 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         .collect::<Vec<_>>();
 
     interrupt::install();
+    if let Err(e) = rt::avoid(&config.cpus) {
+        warn(
+            &mut notes,
+            "moving the display thread off the measured CPUs",
+            &e,
+            "it may share a CPU with a measuring thread",
+        );
+    }
     let stop = AtomicBool::new(false);
     let lives: Vec<Live> = threads.iter().map(|_| Live::default()).collect();
     let setup_errors = std::sync::Mutex::new(Vec::<(String, String, &str)>::new());

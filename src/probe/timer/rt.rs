@@ -29,6 +29,22 @@ pub fn pin_to(cpu: usize) -> Result<(), String> {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| e.to_string())
 }
 
+/// Moves the calling thread off `busy` CPUs when any other CPU exists, so that the printing
+/// thread does not share a CPU with a measuring one.
+pub fn avoid(busy: &[usize]) -> Result<(), String> {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut set = nix::sched::CpuSet::new();
+    let mut any = false;
+    for cpu in (0..online).filter(|c| !busy.contains(c)) {
+        set.set(cpu).map_err(|e| e.to_string())?;
+        any = true;
+    }
+    if !any {
+        return Ok(());
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| e.to_string())
+}
+
 /// Locks current and future memory so no page fault lands in a measurement.
 pub fn lock_memory() -> Result<(), String> {
     use nix::sys::mman::{MlockAllFlags, mlockall};
