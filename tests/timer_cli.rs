@@ -292,3 +292,34 @@ fn measurements_record_the_doctor_checks() {
     assert_eq!(checks.len(), 13);
     assert!(checks.iter().any(|c| c["name"] == "preempt_rt"));
 }
+
+#[test]
+fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
+    let _turn = one_timer_at_a_time();
+    let tracing_on = "/sys/kernel/tracing/tracing_on";
+    let before = fs::read_to_string(tracing_on).unwrap_or_else(|_| "1".into());
+    let assert = latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "-q", "-f"])
+        .assert()
+        .success();
+    let out = assert.get_output();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    if stderr.contains("--freeze-trace failed") {
+        assert!(stderr.contains("tracefs"), "{stderr}");
+        return;
+    }
+    assert!(stdout.contains("# note: --freeze-trace: "), "{stdout}");
+    let root = "/sys/kernel/tracing";
+    let trace = fs::read_to_string(format!("{root}/snapshot"))
+        .or_else(|_| fs::read_to_string(format!("{root}/trace")))
+        .unwrap();
+    assert!(
+        trace.contains("latkit: new max latency"),
+        "no marker in the trace"
+    );
+    // Leave tracing as the test found it.
+    let _ = fs::write(tracing_on, before.trim());
+}

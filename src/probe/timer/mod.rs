@@ -115,6 +115,9 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
             false => None,
         })
         .collect::<Vec<_>>();
+    if let Some(f) = freezers.iter().flatten().next() {
+        notes.push(Note::info(format!("--freeze-trace: {}", f.describe())));
+    }
 
     interrupt::install();
     if let Err(e) = rt::avoid(&config.cpus) {

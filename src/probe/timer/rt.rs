@@ -68,11 +68,17 @@ pub fn hold_dma_latency() -> Result<DmaLatency, String> {
     Ok(DmaLatency { _held: file })
 }
 
-/// Writes a marker into the kernel trace and stops tracing, so the trace around a new
-/// maximum survives (cyclictest -b / Xenomai -f).
+/// Writes a marker into the kernel trace at each new maximum and preserves the trace around
+/// it: with ftrace snapshots, each new maximum replaces the snapshot and tracing goes on (as
+/// Xenomai's freeze); without them, tracing stops at the first maximum (as cyclictest -b).
 pub struct TraceFreezer {
     marker: File,
-    tracing_on: File,
+    freeze: Freeze,
+}
+
+enum Freeze {
+    Snapshot(File),
+    StopTracing(File),
 }
 
 const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
@@ -105,10 +111,24 @@ impl TraceFreezer {
                 .open(format!("{root}/{name}"))
                 .map_err(|e| format!("{root}/{name}: {e}"))
         };
+        let freeze = match open("snapshot") {
+            Ok(snapshot) => Freeze::Snapshot(snapshot),
+            Err(_) => Freeze::StopTracing(open("tracing_on")?),
+        };
         Ok(TraceFreezer {
             marker: open("trace_marker")?,
-            tracing_on: open("tracing_on")?,
+            freeze,
         })
+    }
+
+    /// Where to look after the run.
+    pub fn describe(&self) -> &'static str {
+        match self.freeze {
+            Freeze::Snapshot(_) => "the trace around the largest maximum is in tracefs `snapshot`",
+            Freeze::StopTracing(_) => {
+                "no ftrace snapshot support: tracing stopped at the first new maximum after warm-up (tracefs `trace`)"
+            }
+        }
     }
 
     /// Marks the trace with the latency and stops tracing. Formats into a stack buffer: the
@@ -122,6 +142,9 @@ impl TraceFreezer {
         );
         let len = cursor.position() as usize;
         let _ = self.marker.write_all(&buf[..len]);
-        let _ = self.tracing_on.write_all(b"0");
+        let _ = match &mut self.freeze {
+            Freeze::Snapshot(f) => f.write_all(b"1"),
+            Freeze::StopTracing(f) => f.write_all(b"0"),
+        };
     }
 }
