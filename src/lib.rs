@@ -13,3 +13,4 @@ pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod spec;
+pub mod targets;

@@ -84,6 +84,7 @@ pub fn build_report(
             let ctx = TableContext {
                 run_index,
                 timer: run.timer.is_some(),
+                wide: run.source.format == "bench",
                 title: title(
                     run_label.as_deref(),
                     (packages.len() > 1).then_some(group.package).flatten(),
@@ -209,6 +210,8 @@ struct TableContext<'a> {
     run_index: usize,
     /// The run is a timer latency test: show distributions, not repetitions.
     timer: bool,
+    /// Benchmarks report different metrics (BENCH lines): one column per metric.
+    wide: bool,
     title: Option<String>,
     metric: Option<&'a str>,
     baseline: Option<(&'a Pattern, String)>,
@@ -245,6 +248,9 @@ impl TableContext<'_> {
         });
         if distributions || self.timer {
             return self.distribution_table(members, &metric_name);
+        }
+        if self.wide && self.metric.is_none() {
+            return self.wide_table(members);
         }
         let values: Vec<RowValue> = members
             .iter()
@@ -358,6 +364,57 @@ impl TableContext<'_> {
 }
 
 impl TableContext<'_> {
+    /// One row per benchmark, one column per metric any of them reports (medians).
+    fn wide_table(&self, members: &[&Benchmark]) -> Table {
+        let mut names: Vec<&str> = Vec::new();
+        for m in members.iter().flat_map(|b| &b.metrics) {
+            if !names.contains(&m.name.as_str()) {
+                names.push(&m.name);
+            }
+        }
+        let mut columns = vec![col("Benchmark", "benchmark")];
+        // Formats that print numbers as written need the unit in the header.
+        columns.extend(names.iter().map(|n| {
+            let unit = members
+                .iter()
+                .find_map(|b| b.metric(n))
+                .map(|m| m.source_unit.as_str())
+                .unwrap_or("");
+            match unit {
+                "" => col(n, n),
+                u => col(&format!("{n} ({u})"), n),
+            }
+        }));
+        let rows = members
+            .iter()
+            .zip(display_names(members))
+            .map(|(bench, name)| {
+                let mut cells = vec![Cell::Text { text: name }];
+                cells.extend(names.iter().map(|n| {
+                    match bench.metric(n).and_then(|m| Some((m, m.summary.as_ref()?))) {
+                        Some((m, s)) => Cell::Value {
+                            value: s.median,
+                            unit: m.unit.clone(),
+                            source_unit: m.source_unit.clone(),
+                        },
+                        None => Cell::Empty,
+                    }
+                }));
+                Row {
+                    benchmark: bench.name.full_name.clone(),
+                    cells,
+                }
+            })
+            .collect();
+        Table {
+            title: self.title.clone(),
+            run: self.run_index,
+            cycle: None,
+            columns,
+            rows,
+        }
+    }
+
     /// One row per distribution: sample count, the tool's own min/avg/max where it reports
     /// them, tail percentiles and overruns.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {

@@ -2,6 +2,7 @@
 
 pub mod attribution;
 pub mod enrich;
+pub mod gate;
 pub mod stats;
 
 pub use enrich::{EnrichOptions, build_report};

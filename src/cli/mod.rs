@@ -1,9 +1,11 @@
 //! Command-line definitions: arguments and their help, no logic.
 
+mod check;
 mod go;
 mod parse;
 mod timer;
 
+pub use check::{CheckArgs, CheckFormat};
 pub use go::GoArgs;
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
@@ -38,6 +40,8 @@ pub enum Command {
     Timer(TimerArgs),
     /// Check whether this host can measure latency well, with advice for each problem.
     Doctor(DoctorArgs),
+    /// Gate results against targets and a latency budget (exit 1 when any misses).
+    Check(CheckArgs),
 }
 
 #[derive(Debug, Args)]

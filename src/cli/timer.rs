@@ -88,6 +88,9 @@ pub struct TimerArgs {
     /// Write the latency distribution as HdrHistogram percentile text (µs) to FILE.
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,
+    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,

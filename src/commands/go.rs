@@ -36,7 +36,7 @@ pub fn run(args: GoArgs) -> Result<()> {
     let outcome = test.run()?;
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
-        report(vec![input.run], input.notes, &args.report, &suite)?;
+        report(input.runs, input.notes, &args.report, &suite)?;
     }
     if outcome.interrupted {
         return Err(Error::Interrupted);

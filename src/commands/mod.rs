@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Go(args) => go::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Doctor(args) => doctor(args),
+        Command::Check(args) => check(args),
     }
 }
 
@@ -48,6 +49,71 @@ fn doctor(args: crate::cli::DoctorArgs) -> Result<()> {
     io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| Error::io("stdout", e))
+}
+
+fn check(args: crate::cli::CheckArgs) -> Result<()> {
+    let targets = crate::targets::Targets::load(&args.targets)?;
+    let inputs = if args.inputs.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        args.inputs.clone()
+    };
+    let mut runs = Vec::new();
+    let mut notes = Vec::new();
+    for input in &inputs {
+        let read = crate::ingest::read_path(input, args.input_format)?;
+        runs.extend(read.runs);
+        notes.extend(read.notes);
+    }
+    let report = build_report(runs, notes, &EnrichOptions::default())?;
+    let mut stdout = io::stdout().lock();
+    gate(
+        &targets,
+        &report.runs,
+        args.format,
+        args.junit.as_deref(),
+        &mut stdout,
+    )
+}
+
+/// Evaluates targets against runs, prints the verdict, writes JUnit when asked, and fails
+/// (exit 1) unless everything passed.
+pub fn gate(
+    targets: &crate::targets::Targets,
+    runs: &[Run],
+    format: crate::cli::CheckFormat,
+    junit: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let verdict = crate::analyze::gate::evaluate(targets, runs)?;
+    let text = match format {
+        crate::cli::CheckFormat::Table => crate::report::gate::terminal(&verdict),
+        crate::cli::CheckFormat::Markdown => crate::report::gate::markdown(&verdict),
+    };
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("output", e))?;
+    if let Some(path) = junit {
+        std::fs::write(path, crate::report::gate::junit(&verdict))
+            .map_err(|e| Error::io(&path.display().to_string(), e))?;
+    }
+    if verdict.passed() {
+        Ok(())
+    } else {
+        let missed = verdict
+            .targets
+            .iter()
+            .filter(|t| t.status != crate::analyze::gate::Status::Pass)
+            .count()
+            + verdict
+                .budget
+                .iter()
+                .filter(|b| b.status != crate::analyze::gate::Status::Pass)
+                .count();
+        Err(Error::Failed(format!(
+            "{missed} target(s) missed or not measured"
+        )))
+    }
 }
 
 fn load_suite(args: &ReportArgs) -> Result<Suite> {

@@ -24,7 +24,7 @@ pub fn run(args: ParseArgs) -> Result<()> {
                 )
             )));
         }
-        runs.push(input.run);
+        runs.extend(input.runs);
         notes.extend(input.notes);
     }
     if args.merge {

@@ -98,6 +98,16 @@ pub fn run(args: TimerArgs) -> Result<()> {
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
+    if let Some(path) = &args.check {
+        let targets = crate::targets::Targets::load(path)?;
+        super::gate(
+            &targets,
+            &report.runs,
+            crate::cli::CheckFormat::Table,
+            None,
+            &mut io::stderr(),
+        )?;
+    }
     let info = run.timer.as_ref();
     if let Some(hit) = info.and_then(|i| i.break_hit.as_ref()) {
         return Err(Error::Failed(format!(

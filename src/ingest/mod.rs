@@ -1,5 +1,6 @@
 //! Foreign formats into the model: one file per format, plus detection and merging.
 
+pub mod bench;
 mod builder;
 pub mod cyclictest;
 pub mod go;
@@ -26,6 +27,10 @@ pub enum InputFormat {
     Cyclictest,
     /// cyclictest's `--json` file.
     CyclictestJson,
+    /// `BENCH name: key=value<unit>` lines.
+    Bench,
+    /// latkit's own JSON (`--format json`).
+    Latkit,
 }
 
 impl InputFormat {
@@ -35,6 +40,8 @@ impl InputFormat {
             InputFormat::Xenomai => "xenomai",
             InputFormat::Cyclictest => "cyclictest",
             InputFormat::CyclictestJson => "cyclictest-json",
+            InputFormat::Bench => "bench",
+            InputFormat::Latkit => "latkit",
         }
     }
 }
@@ -43,13 +50,19 @@ impl InputFormat {
 fn detect(head: &[u8]) -> InputFormat {
     let head = String::from_utf8_lossy(head);
     if head.trim_start().starts_with('{') {
-        return InputFormat::CyclictestJson;
+        return if head.contains("\"latkit.result.") {
+            InputFormat::Latkit
+        } else {
+            InputFormat::CyclictestJson
+        };
     }
     let any = |f: &dyn Fn(&str) -> bool| head.lines().any(|l| f(l.trim_end()));
     if any(&|l| {
         l.starts_with("== Sampling period") || l.starts_with("RTD|") || l.starts_with("RTS|")
     }) {
         InputFormat::Xenomai
+    } else if any(&|l| l.trim_start().starts_with("BENCH ")) {
+        InputFormat::Bench
     } else if any(&|l| {
         l == "# Histogram"
             || l.starts_with("# /dev/cpu_dma_latency")
@@ -61,9 +74,10 @@ fn detect(head: &[u8]) -> InputFormat {
     }
 }
 
-/// A run read from one input, with what the reader must be told about it.
+/// The runs read from one input (one, except for latkit's own JSON), with what the reader
+/// must be told about them.
 pub struct Input {
-    pub run: Run,
+    pub runs: Vec<Run>,
     pub notes: Vec<Note>,
     /// Lines that looked like results but could not be parsed.
     pub malformed: u64,
@@ -112,7 +126,9 @@ pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
     } = match format {
         InputFormat::Xenomai => xenomai::parse(path, text.lines()),
         InputFormat::Cyclictest => cyclictest::parse_text(path, text.lines()),
-        _ => cyclictest::parse_json(path, &text)?,
+        InputFormat::CyclictestJson => cyclictest::parse_json(path, &text)?,
+        InputFormat::Latkit => return read_latkit_json(path, &text),
+        _ => return bench_input(path, &text, source),
     };
     if !builder.has_values() && timer.overall.is_none() {
         return Err(Error::Input(format!(
@@ -127,9 +143,58 @@ pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
     let mut run = new_run(source, Environment::default(), Vec::new(), builder);
     run.timer = Some(timer);
     Ok(Input {
-        run,
+        runs: vec![run],
         notes,
         malformed,
+    })
+}
+
+fn bench_input(path: &str, text: &str, source: Source) -> Result<Input> {
+    let mut parser = bench::BenchParser::new(path);
+    text.lines().for_each(|l| parser.feed(l));
+    let out = parser.finish();
+    if out.builder.is_empty() {
+        return Err(Error::Input(format!(
+            "{path}: no BENCH results found. A BENCH line looks like:\n  {}",
+            bench::EXAMPLE_LINE
+        )));
+    }
+    Ok(Input {
+        runs: vec![new_run(
+            source,
+            Environment::default(),
+            Vec::new(),
+            out.builder,
+        )],
+        notes: out.notes,
+        malformed: out.malformed,
+    })
+}
+
+/// latkit's own JSON: its runs come back as they were written (summaries are derived again).
+fn read_latkit_json(path: &str, text: &str) -> Result<Input> {
+    #[derive(serde::Deserialize)]
+    struct Document {
+        schema: String,
+        runs: Vec<Run>,
+    }
+    let doc: Document = serde_json::from_str(text).map_err(|e| {
+        Error::Input(format!(
+            "{path}:{}: not a latkit JSON result: {e}",
+            e.line()
+        ))
+    })?;
+    if doc.schema != crate::report::JSON_SCHEMA {
+        return Err(Error::Input(format!(
+            "{path}: schema `{}` is not `{}`, which this latkit reads",
+            doc.schema,
+            crate::report::JSON_SCHEMA
+        )));
+    }
+    Ok(Input {
+        runs: doc.runs,
+        notes: Vec::new(),
+        malformed: 0,
     })
 }
 
@@ -226,7 +291,7 @@ fn go_input(chunk: go::GoChunk, name: &str, source: Source) -> Result<Input> {
         out.builder,
     );
     Ok(Input {
-        run,
+        runs: vec![run],
         notes: out.notes,
         malformed: out.malformed,
     })

@@ -12,7 +12,9 @@ pub use environment::Environment;
 pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall};
-pub use unit::{Better, Dimension, ParsedUnit, Unit, format_exact, format_significant};
+pub use unit::{
+    Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, parse_quantity,
+};
 
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;

@@ -221,6 +221,32 @@ fn join_number_and_symbol(number: String, symbol: &str) -> String {
     }
 }
 
+/// A number with a unit, as people write limits: `5 ms`, `500us`, `100 MB/s`, `2.5 GiB/s`,
+/// `42` (unitless). Returns the value in the unit's base unit. Conversions are exact for the
+/// decimal and binary prefixes: `500 us` and `0.5 ms` are both 500000 ns.
+pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
+    let text = text.trim();
+    let split = text
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || ((c == '-' || c == '+') && i == 0)
+                || (c == 'e' || c == 'E')
+                    && text[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))
+        })
+        .map_or(text.len(), |(i, _)| i);
+    let value: f64 = text[..split].parse().ok()?;
+    let symbol = text[split..].trim();
+    if symbol.is_empty() {
+        return Some((value, Unit::new(Dimension::Count(String::new()))));
+    }
+    let parsed = Unit::parse_known(symbol)?;
+    value
+        .is_finite()
+        .then(|| (value * parsed.to_base, parsed.unit))
+}
+
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.base_symbol())
@@ -295,6 +321,26 @@ mod tests {
             Unit::parse("frames").unit.dimension,
             Dimension::Count("frames".into())
         );
+    }
+
+    #[test]
+    fn quantities_convert_exactly() {
+        let (a, ua) = parse_quantity("500 us").unwrap();
+        let (b, ub) = parse_quantity("0.5 ms").unwrap();
+        assert_eq!((a, &ua), (b, &ub));
+        assert_eq!(a, 500_000.0);
+        assert_eq!(parse_quantity("5ms").unwrap().0, 5e6);
+        assert_eq!(parse_quantity("100 MB/s").unwrap().0, 1e8);
+        assert_eq!(parse_quantity("100 MiB/s").unwrap().0, 104_857_600.0);
+        assert_eq!(parse_quantity("2 µs").unwrap().0, 2000.0);
+        assert_eq!(parse_quantity("1.5e3 ns").unwrap().0, 1500.0);
+        assert_eq!(
+            parse_quantity("42").unwrap().1.dimension,
+            Dimension::Count(String::new())
+        );
+        assert!(parse_quantity("5 parsecs").is_none());
+        assert!(parse_quantity("fast").is_none());
+        assert!(parse_quantity("").is_none());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Sinks: one file per output format behind one small trait. Every sink reads only a
 //! [`Report`]: the runs (the model) plus the derived tables and notes.
 
+mod bench;
 mod csv;
+pub mod gate;
 pub mod hgrm;
 mod json;
 mod markdown;
@@ -117,7 +119,11 @@ pub enum OutputFormat {
     Csv,
     /// Xenomai `latency` text (timer results only).
     Xenomai,
+    /// `BENCH name: key=value<unit>` lines.
+    Bench,
 }
+
+pub use json::SCHEMA as JSON_SCHEMA;
 
 pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
     match format {
@@ -128,6 +134,7 @@ pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Xenomai => Box::new(xenomai::Xenomai {
             live_part_done: false,
         }),
+        OutputFormat::Bench => Box::new(bench::Bench),
     }
 }
 

@@ -153,7 +153,7 @@ impl GoTest {
             run.started = Some(timestamp(started));
             run.ended = Some(timestamp(SystemTime::now()));
             Input {
-                run,
+                runs: vec![run],
                 notes: out.notes,
                 malformed: out.malformed,
             }

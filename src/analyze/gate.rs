@@ -1,0 +1,281 @@
+//! Targets and budgets as a CI gate: look each one up in the results, compare exactly in base
+//! units, and say Pass, Fail or Not measured.
+
+use super::attribution::Pattern;
+use crate::error::{Error, Result};
+use crate::model::{Benchmark, Dimension, Metric, Run, Unit};
+use crate::targets::{Limit, Targets};
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    NotMeasured,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "✅ Pass",
+            Status::Fail => "❌ Fail",
+            Status::NotMeasured => "⚠️ Not measured",
+        }
+    }
+}
+
+/// A measured figure in its metric's base unit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measured {
+    pub value: f64,
+    pub unit: Unit,
+}
+
+impl Measured {
+    pub fn text(&self) -> String {
+        self.unit.format_scaled(self.value)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetResult {
+    pub bench: String,
+    pub metric: String,
+    pub value: Option<Measured>,
+    /// `< 5 ms`, `> 100 MB/s`, or both.
+    pub target: String,
+    pub status: Status,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StageResult {
+    pub name: String,
+    pub bench: String,
+    pub metric: String,
+    pub value: Option<Measured>,
+    /// The stage's share of the budget's total, in percent.
+    pub share: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BudgetResult {
+    pub name: String,
+    pub total: String,
+    /// The total in its unit's base unit, and that unit.
+    pub total_value: f64,
+    pub unit: Unit,
+    pub stages: Vec<StageResult>,
+    pub sum: Option<f64>,
+    pub remainder: Option<f64>,
+    pub status: Status,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub targets: Vec<TargetResult>,
+    pub budget: Option<BudgetResult>,
+}
+
+impl Verdict {
+    /// Everything passed and was measured.
+    pub fn passed(&self) -> bool {
+        self.targets.iter().all(|t| t.status == Status::Pass)
+            && self
+                .budget
+                .as_ref()
+                .is_none_or(|b| b.status == Status::Pass)
+    }
+}
+
+const STATISTICS: [&str; 12] = [
+    "min", "avg", "mean", "median", "p50", "p90", "p99", "p99.9", "p99.99", "max", "stddev",
+    "count",
+];
+
+/// The figure `metric` of a benchmark: a metric of that name (its median over repetitions),
+/// or a statistic of the benchmark's distribution or main metric.
+pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
+    if let Some(m) = bench.metric(metric) {
+        let value = m.summary.as_ref().map(|s| s.median)?;
+        return Some(Measured {
+            value,
+            unit: m.unit.clone(),
+        });
+    }
+    if !STATISTICS.contains(&metric) {
+        return None;
+    }
+    let main: &Metric = bench
+        .metrics
+        .iter()
+        .find(|m| m.percentiles.is_some())
+        .or_else(|| bench.metrics.first())?;
+    let unit = main.unit.clone();
+    let value = match (&main.percentiles, &main.summary) {
+        (Some(p), s) => match metric {
+            "min" => p.min,
+            "p50" | "median" => p.p50,
+            "p90" => p.p90,
+            "p99" => p.p99,
+            "p99.9" => p.p99_9,
+            "p99.99" => p.p99_99,
+            "max" => p.max,
+            "count" => return Some(count(p.count)),
+            "avg" | "mean" => s.as_ref()?.mean,
+            _ => s.as_ref()?.stddev?,
+        },
+        (None, Some(s)) => match metric {
+            "min" => s.min,
+            "max" => s.max,
+            "avg" | "mean" => s.mean,
+            "median" | "p50" => s.median,
+            "stddev" => s.stddev?,
+            "count" => return Some(count(s.n as u64)),
+            // Percentiles of a few repetitions would be invented precision.
+            _ => return None,
+        },
+        (None, None) => return None,
+    };
+    Some(Measured { value, unit })
+}
+
+fn count(n: u64) -> Measured {
+    Measured {
+        value: n as f64,
+        unit: Unit::new(Dimension::Count(String::new())),
+    }
+}
+
+/// Benchmarks matching `pattern` across runs, or none.
+fn matching<'a>(runs: &'a [Run], pattern: &Pattern) -> Vec<&'a Benchmark> {
+    runs.iter()
+        .flat_map(|r| &r.benchmarks)
+        .filter(|b| pattern.matches(&b.name) || pattern.glob == b.name.full_name)
+        .collect()
+}
+
+fn same_dimension(a: &Unit, b: &Unit) -> bool {
+    a.dimension == b.dimension
+}
+
+fn check_dimension(
+    file: &str,
+    line: usize,
+    what: &str,
+    measured: &Measured,
+    limit: &Limit,
+) -> Result<()> {
+    if same_dimension(&measured.unit, &limit.unit) {
+        Ok(())
+    } else {
+        Err(Error::Input(format!(
+            "{file}:{line}: {what} is measured in {} but the limit `{}` is in {}",
+            measured.unit.base_symbol(),
+            limit.text,
+            limit.unit.base_symbol()
+        )))
+    }
+}
+
+/// Evaluates every target and the budget against `runs`.
+pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
+    let mut results = Vec::new();
+    for target in &targets.targets {
+        let pattern = Pattern::new(&target.bench)?;
+        let text = [
+            target.above.as_ref().map(|l| format!("> {}", l.text)),
+            target.below.as_ref().map(|l| format!("< {}", l.text)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" and ");
+        let found: Vec<(&Benchmark, Option<Measured>)> = matching(runs, &pattern)
+            .into_iter()
+            .map(|b| (b, measure(b, &target.metric)))
+            .filter(|(_, m)| m.is_some())
+            .collect();
+        if found.is_empty() {
+            results.push(TargetResult {
+                bench: target.bench.clone(),
+                metric: target.metric.clone(),
+                value: None,
+                target: text,
+                status: Status::NotMeasured,
+            });
+            continue;
+        }
+        for (bench, measured) in found {
+            let Some(measured) = measured else { continue };
+            let what = format!("`{}` {}", bench.name.full_name, target.metric);
+            let mut pass = true;
+            if let Some(limit) = &target.below {
+                check_dimension(&targets.file, target.line, &what, &measured, limit)?;
+                pass &= measured.value < limit.value;
+            }
+            if let Some(limit) = &target.above {
+                check_dimension(&targets.file, target.line, &what, &measured, limit)?;
+                pass &= measured.value > limit.value;
+            }
+            results.push(TargetResult {
+                bench: bench.name.full_name.clone(),
+                metric: target.metric.clone(),
+                value: Some(measured),
+                target: text.clone(),
+                status: if pass { Status::Pass } else { Status::Fail },
+            });
+        }
+    }
+    let budget = match &targets.budget {
+        None => None,
+        Some(b) => {
+            let mut stages = Vec::new();
+            for stage in &b.stages {
+                let pattern = Pattern::new(&stage.bench)?;
+                let value = matching(runs, &pattern)
+                    .into_iter()
+                    .find_map(|bench| measure(bench, &stage.metric));
+                if let Some(v) = &value {
+                    check_dimension(
+                        &targets.file,
+                        b.line,
+                        &format!("stage `{}`", stage.name),
+                        v,
+                        &b.total,
+                    )?;
+                }
+                stages.push(StageResult {
+                    name: stage.name.clone(),
+                    bench: stage.bench.clone(),
+                    metric: stage.metric.clone(),
+                    share: value.as_ref().map(|v| v.value / b.total.value * 100.0),
+                    value,
+                });
+            }
+            let sum: Option<f64> = stages
+                .iter()
+                .map(|s| s.value.as_ref().map(|v| v.value))
+                .sum();
+            let status = match sum {
+                None => Status::NotMeasured,
+                Some(s) if s <= b.total.value => Status::Pass,
+                Some(_) => Status::Fail,
+            };
+            Some(BudgetResult {
+                name: b.name.clone(),
+                total: b.total.text.clone(),
+                total_value: b.total.value,
+                unit: b.total.unit.clone(),
+                remainder: sum.map(|s| b.total.value - s),
+                sum,
+                stages,
+                status,
+            })
+        }
+    };
+    Ok(Verdict {
+        targets: results,
+        budget,
+    })
+}

@@ -1,0 +1,30 @@
+use crate::ingest::InputFormat;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Terminal table.
+    Table,
+    /// GitHub markdown.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Targets file (TOML: [[target]] bench/metric/below/above, and an optional [budget]).
+    #[arg(long, value_name = "FILE")]
+    pub targets: PathBuf,
+    /// Results in any format latkit reads, or latkit JSON; `-` or nothing reads stdin.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+    /// Input format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub input_format: InputFormat,
+    /// How to print the verdict.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+    /// Also write the verdict as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}

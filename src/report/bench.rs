@@ -1,0 +1,78 @@
+//! `BENCH <name>: key=value<unit> ...` lines, so existing CI scripts keep working. A metric
+//! with several repetitions prints its median; a distribution prints min, avg, p50, p99, max.
+
+use super::{Report, Reporter};
+use crate::model::{Benchmark, Metric, Unit, format_exact};
+use std::io::{self, Write};
+
+pub struct Bench;
+
+/// `36us`, or `2515.1 MB/s` (a unit with a slash stands apart, as such benches print it).
+fn value_text(value_base: f64, source_unit: &str) -> String {
+    let value = format_exact(value_base / Unit::parse(source_unit).to_base);
+    match source_unit {
+        "" => value,
+        u if u.contains('/') => format!("{value} {u}"),
+        u => format!("{value}{u}"),
+    }
+}
+
+fn pairs(metric: &Metric) -> Vec<String> {
+    // Go names a metric by its unit: print `ns/op=10668` rather than `ns/op=10668 ns/op`.
+    let unit = if metric.name == metric.source_unit {
+        ""
+    } else {
+        metric.source_unit.as_str()
+    };
+    let scale = if unit.is_empty() {
+        Unit::parse(&metric.source_unit).to_base
+    } else {
+        1.0
+    };
+    let text = |v: f64| value_text(v / scale, unit);
+    if let Some(p) = metric
+        .percentiles
+        .as_ref()
+        .filter(|_| metric.values.is_empty())
+    {
+        let mean = metric.summary.as_ref().map_or(p.p50, |s| s.mean);
+        return [
+            ("min", p.min),
+            ("avg", mean),
+            ("p50", p.p50),
+            ("p99", p.p99),
+            ("max", p.max),
+        ]
+        .iter()
+        .map(|(k, v)| format!("{k}={}", text(*v)))
+        .collect();
+    }
+    match metric.summary.as_ref() {
+        Some(s) => vec![format!("{}={}", metric.name, text(s.median))],
+        None => Vec::new(),
+    }
+}
+
+fn line(bench: &Benchmark) -> Option<String> {
+    // A distribution stands for the whole benchmark: its per-second series would only repeat it.
+    let distribution = bench
+        .metrics
+        .iter()
+        .find(|m| m.percentiles.is_some() && m.values.is_empty());
+    let fields: Vec<String> = match distribution {
+        Some(m) => pairs(m),
+        None => bench.metrics.iter().flat_map(pairs).collect(),
+    };
+    (!fields.is_empty()).then(|| format!("BENCH {}: {}", bench.name.full_name, fields.join(" ")))
+}
+
+impl Reporter for Bench {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        for bench in report.runs.iter().flat_map(|r| &r.benchmarks) {
+            if let Some(line) = line(bench) {
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! The targets file of `latkit check`: limits per benchmark and metric, and a latency budget.
+//!
+//! ```toml
+//! [[target]]
+//! bench = "encode_raw"     # name or glob
+//! metric = "avg"           # a metric, or a statistic: min avg median p50 p90 p99 p99.9 p99.99 max stddev
+//! below = "5 ms"
+//!
+//! [budget]
+//! name = "end to end"
+//! total = "20 ms"
+//! [[budget.stage]]
+//! name = "encode"
+//! bench = "encode_raw"
+//! metric = "avg"
+//! ```
+
+use crate::error::{Error, Result};
+use crate::model::{Unit, parse_quantity};
+use serde::Deserialize;
+use std::path::Path;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    target: Vec<Spanned<TargetSpec>>,
+    budget: Option<Spanned<BudgetSpec>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetSpec {
+    bench: String,
+    metric: String,
+    below: Option<String>,
+    above: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetSpec {
+    #[serde(default = "default_budget_name")]
+    name: String,
+    total: String,
+    #[serde(default)]
+    stage: Vec<StageSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StageSpec {
+    name: Option<String>,
+    bench: String,
+    metric: String,
+}
+
+fn default_budget_name() -> String {
+    "budget".to_string()
+}
+
+/// A limit, parsed: the value in the unit's base unit, and the text as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limit {
+    pub value: f64,
+    pub unit: Unit,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub bench: String,
+    pub metric: String,
+    pub below: Option<Limit>,
+    pub above: Option<Limit>,
+    /// Line of the target in its file, for messages.
+    pub line: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stage {
+    pub name: String,
+    pub bench: String,
+    pub metric: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Budget {
+    pub name: String,
+    pub total: Limit,
+    pub stages: Vec<Stage>,
+    pub line: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Targets {
+    pub file: String,
+    pub targets: Vec<Target>,
+    pub budget: Option<Budget>,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Targets {
+    pub fn load(path: &Path) -> Result<Targets> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
+        Targets::parse(&name, &text)
+    }
+
+    pub fn parse(file: &str, text: &str) -> Result<Targets> {
+        let raw: File = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| format!(":{}", line_of(text, s.start)))
+                .unwrap_or_default();
+            Error::Input(format!(
+                "{file}{line}: not a valid targets file: {}",
+                e.message()
+            ))
+        })?;
+        let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
+        let limit = |line: usize, text: &str| {
+            parse_quantity(text)
+                .map(|(value, unit)| Limit {
+                    value,
+                    unit,
+                    text: text.trim().to_string(),
+                })
+                .ok_or_else(|| {
+                    bad(line, format!("`{text}` is not a quantity (expected e.g. \"5 ms\", \"500 us\", \"100 MB/s\", \"2 MiB/s\")"))
+                })
+        };
+        let mut targets = Vec::new();
+        for spanned in raw.target {
+            let line = line_of(text, spanned.span().start);
+            let t = spanned.into_inner();
+            if t.below.is_none() && t.above.is_none() {
+                return Err(bad(
+                    line,
+                    format!("target for `{}` has neither `below` nor `above`", t.bench),
+                ));
+            }
+            let below = t.below.as_deref().map(|b| limit(line, b)).transpose()?;
+            let above = t.above.as_deref().map(|a| limit(line, a)).transpose()?;
+            targets.push(Target {
+                bench: t.bench,
+                metric: t.metric,
+                below,
+                above,
+                line,
+            });
+        }
+        let budget = match raw.budget {
+            Some(spanned) => {
+                let line = line_of(text, spanned.span().start);
+                let b = spanned.into_inner();
+                if b.stage.is_empty() {
+                    return Err(bad(
+                        line,
+                        format!("budget `{}` has no [[budget.stage]]", b.name),
+                    ));
+                }
+                Some(Budget {
+                    total: limit(line, &b.total)?,
+                    name: b.name,
+                    stages: b
+                        .stage
+                        .into_iter()
+                        .map(|s| Stage {
+                            name: s.name.unwrap_or_else(|| s.bench.clone()),
+                            bench: s.bench,
+                            metric: s.metric,
+                        })
+                        .collect(),
+                    line,
+                })
+            }
+            None => None,
+        };
+        if targets.is_empty() && budget.is_none() {
+            return Err(Error::Input(format!(
+                "{file}: no [[target]] and no [budget]: nothing to check"
+            )));
+        }
+        Ok(Targets {
+            file: file.to_string(),
+            targets,
+            budget,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_targets_and_budget() {
+        let t = Targets::parse(
+            "t.toml",
+            "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"5 ms\"\n\n[[target]]\nbench = \"tcp\"\nmetric = \"throughput\"\nabove = \"100 MB/s\"\n\n[budget]\ntotal = \"20 ms\"\n[[budget.stage]]\nbench = \"encode_raw\"\nmetric = \"avg\"\n",
+        )
+        .unwrap();
+        assert_eq!(t.targets.len(), 2);
+        assert_eq!(t.targets[0].below.as_ref().unwrap().value, 5e6);
+        assert_eq!(t.targets[1].line, 6);
+        assert_eq!(t.targets[1].above.as_ref().unwrap().value, 1e8);
+        let b = t.budget.unwrap();
+        assert_eq!(b.total.value, 2e7);
+        assert_eq!(b.stages[0].name, "encode_raw");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            (
+                "[[target]]\nbench = \"a\"\nmetric = \"avg\"\nbelow = \"5 parsecs\"\n",
+                "t.toml:1: `5 parsecs` is not a quantity",
+            ),
+            (
+                "[[target]]\nbench = \"a\"\nmetric = \"avg\"\n",
+                "neither `below` nor `above`",
+            ),
+            (
+                "\n\n[[target]]\nbench = \"a\"\nmetric = \"avg\"\nbelow = 5\n",
+                "t.toml:6: not a valid targets file",
+            ),
+            (
+                "[[target]]\nbench = \"a\"\nmetrc = \"avg\"\n",
+                "t.toml:3: not a valid targets file",
+            ),
+            ("", "nothing to check"),
+        ];
+        for (text, expected) in cases {
+            let err = Targets::parse("t.toml", text).unwrap_err().to_string();
+            assert!(err.contains(expected), "{err}");
+        }
+    }
+}
