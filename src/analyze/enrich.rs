@@ -364,6 +364,23 @@ impl TableContext<'_> {
 }
 
 impl TableContext<'_> {
+    /// A table over all repetitions (not one cycle) from each benchmark's cells.
+    fn whole_run_table(&self, columns: Vec<Column>, rows: Vec<(&&Benchmark, Vec<Cell>)>) -> Table {
+        Table {
+            title: self.title.clone(),
+            run: self.run_index,
+            cycle: None,
+            columns,
+            rows: rows
+                .into_iter()
+                .map(|(bench, cells)| Row {
+                    benchmark: bench.name.full_name.clone(),
+                    cells,
+                })
+                .collect(),
+        }
+    }
+
     /// One row per benchmark, one column per metric any of them reports (medians).
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
         let mut names: Vec<&str> = Vec::new();
@@ -400,19 +417,10 @@ impl TableContext<'_> {
                         None => Cell::Empty,
                     }
                 }));
-                Row {
-                    benchmark: bench.name.full_name.clone(),
-                    cells,
-                }
+                (bench, cells)
             })
             .collect();
-        Table {
-            title: self.title.clone(),
-            run: self.run_index,
-            cycle: None,
-            columns,
-            rows,
-        }
+        self.whole_run_table(columns, rows)
     }
 
     /// One row per distribution: sample count, the tool's own min/avg/max where it reports
@@ -475,19 +483,10 @@ impl TableContext<'_> {
                         count: total as u64,
                     });
                 }
-                Row {
-                    benchmark: bench.name.full_name.clone(),
-                    cells,
-                }
+                (bench, cells)
             })
             .collect();
-        Table {
-            title: self.title.clone(),
-            run: self.run_index,
-            cycle: None,
-            columns,
-            rows,
-        }
+        self.whole_run_table(columns, rows)
     }
 }
 

@@ -53,18 +53,7 @@ fn doctor(args: crate::cli::DoctorArgs) -> Result<()> {
 
 fn check(args: crate::cli::CheckArgs) -> Result<()> {
     let targets = crate::targets::Targets::load(&args.targets)?;
-    let inputs = if args.inputs.is_empty() {
-        vec!["-".to_string()]
-    } else {
-        args.inputs.clone()
-    };
-    let mut runs = Vec::new();
-    let mut notes = Vec::new();
-    for input in &inputs {
-        let read = crate::ingest::read_path(input, args.input_format)?;
-        runs.extend(read.runs);
-        notes.extend(read.notes);
-    }
+    let (runs, notes) = read_inputs(&args.inputs, args.input_format, false)?;
     let report = build_report(runs, notes, &EnrichOptions::default())?;
     let mut stdout = io::stdout().lock();
     gate(
@@ -114,6 +103,33 @@ pub fn gate(
             "{missed} target(s) missed or not measured"
         )))
     }
+}
+
+/// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
+fn read_inputs(
+    files: &[String],
+    format: crate::ingest::InputFormat,
+    strict: bool,
+) -> Result<(Vec<Run>, Vec<Note>)> {
+    let stdin = ["-".to_string()];
+    let files = if files.is_empty() { &stdin[..] } else { files };
+    let (mut runs, mut notes) = (Vec::new(), Vec::new());
+    for file in files {
+        let input = crate::ingest::read_path(file, format)?;
+        if strict && input.malformed > 0 {
+            let first = input.notes.iter().find(|n| n.line.is_some());
+            return Err(Error::Input(format!(
+                "{} (--strict)",
+                first.map_or_else(
+                    || format!("{file}: malformed result line"),
+                    |n| n.to_string()
+                )
+            )));
+        }
+        runs.extend(input.runs);
+        notes.extend(input.notes);
+    }
+    Ok((runs, notes))
 }
 
 fn load_suite(args: &ReportArgs) -> Result<Suite> {

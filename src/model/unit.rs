@@ -244,7 +244,7 @@ pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
     let parsed = Unit::parse_known(symbol)?;
     value
         .is_finite()
-        .then(|| (value * parsed.to_base, parsed.unit))
+        .then_some((value * parsed.to_base, parsed.unit))
 }
 
 impl fmt::Display for Unit {
