@@ -391,17 +391,11 @@ impl TableContext<'_> {
         }
         let mut columns = vec![col("Benchmark", "benchmark")];
         // Formats that print numbers as written need the unit in the header.
-        columns.extend(names.iter().map(|n| {
-            let unit = members
+        columns.extend(
+            names
                 .iter()
-                .find_map(|b| b.metric(n))
-                .map(|m| m.source_unit.as_str())
-                .unwrap_or("");
-            match unit {
-                "" => col(n, n),
-                u => col(&format!("{n} ({u})"), n),
-            }
-        }));
+                .map(|n| col_in(n, n, source_unit_of(members, n))),
+        );
         let rows = members
             .iter()
             .zip(display_names(members))
@@ -428,11 +422,27 @@ impl TableContext<'_> {
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
         let mut columns = vec![col("Benchmark", "benchmark"), col("Samples", "samples")];
         let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
-        columns.extend(stats.iter().map(|s| col(s, s)));
+        columns.extend(stats.iter().map(|s| col_in(s, s, "ns")));
         let with_overruns = members.iter().any(|b| b.metric("overruns").is_some());
         if with_overruns {
             columns.push(col("Overruns", "overruns"));
         }
+        // Other single figures (a probe's bandwidth, frame size) get a column each.
+        let reported = ["min", "avg", "max"];
+        let mut extras: Vec<&str> = Vec::new();
+        for m in members.iter().flat_map(|b| &b.metrics) {
+            if m.values.len() == 1
+                && !reported.contains(&m.name.as_str())
+                && !extras.contains(&m.name.as_str())
+            {
+                extras.push(&m.name);
+            }
+        }
+        columns.extend(
+            extras
+                .iter()
+                .map(|n| col_in(n, n, source_unit_of(members, n))),
+        );
         let rows = members
             .iter()
             .zip(display_names(members))
@@ -483,6 +493,14 @@ impl TableContext<'_> {
                         count: total as u64,
                     });
                 }
+                cells.extend(extras.iter().map(|n| match bench.metric(n) {
+                    Some(m) => Cell::Value {
+                        value: m.values[0],
+                        unit: m.unit.clone(),
+                        source_unit: m.source_unit.clone(),
+                    },
+                    None => Cell::Empty,
+                }));
                 (bench, cells)
             })
             .collect();
@@ -494,7 +512,24 @@ fn col(header: &str, key: &str) -> Column {
     Column {
         header: header.to_string(),
         key: key.to_string(),
+        unit: None,
     }
+}
+
+/// A column of values that formats printing raw numbers label with `unit`.
+fn col_in(header: &str, key: &str, unit: &str) -> Column {
+    Column {
+        unit: (!unit.is_empty()).then(|| unit.to_string()),
+        ..col(header, key)
+    }
+}
+
+/// The unit a metric's values are written in, as the harness wrote them.
+fn source_unit_of<'a>(members: &[&'a Benchmark], metric: &str) -> &'a str {
+    members
+        .iter()
+        .find_map(|b| b.metric(metric))
+        .map_or("", |m| m.source_unit.as_str())
 }
 
 fn percent(value: Option<f64>) -> Cell {

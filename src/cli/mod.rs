@@ -1,11 +1,13 @@
 //! Command-line definitions: arguments and their help, no logic.
 
 mod check;
+mod frame;
 mod go;
 mod parse;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
+pub use frame::FrameArgs;
 pub use go::GoArgs;
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
@@ -38,6 +40,8 @@ pub enum Command {
     Go(GoArgs),
     /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
     Timer(TimerArgs),
+    /// Time one pipeline stage on a video frame (copy, or YUV to RGBA conversion).
+    Frame(FrameArgs),
     /// Check whether this host can measure latency well, with advice for each problem.
     Doctor(DoctorArgs),
     /// Gate results against targets and a latency budget (exit 1 when any misses).

@@ -18,8 +18,54 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Parse(args) => parse::run(args),
         Command::Go(args) => go::run(args),
         Command::Timer(args) => timer::run(args),
+        Command::Frame(args) => frame(args),
         Command::Doctor(args) => doctor(args),
         Command::Check(args) => check(args),
+    }
+}
+
+fn frame(args: crate::cli::FrameArgs) -> Result<()> {
+    let run = crate::probe::frame::run(&crate::probe::frame::FrameConfig {
+        width: args.width,
+        height: args.height,
+        pixfmt: args.pixfmt,
+        op: args.op,
+        iterations: args.iterations,
+        warmup: args.warmup,
+    })?;
+    probe_report(run, args.format, args.out.clone(), args.check.as_deref())
+}
+
+/// Reports a probe's run like `parse` does, then gates it when a targets file is given.
+fn probe_report(
+    run: Run,
+    format: crate::report::OutputFormat,
+    out: Option<std::path::PathBuf>,
+    check: Option<&std::path::Path>,
+) -> Result<()> {
+    let args = ReportArgs {
+        format,
+        out,
+        baseline: None,
+        suite: None,
+        metric: None,
+        per_run: false,
+        quiet: true,
+    };
+    let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
+    write_report(&report, &args)?;
+    match check {
+        Some(path) => {
+            let targets = crate::targets::Targets::load(path)?;
+            gate(
+                &targets,
+                &report.runs,
+                crate::cli::CheckFormat::Table,
+                None,
+                &mut io::stderr(),
+            )
+        }
+        None => Ok(()),
     }
 }
 

@@ -1,3 +1,4 @@
 //! Probes: code that measures.
 
+pub mod frame;
 pub mod timer;

@@ -27,10 +27,11 @@ fn value(cell: &Cell) -> String {
 
 impl Reporter for Csv {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let mut headers: Vec<&str> = Vec::new();
+        let mut headers: Vec<String> = Vec::new();
         for column in report.tables.iter().flat_map(|t| &t.columns) {
-            if !headers.contains(&column.header.as_str()) {
-                headers.push(&column.header);
+            let header = column.header_with_unit();
+            if !headers.contains(&header) {
+                headers.push(header);
             }
         }
         let mut line: Vec<String> = vec!["table".into(), "cycle".into()];
@@ -42,7 +43,10 @@ impl Reporter for Csv {
                 line.push(quote(table.title.as_deref().unwrap_or("")));
                 line.push(table.cycle.map(|c| c.to_string()).unwrap_or_default());
                 for header in &headers {
-                    let cell = table.columns.iter().position(|c| c.header == *header);
+                    let cell = table
+                        .columns
+                        .iter()
+                        .position(|c| c.header_with_unit() == *header);
                     line.push(
                         cell.map(|i| quote(&value(&row.cells[i])))
                             .unwrap_or_default(),

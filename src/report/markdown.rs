@@ -13,7 +13,11 @@ fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
     if let Some(title) = &table.title {
         writeln!(out, "### {}\n", escape(title))?;
     }
-    let headers: Vec<String> = table.columns.iter().map(|c| escape(&c.header)).collect();
+    let headers: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| escape(&c.header_with_unit()))
+        .collect();
     writeln!(out, "| {} |", headers.join(" | "))?;
     // Align by what the first row holds: text left, numbers right.
     let first = table.rows.first();

@@ -42,6 +42,20 @@ pub struct Column {
     /// Stable machine name: `benchmark`, `count`, the metric name, `ci95`, `pct_of_baseline`,
     /// `share_part`, `share_rest`.
     pub key: String,
+    /// The unit of the column's numbers where formats print them raw (markdown, CSV); the
+    /// terminal table scales every cell and prints its unit there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
+impl Column {
+    /// The header with its unit, for formats that print numbers raw.
+    fn header_with_unit(&self) -> String {
+        match &self.unit {
+            Some(unit) => format!("{} ({unit})", self.header),
+            None => self.header.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -1,0 +1,35 @@
+use crate::probe::frame::{Operation, PixelFormat};
+use crate::report::OutputFormat;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct FrameArgs {
+    /// Frame width in pixels (even).
+    #[arg(long, default_value_t = 1280)]
+    pub width: usize,
+    /// Frame height in pixels (even).
+    #[arg(long, default_value_t = 720)]
+    pub height: usize,
+    /// Pixel format of the source frame.
+    #[arg(long, value_enum, default_value = "nv12")]
+    pub pixfmt: PixelFormat,
+    /// The stage to time.
+    #[arg(long, value_enum, default_value = "copy")]
+    pub op: Operation,
+    /// Timed frames.
+    #[arg(long, default_value_t = 1000)]
+    pub iterations: u64,
+    /// Untimed frames first (caches, page faults).
+    #[arg(long, default_value_t = 50)]
+    pub warmup: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+}

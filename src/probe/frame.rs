@@ -1,0 +1,241 @@
+//! The cost of one pipeline stage on a video frame: copying it, or converting YUV to RGBA in
+//! software (BT.601, limited range), timed per frame.
+
+use crate::error::{Error, Result};
+use crate::ingest::{RunBuilder, new_run};
+use crate::model::{
+    BenchName, ConfigEntry, Dimension, Distribution, Environment, Metric, ParsedUnit, Run, Source,
+    Unit, timestamp,
+};
+use hdrhistogram::Histogram;
+use std::hint::black_box;
+use std::time::{Instant, SystemTime};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PixelFormat {
+    /// Y plane, then interleaved U/V at quarter resolution (12 bits per pixel).
+    Nv12,
+    /// Y plane, then U and V planes at quarter resolution (12 bits per pixel).
+    I420,
+    /// 8-bit R, G, B, A per pixel.
+    Rgba,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Operation {
+    /// Copy the frame to another buffer.
+    Copy,
+    /// Convert NV12 or I420 to RGBA.
+    Convert,
+}
+
+pub struct FrameConfig {
+    pub width: usize,
+    pub height: usize,
+    pub pixfmt: PixelFormat,
+    pub op: Operation,
+    pub iterations: u64,
+    pub warmup: u64,
+}
+
+impl PixelFormat {
+    pub fn frame_bytes(self, width: usize, height: usize) -> usize {
+        match self {
+            PixelFormat::Nv12 | PixelFormat::I420 => width * height * 3 / 2,
+            PixelFormat::Rgba => width * height * 4,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PixelFormat::Nv12 => "nv12",
+            PixelFormat::I420 => "i420",
+            PixelFormat::Rgba => "rgba",
+        }
+    }
+}
+
+fn clamp(v: i32) -> u8 {
+    v.clamp(0, 255) as u8
+}
+
+/// BT.601 limited-range YUV to RGBA, in integer arithmetic.
+fn yuv_to_rgba(y: u8, u: u8, v: u8, out: &mut [u8]) {
+    let c = 298 * (i32::from(y) - 16);
+    let (d, e) = (i32::from(u) - 128, i32::from(v) - 128);
+    out[0] = clamp((c + 409 * e + 128) >> 8);
+    out[1] = clamp((c - 100 * d - 208 * e + 128) >> 8);
+    out[2] = clamp((c + 516 * d + 128) >> 8);
+    out[3] = 255;
+}
+
+/// Converts one NV12 or I420 frame to RGBA.
+fn convert(src: &[u8], dst: &mut [u8], width: usize, height: usize, pixfmt: PixelFormat) {
+    let (luma, chroma) = src.split_at(width * height);
+    let quarter = (width / 2) * (height / 2);
+    for row in 0..height {
+        let chroma_row = row / 2;
+        for col in 0..width {
+            let (u, v) = match pixfmt {
+                PixelFormat::Nv12 => {
+                    let i = chroma_row * width + (col & !1);
+                    (chroma[i], chroma[i + 1])
+                }
+                _ => {
+                    let i = chroma_row * (width / 2) + col / 2;
+                    (chroma[i], chroma[quarter + i])
+                }
+            };
+            let px = row * width + col;
+            yuv_to_rgba(luma[px], u, v, &mut dst[px * 4..px * 4 + 4]);
+        }
+    }
+}
+
+/// A deterministic test pattern: gradients in every plane, so conversion does real work.
+fn pattern(bytes: usize) -> Vec<u8> {
+    (0..bytes)
+        .map(|i| (i.wrapping_mul(31) >> 3) as u8)
+        .collect()
+}
+
+pub fn run(config: &FrameConfig) -> Result<Run> {
+    let (w, h) = (config.width, config.height);
+    if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
+        return Err(Error::Input(format!(
+            "--width and --height must be even and non-zero (got {w}x{h}): chroma is subsampled 2x2"
+        )));
+    }
+    if config.iterations == 0 {
+        return Err(Error::Input("--iterations must be at least 1".into()));
+    }
+    if config.op == Operation::Convert && config.pixfmt == PixelFormat::Rgba {
+        return Err(Error::Input(
+            "--op convert converts nv12 or i420 to RGBA; --pixfmt rgba has nothing to convert"
+                .into(),
+        ));
+    }
+    let frame_bytes = config.pixfmt.frame_bytes(w, h);
+    let src = pattern(frame_bytes);
+    let out_bytes = match config.op {
+        Operation::Copy => frame_bytes,
+        Operation::Convert => w * h * 4,
+    };
+    let mut dst = vec![0u8; out_bytes];
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .map_err(|e| Error::Failed(format!("histogram: {e}")))?;
+    let started = SystemTime::now();
+    let mut total_ns = 0u128;
+    for i in 0..config.warmup + config.iterations {
+        let t0 = Instant::now();
+        match config.op {
+            Operation::Copy => dst.copy_from_slice(black_box(&src)),
+            Operation::Convert => convert(black_box(&src), &mut dst, w, h, config.pixfmt),
+        }
+        black_box(&mut dst);
+        let ns = t0.elapsed().as_nanos();
+        if i >= config.warmup {
+            hist.saturating_record(ns as u64);
+            total_ns += ns;
+        }
+    }
+
+    let name = format!(
+        "frame/{}/{}/{w}x{h}",
+        match config.op {
+            Operation::Copy => "copy",
+            Operation::Convert => "convert",
+        },
+        config.pixfmt.name()
+    );
+    let mut builder = RunBuilder::default();
+    let bench = builder.benchmark(&name, None, BenchName::plain);
+    // Bandwidth counts the source frame once per operation.
+    let bytes_per_second = frame_bytes as f64 * config.iterations as f64 / (total_ns as f64 / 1e9);
+    builder.record(bench, "bandwidth", "B/s", bytes_per_second);
+    builder.record(bench, "frame_bytes", "B", frame_bytes as f64);
+    let mut benchmarks = builder.finish();
+    let mut time = Metric::new(
+        "time",
+        &ParsedUnit {
+            unit: Unit::new(Dimension::Time),
+            to_base: 1.0,
+        },
+        "ns",
+    );
+    time.histogram = Some(Distribution(hist));
+    benchmarks[0].metrics.insert(0, time);
+    benchmarks[0].iterations = vec![config.iterations];
+
+    let entry = |k: &str, v: String| ConfigEntry {
+        key: k.to_string(),
+        value: v,
+    };
+    let source = Source {
+        kind: "probe".to_string(),
+        format: "frame".to_string(),
+        path: None,
+        command: std::env::args().collect(),
+    };
+    let config_entries = vec![
+        entry("width", w.to_string()),
+        entry("height", h.to_string()),
+        entry("pixfmt", config.pixfmt.name().to_string()),
+        entry("frame_bytes", frame_bytes.to_string()),
+        entry("iterations", config.iterations.to_string()),
+        entry("warmup", config.warmup.to_string()),
+    ];
+    let mut run = new_run(
+        source,
+        Environment::capture(),
+        config_entries,
+        RunBuilder::from_benchmarks(benchmarks),
+    );
+    run.started = Some(timestamp(started));
+    run.ended = Some(timestamp(SystemTime::now()));
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sizes() {
+        assert_eq!(PixelFormat::Nv12.frame_bytes(1280, 720), 1_382_400);
+        assert_eq!(PixelFormat::I420.frame_bytes(1280, 720), 1_382_400);
+        assert_eq!(PixelFormat::Rgba.frame_bytes(1280, 720), 3_686_400);
+    }
+
+    #[test]
+    fn bt601_reference_colours() {
+        let mut px = [0u8; 4];
+        yuv_to_rgba(16, 128, 128, &mut px);
+        assert_eq!(px, [0, 0, 0, 255], "black");
+        yuv_to_rgba(235, 128, 128, &mut px);
+        assert_eq!(px, [255, 255, 255, 255], "white");
+        yuv_to_rgba(81, 90, 240, &mut px);
+        assert_eq!(px, [255, 0, 0, 255], "red");
+    }
+
+    #[test]
+    fn nv12_and_i420_of_the_same_picture_convert_alike() {
+        let (w, h) = (4, 2);
+        let luma = [16u8, 50, 100, 235, 81, 90, 200, 128];
+        let (u, v) = ([90u8, 128], [240u8, 128]);
+        let mut nv12 = luma.to_vec();
+        nv12.extend([u[0], v[0], u[1], v[1]]);
+        let mut i420 = luma.to_vec();
+        i420.extend(u);
+        i420.extend(v);
+        let (mut a, mut b) = (vec![0u8; w * h * 4], vec![0u8; w * h * 4]);
+        convert(&nv12, &mut a, w, h, PixelFormat::Nv12);
+        convert(&i420, &mut b, w, h, PixelFormat::I420);
+        assert_eq!(a, b);
+        assert_eq!(
+            &a[12..16],
+            [255, 255, 255, 255],
+            "pixel 3: white with neutral chroma"
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! `latkit frame`: output invariants, bad arguments, gating and BENCH output.
+
+mod common;
+
+use common::{first_value, json_of, latkit, metric, stdout_of};
+use predicates::prelude::*;
+
+#[test]
+fn copy_and_convert_invariants() {
+    for (op, pixfmt, bytes) in [
+        ("copy", "nv12", 1_382_400.0),
+        ("copy", "rgba", 3_686_400.0),
+        ("convert", "i420", 1_382_400.0),
+    ] {
+        let doc = json_of(latkit().args([
+            "frame",
+            "--op",
+            op,
+            "--pixfmt",
+            pixfmt,
+            "--iterations",
+            "40",
+            "--warmup",
+            "5",
+            "--format",
+            "json",
+        ]));
+        let bench = &doc["runs"][0]["benchmarks"][0];
+        assert_eq!(bench["name"], format!("frame/{op}/{pixfmt}/1280x720"));
+        assert_eq!(first_value(bench, "frame_bytes"), bytes);
+        let p = &metric(bench, "time")["percentiles"];
+        assert_eq!(p["count"], 40);
+        let (min, p50, max) = (
+            p["min"].as_f64().unwrap(),
+            p["p50"].as_f64().unwrap(),
+            p["max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < min && min <= p50 && p50 <= max);
+        // Bandwidth is bytes over the mean time, so it lies between the extremes' rates.
+        let bandwidth = first_value(bench, "bandwidth");
+        let slack = 1.01; // HDR's 3 significant digits
+        assert!(
+            bandwidth <= bytes / (min * 1e-9) * slack && bandwidth >= bytes / (max * 1e-9) / slack,
+            "{bandwidth}"
+        );
+        assert_eq!(metric(bench, "bandwidth")["unit"]["dimension"], "byte_rate");
+    }
+}
+
+#[test]
+fn bad_frames_exit_2() {
+    latkit()
+        .args(["frame", "--op", "convert", "--pixfmt", "rgba"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to convert"));
+    latkit()
+        .args(["frame", "--width", "1281"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("even"));
+    latkit()
+        .args(["frame", "--iterations", "0"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn frame_gates_itself_and_prints_bench_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("t.toml");
+    std::fs::write(&targets, "[[target]]\nbench = \"frame/copy/*\"\nmetric = \"bandwidth\"\nabove = \"1 MB/s\"\n\n[[target]]\nbench = \"frame/copy/*\"\nmetric = \"p99\"\nbelow = \"1 s\"\n").unwrap();
+    let out = latkit()
+        .args([
+            "frame",
+            "--iterations",
+            "20",
+            "--format",
+            "bench",
+            "--check",
+        ])
+        .arg(&targets)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("✅ Pass"));
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with("BENCH frame/copy/nv12/1280x720: min="),
+        "{text}"
+    );
+    let back = stdout_of(
+        latkit()
+            .args(["parse", "-", "--format", "json"])
+            .write_stdin(text),
+    );
+    assert!(back.contains("\"name\": \"frame/copy/nv12/1280x720\""));
+}
