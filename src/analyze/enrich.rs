@@ -84,7 +84,7 @@ pub fn build_report(
             let ctx = TableContext {
                 run_index,
                 timer: run.timer.is_some(),
-                wide: run.source.format == "bench",
+                wide: matches!(run.source.format.as_str(), "bench" | "net"),
                 title: title(
                     run_label.as_deref(),
                     (packages.len() > 1).then_some(group.package).flatten(),

@@ -3,12 +3,14 @@
 mod check;
 mod frame;
 mod go;
+mod net;
 mod parse;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
 pub use frame::FrameArgs;
 pub use go::GoArgs;
+pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
 
@@ -40,6 +42,8 @@ pub enum Command {
     Go(GoArgs),
     /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
     Timer(TimerArgs),
+    /// Network round trip, rate and throughput: client, server, or both on loopback.
+    Net(NetArgs),
     /// Time one pipeline stage on a video frame (copy, or YUV to RGBA conversion).
     Frame(FrameArgs),
     /// Check whether this host can measure latency well, with advice for each problem.

@@ -1,6 +1,7 @@
 //! What each subcommand does, from parsed arguments to a written report.
 
 mod go;
+mod net;
 mod parse;
 mod timer;
 
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Go(args) => go::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Frame(args) => frame(args),
+        Command::Net(args) => net::run(args),
         Command::Doctor(args) => doctor(args),
         Command::Check(args) => check(args),
     }
@@ -37,7 +39,7 @@ fn frame(args: crate::cli::FrameArgs) -> Result<()> {
 }
 
 /// Reports a probe's run like `parse` does, then gates it when a targets file is given.
-fn probe_report(
+pub(crate) fn probe_report(
     run: Run,
     format: crate::report::OutputFormat,
     out: Option<std::path::PathBuf>,

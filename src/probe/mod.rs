@@ -1,4 +1,5 @@
 //! Probes: code that measures.
 
 pub mod frame;
+pub mod net;
 pub mod timer;

@@ -8,6 +8,16 @@ pub struct Terminal;
 
 fn text(cell: &Cell) -> String {
     match cell {
+        // A figure the harness gave in binary units keeps them: MiB/s is not MB/s.
+        Cell::Value {
+            value, source_unit, ..
+        } if source_unit.contains("iB") => {
+            let in_source = value / crate::model::Unit::parse(source_unit).to_base;
+            format!(
+                "{} {source_unit}",
+                crate::model::format_significant(in_source, 4)
+            )
+        }
         Cell::Value { value, unit, .. } => unit.format_scaled(*value),
         Cell::Spread {
             relative_percent: Some(p),

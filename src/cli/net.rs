@@ -1,0 +1,106 @@
+use crate::probe::net::protocol::Test;
+use crate::report::OutputFormat;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    pub mode: NetMode,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NetMode {
+    /// Serve tests to latkit clients (loopback only unless told otherwise).
+    Server(NetServerArgs),
+    /// Run a test against a latkit server.
+    Client(NetClientArgs),
+    /// Run a test against a server started in this process on an ephemeral loopback port.
+    Loopback(NetTestArgs),
+}
+
+/// A byte size: `65536`, `64KiB`, `10 MiB`, `1GB`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    use crate::model::Dimension;
+    let size = crate::model::parse_quantity(text).filter(|(bytes, unit)| {
+        let is_size = match &unit.dimension {
+            Dimension::Bytes => true,
+            Dimension::Count(what) => what.is_empty(),
+            _ => false,
+        };
+        is_size && unit.per.is_none() && *bytes >= 0.0
+    });
+    size.map(|(bytes, _)| bytes as u64)
+        .ok_or_else(|| format!("`{text}` is not a size (expected e.g. 64KiB, 10MiB, 1GB, 65536)"))
+}
+
+#[derive(Debug, Args)]
+pub struct NetServerArgs {
+    /// Address to listen on (TCP and UDP). Anything but loopback needs --token or --insecure.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:47000")]
+    pub bind: String,
+    /// Shared secret that clients must prove they know (never sent in the clear).
+    #[arg(long, value_name = "SECRET")]
+    pub token: Option<String>,
+    /// Allow a non-loopback bind without a token.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Clients served at once; more are turned away.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_clients: usize,
+    /// Longest test a client may run, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    pub max_duration: u64,
+    /// Most bytes one throughput test may send.
+    #[arg(long, value_name = "SIZE", default_value = "10GiB", value_parser = parse_size)]
+    pub max_bytes: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct NetClientArgs {
+    /// The server, ADDR:PORT.
+    #[arg(value_name = "ADDR:PORT")]
+    pub server: String,
+    #[command(flatten)]
+    pub test: NetTestArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct NetTestArgs {
+    /// The test to run.
+    #[arg(long, value_enum)]
+    pub test: Test,
+    /// Message size for the RTT and rate tests.
+    #[arg(long, value_name = "SIZE", default_value = "64", value_parser = parse_size)]
+    pub size: u64,
+    /// Seconds to measure (default 5; throughput defaults to --bytes instead).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Round trips or packets to measure instead of a duration.
+    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    pub count: Option<u64>,
+    /// Seconds of unrecorded round trips first.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Packets per second for udp-rate.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub rate: u64,
+    /// Bytes to send for tcp-throughput (unless --duration).
+    #[arg(long, value_name = "SIZE", default_value = "10MiB", value_parser = parse_size)]
+    pub bytes: u64,
+    /// Write size for tcp-throughput.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
+    pub chunk: u64,
+    /// Shared secret the server requires (see `net server --token`).
+    #[arg(long, value_name = "SECRET")]
+    pub token: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+}

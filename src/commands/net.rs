@@ -1,0 +1,92 @@
+use super::probe_report;
+use crate::cli::{NetArgs, NetMode, NetTestArgs};
+use crate::error::{Error, Result};
+use crate::probe::net::client::ClientConfig;
+use crate::probe::net::protocol::Test;
+use crate::probe::net::server::{Server, ServerConfig};
+use crate::probe::net::{loopback, measure};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+fn address(text: &str) -> Result<SocketAddr> {
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| {
+            Error::Input(format!(
+                "`{text}` is not an address (expected ADDR:PORT, e.g. 127.0.0.1:47000)"
+            ))
+        })
+}
+
+fn seconds(what: &str, s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| Error::Input(format!("{what} must be a number of seconds ≥ 0")))
+}
+
+fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig> {
+    if args.test != Test::TcpThroughput
+        && !(24..=65_000).contains(&args.size)
+        && args.test != Test::TcpRtt
+    {
+        return Err(Error::Input(
+            "--size for UDP tests must be 24 to 65000 bytes (24 carry the header)".into(),
+        ));
+    }
+    if args.size == 0 || args.size > 1 << 20 {
+        return Err(Error::Input("--size must be 1 B to 1 MiB".into()));
+    }
+    Ok(ClientConfig {
+        server,
+        test: args.test,
+        size: args.size as usize,
+        duration: args
+            .duration
+            .map(|d| seconds("--duration", d))
+            .transpose()?,
+        count: args.count,
+        warmup: seconds("--warmup", args.warmup)?,
+        rate: args.rate,
+        bytes: args.bytes,
+        chunk: (args.chunk as usize).clamp(1, 1 << 20),
+        token: args.token.clone(),
+    })
+}
+
+pub fn run(args: NetArgs) -> Result<()> {
+    crate::interrupt::install();
+    match args.mode {
+        NetMode::Server(s) => {
+            let server = Server::bind(ServerConfig {
+                bind: address(&s.bind)?,
+                token: s.token,
+                insecure: s.insecure,
+                max_clients: s.max_clients.max(1),
+                max_duration: Duration::from_secs(s.max_duration.max(1)),
+                max_bytes: s.max_bytes,
+            })?;
+            eprintln!(
+                "latkit net server listening on {} (TCP and UDP)",
+                server.local_addr()
+            );
+            server.serve(|line| eprintln!("{line}"))?;
+            Err(Error::Interrupted)
+        }
+        NetMode::Client(c) => {
+            let config = client_config(address(&c.server)?, &c.test)?;
+            let run = measure(&config)?;
+            probe_report(
+                run,
+                c.test.format,
+                c.test.out.clone(),
+                c.test.check.as_deref(),
+            )
+        }
+        NetMode::Loopback(t) => {
+            let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
+            let config = client_config(placeholder, &t)?;
+            let run = loopback(config, t.token.clone())?;
+            probe_report(run, t.format, t.out.clone(), t.check.as_deref())
+        }
+    }
+}

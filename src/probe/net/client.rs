@@ -1,0 +1,401 @@
+//! The test client: handshake, then one of the four tests, measured on this side's clock.
+
+use super::protocol::{self, Greeting, Received, Reply, Request, SESSION_BYTES, Test, UDP_HEADER};
+use crate::error::{Error, Result};
+use hdrhistogram::Histogram;
+use std::io::{BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub server: SocketAddr,
+    pub test: Test,
+    pub size: usize,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub warmup: Duration,
+    pub rate: u64,
+    pub bytes: u64,
+    pub chunk: usize,
+    pub token: Option<String>,
+}
+
+/// What a test measured; every time in ns.
+pub enum Measurement {
+    RoundTrips {
+        rtt: Histogram<u64>,
+        lost: u64,
+    },
+    Rate {
+        latency: Histogram<u64>,
+        sent: u64,
+        received: u64,
+        duplicated: u64,
+        reordered: u64,
+    },
+    Throughput {
+        received: Received,
+        first_chunk_ns: Option<u64>,
+        first_send_ns: u64,
+        first_send_bytes: usize,
+        sent: u64,
+    },
+}
+
+fn io_err(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Failed(format!("{what}: {e}"))
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 ns to 60 s at three significant digits is always a valid configuration.
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
+}
+
+struct Connection {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+    reply: Reply,
+}
+
+fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
+    let addr = config.server;
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(io_err(&format!("connecting to {addr}")))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    stream.set_nodelay(true).ok();
+    let mut reader = BufReader::new(stream.try_clone().map_err(io_err("socket"))?);
+    let greeting: Greeting = protocol::receive(&mut reader).map_err(io_err(&format!("{addr}")))?;
+    if greeting.proto != protocol::PROTO || greeting.version != protocol::VERSION {
+        return Err(Error::Failed(format!(
+            "{addr} speaks {} version {}, not {} version {}",
+            greeting.proto,
+            greeting.version,
+            protocol::PROTO,
+            protocol::VERSION
+        )));
+    }
+    let nonce = protocol::nonce();
+    let proof = match (&config.token, greeting.auth) {
+        (Some(token), _) => Some(protocol::proof(token, "client", &greeting.nonce, &nonce)),
+        (None, true) => return Err(Error::Failed(format!("{addr} requires --token"))),
+        (None, false) => None,
+    };
+    let request = Request {
+        version: protocol::VERSION,
+        test: config.test,
+        size: if config.test == Test::TcpThroughput {
+            config.chunk
+        } else {
+            config.size
+        },
+        duration_ms: duration.as_millis() as u64,
+        bytes: config.bytes,
+        nonce: nonce.clone(),
+        proof,
+    };
+    let mut writer = stream.try_clone().map_err(io_err("socket"))?;
+    protocol::send(&mut writer, &request).map_err(io_err("sending the request"))?;
+    let reply: Reply = protocol::receive(&mut reader).map_err(io_err("reading the reply"))?;
+    if !reply.ok {
+        return Err(Error::Failed(format!(
+            "{addr} refused: {}",
+            reply.error.unwrap_or_default()
+        )));
+    }
+    if let Some(token) = &config.token {
+        let proven = reply
+            .proof
+            .as_deref()
+            .is_some_and(|p| protocol::verify(token, "server", &nonce, &greeting.nonce, p));
+        if !proven {
+            return Err(Error::Failed(format!(
+                "{addr} could not prove it knows the token"
+            )));
+        }
+    }
+    Ok(Connection {
+        stream,
+        reader,
+        reply,
+    })
+}
+
+/// Whether to go on: within the duration and the count.
+fn more(started: Instant, done: u64, config: &ClientConfig, duration: Duration) -> bool {
+    match config.count {
+        Some(n) => done < n,
+        None => started.elapsed() < duration,
+    }
+}
+
+pub fn run(config: &ClientConfig) -> Result<Measurement> {
+    let duration = config.duration.unwrap_or(Duration::from_secs(5));
+    let mut conn = handshake(config, duration + config.warmup)?;
+    let stopped = || crate::interrupt::requested();
+    match config.test {
+        Test::TcpRtt => {
+            let mut buf = vec![0u8; config.size];
+            let mut rtt = histogram();
+            let mut round_trip = |conn: &mut Connection| -> Result<u64> {
+                let t0 = Instant::now();
+                conn.stream.write_all(&buf).map_err(io_err("send"))?;
+                conn.reader
+                    .read_exact(&mut buf)
+                    .map_err(io_err("receive"))?;
+                Ok(t0.elapsed().as_nanos() as u64)
+            };
+            let warm = Instant::now();
+            while warm.elapsed() < config.warmup && !stopped() {
+                round_trip(&mut conn)?;
+            }
+            let (started, mut done) = (Instant::now(), 0);
+            while more(started, done, config, duration) && !stopped() {
+                rtt.saturating_record(round_trip(&mut conn)?);
+                done += 1;
+            }
+            Ok(Measurement::RoundTrips { rtt, lost: 0 })
+        }
+        Test::UdpRtt => udp_rtt(config, &conn, duration),
+        Test::UdpRate => udp_rate(config, &conn, duration),
+        Test::TcpThroughput => throughput(config, conn, duration),
+    }
+}
+
+fn udp_socket(config: &ClientConfig, reply: &Reply) -> Result<(UdpSocket, [u8; SESSION_BYTES])> {
+    let port = reply
+        .udp_port
+        .ok_or_else(|| Error::Failed("server gave no UDP port".into()))?;
+    let session = hex::decode(reply.session.as_deref().unwrap_or_default())
+        .ok()
+        .and_then(|s| <[u8; SESSION_BYTES]>::try_from(s).ok())
+        .ok_or_else(|| Error::Failed("server gave no valid UDP session".into()))?;
+    let local: SocketAddr = if config.server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .map_err(|_| Error::Failed("local address".into()))?;
+    let socket = UdpSocket::bind(local).map_err(io_err("binding UDP"))?;
+    socket
+        .connect(SocketAddr::new(config.server.ip(), port))
+        .map_err(io_err("UDP connect"))?;
+    Ok((socket, session))
+}
+
+fn packet(size: usize, session: &[u8; SESSION_BYTES], seq: u64, stamp: u64) -> Vec<u8> {
+    let mut p = vec![0u8; size.max(UDP_HEADER)];
+    p[..SESSION_BYTES].copy_from_slice(session);
+    p[SESSION_BYTES..SESSION_BYTES + 8].copy_from_slice(&seq.to_le_bytes());
+    p[SESSION_BYTES + 8..UDP_HEADER].copy_from_slice(&stamp.to_le_bytes());
+    p
+}
+
+fn read_u64(p: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&p[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+fn udp_rtt(config: &ClientConfig, conn: &Connection, duration: Duration) -> Result<Measurement> {
+    let (socket, session) = udp_socket(config, &conn.reply)?;
+    socket
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .ok();
+    let mut rtt = histogram();
+    let mut reply = vec![0u8; config.size.max(UDP_HEADER)];
+    let (mut seq, mut lost) = (0u64, 0u64);
+    let mut round_trip = |seq: u64| -> Result<Option<u64>> {
+        let t0 = Instant::now();
+        socket
+            .send(&packet(config.size, &session, seq, 0))
+            .map_err(io_err("UDP send"))?;
+        loop {
+            match socket.recv(&mut reply) {
+                // A late answer to an earlier, already counted-lost packet: skip it.
+                Ok(n) if n >= UDP_HEADER && read_u64(&reply, SESSION_BYTES) != seq => continue,
+                Ok(_) => return Ok(Some(t0.elapsed().as_nanos() as u64)),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Ok(None);
+                }
+                Err(e) => return Err(Error::Failed(format!("UDP receive: {e}"))),
+            }
+        }
+    };
+    let warm = Instant::now();
+    while warm.elapsed() < config.warmup && !crate::interrupt::requested() {
+        round_trip(seq)?;
+        seq += 1;
+    }
+    let (started, mut done) = (Instant::now(), 0);
+    while more(started, done, config, duration) && !crate::interrupt::requested() {
+        match round_trip(seq)? {
+            Some(ns) => rtt.saturating_record(ns),
+            None => lost += 1,
+        }
+        seq += 1;
+        done += 1;
+    }
+    Ok(Measurement::RoundTrips { rtt, lost })
+}
+
+/// Open loop: packets leave on a fixed schedule whatever the replies do, and each latency
+/// counts from the packet's scheduled time, so a stall shows up in every packet it delays.
+fn udp_rate(config: &ClientConfig, conn: &Connection, duration: Duration) -> Result<Measurement> {
+    if config.rate == 0 {
+        return Err(Error::Input("--rate must be at least 1 packet/s".into()));
+    }
+    let (socket, session) = udp_socket(config, &conn.reply)?;
+    let receiver = socket.try_clone().map_err(io_err("UDP socket"))?;
+    receiver
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .ok();
+    let origin = Instant::now();
+    let period_ns = 1_000_000_000 / config.rate;
+    let total = config
+        .count
+        .unwrap_or(duration.as_nanos() as u64 / period_ns)
+        .max(1);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (latency, sent, received, duplicated, reordered) = std::thread::scope(|scope| {
+        let listener = scope.spawn(|| {
+            let mut latency = histogram();
+            let mut seen = vec![false; total as usize];
+            let (mut received, mut duplicated, mut reordered, mut highest) =
+                (0u64, 0u64, 0u64, None::<u64>);
+            let mut buf = vec![0u8; config.size.max(UDP_HEADER)];
+            let mut grace: Option<Instant> = None;
+            loop {
+                if done.load(std::sync::atomic::Ordering::Acquire) {
+                    let g = *grace.get_or_insert_with(Instant::now);
+                    if g.elapsed() > Duration::from_millis(500) || received + duplicated >= total {
+                        break;
+                    }
+                }
+                let Ok(n) = receiver.recv(&mut buf) else {
+                    continue;
+                };
+                if n < UDP_HEADER || buf[..SESSION_BYTES] != session {
+                    continue;
+                }
+                let (seq, scheduled) = (
+                    read_u64(&buf, SESSION_BYTES),
+                    read_u64(&buf, SESSION_BYTES + 8),
+                );
+                let now = origin.elapsed().as_nanos() as u64;
+                match seen.get_mut(seq as usize) {
+                    Some(true) => duplicated += 1,
+                    Some(slot) => {
+                        *slot = true;
+                        received += 1;
+                        latency.saturating_record(now.saturating_sub(scheduled));
+                        if highest.is_some_and(|h| seq < h) {
+                            reordered += 1;
+                        }
+                        highest = highest.max(Some(seq));
+                    }
+                    None => {}
+                }
+            }
+            (latency, received, duplicated, reordered)
+        });
+        let mut sent = 0;
+        for seq in 0..total {
+            if crate::interrupt::requested() {
+                break;
+            }
+            let scheduled = seq * period_ns;
+            // Sleep most of the way, spin the last 100 µs.
+            loop {
+                let left = scheduled.saturating_sub(origin.elapsed().as_nanos() as u64);
+                match left {
+                    0 => break,
+                    l if l > 200_000 => std::thread::sleep(Duration::from_nanos(l - 100_000)),
+                    _ => std::hint::spin_loop(),
+                }
+            }
+            if socket
+                .send(&packet(config.size, &session, seq, scheduled))
+                .is_ok()
+            {
+                sent += 1;
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::Release);
+        let (latency, received, duplicated, reordered) =
+            listener.join().unwrap_or_else(|_| (histogram(), 0, 0, 0));
+        (latency, sent, received, duplicated, reordered)
+    });
+    Ok(Measurement::Rate {
+        latency,
+        sent,
+        received,
+        duplicated,
+        reordered,
+    })
+}
+
+fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Result<Measurement> {
+    if config.chunk == 0 {
+        return Err(Error::Input("--chunk must be at least 1 byte".into()));
+    }
+    let Connection {
+        mut stream,
+        mut reader,
+        ..
+    } = conn;
+    let chunk = vec![0x5au8; config.chunk];
+    let started = Instant::now();
+    // The server acknowledges the first chunk with one byte and reports at the end; read
+    // both on the side while this thread writes.
+    let listener = std::thread::spawn(move || -> std::io::Result<(Option<u64>, Received)> {
+        let mut ack = [0u8; 1];
+        reader.read_exact(&mut ack)?;
+        let first_chunk = started.elapsed().as_nanos() as u64;
+        let received: Received = protocol::receive(&mut reader)?;
+        Ok((Some(first_chunk), received))
+    });
+    let t0 = Instant::now();
+    let first_send_bytes = stream.write(&chunk).map_err(io_err("send"))?;
+    let first_send_ns = t0.elapsed().as_nanos() as u64;
+    stream
+        .write_all(&chunk[first_send_bytes..])
+        .map_err(io_err("send"))?;
+    let mut sent = config.chunk as u64;
+    let by_bytes = config.duration.is_none();
+    while !crate::interrupt::requested()
+        && if by_bytes {
+            sent < config.bytes
+        } else {
+            started.elapsed() < duration
+        }
+    {
+        let n = if by_bytes {
+            (config.bytes - sent).min(config.chunk as u64) as usize
+        } else {
+            config.chunk
+        };
+        stream.write_all(&chunk[..n]).map_err(io_err("send"))?;
+        sent += n as u64;
+    }
+    stream
+        .shutdown(Shutdown::Write)
+        .map_err(io_err("shutdown"))?;
+    let (first_chunk_ns, received) = listener
+        .join()
+        .map_err(|_| Error::Failed("reader thread failed".into()))?
+        .map_err(io_err("reading the server's report"))?;
+    Ok(Measurement::Throughput {
+        received,
+        first_chunk_ns,
+        first_send_ns,
+        first_send_bytes,
+        sent,
+    })
+}

@@ -1,0 +1,425 @@
+//! `latkit net`: every test on loopback, authentication, a bounded stress test of the server,
+//! and client and server on two hosts (network namespaces joined by a veth pair).
+
+mod common;
+
+use common::{first_value, json_of, latkit, metric};
+use predicates::prelude::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Network tests load both cores; they take turns.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static NET: Mutex<()> = Mutex::new(());
+    NET.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn bench(doc: &Value) -> &Value {
+    &doc["runs"][0]["benchmarks"][0]
+}
+
+fn check_round_trips(doc: &Value, count: u64) {
+    let b = bench(doc);
+    let rtt = &metric(b, "rtt")["percentiles"];
+    assert_eq!(rtt["count"], count);
+    let half = &metric(b, "one_way_rtt_half")["percentiles"];
+    let (p50, half50) = (rtt["p50"].as_f64().unwrap(), half["p50"].as_f64().unwrap());
+    assert!(
+        (half50 - p50 / 2.0).abs() <= p50 * 0.002 + 1.0,
+        "{half50} vs {p50}"
+    );
+    for pair in ["min", "p50", "p90", "p99", "p99_9", "max"].windows(2) {
+        assert!(rtt[pair[0]].as_f64() <= rtt[pair[1]].as_f64());
+    }
+}
+
+#[test]
+fn loopback_tcp_and_udp_round_trips() {
+    let _turn = one_at_a_time();
+    let doc = json_of(latkit().args([
+        "net", "loopback", "--test", "tcp-rtt", "--count", "2000", "--warmup", "0.2", "--size",
+        "256", "--format", "json",
+    ]));
+    assert_eq!(bench(&doc)["name"], "net/tcp-rtt/256B");
+    check_round_trips(&doc, 2000);
+    let doc = json_of(latkit().args([
+        "net", "loopback", "--test", "udp-rtt", "--count", "2000", "--warmup", "0.2", "--format",
+        "json",
+    ]));
+    assert_eq!(first_value(bench(&doc), "lost"), 0.0);
+    check_round_trips(&doc, 2000);
+}
+
+#[test]
+fn loopback_udp_rate_counts_every_packet() {
+    let _turn = one_at_a_time();
+    let doc = json_of(latkit().args([
+        "net", "loopback", "--test", "udp-rate", "--rate", "2000", "--count", "3000", "--format",
+        "json",
+    ]));
+    let b = bench(&doc);
+    assert_eq!(first_value(b, "sent"), 3000.0);
+    let (received, lost) = (first_value(b, "received"), first_value(b, "lost"));
+    assert_eq!(received + lost, 3000.0);
+    assert_eq!(first_value(b, "duplicated"), 0.0);
+    assert_eq!(
+        metric(b, "latency_from_schedule")["percentiles"]["count"].as_f64(),
+        Some(received)
+    );
+    assert_eq!(first_value(b, "rate"), 2000.0);
+}
+
+#[test]
+fn loopback_throughput_is_what_the_server_received() {
+    let _turn = one_at_a_time();
+    let doc = json_of(latkit().args([
+        "net",
+        "loopback",
+        "--test",
+        "tcp-throughput",
+        "--bytes",
+        "8MiB",
+        "--chunk",
+        "32KiB",
+        "--format",
+        "json",
+    ]));
+    let b = bench(&doc);
+    assert_eq!(first_value(b, "bytes_sent"), 8.0 * 1048576.0);
+    assert_eq!(first_value(b, "bytes_received"), 8.0 * 1048576.0);
+    // One rate, labelled twice: decimal MB/s and binary MiB/s.
+    assert_eq!(
+        first_value(b, "throughput"),
+        first_value(b, "throughput_mib")
+    );
+    assert_eq!(metric(b, "throughput")["source_unit"], "MB/s");
+    assert_eq!(metric(b, "throughput_mib")["source_unit"], "MiB/s");
+    assert!(first_value(b, "throughput") > 0.0);
+    assert!(first_value(b, "first_send_call") > 0.0);
+    assert!(first_value(b, "first_send_call_bytes") <= 32768.0);
+    let table = common::stdout_of(latkit().args([
+        "net",
+        "loopback",
+        "--test",
+        "tcp-throughput",
+        "--bytes",
+        "4MiB",
+    ]));
+    assert!(
+        table.contains("MiB/s") && table.contains("GB/s") || table.contains("MB/s"),
+        "{table}"
+    );
+}
+
+#[test]
+fn tokens_are_proven_and_required_off_loopback() {
+    let _turn = one_at_a_time();
+    let doc = json_of(latkit().args([
+        "net", "loopback", "--test", "tcp-rtt", "--count", "100", "--warmup", "0", "--token",
+        "s3cret", "--format", "json",
+    ]));
+    check_round_trips(&doc, 100);
+    latkit()
+        .args(["net", "server", "--bind", "0.0.0.0:0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--token SECRET"));
+
+    let mut server = Server::start(&["--bind", "127.0.0.1:0", "--token", "right"], None);
+    latkit()
+        .args([
+            "net",
+            "client",
+            &server.addr,
+            "--test",
+            "tcp-rtt",
+            "--count",
+            "10",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("requires --token"));
+    latkit()
+        .args([
+            "net",
+            "client",
+            &server.addr,
+            "--test",
+            "tcp-rtt",
+            "--count",
+            "10",
+            "--token",
+            "wrong",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("authentication failed"));
+    latkit()
+        .args([
+            "net",
+            "client",
+            &server.addr,
+            "--test",
+            "udp-rtt",
+            "--count",
+            "10",
+            "--warmup",
+            "0",
+            "--token",
+            "right",
+        ])
+        .assert()
+        .success();
+    server.stop();
+}
+
+/// A `latkit net server` child; reads the address it listens on from its first line.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(args: &[&str], netns: Option<&str>) -> Server {
+        let latkit = assert_cmd::cargo::cargo_bin("latkit");
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(latkit);
+                c
+            }
+            None => Command::new(latkit),
+        };
+        let mut child = cmd
+            .args(["net", "server"])
+            .args(args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split_whitespace()
+            .find(|w| w.contains(':') && w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        // Keep draining the log so the server never blocks on a full pipe.
+        let mut stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = stderr.read_to_end(&mut sink);
+        });
+        Server { child, addr }
+    }
+
+    fn stop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn server_survives_garbage_vanishing_and_concurrent_clients() {
+    let _turn = one_at_a_time();
+    let mut server = Server::start(&["--bind", "127.0.0.1:0", "--max-clients", "32"], None);
+    let started = Instant::now();
+    // 200 garbage connections: random bytes, over-long lines, bad versions, or nothing at all.
+    let garbage: Vec<std::thread::JoinHandle<()>> = (0..200)
+        .map(|i| {
+            let addr = server.addr.clone();
+            std::thread::spawn(move || {
+                let Ok(mut s) = TcpStream::connect(&addr) else { return };
+                s.set_read_timeout(Some(Duration::from_secs(2))).ok();
+                let payload: Vec<u8> = match i % 4 {
+                    0 => (0..512).map(|b| (b * 7 + i) as u8).collect(),
+                    1 => vec![b'{'; 10_000],
+                    2 => b"{\"version\":99,\"test\":\"tcp-rtt\",\"size\":64,\"duration_ms\":10,\"nonce\":\"00\"}\n".to_vec(),
+                    _ => Vec::new(), // connect and vanish
+                };
+                let _ = s.write_all(&payload);
+                if i % 8 == 3 {
+                    let mut buf = [0u8; 256];
+                    let _ = s.read(&mut buf);
+                }
+            })
+        })
+        .collect();
+    // 16 real clients at once, alongside the garbage.
+    let clients: Vec<std::thread::JoinHandle<bool>> = (0..16)
+        .map(|i| {
+            let addr = server.addr.clone();
+            std::thread::spawn(move || {
+                let test = if i % 2 == 0 { "tcp-rtt" } else { "udp-rtt" };
+                latkit()
+                    .args([
+                        "net", "client", &addr, "--test", test, "--count", "200", "--warmup", "0",
+                        "--format", "json",
+                    ])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+        })
+        .collect();
+    for g in garbage {
+        g.join().unwrap();
+    }
+    let ok = clients
+        .into_iter()
+        .map(|c| c.join().unwrap_or(false))
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(ok, 16, "every concurrent client completes");
+    // Afterwards a normal client still gets correct results.
+    let doc = json_of(latkit().args([
+        "net",
+        "client",
+        &server.addr,
+        "--test",
+        "tcp-rtt",
+        "--count",
+        "500",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]));
+    check_round_trips(&doc, 500);
+    assert!(started.elapsed() < Duration::from_secs(120), "bounded");
+    server.stop();
+}
+
+/// Two network namespaces joined by a veth pair, removed when dropped.
+struct TwoHosts {
+    a: String,
+    b: String,
+}
+
+impl TwoHosts {
+    fn create() -> TwoHosts {
+        let id = std::process::id();
+        let (a, b) = (format!("latkit-a-{id}"), format!("latkit-b-{id}"));
+        let ip = |args: &[&str]| {
+            let status = Command::new("ip")
+                .args(args)
+                .status()
+                .expect("iproute2 is installed");
+            assert!(status.success(), "ip {}", args.join(" "));
+        };
+        let hosts = TwoHosts {
+            a: a.clone(),
+            b: b.clone(),
+        };
+        ip(&["netns", "add", &a]);
+        ip(&["netns", "add", &b]);
+        let (va, vb) = (format!("lka{}", id % 100000), format!("lkb{}", id % 100000));
+        ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
+        ip(&["link", "set", &va, "netns", &a]);
+        ip(&["link", "set", &vb, "netns", &b]);
+        ip(&["-n", &a, "addr", "add", "10.199.0.1/24", "dev", &va]);
+        ip(&["-n", &b, "addr", "add", "10.199.0.2/24", "dev", &vb]);
+        for (ns, dev) in [(&a, &va), (&b, &vb)] {
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        hosts
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+#[test]
+fn client_and_server_on_two_hosts() {
+    let _turn = one_at_a_time();
+    let hosts = TwoHosts::create();
+    let latkit_bin = assert_cmd::cargo::cargo_bin("latkit");
+    // Off loopback the server insists on a token.
+    let refused = Command::new("ip")
+        .args(["netns", "exec", &hosts.a])
+        .arg(&latkit_bin)
+        .args(["net", "server", "--bind", "10.199.0.1:47000"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let mut server = Server::start(
+        &["--bind", "10.199.0.1:47000", "--token", "two-hosts"],
+        Some(&hosts.a),
+    );
+    assert_eq!(server.addr, "10.199.0.1:47000");
+    for test in ["tcp-rtt", "udp-rtt"] {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &hosts.b])
+            .arg(&latkit_bin)
+            .args([
+                "net",
+                "client",
+                "10.199.0.1:47000",
+                "--test",
+                test,
+                "--count",
+                "300",
+                "--warmup",
+                "0",
+                "--token",
+                "two-hosts",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        check_round_trips(&doc, 300);
+        assert_eq!(doc["runs"][0]["config"][0]["value"], "10.199.0.1:47000");
+    }
+    let out = Command::new("ip")
+        .args(["netns", "exec", &hosts.b])
+        .arg(&latkit_bin)
+        .args([
+            "net",
+            "client",
+            "10.199.0.1:47000",
+            "--test",
+            "tcp-throughput",
+            "--bytes",
+            "4MiB",
+            "--token",
+            "two-hosts",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(first_value(bench(&doc), "bytes_received"), 4.0 * 1048576.0);
+    server.stop();
+}
