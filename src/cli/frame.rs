@@ -1,7 +1,5 @@
 use crate::probe::frame::{Operation, PixelFormat};
-use crate::report::OutputFormat;
 use clap::Args;
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct FrameArgs {
@@ -23,13 +21,6 @@ pub struct FrameArgs {
     /// Untimed frames first (caches, page faults).
     #[arg(long, default_value_t = 50)]
     pub warmup: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
-    #[arg(long, value_name = "FILE")]
-    pub check: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::ProbeOutputArgs,
 }

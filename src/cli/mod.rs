@@ -67,6 +67,20 @@ pub enum DoctorFormat {
     Json,
 }
 
+/// Where a probe's result goes.
+#[derive(Debug, Args)]
+pub struct ProbeOutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+}
+
 /// How results are reported; shared by every command that produces results.
 #[derive(Debug, Args)]
 pub struct ReportArgs {

@@ -1,7 +1,5 @@
 use crate::probe::net::protocol::Test;
-use crate::report::OutputFormat;
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct NetArgs {
@@ -94,13 +92,6 @@ pub struct NetTestArgs {
     /// Shared secret the server requires (see `net server --token`).
     #[arg(long, value_name = "SECRET")]
     pub token: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
-    #[arg(long, value_name = "FILE")]
-    pub check: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::ProbeOutputArgs,
 }

@@ -35,19 +35,14 @@ fn frame(args: crate::cli::FrameArgs) -> Result<()> {
         iterations: args.iterations,
         warmup: args.warmup,
     })?;
-    probe_report(run, args.format, args.out.clone(), args.check.as_deref())
+    probe_report(run, &args.output)
 }
 
 /// Reports a probe's run like `parse` does, then gates it when a targets file is given.
-pub(crate) fn probe_report(
-    run: Run,
-    format: crate::report::OutputFormat,
-    out: Option<std::path::PathBuf>,
-    check: Option<&std::path::Path>,
-) -> Result<()> {
+pub(crate) fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs) -> Result<()> {
     let args = ReportArgs {
-        format,
-        out,
+        format: output.format,
+        out: output.out.clone(),
         baseline: None,
         suite: None,
         metric: None,
@@ -56,7 +51,7 @@ pub(crate) fn probe_report(
     };
     let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
     write_report(&report, &args)?;
-    match check {
+    match output.check.as_deref() {
         Some(path) => {
             let targets = crate::targets::Targets::load(path)?;
             gate(

@@ -75,18 +75,13 @@ pub fn run(args: NetArgs) -> Result<()> {
         NetMode::Client(c) => {
             let config = client_config(address(&c.server)?, &c.test)?;
             let run = measure(&config)?;
-            probe_report(
-                run,
-                c.test.format,
-                c.test.out.clone(),
-                c.test.check.as_deref(),
-            )
+            probe_report(run, &c.test.output)
         }
         NetMode::Loopback(t) => {
             let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
             let config = client_config(placeholder, &t)?;
             let run = loopback(config, t.token.clone())?;
-            probe_report(run, t.format, t.out.clone(), t.check.as_deref())
+            probe_report(run, &t.output)
         }
     }
 }

@@ -1,9 +1,7 @@
 //! Helpers shared by the readers of timer-tool output.
 
 use super::builder::RunBuilder;
-use crate::model::{
-    Dimension, Distribution, LinearHistogram, Metric, Note, ParsedUnit, TimerInfo, Unit,
-};
+use crate::model::{LinearHistogram, Metric, Note, TimerInfo};
 
 /// What a reader of timer-tool output yields.
 pub struct TimerOutput {
@@ -36,13 +34,7 @@ pub fn histogram_distribution(h: &LinearHistogram, overflow_at_ns: Option<u64>) 
         let at = overflow_at_ns.unwrap_or(h.counts.len() as u64 * h.bucket_ns);
         hdr.saturating_record_n(at, h.overflow);
     }
-    let parsed = ParsedUnit {
-        unit: Unit::new(Dimension::Time),
-        to_base: 1.0,
-    };
-    let mut metric = Metric::new("latency", &parsed, "ns");
-    metric.histogram = Some(Distribution(hdr));
-    Some(metric)
+    Some(Metric::time_distribution("latency", hdr))
 }
 
 #[cfg(test)]

@@ -110,6 +110,18 @@ impl Metric {
         }
     }
 
+    /// A time metric holding a distribution of samples in ns, and no repetition values.
+    pub fn time_distribution(name: &str, samples: hdrhistogram::Histogram<u64>) -> Self {
+        let ns = ParsedUnit {
+            unit: Unit::new(Dimension::Time),
+            to_base: 1.0,
+        };
+        Metric {
+            histogram: Some(Distribution(samples)),
+            ..Metric::new(name, &ns, "ns")
+        }
+    }
+
     /// Converts a base-unit value back to the unit the harness used.
     pub fn in_source_unit(&self, value: f64) -> f64 {
         value / Unit::parse(&self.source_unit).to_base

@@ -2,11 +2,8 @@
 //! software (BT.601, limited range), timed per frame.
 
 use crate::error::{Error, Result};
-use crate::ingest::{RunBuilder, new_run};
-use crate::model::{
-    BenchName, ConfigEntry, Dimension, Distribution, Environment, Metric, ParsedUnit, Run, Source,
-    Unit, timestamp,
-};
+use crate::ingest::RunBuilder;
+use crate::model::{BenchName, Metric, Run};
 use hdrhistogram::Histogram;
 use std::hint::black_box;
 use std::time::{Instant, SystemTime};
@@ -155,45 +152,20 @@ pub fn run(config: &FrameConfig) -> Result<Run> {
     builder.record(bench, "bandwidth", "B/s", bytes_per_second);
     builder.record(bench, "frame_bytes", "B", frame_bytes as f64);
     let mut benchmarks = builder.finish();
-    let mut time = Metric::new(
-        "time",
-        &ParsedUnit {
-            unit: Unit::new(Dimension::Time),
-            to_base: 1.0,
-        },
-        "ns",
-    );
-    time.histogram = Some(Distribution(hist));
-    benchmarks[0].metrics.insert(0, time);
+    benchmarks[0]
+        .metrics
+        .insert(0, Metric::time_distribution("time", hist));
     benchmarks[0].iterations = vec![config.iterations];
 
-    let entry = |k: &str, v: String| ConfigEntry {
-        key: k.to_string(),
-        value: v,
-    };
-    let source = Source {
-        kind: "probe".to_string(),
-        format: "frame".to_string(),
-        path: None,
-        command: std::env::args().collect(),
-    };
-    let config_entries = vec![
-        entry("width", w.to_string()),
-        entry("height", h.to_string()),
-        entry("pixfmt", config.pixfmt.name().to_string()),
-        entry("frame_bytes", frame_bytes.to_string()),
-        entry("iterations", config.iterations.to_string()),
-        entry("warmup", config.warmup.to_string()),
+    let settings = vec![
+        ("width", w.to_string()),
+        ("height", h.to_string()),
+        ("pixfmt", config.pixfmt.name().to_string()),
+        ("frame_bytes", frame_bytes.to_string()),
+        ("iterations", config.iterations.to_string()),
+        ("warmup", config.warmup.to_string()),
     ];
-    let mut run = new_run(
-        source,
-        Environment::capture(),
-        config_entries,
-        RunBuilder::from_benchmarks(benchmarks),
-    );
-    run.started = Some(timestamp(started));
-    run.ended = Some(timestamp(SystemTime::now()));
-    Ok(run)
+    Ok(super::probe_run("frame", settings, benchmarks, started))
 }
 
 #[cfg(test)]

@@ -3,3 +3,39 @@
 pub mod frame;
 pub mod net;
 pub mod timer;
+
+use crate::ingest::{RunBuilder, new_run};
+use crate::model::{Benchmark, ConfigEntry, Environment, Run, Source, timestamp};
+use std::time::SystemTime;
+
+/// A run measured on this host by the probe `format`, with its settings as config entries and
+/// the environment captured now (after measuring, so the capture does not disturb it).
+pub fn probe_run(
+    format: &str,
+    settings: Vec<(&str, String)>,
+    benchmarks: Vec<Benchmark>,
+    started: SystemTime,
+) -> Run {
+    let source = Source {
+        kind: "probe".to_string(),
+        format: format.to_string(),
+        path: None,
+        command: std::env::args().collect(),
+    };
+    let config = settings
+        .into_iter()
+        .map(|(key, value)| ConfigEntry {
+            key: key.to_string(),
+            value,
+        })
+        .collect();
+    let mut run = new_run(
+        source,
+        Environment::capture(),
+        config,
+        RunBuilder::from_benchmarks(benchmarks),
+    );
+    run.started = Some(timestamp(started));
+    run.ended = Some(timestamp(SystemTime::now()));
+    run
+}

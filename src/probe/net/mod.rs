@@ -6,27 +6,11 @@ pub mod protocol;
 pub mod server;
 
 use crate::error::Result;
-use crate::ingest::{RunBuilder, new_run};
-use crate::model::{
-    BenchName, ConfigEntry, Dimension, Distribution, Environment, Metric, ParsedUnit, Run, Source,
-    Unit, timestamp,
-};
+use crate::ingest::RunBuilder;
+use crate::model::{BenchName, Metric, Run};
 use client::{ClientConfig, Measurement};
 use hdrhistogram::Histogram;
 use std::time::SystemTime;
-
-fn time_metric(name: &str, hist: Histogram<u64>) -> Metric {
-    let mut m = Metric::new(
-        name,
-        &ParsedUnit {
-            unit: Unit::new(Dimension::Time),
-            to_base: 1.0,
-        },
-        "ns",
-    );
-    m.histogram = Some(Distribution(hist));
-    m
-}
 
 /// Runs the client test and turns what it measured into a run.
 pub fn measure(config: &ClientConfig) -> Result<Run> {
@@ -48,8 +32,8 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
             for v in rtt.iter_recorded() {
                 half.saturating_record_n(v.value_iterated_to() / 2, v.count_at_value());
             }
-            distributions.push(time_metric("rtt", rtt));
-            distributions.push(time_metric("one_way_rtt_half", half));
+            distributions.push(Metric::time_distribution("rtt", rtt));
+            distributions.push(Metric::time_distribution("one_way_rtt_half", half));
             if config.test == protocol::Test::UdpRtt {
                 builder.record(bench, "lost", "packets", lost as f64);
             }
@@ -61,7 +45,7 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
             duplicated,
             reordered,
         } => {
-            distributions.push(time_metric("latency_from_schedule", latency));
+            distributions.push(Metric::time_distribution("latency_from_schedule", latency));
             builder.record(bench, "rate", "/s", config.rate as f64);
             builder.record(bench, "sent", "packets", sent as f64);
             builder.record(bench, "received", "packets", received as f64);
@@ -101,32 +85,14 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
     for (i, m) in distributions.into_iter().enumerate() {
         benchmarks[0].metrics.insert(i, m);
     }
-    let entry = |k: &str, v: String| ConfigEntry {
-        key: k.to_string(),
-        value: v,
-    };
-    let config_entries = vec![
-        entry("server", config.server.to_string()),
-        entry("test", config.test.name().to_string()),
-        entry("size", config.size.to_string()),
-        entry("warmup_ms", config.warmup.as_millis().to_string()),
-        entry("authenticated", config.token.is_some().to_string()),
+    let settings = vec![
+        ("server", config.server.to_string()),
+        ("test", config.test.name().to_string()),
+        ("size", config.size.to_string()),
+        ("warmup_ms", config.warmup.as_millis().to_string()),
+        ("authenticated", config.token.is_some().to_string()),
     ];
-    let source = Source {
-        kind: "probe".to_string(),
-        format: "net".to_string(),
-        path: None,
-        command: std::env::args().collect(),
-    };
-    let mut run = new_run(
-        source,
-        Environment::capture(),
-        config_entries,
-        RunBuilder::from_benchmarks(benchmarks),
-    );
-    run.started = Some(timestamp(started));
-    run.ended = Some(timestamp(SystemTime::now()));
-    Ok(run)
+    Ok(super::probe_run("net", settings, benchmarks, started))
 }
 
 /// Starts a server on an ephemeral loopback port in this process, measures against it, and

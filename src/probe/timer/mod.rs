@@ -7,12 +7,9 @@ mod rt;
 pub use measure::WaitMethod;
 
 use crate::error::{Error, Result};
-use crate::ingest::{RunBuilder, new_run};
+use crate::ingest::RunBuilder;
 use crate::interrupt;
-use crate::model::{
-    BenchName, BreakHit, ConfigEntry, Dimension, Distribution, Environment, LinearHistogram, Note,
-    Run, Source, TimerInfo, TimerOverall, Unit, timestamp,
-};
+use crate::model::{BenchName, BreakHit, LinearHistogram, Note, Run, TimerInfo, TimerOverall};
 use measure::{IntervalStats, Live, Plan, Recorded};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -318,47 +315,26 @@ fn assemble(
         &combined,
         benchmarks.last().and_then(|b| b.metric("latency")),
     );
-    let mut environment = Environment::capture();
-    environment.toolchains.clear();
-    let entry = |k: &str, v: String| ConfigEntry {
-        key: k.to_string(),
-        value: v,
+    let cpus = if config.cpus.is_empty() {
+        "unpinned".to_string()
+    } else {
+        config
+            .cpus
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     };
-    let run_config = vec![
-        entry("period_us", config.period_us.to_string()),
-        entry("method", config.method.name().to_string()),
-        entry(
-            "cpus",
-            if config.cpus.is_empty() {
-                "unpinned".to_string()
-            } else {
-                config
-                    .cpus
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            },
-        ),
-        entry("priority", priority.to_string()),
-        entry("mlock", config.mlock.to_string()),
-        entry("dma_latency", config.dma_latency.to_string()),
-        entry("warmup_s", config.warmup_s.to_string()),
+    let settings = vec![
+        ("period_us", config.period_us.to_string()),
+        ("method", config.method.name().to_string()),
+        ("cpus", cpus),
+        ("priority", priority.to_string()),
+        ("mlock", config.mlock.to_string()),
+        ("dma_latency", config.dma_latency.to_string()),
+        ("warmup_s", config.warmup_s.to_string()),
     ];
-    let source = Source {
-        kind: "probe".to_string(),
-        format: "timer".to_string(),
-        path: None,
-        command: std::env::args().collect(),
-    };
-    let mut run = new_run(
-        source,
-        environment,
-        run_config,
-        RunBuilder::from_benchmarks(benchmarks),
-    );
-    run.started = Some(timestamp(started));
-    run.ended = Some(timestamp(SystemTime::now()));
+    let mut run = super::probe_run("timer", settings, benchmarks, started);
     let duration_s = combined.len() as u64;
     run.timer = Some(TimerInfo {
         period_ns: config.period_us * 1000,
@@ -393,15 +369,7 @@ fn add_series(builder: &mut RunBuilder, name: &str, series: &[IntervalStats]) {
 
 /// Adds the latency distribution and the fixed-bucket histograms to a benchmark.
 fn attach(bench: &mut crate::model::Benchmark, rec: &Recorded, keep_buckets: bool) {
-    let mut latency = crate::model::Metric::new(
-        "latency",
-        &crate::model::ParsedUnit {
-            unit: Unit::new(Dimension::Time),
-            to_base: 1.0,
-        },
-        "ns",
-    );
-    latency.histogram = Some(Distribution(rec.latency.clone()));
+    let latency = crate::model::Metric::time_distribution("latency", rec.latency.clone());
     bench.metrics.insert(0, latency);
     bench.histograms = [&rec.interval_min, &rec.samples, &rec.interval_max]
         .into_iter()
