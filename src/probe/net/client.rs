@@ -361,8 +361,13 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
         let received: Received = protocol::receive(&mut reader)?;
         Ok((Some(first_chunk), received))
     });
+    let send_failed = |e: std::io::Error| {
+        Error::Failed(format!(
+            "send: {e} (the server stops a test at its --max-bytes or --max-duration limit)"
+        ))
+    };
     let t0 = Instant::now();
-    let first_send_bytes = stream.write(&chunk).map_err(io_err("send"))?;
+    let first_send_bytes = stream.write(&chunk).map_err(send_failed)?;
     let first_send_ns = t0.elapsed().as_nanos() as u64;
     stream
         .write_all(&chunk[first_send_bytes..])
@@ -381,7 +386,7 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
         } else {
             config.chunk
         };
-        stream.write_all(&chunk[..n]).map_err(io_err("send"))?;
+        stream.write_all(&chunk[..n]).map_err(send_failed)?;
         sent += n as u64;
     }
     stream
