@@ -1,4 +1,4 @@
-use super::probe_report;
+use super::probe::probe_report;
 use crate::cli::{NetArgs, NetMode, NetTestArgs};
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;

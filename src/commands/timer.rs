@@ -100,7 +100,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
     }
     if let Some(path) = &args.check {
         let targets = crate::targets::Targets::load(path)?;
-        super::gate(
+        super::check::gate(
             &targets,
             &report.runs,
             crate::cli::CheckFormat::Table,

@@ -74,9 +74,7 @@ fn parse_line(rest: &str) -> Result<(&str, Vec<Pair<'_>>), String> {
     for word in fields.split_whitespace() {
         match word.split_once('=') {
             Some((key, text)) => {
-                let number_end = text
-                    .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
-                    .unwrap_or(text.len());
+                let number_end = crate::model::number_prefix(text);
                 let value: f64 = text[..number_end]
                     .parse()
                     .map_err(|_| format!("`{word}`: `{}` is not a number", &text[..number_end]))?;

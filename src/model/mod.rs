@@ -13,7 +13,8 @@ pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall};
 pub use unit::{
-    Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, parse_quantity,
+    Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, number_prefix,
+    parse_quantity,
 };
 
 use serde::{Deserialize, Serialize};

@@ -226,16 +226,7 @@ fn join_number_and_symbol(number: String, symbol: &str) -> String {
 /// decimal and binary prefixes: `500 us` and `0.5 ms` are both 500000 ns.
 pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
     let text = text.trim();
-    let split = text
-        .char_indices()
-        .find(|&(i, c)| {
-            !(c.is_ascii_digit()
-                || c == '.'
-                || ((c == '-' || c == '+') && i == 0)
-                || (c == 'e' || c == 'E')
-                    && text[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))
-        })
-        .map_or(text.len(), |(i, _)| i);
+    let split = number_prefix(text);
     let value: f64 = text[..split].parse().ok()?;
     let symbol = text[split..].trim();
     if symbol.is_empty() {
@@ -245,6 +236,27 @@ pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
     value
         .is_finite()
         .then_some((value * parsed.to_base, parsed.unit))
+}
+
+/// Length of the number at the start of `text`: digits, a decimal point, a sign at the start
+/// or after an exponent marker, and `e`/`E` when a digit or sign follows it.
+pub fn number_prefix(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut end = 0;
+    while let Some(&c) = b.get(end) {
+        let sign_allowed = end == 0 || matches!(b[end - 1], b'e' | b'E');
+        let exponent = matches!(c, b'e' | b'E')
+            && end > 0
+            && b.get(end + 1)
+                .is_some_and(|n| n.is_ascii_digit() || matches!(n, b'-' | b'+'));
+        if c.is_ascii_digit() || c == b'.' || (matches!(c, b'-' | b'+') && sign_allowed) || exponent
+        {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    end
 }
 
 impl fmt::Display for Unit {
@@ -334,6 +346,9 @@ mod tests {
         assert_eq!(parse_quantity("100 MiB/s").unwrap().0, 104_857_600.0);
         assert_eq!(parse_quantity("2 µs").unwrap().0, 2000.0);
         assert_eq!(parse_quantity("1.5e3 ns").unwrap().0, 1500.0);
+        assert_eq!(parse_quantity("1e-3 s").unwrap().0, 1e6);
+        assert_eq!(parse_quantity("-2 ms").unwrap().0, -2e6);
+        assert_eq!(parse_quantity("2e").map(|q| q.0), None);
         assert_eq!(
             parse_quantity("42").unwrap().1.dimension,
             Dimension::Count(String::new())

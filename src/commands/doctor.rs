@@ -1,0 +1,30 @@
+use crate::error::{Error, Result};
+use std::io::{self, Write};
+
+pub fn run(args: crate::cli::DoctorArgs) -> Result<()> {
+    let checks = crate::host::checks();
+    let mut out = String::new();
+    match args.format {
+        crate::cli::DoctorFormat::Json => {
+            out =
+                serde_json::to_string_pretty(&checks).map_err(|e| Error::Failed(e.to_string()))?;
+            out.push('\n');
+        }
+        crate::cli::DoctorFormat::Text => {
+            for c in &checks {
+                out.push_str(&format!(
+                    "{:<5} {:<16} {}\n",
+                    c.status.label(),
+                    c.name,
+                    c.found
+                ));
+                if !c.advice.is_empty() {
+                    out.push_str(&format!("{:<22}→ {}\n", "", c.advice));
+                }
+            }
+        }
+    }
+    io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| Error::io("stdout", e))
+}

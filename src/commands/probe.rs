@@ -1,0 +1,47 @@
+//! What the measuring probes share: report the run like `parse`, then gate it if asked.
+
+use super::{ReportArgs, check::gate, write_report};
+use crate::analyze::{EnrichOptions, build_report};
+use crate::error::Result;
+use crate::model::Run;
+use std::io;
+
+pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
+    let run = crate::probe::frame::run(&crate::probe::frame::FrameConfig {
+        width: args.width,
+        height: args.height,
+        pixfmt: args.pixfmt,
+        op: args.op,
+        iterations: args.iterations,
+        warmup: args.warmup,
+    })?;
+    probe_report(run, &args.output)
+}
+
+/// Reports a probe's run like `parse` does, then gates it when a targets file is given.
+pub fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs) -> Result<()> {
+    let args = ReportArgs {
+        format: output.format,
+        out: output.out.clone(),
+        baseline: None,
+        suite: None,
+        metric: None,
+        per_run: false,
+        quiet: true,
+    };
+    let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
+    write_report(&report, &args)?;
+    match output.check.as_deref() {
+        Some(path) => {
+            let targets = crate::targets::Targets::load(path)?;
+            gate(
+                &targets,
+                &report.runs,
+                crate::cli::CheckFormat::Table,
+                None,
+                &mut io::stderr(),
+            )
+        }
+        None => Ok(()),
+    }
+}
