@@ -131,10 +131,6 @@ impl RunBuilder {
             .any(|m| !m.values.is_empty() || m.histogram.is_some())
     }
 
-    pub fn result_count(&self) -> usize {
-        self.benchmarks.iter().map(|b| b.iterations.len()).sum()
-    }
-
     pub fn finish(self) -> Vec<Benchmark> {
         self.benchmarks
     }

@@ -122,11 +122,6 @@ impl Metric {
             ..Metric::new(name, &ns, "ns")
         }
     }
-
-    /// Converts a base-unit value back to the unit the harness used.
-    pub fn in_source_unit(&self, value: f64) -> f64 {
-        value / Unit::parse(&self.source_unit).to_base
-    }
 }
 
 impl Benchmark {
