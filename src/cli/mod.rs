@@ -23,11 +23,14 @@ use std::path::PathBuf;
     name = "latkit",
     version,
     about = "Latency benchmarking toolkit: measure, run and read harnesses, decide.",
-    long_about = "latkit runs benchmark harnesses or reads their output, and turns the numbers \
-                  into enriched tables: medians with confidence intervals across repetitions, a \
-                  share of a baseline, and part/rest attribution of pipeline stages.\n\n\
-                  Exit codes: 0 success; 1 a tool or gate failed; 2 bad usage or unreadable \
-                  input; 130 interrupted (after the results were written)."
+    long_about = "latkit measures latency with its own probes (timer wake-up, network round trip \
+                  and throughput, frame-stage cost), runs and reads the harnesses you already \
+                  have (Go benchmarks, Xenomai latency, cyclictest, BENCH lines), and turns the \
+                  numbers into decisions: medians with confidence intervals, shares of a \
+                  baseline, stage attribution, percentiles, targets and budgets as a CI gate.\n\n\
+                  Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
+                  or unreadable input; 130 interrupted (after the summary was printed and the \
+                  results were written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
