@@ -275,19 +275,18 @@ fn trim_end(line: &[u8]) -> &[u8] {
 /// Splits on ASCII whitespace into (start, end) spans, reusing `out`.
 fn split_fields(line: &[u8], out: &mut Vec<(usize, usize)>) {
     out.clear();
-    let mut start = None;
-    for (i, c) in line.iter().enumerate() {
-        match (c.is_ascii_whitespace(), start) {
-            (true, Some(s)) => {
-                out.push((s, i));
-                start = None;
-            }
-            (false, None) => start = Some(i),
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, line.len()));
+    let blank = |c: &u8| c.is_ascii_whitespace();
+    let mut at = 0;
+    // Two tight scans per field (past the padding, then to the field's end) rather than a
+    // state machine per byte: Go pads its columns with long runs of blanks.
+    while let Some(skip) = line[at..].iter().position(|c| !blank(c)) {
+        let start = at + skip;
+        let end = line[start..]
+            .iter()
+            .position(blank)
+            .map_or(line.len(), |n| start + n);
+        out.push((start, end));
+        at = end;
     }
 }
 
