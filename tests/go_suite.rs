@@ -124,7 +124,7 @@ fn failing_go_test_exits_1_with_the_tail_of_its_output() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("go.mod"),
-        "module example.com/broken\n\ngo 1.22\n",
+        "module example.com/broken\n\ngo 1.19\n",
     )
     .unwrap();
     fs::write(
