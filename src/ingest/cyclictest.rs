@@ -128,7 +128,7 @@ pub fn parse_json(file: &str, text: &str) -> Result<TimerOutput> {
         .map_err(|e| Error::Input(format!("{file}:{}: not valid JSON: {e}", e.line())))?;
     let threads_json = doc["thread"].as_object().ok_or_else(|| {
         Error::Input(format!(
-            "{file}: no \"thread\" object: expected a cyclictest --json file"
+            "{file}: JSON without a \"thread\" object: latkit reads its own JSON (schema latkit.result.v1) and cyclictest's --json files"
         ))
     })?;
     let cmdline = doc["cmdline:"].as_str().unwrap_or_default();
