@@ -111,7 +111,8 @@ pub fn build_report(
                     )));
                 }
             }
-            if opts.per_run {
+            // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
+            if opts.per_run && !ctx.timer && !ctx.wide {
                 let cycles = group
                     .members
                     .iter()
@@ -151,17 +152,14 @@ fn summarize_all(runs: &mut [Run]) {
             scope.spawn(move || {
                 let mut work = Vec::new();
                 for metric in share {
-                    match &metric.histogram {
-                        Some(h) if metric.values.is_empty() => {
-                            metric.summary = Summary::of_histogram(&h.0);
-                            metric.percentiles = Percentiles::of(&h.0);
-                        }
-                        Some(h) => {
-                            metric.summary = Summary::of_using(&metric.values, &mut work);
-                            metric.percentiles = Percentiles::of(&h.0);
-                        }
-                        None => metric.summary = Summary::of_using(&metric.values, &mut work),
-                    }
+                    metric.summary = match &metric.histogram {
+                        Some(h) if metric.values.is_empty() => Summary::of_histogram(&h.0),
+                        _ => Summary::of_using(&metric.values, &mut work),
+                    };
+                    metric.percentiles = metric
+                        .histogram
+                        .as_ref()
+                        .and_then(|h| Percentiles::of(&h.0));
                 }
             });
         }
