@@ -1,4 +1,4 @@
-use super::probe::probe_report;
+use super::probe::{probe_report, with_progress};
 use crate::cli::{NetArgs, NetMode, NetTestArgs};
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;
@@ -74,13 +74,17 @@ pub fn run(args: NetArgs) -> Result<()> {
         }
         NetMode::Client(c) => {
             let config = client_config(address(&c.server)?, &c.test)?;
-            let run = measure(&config)?;
+            let run = with_progress(
+                &format!("{} to {}", config.test.name(), config.server),
+                || measure(&config),
+            )?;
             probe_report(run, &c.test.output)
         }
         NetMode::Loopback(t) => {
             let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
             let config = client_config(placeholder, &t)?;
-            let run = loopback(config, t.token.clone())?;
+            let what = format!("{} on loopback", config.test.name());
+            let run = with_progress(&what, || loopback(config, t.token.clone()))?;
             probe_report(run, &t.output)
         }
     }

@@ -4,16 +4,35 @@ use super::{ReportArgs, check::gate, write_report};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::error::Result;
 use crate::model::Run;
-use std::io;
+use std::io::{self, IsTerminal};
+use std::time::Duration;
+
+/// Runs `work` behind a spinner with `what` and the elapsed time, when stderr is a terminal.
+pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
+    if !io::stderr().is_terminal() {
+        return work();
+    }
+    let spinner = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        spinner.set_style(style);
+    }
+    spinner.set_message(what.to_string());
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let result = work();
+    spinner.finish_and_clear();
+    result
+}
 
 pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
-    let run = crate::probe::frame::run(&crate::probe::frame::FrameConfig {
-        width: args.width,
-        height: args.height,
-        pixfmt: args.pixfmt,
-        op: args.op,
-        iterations: args.iterations,
-        warmup: args.warmup,
+    let run = with_progress("frame", || {
+        crate::probe::frame::run(&crate::probe::frame::FrameConfig {
+            width: args.width,
+            height: args.height,
+            pixfmt: args.pixfmt,
+            op: args.op,
+            iterations: args.iterations,
+            warmup: args.warmup,
+        })
     })?;
     probe_report(run, &args.output)
 }
