@@ -11,6 +11,19 @@ pub const CONFIDENCE: f64 = 0.95;
 impl Summary {
     /// Summarizes `values`; `None` when there are none. Order statistics are found by
     /// selection (linear time), not by sorting.
+    ///
+    /// ```
+    /// use latkit::model::Summary;
+    ///
+    /// let s = Summary::of(&[103.0, 99.0, 100.0, 97.0, 101.0, 98.0, 102.0]).unwrap();
+    /// assert_eq!(s.median, 100.0);
+    /// // Seven repetitions give a distribution-free 95% interval: [x(1), x(7)].
+    /// let ci = s.median_ci.unwrap();
+    /// assert_eq!((ci.low, ci.high), (97.0, 103.0));
+    /// assert!(ci.coverage >= 0.95);
+    /// // Five do not.
+    /// assert!(Summary::of(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap().median_ci.is_none());
+    /// ```
     pub fn of(values: &[f64]) -> Option<Summary> {
         Summary::of_using(values, &mut Vec::new())
     }

@@ -178,9 +178,17 @@ impl Unit {
         }
     }
 
-    /// Formats a base-unit value with a prefix chosen for readability: `10.67 µs/op`,
-    /// `1.50 KiB/op`, `2515.1 MB/s`. Byte sizes use binary prefixes and byte rates decimal ones,
-    /// each labelled as such.
+    /// Formats a base-unit value with a prefix chosen for readability. Byte sizes use binary
+    /// prefixes and byte rates decimal ones, each labelled as such.
+    ///
+    /// ```
+    /// use latkit::model::Unit;
+    ///
+    /// let ns_per_op = Unit::parse("ns/op").unit;
+    /// assert_eq!(ns_per_op.format_scaled(10668.0), "10.67 µs/op");
+    /// assert_eq!(Unit::parse("B/op").unit.format_scaled(1536.0), "1.500 KiB/op");
+    /// assert_eq!(Unit::parse("MB/s").unit.format_scaled(104.9e6), "104.9 MB/s");
+    /// ```
     pub fn format_scaled(&self, value: f64) -> String {
         let (scaled, symbol) = match &self.dimension {
             Dimension::Time => {
@@ -224,6 +232,19 @@ fn join_number_and_symbol(number: String, symbol: &str) -> String {
 /// A number with a unit, as people write limits: `5 ms`, `500us`, `100 MB/s`, `2.5 GiB/s`,
 /// `42` (unitless). Returns the value in the unit's base unit. Conversions are exact for the
 /// decimal and binary prefixes: `500 us` and `0.5 ms` are both 500000 ns.
+///
+/// ```
+/// use latkit::model::{Dimension, parse_quantity};
+///
+/// let (ns, unit) = parse_quantity("500 us").unwrap();
+/// assert_eq!(ns, 500_000.0);
+/// assert_eq!(unit.dimension, Dimension::Time);
+/// assert_eq!(parse_quantity("0.5 ms").unwrap().0, ns);
+/// // MB is 10^6 bytes, MiB is 2^20: they are never confused.
+/// assert_eq!(parse_quantity("100 MB/s").unwrap().0, 100e6);
+/// assert_eq!(parse_quantity("100 MiB/s").unwrap().0, 104_857_600.0);
+/// assert!(parse_quantity("5 parsecs").is_none());
+/// ```
 pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
     let text = text.trim();
     let split = number_prefix(text);
