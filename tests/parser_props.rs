@@ -84,3 +84,37 @@ proptest! {
         let _ = latkit::ingest::cyclictest::parse_json("prop", &text);
     }
 }
+
+proptest! {
+    #[test]
+    fn bench_lines_and_quantities_never_panic(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                "BENCH [a-z_]{0,8}:?( [a-z]{0,6}=?[0-9.eE+-]{0,8}(us|ms|MB/s|MiB/s|x)?( MB/s)?){0,5}",
+                any::<String>(),
+            ],
+            0..30,
+        ),
+        quantity in "[ 0-9.eE+-]{0,10}(ns|us|µs|ms|s|B|KiB|MB|MiB/s|MB/s|%|[a-z]{0,4})?",
+    ) {
+        let mut parser = latkit::ingest::bench::BenchParser::new("prop");
+        for line in &lines {
+            parser.feed(line);
+        }
+        let out = parser.finish();
+        prop_assert!(out.malformed as usize <= lines.len());
+        for bench in out.builder.finish() {
+            for m in &bench.metrics {
+                prop_assert!(m.values.iter().all(|v| v.is_finite()));
+            }
+        }
+        if let Some((value, _)) = latkit::model::parse_quantity(&quantity) {
+            prop_assert!(value.is_finite());
+        }
+    }
+
+    #[test]
+    fn targets_files_never_panic(text in "(\\[\\[target\\]\\]|\\[budget\\]|\\[\\[budget.stage\\]\\]|bench = \"[a-z*]{0,5}\"|metric = \"[a-z0-9.]{0,5}\"|(below|above|total) = \"[0-9. a-zA-Z/]{0,8}\"|name = \"x\"|[ -~]{0,20})(\n(\\[\\[target\\]\\]|bench = \"[a-z*]{0,5}\"|metric = \"avg\"|(below|above|total) = \"[0-9. a-zA-Z/]{0,8}\"|[ -~]{0,20})){0,12}") {
+        let _ = latkit::targets::Targets::parse("prop.toml", &text);
+    }
+}
