@@ -14,6 +14,16 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Writes a line to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
+/// reader such as `| head` went away): a diagnostic nobody can read is simply dropped.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(line.as_bytes())
+        .and_then(|_| err.write_all(b"\n"));
+}
+
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -24,6 +24,11 @@ pub fn install() {
     });
 }
 
+/// Stops the current work as Ctrl-C would, e.g. when nobody reads the output any more.
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }

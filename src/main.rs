@@ -8,7 +8,7 @@ fn main() {
         Ok(()) => 0,
         Err(Error::Interrupted) => Error::Interrupted.exit_code(),
         Err(e) => {
-            eprintln!("latkit: {e}");
+            latkit::error::say(&format!("latkit: {e}"));
             e.exit_code()
         }
     };

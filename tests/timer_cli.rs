@@ -323,3 +323,77 @@ fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
     // Leave tracing as the test found it.
     let _ = fs::write(tracing_on, before.trim());
 }
+
+#[test]
+fn missing_privileges_are_warned_once_and_measuring_goes_on() {
+    let _turn = one_timer_at_a_time();
+    // Drop to an unprivileged user: no SCHED_FIFO, no /dev/cpu_dma_latency, small memlock.
+    // The binary is copied where that user can reach it, wherever this checkout lives.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = dir.path().join("latkit");
+    fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
+    fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&binary)
+        .current_dir(dir.path())
+        .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
+        .output()
+        .expect("setpriv (util-linux) is installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warning = "SCHED_FIFO priority 99 failed";
+    assert_eq!(stderr.matches(warning).count(), 1, "warned once: {stderr}");
+    assert!(
+        stderr.contains("expect higher and noisier latencies"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/dev/cpu_dma_latency"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["runs"][0]["benchmarks"][0]["metrics"][0]["percentiles"]["count"],
+        1000
+    );
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["message"].as_str().unwrap().contains(warning))
+    );
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
+    let _turn = one_timer_at_a_time();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["timer", "-T", "0", "-p", "1000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"== Sampling peri");
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still measuring after its reader left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

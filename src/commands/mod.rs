@@ -85,7 +85,7 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
         return;
     }
     for note in report.notes.iter().filter(|n| n.level == Level::Warning) {
-        eprintln!("latkit: warning: {note}");
+        crate::error::say(&format!("latkit: warning: {note}"));
     }
 }
 

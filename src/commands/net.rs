@@ -65,11 +65,11 @@ pub fn run(args: NetArgs) -> Result<()> {
                 max_duration: Duration::from_secs(s.max_duration.max(1)),
                 max_bytes: s.max_bytes,
             })?;
-            eprintln!(
+            crate::error::say(&format!(
                 "latkit net server listening on {} (TCP and UDP)",
                 server.local_addr()
-            );
-            server.serve(|line| eprintln!("{line}"))?;
+            ));
+            server.serve(|line| crate::error::say(line))?;
             Err(Error::Interrupted)
         }
         NetMode::Client(c) => {

@@ -54,7 +54,11 @@ pub fn run(args: TimerArgs) -> Result<()> {
     };
     let outcome = timer::run(&config, &mut live)?;
     if let Some(e) = live.error {
-        return Err(Error::io("output", e));
+        // A reader that stopped early (`| head`) ended the test; that is not an error.
+        return match e.kind() {
+            io::ErrorKind::BrokenPipe => Ok(()),
+            _ => Err(Error::io("output", e)),
+        };
     }
 
     let mut run = outcome.run;
@@ -197,11 +201,13 @@ struct LiveLines<'a> {
 }
 
 impl LiveLines<'_> {
+    /// Writes a line; when the output is gone, stops the test (nobody reads it any more).
     fn emit(&mut self, text: &str) {
         if self.error.is_none()
             && let Err(e) = self.out.write_all(text.as_bytes())
         {
             self.error = Some(e);
+            crate::interrupt::request();
         }
     }
 }
@@ -214,7 +220,10 @@ impl Display for LiveLines<'_> {
         self.emit(&xenomai::header(config.period_us * 1000, MODE));
         self.emit(xenomai::WARMING_UP);
         if self.quiet {
-            eprintln!("running quietly for {} seconds", config.duration_s);
+            crate::error::say(&format!(
+                "running quietly for {} seconds",
+                config.duration_s
+            ));
         }
     }
 

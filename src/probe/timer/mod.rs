@@ -52,7 +52,7 @@ pub struct Outcome {
 fn warn(notes: &mut Vec<Note>, what: &str, err: &str, effect: &str) {
     let message = format!("{what} failed ({err}): {effect}");
     if !notes.iter().any(|n| n.message == message) {
-        eprintln!("latkit: warning: {message}");
+        crate::error::say(&format!("latkit: warning: {message}"));
         notes.push(Note::warning(message));
     }
 }
