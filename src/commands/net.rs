@@ -69,7 +69,7 @@ pub fn run(args: NetArgs) -> Result<()> {
                 "latkit net server listening on {} (TCP and UDP)",
                 server.local_addr()
             ));
-            server.serve(|line| crate::error::say(line))?;
+            server.serve(crate::error::say)?;
             Err(Error::Interrupted)
         }
         NetMode::Client(c) => {
