@@ -423,3 +423,40 @@ fn client_and_server_on_two_hosts() {
     assert_eq!(first_value(bench(&doc), "bytes_received"), 4.0 * 1048576.0);
     server.stop();
 }
+
+#[test]
+fn interrupted_client_reports_what_it_measured_and_exits_130() {
+    let _turn = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("net.json");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args([
+            "net",
+            "loopback",
+            "--test",
+            "tcp-rtt",
+            "--duration",
+            "60",
+            "--warmup",
+            "0",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let count = metric(bench(&doc), "rtt")["percentiles"]["count"]
+        .as_u64()
+        .unwrap();
+    assert!(count > 0, "measured before the interrupt");
+}

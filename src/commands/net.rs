@@ -53,6 +53,14 @@ fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig>
     })
 }
 
+/// A test stopped by Ctrl-C reports what it measured, then exits 130.
+fn interrupted_is_130() -> Result<()> {
+    match crate::interrupt::requested() {
+        true => Err(Error::Interrupted),
+        false => Ok(()),
+    }
+}
+
 pub fn run(args: NetArgs) -> Result<()> {
     crate::interrupt::install();
     match args.mode {
@@ -78,14 +86,16 @@ pub fn run(args: NetArgs) -> Result<()> {
                 &format!("{} to {}", config.test.name(), config.server),
                 || measure(&config),
             )?;
-            probe_report(run, &c.test.output)
+            probe_report(run, &c.test.output)?;
+            interrupted_is_130()
         }
         NetMode::Loopback(t) => {
             let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
             let config = client_config(placeholder, &t)?;
             let what = format!("{} on loopback", config.test.name());
             let run = with_progress(&what, || loopback(config, t.token.clone()))?;
-            probe_report(run, &t.output)
+            probe_report(run, &t.output)?;
+            interrupted_is_130()
         }
     }
 }
