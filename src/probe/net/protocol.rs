@@ -109,28 +109,29 @@ pub fn session_id() -> [u8; SESSION_BYTES] {
     bytes
 }
 
-/// HMAC-SHA256(token, role ‖ first ‖ second), hex.
-pub fn proof(token: &str, role: &str, first: &str, second: &str) -> String {
+/// HMAC-SHA256 keyed with the token over role ‖ first nonce ‖ second nonce.
+fn mac(token: &str, role: &str, first: &str, second: &str) -> Hmac<Sha256> {
     // HMAC accepts keys of any length.
     let mut mac =
         Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key length");
     mac.update(role.as_bytes());
     mac.update(first.as_bytes());
     mac.update(second.as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+    mac
+}
+
+/// The proof of knowing `token`, hex.
+pub fn proof(token: &str, role: &str, first: &str, second: &str) -> String {
+    hex::encode(mac(token, role, first, second).finalize().into_bytes())
 }
 
 /// Checks a proof in constant time.
 pub fn verify(token: &str, role: &str, first: &str, second: &str, claimed: &str) -> bool {
-    let Ok(claimed) = hex::decode(claimed) else {
-        return false;
-    };
-    let mut mac =
-        Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key length");
-    mac.update(role.as_bytes());
-    mac.update(first.as_bytes());
-    mac.update(second.as_bytes());
-    mac.verify_slice(&claimed).is_ok()
+    hex::decode(claimed).is_ok_and(|claimed| {
+        mac(token, role, first, second)
+            .verify_slice(&claimed)
+            .is_ok()
+    })
 }
 
 pub fn send<T: Serialize>(out: &mut impl Write, message: &T) -> io::Result<()> {
