@@ -156,8 +156,6 @@ fn missing_go_exits_1_and_says_so() {
 #[test]
 fn interrupt_reports_what_finished_and_exits_130() {
     let _turn = one_go_at_a_time();
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
     use std::time::{Duration, Instant};
 
     let dir = tempfile::tempdir().unwrap();
@@ -191,9 +189,7 @@ fn interrupt_reports_what_finished_and_exits_130() {
         assert!(Instant::now() < deadline, "go printed no result");
         std::thread::sleep(Duration::from_millis(50));
     }
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let status = child.wait_with_output().unwrap().status;
-    assert_eq!(status.code(), Some(130));
+    common::interrupt_expecting_130(child);
     let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
     assert!(!benches.is_empty());

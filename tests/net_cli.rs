@@ -447,13 +447,7 @@ fn interrupted_client_reports_what_it_measured_and_exits_130() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let status = child.wait_with_output().unwrap().status;
-    assert_eq!(status.code(), Some(130));
+    common::interrupt_expecting_130(child);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let count = metric(bench(&doc), "rtt")["percentiles"]["count"]
         .as_u64()

@@ -319,11 +319,7 @@ impl TableContext<'_> {
                 let mut cells = vec![Cell::Text { text: name.clone() }, v.count];
                 let metric = bench.metric(&metric_name);
                 cells.push(match (v.value, metric) {
-                    (Some(value), Some(m)) => Cell::Value {
-                        value,
-                        unit: m.unit.clone(),
-                        source_unit: m.source_unit.clone(),
-                    },
+                    (Some(value), Some(m)) => Cell::value_of(value, m),
                     _ => Cell::Empty,
                 });
                 if show_spread {
@@ -401,11 +397,7 @@ impl TableContext<'_> {
                 let mut cells = vec![Cell::Text { text: name }];
                 cells.extend(names.iter().map(|n| {
                     match bench.metric(n).and_then(|m| Some((m, m.summary.as_ref()?))) {
-                        Some((m, s)) => Cell::Value {
-                            value: s.median,
-                            unit: m.unit.clone(),
-                            source_unit: m.source_unit.clone(),
-                        },
+                        Some((m, s)) => Cell::value_of(s.median, m),
                         None => Cell::Empty,
                     }
                 }));
@@ -492,11 +484,7 @@ impl TableContext<'_> {
                     });
                 }
                 cells.extend(extras.iter().map(|n| match bench.metric(n) {
-                    Some(m) => Cell::Value {
-                        value: m.values[0],
-                        unit: m.unit.clone(),
-                        source_unit: m.source_unit.clone(),
-                    },
+                    Some(m) => Cell::value_of(m.values[0], m),
                     None => Cell::Empty,
                 }));
                 (bench, cells)

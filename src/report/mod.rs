@@ -95,6 +95,15 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// A value of `metric`, given in its base unit.
+    pub fn value_of(value: f64, metric: &crate::model::Metric) -> Cell {
+        Cell::Value {
+            value,
+            unit: metric.unit.clone(),
+            source_unit: metric.source_unit.clone(),
+        }
+    }
+
     /// The cell as text for formats that print numbers as the harness wrote them.
     fn plain(&self) -> String {
         match self {

@@ -52,3 +52,17 @@ pub fn metric<'a>(bench: &'a serde_json::Value, name: &str) -> &'a serde_json::V
 pub fn first_value(bench: &serde_json::Value, name: &str) -> f64 {
     metric(bench, name)["values"][0].as_f64().expect("a number")
 }
+
+/// Sends SIGINT to a running latkit and checks that it exits 130 (after writing its results).
+pub fn interrupt_expecting_130(child: std::process::Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("the child is running");
+    let status = child
+        .wait_with_output()
+        .expect("the child can be waited for")
+        .status;
+    assert_eq!(status.code(), Some(130));
+}
