@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture, latkit, stdout_of, vector};
+use common::{fixture, latkit, parse_as, stdout_of, vector};
 use predicates::prelude::*;
 use std::fs;
 
@@ -183,32 +183,17 @@ fn statistics_of_go_and_timer_results() {
 #[test]
 fn bench_lines_round_trip() {
     let original = fs::read_to_string(vector("rootstream-bench.txt")).unwrap();
-    let printed = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("rootstream-bench.txt"))
-            .args(["--format", "bench"]),
-    );
+    let printed = parse_as(&vector("rootstream-bench.txt"), "bench");
     assert_eq!(printed, original);
     // Through latkit's own JSON and back.
-    let json = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("rootstream-bench.txt"))
-            .args(["--format", "json"]),
-    );
+    let json = parse_as(&vector("rootstream-bench.txt"), "json");
     let again = stdout_of(
         latkit()
             .args(["parse", "-", "--format", "bench"])
             .write_stdin(json),
     );
     assert_eq!(again, original);
-    let table = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("rootstream-bench.txt"))
-            .args(["--format", "markdown"]),
-    );
+    let table = parse_as(&vector("rootstream-bench.txt"), "markdown");
     assert!(
         table.contains(
             "| Benchmark | min (us) | avg (us) | max (us) | throughput (MB/s) | latency (us) |"

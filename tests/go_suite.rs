@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture, json_of, latkit};
+use common::{fixture, json_of, latkit, parse_json};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::fs;
@@ -112,7 +112,7 @@ fn runs_the_input_pipeline_suite_end_to_end() {
     // The raw output was kept and reads back to the same numbers.
     let text = fs::read_to_string(&raw).unwrap();
     assert_eq!(text.matches("Benchmark_Gamepad_Delay/").count(), 12);
-    let again = json_of(latkit().arg("parse").arg(&raw).args(["--format", "json"]));
+    let again = parse_json(&raw);
     assert_eq!(
         again["runs"][0]["benchmarks"][3]["metrics"][0]["values"],
         benches[3]["metrics"][0]["values"]

@@ -2,19 +2,14 @@
 
 mod common;
 
-use common::{fixture, json_of, latkit, stdout_of, vector};
+use common::{fixture, json_of, latkit, parse_as, parse_json, stdout_of, vector};
 use predicates::prelude::*;
 use std::fs;
 
 #[test]
 fn steamdeck_vector_reproduces_the_reference_table_exactly() {
     let expected = fs::read_to_string(vector("viiper-steamdeck.expected.md")).unwrap();
-    let out = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("viiper-steamdeck.gobench.txt"))
-            .args(["--format", "markdown"]),
-    );
+    let out = parse_as(&vector("viiper-steamdeck.gobench.txt"), "markdown");
     assert!(
         out.contains(&expected),
         "expected table not found verbatim in:\n{out}"
@@ -24,24 +19,14 @@ fn steamdeck_vector_reproduces_the_reference_table_exactly() {
 #[test]
 fn formats_match_snapshots() {
     for format in ["table", "markdown", "csv"] {
-        let out = stdout_of(
-            latkit()
-                .arg("parse")
-                .arg(vector("viiper-count3.gobench.txt"))
-                .args(["--format", format]),
-        );
+        let out = parse_as(&vector("viiper-count3.gobench.txt"), format);
         insta::assert_snapshot!(format!("count3_{format}"), out);
     }
 }
 
 #[test]
 fn json_carries_every_value_summaries_tables_and_notes() {
-    let doc = json_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("viiper-count3.gobench.txt"))
-            .args(["--format", "json"]),
-    );
+    let doc = parse_json(&vector("viiper-count3.gobench.txt"));
     assert_eq!(doc["schema"], "latkit.result.v1");
     let run = &doc["runs"][0];
     assert_eq!(run["config"][0]["key"], "goos");
@@ -156,12 +141,7 @@ fn decimals_are_not_lost() {
 
 #[test]
 fn variants_are_attributed_within_themselves() {
-    let out = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(fixture("variants.gobench.txt"))
-            .args(["--format", "markdown"]),
-    );
+    let out = parse_as(&fixture("variants.gobench.txt"), "markdown");
     assert!(
         out.contains("### Benchmark_Xbox360_Delay · variant PLAIN"),
         "{out}"
@@ -299,14 +279,7 @@ fn output_file_gets_the_report() {
 #[test]
 fn reports_are_byte_identical_across_runs() {
     for format in ["table", "markdown", "csv"] {
-        let run = || {
-            stdout_of(
-                latkit()
-                    .arg("parse")
-                    .arg(vector("viiper-count3.gobench.txt"))
-                    .args(["--format", format]),
-            )
-        };
+        let run = || parse_as(&vector("viiper-count3.gobench.txt"), format);
         assert_eq!(run(), run());
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{first_value, json_of, latkit, metric, stdout_of, vector};
+use common::{first_value, json_of, latkit, metric, parse_as, parse_json, vector};
 use serde_json::Value;
 use std::fs;
 use std::process::Command;
@@ -18,12 +18,7 @@ fn lines_with(text: &str, prefixes: &[&str]) -> Vec<String> {
 #[test]
 fn xenomai_vector_round_trips_exactly() {
     let original = fs::read_to_string(vector("xenomai-latency-h.txt")).unwrap();
-    let printed = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("xenomai-latency-h.txt"))
-            .args(["--format", "xenomai"]),
-    );
+    let printed = parse_as(&vector("xenomai-latency-h.txt"), "xenomai");
     let kept = ["RTD|", "HSD|", "HSH|", "HSS|", "RTS|", "---|", "== "];
     assert_eq!(lines_with(&printed, &kept), lines_with(&original, &kept));
     assert!(printed.contains("PCT|"), "percentile line added");
@@ -31,12 +26,7 @@ fn xenomai_vector_round_trips_exactly() {
 
 #[test]
 fn xenomai_vector_numbers_are_exact() {
-    let doc = json_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("xenomai-latency-h.txt"))
-            .args(["--format", "json"]),
-    );
+    let doc = parse_json(&vector("xenomai-latency-h.txt"));
     let run = &doc["runs"][0];
     assert_eq!(run["source"]["format"], "xenomai");
     let timer = &run["timer"];
@@ -68,18 +58,8 @@ fn xenomai_vector_numbers_are_exact() {
 
 #[test]
 fn cyclictest_vectors_text_and_json_agree() {
-    let text = json_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("cyclictest-h200.txt"))
-            .args(["--format", "json"]),
-    );
-    let json = json_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("cyclictest-h200.json"))
-            .args(["--format", "json"]),
-    );
+    let text = parse_json(&vector("cyclictest-h200.txt"));
+    let json = parse_json(&vector("cyclictest-h200.json"));
     for doc in [&text, &json] {
         let bench = &doc["runs"][0]["benchmarks"][0];
         assert_eq!(bench["name"], "thread0");
@@ -138,18 +118,8 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
     let hist_text = dir.path().join("ct-h.txt");
     fs::write(&hist_text, &with_hist.stdout).unwrap();
 
-    let from_hist = json_of(
-        latkit()
-            .arg("parse")
-            .arg(&hist_text)
-            .args(["--format", "json"]),
-    );
-    let from_json = json_of(
-        latkit()
-            .arg("parse")
-            .arg(&json_path)
-            .args(["--format", "json"]),
-    );
+    let from_hist = parse_json(&hist_text);
+    let from_json = parse_json(&json_path);
     let cyclic: Value = serde_json::from_str(&fs::read_to_string(&json_path).unwrap()).unwrap();
     for t in 0..2 {
         let own = &cyclic["thread"][t.to_string()];
@@ -198,12 +168,7 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
 
 #[test]
 fn any_timer_result_prints_as_xenomai() {
-    let out = stdout_of(
-        latkit()
-            .arg("parse")
-            .arg(vector("cyclictest-h200.json"))
-            .args(["--format", "xenomai"]),
-    );
+    let out = parse_as(&vector("cyclictest-h200.json"), "xenomai");
     assert!(out.starts_with("== Sampling period: 1000 us\n== Test mode: cyclictest\n"));
     assert!(out.contains("HSD|    avg|  12 - 13 |        6\n"));
     assert!(

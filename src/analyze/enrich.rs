@@ -4,7 +4,7 @@
 use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
 use crate::error::Result;
-use crate::model::{Benchmark, Note, Run};
+use crate::model::{Benchmark, Metric, Note, Run};
 use crate::report::{Cell, Column, Report, Row, Table};
 use crate::spec::{AttributionSpec, input_latency_preset};
 
@@ -140,7 +140,7 @@ pub fn build_report(
 
 /// Fills in every metric's summary, spread over the available cores.
 fn summarize_all(runs: &mut [Run]) {
-    let mut metrics: Vec<&mut crate::model::Metric> = runs
+    let mut metrics: Vec<&mut Metric> = runs
         .iter_mut()
         .flat_map(|r| r.benchmarks.iter_mut())
         .flat_map(|b| b.metrics.iter_mut())
@@ -377,19 +377,9 @@ impl TableContext<'_> {
 
     /// One row per benchmark, one column per metric any of them reports (medians).
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
-        let mut names: Vec<&str> = Vec::new();
-        for m in members.iter().flat_map(|b| &b.metrics) {
-            if !names.contains(&m.name.as_str()) {
-                names.push(&m.name);
-            }
-        }
+        let names = metric_names(members, |_| true);
         let mut columns = vec![col("Benchmark", "benchmark")];
-        // Formats that print numbers as written need the unit in the header.
-        columns.extend(
-            names
-                .iter()
-                .map(|n| col_in(n, n, source_unit_of(members, n))),
-        );
+        columns.extend(names.iter().map(|n| metric_column(members, n)));
         let rows = members
             .iter()
             .zip(display_names(members))
@@ -419,20 +409,10 @@ impl TableContext<'_> {
         }
         // Other single figures (a probe's bandwidth, frame size) get a column each.
         let reported = ["min", "avg", "max"];
-        let mut extras: Vec<&str> = Vec::new();
-        for m in members.iter().flat_map(|b| &b.metrics) {
-            if m.values.len() == 1
-                && !reported.contains(&m.name.as_str())
-                && !extras.contains(&m.name.as_str())
-            {
-                extras.push(&m.name);
-            }
-        }
-        columns.extend(
-            extras
-                .iter()
-                .map(|n| col_in(n, n, source_unit_of(members, n))),
-        );
+        let extras = metric_names(members, |m| {
+            m.values.len() == 1 && !reported.contains(&m.name.as_str())
+        });
+        columns.extend(extras.iter().map(|n| metric_column(members, n)));
         let rows = members
             .iter()
             .zip(display_names(members))
@@ -508,6 +488,22 @@ fn col_in(header: &str, key: &str, unit: &str) -> Column {
         unit: (!unit.is_empty()).then(|| unit.to_string()),
         ..col(header, key)
     }
+}
+
+/// Distinct names of the metrics that `keep` accepts, in order of first appearance.
+fn metric_names<'a>(members: &[&'a Benchmark], keep: impl Fn(&Metric) -> bool) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for m in members.iter().flat_map(|b| &b.metrics).filter(|m| keep(m)) {
+        if !names.contains(&m.name.as_str()) {
+            names.push(&m.name);
+        }
+    }
+    names
+}
+
+/// A column for the metric `name`; formats that print numbers as written get its unit.
+fn metric_column(members: &[&Benchmark], name: &str) -> Column {
+    col_in(name, name, source_unit_of(members, name))
 }
 
 /// The unit a metric's values are written in, as the harness wrote them.

@@ -66,3 +66,13 @@ pub fn interrupt_expecting_130(child: std::process::Child) {
         .status;
     assert_eq!(status.code(), Some(130));
 }
+
+/// `latkit parse FILE --format FORMAT`, which must succeed.
+pub fn parse_as(file: &std::path::Path, format: &str) -> String {
+    stdout_of(latkit().arg("parse").arg(file).args(["--format", format]))
+}
+
+/// `latkit parse FILE --format json`, as JSON.
+pub fn parse_json(file: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&parse_as(file, "json")).expect("valid JSON")
+}
