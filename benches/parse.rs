@@ -26,7 +26,7 @@ fn parse(c: &mut Criterion) {
         b.iter(|| {
             let mut parser = GoParser::new("bench");
             for line in text.lines() {
-                parser.feed(black_box(line.as_bytes()));
+                parser.feed(black_box(Some(line.as_bytes())));
             }
             black_box(parser.finish().malformed)
         })

@@ -39,6 +39,22 @@ impl Error {
     }
 }
 
+/// Reads a small text file (a targets or suite file) whole; invalid UTF-8 is an error naming
+/// the line it is on.
+pub fn read_text(path: &std::path::Path) -> Result<String> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::io(&name, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        Error::Input(format!("{name}:{line}: not valid UTF-8 text"))
+    })
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -79,8 +79,7 @@ fn one() -> f64 {
 
 impl Suite {
     pub fn load(path: &Path) -> Result<Suite> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| Error::io(&path.display().to_string(), e))?;
+        let text = crate::error::read_text(path)?;
         toml::from_str(&text).map_err(|e| {
             Error::Input(format!(
                 "{}: not a valid suite file: {}",

@@ -34,8 +34,25 @@ struct File {
 struct TargetSpec {
     bench: String,
     metric: String,
-    below: Option<String>,
-    above: Option<String>,
+    below: Option<Spanned<QuantitySpec>>,
+    above: Option<Spanned<QuantitySpec>>,
+}
+
+/// A limit as written: `"5 ms"`, or a bare number for a count (`below = 1`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum QuantitySpec {
+    Text(String),
+    Number(f64),
+}
+
+impl QuantitySpec {
+    fn text(&self) -> String {
+        match self {
+            QuantitySpec::Text(t) => t.trim().to_string(),
+            QuantitySpec::Number(n) => crate::model::format_exact(*n),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,7 +60,7 @@ struct TargetSpec {
 struct BudgetSpec {
     #[serde(default = "default_budget_name")]
     name: String,
-    total: String,
+    total: Spanned<QuantitySpec>,
     #[serde(default)]
     stage: Vec<StageSpec>,
 }
@@ -66,6 +83,8 @@ pub struct Limit {
     pub value: f64,
     pub unit: Unit,
     pub text: String,
+    /// The line the limit is written on.
+    pub line: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -107,7 +126,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Targets {
     pub fn load(path: &Path) -> Result<Targets> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
+        let text = crate::error::read_text(path)?;
         Targets::parse(&name, &text)
     }
 
@@ -123,15 +142,19 @@ impl Targets {
             ))
         })?;
         let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
-        let limit = |line: usize, text: &str| {
-            parse_quantity(text)
+        // Errors point at the key's own line, not at its table's header.
+        let limit = |spec: &Spanned<QuantitySpec>| {
+            let line = line_of(text, spec.span().start);
+            let written = spec.get_ref().text();
+            parse_quantity(&written)
                 .map(|(value, unit)| Limit {
                     value,
                     unit,
-                    text: text.trim().to_string(),
+                    text: written.clone(),
+                    line,
                 })
                 .ok_or_else(|| {
-                    bad(line, format!("`{text}` is not a quantity (expected e.g. \"5 ms\", \"500 us\", \"100 MB/s\", \"2 MiB/s\")"))
+                    bad(line, format!("`{written}` is not a quantity (expected e.g. \"5 ms\", \"500 us\", \"100 MB/s\", \"2 MiB/s\", or a bare count such as 1)"))
                 })
         };
         let mut targets = Vec::new();
@@ -144,8 +167,8 @@ impl Targets {
                     format!("target for `{}` has neither `below` nor `above`", t.bench),
                 ));
             }
-            let below = t.below.as_deref().map(|b| limit(line, b)).transpose()?;
-            let above = t.above.as_deref().map(|a| limit(line, a)).transpose()?;
+            let below = t.below.as_ref().map(limit).transpose()?;
+            let above = t.above.as_ref().map(limit).transpose()?;
             targets.push(Target {
                 bench: t.bench,
                 metric: t.metric,
@@ -165,7 +188,7 @@ impl Targets {
                     ));
                 }
                 Some(Budget {
-                    total: limit(line, &b.total)?,
+                    total: limit(&b.total)?,
                     name: b.name,
                     stages: b
                         .stage
@@ -215,18 +238,36 @@ mod tests {
     }
 
     #[test]
+    fn bare_numbers_are_counts() {
+        let t = Targets::parse(
+            "t.toml",
+            "[[target]]\nbench = \"x\"\nmetric = \"overruns\"\nbelow = 1\n[[target]]\nbench = \"x\"\nmetric = \"lost\"\nbelow = \"1\"\n",
+        )
+        .unwrap();
+        for target in &t.targets {
+            let limit = target.below.as_ref().unwrap();
+            assert_eq!(limit.value, 1.0);
+            assert_eq!(
+                limit.unit.dimension,
+                crate::model::Dimension::Count(String::new())
+            );
+        }
+        assert_eq!(t.targets[0].below.as_ref().unwrap().text, "1");
+    }
+
+    #[test]
     fn errors_name_the_line() {
         let cases = [
             (
                 "[[target]]\nbench = \"a\"\nmetric = \"avg\"\nbelow = \"5 parsecs\"\n",
-                "t.toml:1: `5 parsecs` is not a quantity",
+                "t.toml:4: `5 parsecs` is not a quantity",
             ),
             (
                 "[[target]]\nbench = \"a\"\nmetric = \"avg\"\n",
                 "neither `below` nor `above`",
             ),
             (
-                "\n\n[[target]]\nbench = \"a\"\nmetric = \"avg\"\nbelow = 5\n",
+                "\n\n[[target]]\nbench = \"a\"\nmetric = \"avg\"\nbelow = true\n",
                 "t.toml:6: not a valid targets file",
             ),
             (

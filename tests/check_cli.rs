@@ -43,7 +43,12 @@ fn rootstream_vector_passes_its_targets() {
         out.contains("| encode | encode_raw avg | 38.00 µs | 0.19% |  |"),
         "{out}"
     );
-    assert!(out.contains("| Sum |  | 81.00 µs | 0.40% |  |"), "{out}");
+    // Stage shares and the remainder, as printed, add up to 100 % (0.19 + 0.22 + 99.59).
+    assert!(
+        out.contains("| send | tcp_loopback latency | 43.00 µs | 0.22% |  |"),
+        "{out}"
+    );
+    assert!(out.contains("| Sum |  | 81.00 µs | 0.41% |  |"), "{out}");
     assert!(
         out.contains("| Remainder |  | 19.92 ms | 99.59% | ✅ Fits |"),
         "{out}"
@@ -111,11 +116,11 @@ fn bad_targets_files_exit_2_with_the_line() {
     let cases = [
         (
             "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"5 lightyears\"\n",
-            "targets.toml:1: `5 lightyears` is not a quantity",
+            "targets.toml:4: `5 lightyears` is not a quantity",
         ),
         (
             "\n[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"100 MB/s\"\n",
-            "targets.toml:2: `encode_raw` avg is measured in ns but the limit `100 MB/s` is in B/s",
+            "targets.toml:5: `encode_raw` avg is measured in ns but the limit `100 MB/s` is in B/s",
         ),
         (
             "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbellow = \"5 ms\"\n",

@@ -27,7 +27,7 @@ fn formats_match_snapshots() {
 #[test]
 fn json_carries_every_value_summaries_tables_and_notes() {
     let doc = parse_json(&vector("viiper-count3.gobench.txt"));
-    assert_eq!(doc["schema"], "latkit.result.v1");
+    assert_eq!(doc["schema"], "latkit.result.v2");
     let run = &doc["runs"][0];
     assert_eq!(run["config"][0]["key"], "goos");
     assert_eq!(run["environment"]["cpu_model"], "AMD Custom APU 0405");

@@ -4,7 +4,7 @@
 use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
 use crate::error::Result;
-use crate::model::{Benchmark, Metric, Note, Run};
+use crate::model::{Benchmark, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit};
 use crate::report::{Cell, Column, Report, Row, Table};
 use crate::spec::{AttributionSpec, input_latency_preset};
 
@@ -21,11 +21,13 @@ pub struct EnrichOptions {
     pub per_run: bool,
 }
 
-/// Benchmarks that belong in one table: same package, top-level benchmark and variant.
+/// Benchmarks that belong in one table: same package, top-level benchmark, variant and
+/// GOMAXPROCS, so that baselines and shares compare like with like.
 struct Group<'a> {
     package: Option<&'a str>,
     parent: Option<&'a str>,
     variant: Option<&'a str>,
+    procs: Option<&'a str>,
     members: Vec<&'a Benchmark>,
 }
 
@@ -36,16 +38,18 @@ fn groups(run: &Run) -> Vec<Group<'_>> {
             bench.package.as_deref(),
             bench.name.parent(),
             bench.name.variant.as_deref(),
+            bench.name.param("procs"),
         );
         match groups
             .iter_mut()
-            .find(|g| (g.package, g.parent, g.variant) == key)
+            .find(|g| (g.package, g.parent, g.variant, g.procs) == key)
         {
             Some(g) => g.members.push(bench),
             None => groups.push(Group {
                 package: key.0,
                 parent: key.1,
                 variant: key.2,
+                procs: key.3,
                 members: vec![bench],
             }),
         }
@@ -80,6 +84,12 @@ pub fn build_report(
             .iter()
             .filter_map(|g| g.package)
             .collect::<std::collections::BTreeSet<_>>();
+        let several_procs = groups
+            .iter()
+            .filter_map(|g| g.procs)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
         for group in &groups {
             let ctx = TableContext {
                 run_index,
@@ -89,10 +99,11 @@ pub fn build_report(
                     run_label.as_deref(),
                     (packages.len() > 1).then_some(group.package).flatten(),
                     group,
+                    several_procs,
                 ),
                 metric: opts.metric.as_deref(),
-                baseline: baseline.as_ref().map(|p| (p, p.glob.clone())).or_else(|| {
-                    attribution.and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, l.clone())))
+                baseline: baseline.as_ref().map(|p| (p, None)).or_else(|| {
+                    attribution.and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, Some(l.clone()))))
                 }),
                 attribution,
             };
@@ -140,10 +151,13 @@ pub fn build_report(
 
 /// Fills in every metric's summary, spread over the available cores.
 fn summarize_all(runs: &mut [Run]) {
-    let mut metrics: Vec<&mut Metric> = runs
+    let mut metrics: Vec<(&mut Metric, Option<&TimerSummary>)> = runs
         .iter_mut()
         .flat_map(|r| r.benchmarks.iter_mut())
-        .flat_map(|b| b.metrics.iter_mut())
+        .flat_map(|b| {
+            let timer = b.timer.as_ref();
+            b.metrics.iter_mut().map(move |m| (m, timer))
+        })
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_thread = metrics.len().div_ceil(cores).max(1);
@@ -151,7 +165,7 @@ fn summarize_all(runs: &mut [Run]) {
         for share in metrics.chunks_mut(per_thread) {
             scope.spawn(move || {
                 let mut work = Vec::new();
-                for metric in share {
+                for (metric, timer) in share {
                     metric.summary = match &metric.histogram {
                         Some(h) if metric.values.is_empty() => Summary::of_histogram(&h.0),
                         _ => Summary::of_using(&metric.values, &mut work),
@@ -159,7 +173,13 @@ fn summarize_all(runs: &mut [Run]) {
                     metric.percentiles = metric
                         .histogram
                         .as_ref()
-                        .and_then(|h| Percentiles::of(&h.0));
+                        .and_then(|h| Percentiles::of(&h.0))
+                        .map(|p| match timer {
+                            Some(t) if metric.unit.dimension == Dimension::Time => {
+                                p.within(t.min_ns as f64, t.max_ns as f64)
+                            }
+                            _ => p,
+                        });
                 }
             });
         }
@@ -173,12 +193,27 @@ fn run_label(run: &Run) -> String {
         .unwrap_or_else(|| run.source.kind.clone())
 }
 
-fn title(run: Option<&str>, package: Option<&str>, group: &Group) -> Option<String> {
+fn title(
+    run: Option<&str>,
+    package: Option<&str>,
+    group: &Group,
+    several_procs: bool,
+) -> Option<String> {
     let variant = group.variant.map(|v| format!("variant {v}"));
-    let parts: Vec<&str> = [run, package, group.parent, variant.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
+    let procs = group
+        .procs
+        .filter(|_| several_procs)
+        .map(|p| format!("GOMAXPROCS {p}"));
+    let parts: Vec<&str> = [
+        run,
+        package,
+        group.parent,
+        variant.as_deref(),
+        procs.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
@@ -212,7 +247,9 @@ struct TableContext<'a> {
     wide: bool,
     title: Option<String>,
     metric: Option<&'a str>,
-    baseline: Option<(&'a Pattern, String)>,
+    /// The baseline's pattern and the label its column is headed with (`None`: the name of
+    /// the benchmark it matched).
+    baseline: Option<(&'a Pattern, Option<String>)>,
     attribution: Option<&'a Attribution>,
 }
 
@@ -236,7 +273,7 @@ impl TableContext<'_> {
             .or_else(|| {
                 members
                     .iter()
-                    .find_map(|b| b.metrics.first())
+                    .find_map(|b| b.primary_metric(None))
                     .map(|m| m.name.clone())
             })
             .unwrap_or_default();
@@ -269,13 +306,34 @@ impl TableContext<'_> {
         if show_spread {
             columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95"));
         }
+        let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
-            let found = members
+            let matches: Vec<(&String, f64)> = members
                 .iter()
                 .zip(&values)
-                .find(|(b, v)| pattern.matches(&b.name) && v.value.is_some_and(|x| x != 0.0));
-            match found {
-                Some((_, v)) => (v.value.unwrap_or(1.0), label.clone()),
+                .zip(&names)
+                .filter(|((b, _), _)| pattern.matches(&b.name))
+                .filter_map(|((_, v), name)| Some((name, v.value.filter(|&x| x != 0.0)?)))
+                .collect();
+            if matches.len() > 1 {
+                notes.push(Note::warning(format!(
+                    "baseline `{}` matches {} benchmarks{} ({}): using the first, {}",
+                    pattern.glob,
+                    matches.len(),
+                    title
+                        .as_deref()
+                        .map(|t| format!(" in {t}"))
+                        .unwrap_or_default(),
+                    matches
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    matches[0].0
+                )));
+            }
+            match matches.first() {
+                Some((name, value)) => (*value, label.clone().unwrap_or_else(|| name.to_string())),
                 None => {
                     let (i, largest) = values
                         .iter()
@@ -283,7 +341,7 @@ impl TableContext<'_> {
                         .filter_map(|(i, v)| v.value.map(|x| (i, x)))
                         .max_by(|a, b| a.1.total_cmp(&b.1))
                         .unwrap_or((0, f64::NAN));
-                    let name = display_names(members).swap_remove(i);
+                    let name = names[i].clone();
                     notes.push(Note::info(format!(
                         "baseline `{}` not found{}: using the largest value ({name}) as 100%",
                         pattern.glob,
@@ -314,7 +372,7 @@ impl TableContext<'_> {
         let rows = members
             .iter()
             .zip(values)
-            .zip(display_names(members))
+            .zip(names)
             .map(|((bench, v), name)| {
                 let mut cells = vec![Cell::Text { text: name.clone() }, v.count];
                 let metric = bench.metric(&metric_name);
@@ -377,7 +435,7 @@ impl TableContext<'_> {
 
     /// One row per benchmark, one column per metric any of them reports (medians).
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
-        let names = metric_names(members, |_| true);
+        let names = metric_names(members, |m| m.kind != MetricKind::Series);
         let mut columns = vec![col("Benchmark", "benchmark")];
         columns.extend(names.iter().map(|n| metric_column(members, n)));
         let rows = members
@@ -398,80 +456,101 @@ impl TableContext<'_> {
     }
 
     /// One row per distribution: sample count, the tool's own min/avg/max where it reports
-    /// them, tail percentiles and overruns.
+    /// them (a timer test's summary), tail percentiles and overruns. A benchmark with several
+    /// distributions (a round trip and its half) gets a row for each.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
         let mut columns = vec![col("Benchmark", "benchmark"), col("Samples", "samples")];
         let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
         columns.extend(stats.iter().map(|s| col_in(s, s, "ns")));
-        let with_overruns = members.iter().any(|b| b.metric("overruns").is_some());
+        let with_overruns = members
+            .iter()
+            .any(|b| b.timer.as_ref().is_some_and(|t| t.overruns.is_some()));
         if with_overruns {
             columns.push(col("Overruns", "overruns"));
         }
         // Other single figures (a probe's bandwidth, frame size) get a column each.
-        let reported = ["min", "avg", "max"];
         let extras = metric_names(members, |m| {
-            m.values.len() == 1 && !reported.contains(&m.name.as_str())
+            m.kind == MetricKind::Repetitions && m.values.len() == 1 && m.histogram.is_none()
         });
         columns.extend(extras.iter().map(|n| metric_column(members, n)));
-        let rows = members
-            .iter()
-            .zip(display_names(members))
-            .map(|(bench, name)| {
-                let metric = bench.metric(metric_name);
-                let p = metric.and_then(|m| m.percentiles.as_ref());
-                let samples = p
-                    .map(|p| p.count)
-                    .or_else(|| bench.iterations.first().copied());
-                let mut cells = vec![
-                    Cell::Text { text: name },
-                    samples.map_or(Cell::Empty, |count| Cell::Count { count }),
-                ];
-                // The tool's own figure where it reports one, else the distribution's.
-                let reported =
-                    |name: &str| bench.metric(name).and_then(|m| m.values.first().copied());
-                let mean = metric.and_then(|m| m.summary.as_ref()).map(|s| s.mean);
-                let figures = [
-                    reported("min").or(p.map(|p| p.min)),
-                    reported("avg").or(mean),
-                    p.map(|p| p.p50),
-                    p.map(|p| p.p90),
-                    p.map(|p| p.p99),
-                    p.map(|p| p.p99_9),
-                    p.map(|p| p.p99_99),
-                    reported("max").or(p.map(|p| p.max)),
-                ];
-                // HDR reports a bucket's highest equivalent value: no percentile may show above
-                // the exact maximum.
-                let max = figures[7];
-                let figures = figures.map(|f| match (f, max) {
-                    (Some(f), Some(max)) => Some(f.min(max)),
-                    _ => f,
-                });
-                let unit = crate::model::Unit::new(crate::model::Dimension::Time);
-                for figure in figures {
-                    cells.push(figure.map_or(Cell::Empty, |value| Cell::Value {
-                        value,
-                        unit: unit.clone(),
-                        source_unit: "ns".to_string(),
-                    }));
-                }
+        let mut rows = Vec::new();
+        for (bench, name) in members.iter().zip(display_names(members)) {
+            let shown: Vec<Option<&Metric>> = match bench.metric(metric_name) {
+                Some(m) => std::iter::once(m)
+                    .chain(bench.metrics.iter().filter(|o| {
+                        o.name != metric_name
+                            && o.percentiles.is_some()
+                            && o.unit.dimension == Dimension::Time
+                    }))
+                    .map(Some)
+                    .collect(),
+                None => vec![None],
+            };
+            for (k, metric) in shown.into_iter().enumerate() {
+                let label = match (k, metric) {
+                    (0, _) | (_, None) => name.clone(),
+                    (_, Some(m)) => format!("{name} · {}", m.name),
+                };
+                let mut cells = vec![Cell::Text { text: label }];
+                // Only the main distribution is the benchmark's: its timer summary applies.
+                let timer = bench.timer.as_ref().filter(|_| k == 0);
+                cells.extend(distribution_cells(metric, timer, bench));
                 if with_overruns {
-                    let total = bench
-                        .metric("overruns")
-                        .map_or(0.0, |m| m.values.iter().sum());
-                    cells.push(Cell::Count {
-                        count: total as u64,
-                    });
+                    cells.push(
+                        timer
+                            .and_then(|t| t.overruns)
+                            .map_or(Cell::Empty, |count| Cell::Count { count }),
+                    );
                 }
-                cells.extend(extras.iter().map(|n| match bench.metric(n) {
-                    Some(m) => Cell::value_of(m.values[0], m),
-                    None => Cell::Empty,
+                cells.extend(extras.iter().map(|n| {
+                    match bench.metric(n) {
+                        Some(m) if k == 0 => m
+                            .values
+                            .first()
+                            .map_or(Cell::Empty, |&v| Cell::value_of(v, m)),
+                        _ => Cell::Empty,
+                    }
                 }));
-                (bench, cells)
-            })
-            .collect();
+                rows.push((bench, cells));
+            }
+        }
         self.whole_run_table(columns, rows)
     }
+}
+
+/// Samples, min, avg, p50…p99.99 and max of a distribution: the timer tool's own count, min,
+/// avg and max where there is a summary (percentiles are already clamped to them).
+fn distribution_cells(
+    metric: Option<&Metric>,
+    timer: Option<&TimerSummary>,
+    bench: &Benchmark,
+) -> Vec<Cell> {
+    let p = metric.and_then(|m| m.percentiles.as_ref());
+    let mean = metric.and_then(|m| m.summary.as_ref()).map(|s| s.mean);
+    let samples = timer
+        .and_then(|t| t.samples)
+        .or(p.map(|p| p.count))
+        .or_else(|| bench.iterations.first().copied());
+    let figures = [
+        timer.map(|t| t.min_ns as f64).or(p.map(|p| p.min)),
+        timer.map(|t| t.avg_ns).or(mean),
+        p.map(|p| p.p50),
+        p.map(|p| p.p90),
+        p.map(|p| p.p99),
+        p.map(|p| p.p99_9),
+        p.map(|p| p.p99_99),
+        timer.map(|t| t.max_ns as f64).or(p.map(|p| p.max)),
+    ];
+    let unit = metric.map_or_else(|| Unit::new(Dimension::Time), |m| m.unit.clone());
+    let mut cells = vec![samples.map_or(Cell::Empty, |count| Cell::Count { count })];
+    cells.extend(figures.into_iter().map(|figure| {
+        figure.map_or(Cell::Empty, |value| Cell::Value {
+            value,
+            unit: unit.clone(),
+            source_unit: "ns".to_string(),
+        })
+    }));
+    cells
 }
 
 fn col(header: &str, key: &str) -> Column {

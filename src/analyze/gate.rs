@@ -3,7 +3,7 @@
 
 use super::attribution::Pattern;
 use crate::error::{Error, Result};
-use crate::model::{Benchmark, Dimension, Metric, Run, Unit};
+use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Unit};
 use crate::targets::{Limit, Targets};
 use serde::Serialize;
 
@@ -88,15 +88,43 @@ impl Verdict {
     }
 }
 
-const STATISTICS: [&str; 12] = [
+const STATISTICS: [&str; 14] = [
     "min", "avg", "mean", "median", "p50", "p90", "p99", "p99.9", "p99.99", "max", "stddev",
-    "count",
+    "count", "samples", "overruns",
 ];
 
-/// The figure `metric` of a benchmark: a metric of that name (its median over repetitions),
-/// or a statistic of the benchmark's distribution or main metric.
+/// A timer test's own figure: its summary, never bucket edges or per-second series.
+fn timer_figure(bench: &Benchmark, metric: &str) -> Option<Measured> {
+    let t = bench.timer.as_ref()?;
+    let time = |ns: f64| Measured {
+        value: ns,
+        unit: Unit::new(Dimension::Time),
+    };
+    let counted = |n: u64, what: &str| Measured {
+        value: n as f64,
+        unit: Unit::new(Dimension::Count(what.to_string())),
+    };
+    match metric {
+        "min" => Some(time(t.min_ns as f64)),
+        "avg" | "mean" => Some(time(t.avg_ns)),
+        "max" => Some(time(t.max_ns as f64)),
+        "count" | "samples" => t.samples.map(|n| counted(n, "")),
+        "overruns" => t.overruns.map(|n| counted(n, "overruns")),
+        _ => None,
+    }
+}
+
+/// The figure `metric` of a benchmark: a timer test's own summary figure, a metric of that
+/// name (its median over repetitions), or a statistic of the benchmark's distribution or
+/// main metric.
 pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
-    if let Some(m) = bench.metric(metric) {
+    if let Some(figure) = timer_figure(bench, metric) {
+        return Some(figure);
+    }
+    if let Some(m) = bench
+        .metric(metric)
+        .filter(|m| m.kind == MetricKind::Repetitions)
+    {
         let value = m.summary.as_ref().map(|s| s.median)?;
         return Some(Measured {
             value,
@@ -110,7 +138,7 @@ pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
         .metrics
         .iter()
         .find(|m| m.percentiles.is_some())
-        .or_else(|| bench.metrics.first())?;
+        .or_else(|| bench.primary_metric(None))?;
     let unit = main.unit.clone();
     let value = match (&main.percentiles, &main.summary) {
         (Some(p), s) => match metric {
@@ -121,9 +149,10 @@ pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
             "p99.9" => p.p99_9,
             "p99.99" => p.p99_99,
             "max" => p.max,
-            "count" => return Some(count(p.count)),
+            "count" | "samples" => return Some(count(p.count)),
             "avg" | "mean" => s.as_ref()?.mean,
-            _ => s.as_ref()?.stddev?,
+            "stddev" => s.as_ref()?.stddev?,
+            _ => return None,
         },
         (None, Some(s)) => match metric {
             "min" => s.min,
@@ -131,7 +160,7 @@ pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
             "avg" | "mean" => s.mean,
             "median" | "p50" => s.median,
             "stddev" => s.stddev?,
-            "count" => return Some(count(s.n as u64)),
+            "count" | "samples" => return Some(count(s.n as u64)),
             // Percentiles of a few repetitions would be invented precision.
             _ => return None,
         },
@@ -155,20 +184,21 @@ fn matching<'a>(runs: &'a [Run], pattern: &Pattern) -> Vec<&'a Benchmark> {
         .collect()
 }
 
-fn same_dimension(a: &Unit, b: &Unit) -> bool {
-    a.dimension == b.dimension
+/// Whether a limit can be compared with a measured figure: the same dimension, or a bare
+/// number against any count (overruns, lost packets).
+fn comparable(measured: &Unit, limit: &Unit) -> bool {
+    measured.dimension == limit.dimension
+        || matches!(
+            (&measured.dimension, &limit.dimension),
+            (Dimension::Count(_), Dimension::Count(bare)) if bare.is_empty()
+        )
 }
 
-fn check_dimension(
-    file: &str,
-    line: usize,
-    what: &str,
-    measured: &Measured,
-    limit: &Limit,
-) -> Result<()> {
-    if same_dimension(&measured.unit, &limit.unit) {
+fn check_dimension(file: &str, what: &str, measured: &Measured, limit: &Limit) -> Result<()> {
+    if comparable(&measured.unit, &limit.unit) {
         Ok(())
     } else {
+        let line = limit.line;
         Err(Error::Input(format!(
             "{file}:{line}: {what} is measured in {} but the limit `{}` is in {}",
             measured.unit.base_symbol(),
@@ -211,11 +241,11 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
             let what = format!("`{}` {}", bench.name.full_name, target.metric);
             let mut pass = true;
             if let Some(limit) = &target.below {
-                check_dimension(&targets.file, target.line, &what, &measured, limit)?;
+                check_dimension(&targets.file, &what, &measured, limit)?;
                 pass &= measured.value < limit.value;
             }
             if let Some(limit) = &target.above {
-                check_dimension(&targets.file, target.line, &what, &measured, limit)?;
+                check_dimension(&targets.file, &what, &measured, limit)?;
                 pass &= measured.value > limit.value;
             }
             results.push(TargetResult {
@@ -239,7 +269,6 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
                 if let Some(v) = &value {
                     check_dimension(
                         &targets.file,
-                        b.line,
                         &format!("stage `{}`", stage.name),
                         v,
                         &b.total,

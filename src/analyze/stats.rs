@@ -91,6 +91,24 @@ impl Percentiles {
     }
 }
 
+impl Percentiles {
+    /// The percentiles with the exact extremes a tool reported: HDR and bucket edges round,
+    /// so no percentile may fall outside [min, max].
+    pub fn within(self, min: f64, max: f64) -> Percentiles {
+        let clamp = |v: f64| v.clamp(min, max.max(min));
+        Percentiles {
+            count: self.count,
+            min,
+            p50: clamp(self.p50),
+            p90: clamp(self.p90),
+            p99: clamp(self.p99),
+            p99_9: clamp(self.p99_9),
+            p99_99: clamp(self.p99_99),
+            max,
+        }
+    }
+}
+
 impl Summary {
     /// Summarizes a distribution: centre and spread of every sample. There is no interval of
     /// the median here: the samples of one run are not independent repetitions.

@@ -92,6 +92,13 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
 const OUTPUT_BUFFER: usize = 1 << 20;
 
 fn write_report(report: &Report, args: &ReportArgs) -> Result<()> {
+    if args.format == crate::report::OutputFormat::Xenomai
+        && report.runs.iter().all(|r| r.timer.is_none())
+    {
+        return Err(Error::Input(
+            "--format xenomai prints timer results (latkit timer, Xenomai latency, cyclictest), and the input holds none".into(),
+        ));
+    }
     let reporter = reporter(args.format);
     let (result, what) = match &args.out {
         Some(path) => {

@@ -5,9 +5,12 @@ use crate::ingest::merge;
 
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let (mut runs, notes) = read_inputs(&args.files, args.input_format, args.strict)?;
-    if args.merge {
-        runs = merge(runs).into_iter().collect();
+    let (mut runs, mut notes) = read_inputs(&args.files, args.input_format, args.strict)?;
+    if args.merge
+        && let Some((merged, merge_notes)) = merge(runs.clone())
+    {
+        runs = vec![merged];
+        notes.extend(merge_notes);
     }
     report(runs, notes, &args.report, &suite)
 }

@@ -3,6 +3,7 @@
 //! A unit may follow its value directly or as the next word; a bare number is unitless.
 
 use super::builder::RunBuilder;
+use super::problems::Skipped;
 use crate::model::{BenchName, Note};
 
 pub const EXAMPLE_LINE: &str = "BENCH encode_raw: min=36us avg=38us max=715us";
@@ -16,7 +17,8 @@ pub struct BenchOutput {
 pub struct BenchParser {
     file: String,
     line: u64,
-    out: BenchOutput,
+    builder: RunBuilder,
+    skipped: Skipped,
 }
 
 impl BenchParser {
@@ -24,39 +26,45 @@ impl BenchParser {
         BenchParser {
             file: file.to_string(),
             line: 0,
-            out: BenchOutput {
-                builder: RunBuilder::default(),
-                notes: Vec::new(),
-                malformed: 0,
-            },
+            builder: RunBuilder::default(),
+            skipped: Skipped::default(),
         }
     }
 
-    pub fn feed(&mut self, line: &str) {
+    /// Reads the next line; `None` stands for a line too long to read.
+    pub fn feed(&mut self, line: Option<&str>) {
         self.line += 1;
+        let Some(line) = line else {
+            return self.skip(super::LINE_TOO_LONG.into());
+        };
         let Some(rest) = line.trim().strip_prefix("BENCH ") else {
             return;
         };
         match parse_line(rest) {
             Ok((name, pairs)) => {
-                let bench = self.out.builder.benchmark(name, None, BenchName::plain);
+                let bench = self.builder.benchmark(name, None, BenchName::plain);
                 for (key, value, unit) in pairs {
-                    self.out.builder.record(bench, key, unit, value);
+                    if let Err(e) = self.builder.record_checked(bench, key, unit, value) {
+                        self.skip(format!("{e}; value skipped"));
+                    }
                 }
             }
-            Err(msg) => {
-                self.out.malformed += 1;
-                self.out.notes.push(Note::warning_at(
-                    &self.file,
-                    self.line,
-                    format!("{msg}; line skipped (expected e.g. `{EXAMPLE_LINE}`)"),
-                ));
-            }
+            Err(msg) => self.skip(format!(
+                "{msg}; line skipped (expected e.g. `{EXAMPLE_LINE}`)"
+            )),
         }
     }
 
+    fn skip(&mut self, message: String) {
+        self.skipped.line(&self.file, self.line, message);
+    }
+
     pub fn finish(self) -> BenchOutput {
-        self.out
+        BenchOutput {
+            builder: self.builder,
+            malformed: self.skipped.count,
+            notes: self.skipped.into_notes(&self.file),
+        }
     }
 }
 
@@ -77,7 +85,11 @@ fn parse_line(rest: &str) -> Result<(&str, Vec<Pair<'_>>), String> {
                 let number_end = crate::model::number_prefix(text);
                 let value: f64 = text[..number_end]
                     .parse()
-                    .map_err(|_| format!("`{word}`: `{}` is not a number", &text[..number_end]))?;
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(|| {
+                        format!("`{word}`: `{}` is not a finite number", &text[..number_end])
+                    })?;
                 pairs.push((key, value, &text[number_end..]));
             }
             // A unit written as its own word belongs to the value before it.
@@ -100,10 +112,12 @@ mod tests {
     #[test]
     fn reads_the_rootstream_lines() {
         let mut p = BenchParser::new("b.txt");
-        p.feed("BENCH encode_raw: min=36us avg=38us max=715us");
-        p.feed("BENCH tcp_loopback: throughput=2515.1 MB/s latency=43us");
-        p.feed("some other output");
-        p.feed("BENCH frames: count=120");
+        p.feed(Some("BENCH encode_raw: min=36us avg=38us max=715us"));
+        p.feed(Some(
+            "BENCH tcp_loopback: throughput=2515.1 MB/s latency=43us",
+        ));
+        p.feed(Some("some other output"));
+        p.feed(Some("BENCH frames: count=120"));
         let out = p.finish();
         assert_eq!(out.malformed, 0);
         let b = out.builder.finish();
@@ -125,10 +139,29 @@ mod tests {
             "BENCH x: us",
             "BENCH x:",
             "BENCH a b: x=1",
+            "BENCH x: lat=1e999us",
         ] {
             let mut p = BenchParser::new("b.txt");
-            p.feed(bad);
+            p.feed(Some(bad));
             assert_eq!(p.finish().malformed, 1, "{bad}");
         }
+    }
+
+    #[test]
+    fn each_value_keeps_its_own_unit() {
+        let mut p = BenchParser::new("b.txt");
+        p.feed(Some("BENCH stage: lat=5ms"));
+        p.feed(Some("BENCH stage: lat=500us"));
+        p.feed(Some("BENCH stage: lat=3 MB/s"));
+        let out = p.finish();
+        assert_eq!(out.malformed, 1);
+        assert_eq!(out.notes[0].line, Some(3));
+        assert!(
+            out.notes[0].message.contains("cannot join"),
+            "{}",
+            out.notes[0]
+        );
+        let b = out.builder.finish();
+        assert_eq!(b[0].metric("lat").unwrap().values, [5e6, 5e5]);
     }
 }

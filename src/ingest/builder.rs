@@ -1,6 +1,8 @@
 //! Accumulates parsed results into benchmarks, folding repetitions of the same name together.
 
-use crate::model::{BenchName, Benchmark, Better, Metric, Unit};
+use crate::model::{
+    BenchName, Benchmark, Better, LinearHistogram, Metric, MetricKind, TimerSummary, Unit,
+};
 use rustc_hash::FxHashMap;
 
 #[derive(Default)]
@@ -8,8 +10,6 @@ pub struct RunBuilder {
     benchmarks: Vec<Benchmark>,
     /// Full name → indices of benchmarks with that name, one per package.
     index: FxHashMap<String, Vec<usize>>,
-    /// Per benchmark, per metric: factor from the source unit to the base unit.
-    factors: Vec<Vec<f64>>,
 }
 
 impl RunBuilder {
@@ -20,23 +20,34 @@ impl RunBuilder {
         package: Option<&str>,
         parse_name: fn(&str) -> BenchName,
     ) -> usize {
-        if let Some(candidates) = self.index.get(full_name)
-            && let Some(&i) = candidates
-                .iter()
-                .find(|&&i| self.benchmarks[i].package.as_deref() == package)
-        {
+        if let Some(i) = self.find(full_name, package) {
             return i;
         }
-        let i = self.benchmarks.len();
-        self.benchmarks.push(Benchmark {
+        self.push(Benchmark {
             name: parse_name(full_name),
             package: package.map(str::to_string),
             iterations: Vec::new(),
             metrics: Vec::new(),
             histograms: Vec::new(),
-        });
-        self.factors.push(Vec::new());
-        self.index.entry(full_name.to_string()).or_default().push(i);
+            timer: None,
+        })
+    }
+
+    fn find(&self, full_name: &str, package: Option<&str>) -> Option<usize> {
+        self.index
+            .get(full_name)?
+            .iter()
+            .copied()
+            .find(|&i| self.benchmarks[i].package.as_deref() == package)
+    }
+
+    fn push(&mut self, bench: Benchmark) -> usize {
+        let i = self.benchmarks.len();
+        self.index
+            .entry(bench.name.full_name.clone())
+            .or_default()
+            .push(i);
+        self.benchmarks.push(bench);
         i
     }
 
@@ -45,18 +56,63 @@ impl RunBuilder {
     }
 
     /// Appends one repetition's value, given in the unit `source_unit`, to the metric `name`.
+    /// Each value is converted with its own unit; a unit of another dimension than the
+    /// metric's first is refused with the reason (readers of formats whose units vary).
+    pub fn record_checked(
+        &mut self,
+        bench: usize,
+        name: &str,
+        source_unit: &str,
+        value: f64,
+    ) -> Result<(), String> {
+        self.record_as(bench, name, source_unit, value, MetricKind::Repetitions)
+    }
+
+    /// Appends one repetition's value for a source that writes each metric in one fixed unit
+    /// (Go names metrics by their unit; probes choose theirs), so it always converts.
     pub fn record(&mut self, bench: usize, name: &str, source_unit: &str, value: f64) {
+        let converted = self.record_as(bench, name, source_unit, value, MetricKind::Repetitions);
+        debug_assert!(converted.is_ok(), "{converted:?}");
+    }
+
+    /// Appends one interval's value to the per-interval series `name` (fixed unit, as `record`).
+    pub fn record_series(&mut self, bench: usize, name: &str, source_unit: &str, value: f64) {
+        let converted = self.record_as(bench, name, source_unit, value, MetricKind::Series);
+        debug_assert!(converted.is_ok(), "{converted:?}");
+    }
+
+    fn record_as(
+        &mut self,
+        bench: usize,
+        name: &str,
+        source_unit: &str,
+        value: f64,
+        kind: MetricKind,
+    ) -> Result<(), String> {
         let metrics = &mut self.benchmarks[bench].metrics;
-        let m = match metrics.iter().position(|m| m.name == name) {
-            Some(m) => m,
-            None => {
-                let parsed = Unit::parse(source_unit);
-                self.factors[bench].push(parsed.to_base);
-                metrics.push(Metric::new(name, &parsed, source_unit));
-                metrics.len() - 1
-            }
+        let Some(metric) = metrics.iter_mut().find(|m| m.name == name) else {
+            let parsed = Unit::parse(source_unit);
+            let mut metric = Metric::new(name, &parsed, source_unit);
+            metric.kind = kind;
+            metric.values.push(value * parsed.to_base);
+            metrics.push(metric);
+            return Ok(());
         };
-        metrics[m].values.push(value * self.factors[bench][m]);
+        // The common case, every value in the first value's unit, needs no parsing.
+        let to_base = if metric.source_unit == source_unit {
+            Unit::parse(&metric.source_unit).to_base
+        } else {
+            let parsed = Unit::parse(source_unit);
+            if parsed.unit != metric.unit {
+                return Err(format!(
+                    "`{name}` in `{source_unit}` cannot join earlier values in `{}`",
+                    metric.source_unit
+                ));
+            }
+            parsed.to_base
+        };
+        metric.values.push(value * to_base);
+        Ok(())
     }
 
     /// Overrides the direction of improvement of every metric written in `source_unit`.
@@ -71,52 +127,33 @@ impl RunBuilder {
     /// A builder that continues from benchmarks already read.
     pub fn from_benchmarks(benchmarks: Vec<Benchmark>) -> Self {
         let mut builder = RunBuilder::default();
-        builder.append(benchmarks, None);
+        for bench in benchmarks {
+            builder.push(bench);
+        }
         builder
     }
 
-    /// Folds `benchmarks` in: the same name and package pool their repetitions, in order; new
-    /// ones are added whole. Benchmarks without a package take `default_package`.
-    pub fn append(&mut self, benchmarks: Vec<Benchmark>, default_package: Option<&str>) {
+    /// Folds `benchmarks` in: the same name and package pool their repetitions, histograms and
+    /// timer summaries, in order; new ones are added whole. Benchmarks without a package take
+    /// `default_package`. Returns what could not be pooled, one message each.
+    pub fn append(
+        &mut self,
+        benchmarks: Vec<Benchmark>,
+        default_package: Option<&str>,
+    ) -> Vec<String> {
+        let mut refused = Vec::new();
         for mut bench in benchmarks {
             if bench.package.is_none() {
                 bench.package = default_package.map(str::to_string);
             }
-            let existing = self
-                .index
-                .get(&bench.name.full_name)
-                .and_then(|candidates| {
-                    candidates
-                        .iter()
-                        .copied()
-                        .find(|&i| self.benchmarks[i].package == bench.package)
-                });
-            let Some(i) = existing else {
-                let factors = bench
-                    .metrics
-                    .iter()
-                    .map(|m| Unit::parse(&m.source_unit).to_base)
-                    .collect();
-                self.index
-                    .entry(bench.name.full_name.clone())
-                    .or_default()
-                    .push(self.benchmarks.len());
-                self.benchmarks.push(bench);
-                self.factors.push(factors);
-                continue;
-            };
-            let target = &mut self.benchmarks[i];
-            target.iterations.extend(bench.iterations);
-            for metric in bench.metrics {
-                match target.metrics.iter_mut().find(|m| m.name == metric.name) {
-                    Some(m) => m.values.extend(metric.values),
-                    None => {
-                        self.factors[i].push(Unit::parse(&metric.source_unit).to_base);
-                        target.metrics.push(metric);
-                    }
+            match self.find(&bench.name.full_name, bench.package.as_deref()) {
+                Some(i) => pool(&mut self.benchmarks[i], bench, &mut refused),
+                None => {
+                    self.push(bench);
                 }
             }
         }
+        refused
     }
 
     pub fn is_empty(&self) -> bool {
@@ -133,5 +170,87 @@ impl RunBuilder {
 
     pub fn finish(self) -> Vec<Benchmark> {
         self.benchmarks
+    }
+}
+
+/// Pools `from` into `into` (the same benchmark), noting in `refused` what cannot be pooled.
+fn pool(into: &mut Benchmark, from: Benchmark, refused: &mut Vec<String>) {
+    let name = from.name.full_name.clone();
+    into.iterations.extend(from.iterations);
+    for metric in from.metrics {
+        let Some(m) = into.metrics.iter_mut().find(|m| m.name == metric.name) else {
+            into.metrics.push(metric);
+            continue;
+        };
+        if m.unit != metric.unit || m.kind != metric.kind {
+            refused.push(format!(
+                "{name}: `{}` in `{}` left out: earlier runs give it in `{}`",
+                metric.name, metric.source_unit, m.source_unit
+            ));
+            continue;
+        }
+        m.values.extend(metric.values);
+        let pooled = match (&mut m.histogram, metric.histogram) {
+            (Some(a), Some(b)) => a.0.add(&b.0).is_ok(),
+            (slot, b) => {
+                *slot = slot.take().or(b);
+                true
+            }
+        };
+        if !pooled {
+            refused.push(format!(
+                "{name}: the `{}` distribution of a later run does not fit the first's range and was left out",
+                metric.name
+            ));
+        }
+    }
+    for h in from.histograms {
+        let same_kind = into.histograms.iter().any(|x| x.of == h.of);
+        match into
+            .histograms
+            .iter_mut()
+            .find(|x| x.of == h.of && x.bucket_ns == h.bucket_ns)
+        {
+            Some(x) if x.reported.is_none() && h.reported.is_none() => add_counts(x, &h),
+            Some(_) => refused.push(format!(
+                "{name}: the `{}` histogram statistics of later runs were left out (only their summary was read, no buckets to pool)",
+                h.of
+            )),
+            None if same_kind => refused.push(format!(
+                "{name}: the `{}` histogram of a later run has other bucket widths and was left out",
+                h.of
+            )),
+            None => into.histograms.push(h),
+        }
+    }
+    into.timer = match (into.timer.take(), from.timer) {
+        (Some(a), Some(b)) => TimerSummary::combine([&a, &b]),
+        (a, b) => a.or(b),
+    };
+}
+
+fn add_counts(into: &mut LinearHistogram, from: &LinearHistogram) {
+    if into.counts.len() < from.counts.len() {
+        into.counts.resize(from.counts.len(), 0);
+    }
+    for (a, b) in into.counts.iter_mut().zip(&from.counts) {
+        *a = a.saturating_add(*b);
+    }
+    into.overflow = into.overflow.saturating_add(from.overflow);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_value_converts_with_its_own_unit() {
+        let mut b = RunBuilder::default();
+        let i = b.benchmark("stage", None, BenchName::plain);
+        b.record_checked(i, "lat", "ms", 5.0).unwrap();
+        b.record_checked(i, "lat", "us", 500.0).unwrap();
+        assert!(b.record_checked(i, "lat", "MB/s", 1.0).is_err());
+        let benches = b.finish();
+        assert_eq!(benches[0].metrics[0].values, [5e6, 5e5]);
     }
 }

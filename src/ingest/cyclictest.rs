@@ -2,104 +2,228 @@
 //! histogram text (every bucket, or only the used ones), and its `--json` file.
 
 use super::builder::RunBuilder;
-use super::timer_common::{TimerOutput, histogram_distribution};
+use super::problems::Skipped;
+use super::timer_common::{
+    BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, TimerOutput, histogram_distribution,
+};
 use crate::error::{Error, Result};
-use crate::model::{BenchName, LinearHistogram, Note, TimerInfo, TimerOverall};
+use crate::model::{BenchName, Note, TimerInfo, TimerOverall, TimerSummary};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// cyclictest's histogram buckets are 1 µs wide.
 const BUCKET_NS: u64 = 1000;
+/// More threads than any machine runs cyclictest with: a wider row is an error.
+pub const MAX_THREADS: usize = 1024;
 
 /// What cyclictest reports about one thread.
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct Thread {
     cycles: Option<u64>,
     min_us: Option<f64>,
     avg_us: Option<f64>,
     max_us: Option<f64>,
-    counts: BTreeMap<usize, u64>,
+    counts: BucketCounts,
     overflow: Option<u64>,
 }
 
-/// Reads the text cyclictest prints: summary lines and/or the `-h` histogram.
+/// Reads the text cyclictest prints given as lines: summary lines and/or the `-h` histogram.
 pub fn parse_text<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {
-    let mut threads: BTreeMap<usize, Thread> = BTreeMap::new();
-    let (mut period_us, mut priority) = (None, None);
-    let mut notes = Vec::new();
-    let mut malformed = 0;
-    let mut in_histogram = false;
-    for (n, raw) in lines.enumerate() {
+    let mut parser = CyclictestParser::new(file);
+    lines.for_each(|l| parser.feed(Some(l)));
+    parser.finish()
+}
+
+pub struct CyclictestParser {
+    file: String,
+    line: u64,
+    threads: BTreeMap<usize, Thread>,
+    period_us: Option<u64>,
+    priority: Option<i32>,
+    skipped: Skipped,
+    in_histogram: bool,
+    /// Buckets the histogram has, when it prints every one (the highest row number + 1).
+    histogram_size: usize,
+}
+
+impl CyclictestParser {
+    pub fn new(file: &str) -> Self {
+        CyclictestParser {
+            file: file.to_string(),
+            line: 0,
+            threads: BTreeMap::new(),
+            period_us: None,
+            priority: None,
+            skipped: Skipped::default(),
+            in_histogram: false,
+            histogram_size: 0,
+        }
+    }
+
+    fn bad(&mut self, message: String) {
+        self.skipped.line(&self.file, self.line, message);
+    }
+
+    fn thread(&mut self, id: usize) -> Option<&mut Thread> {
+        if id >= MAX_THREADS {
+            self.bad(format!(
+                "thread {id} is beyond the {MAX_THREADS} threads latkit reads; skipped"
+            ));
+            return None;
+        }
+        Some(self.threads.entry(id).or_default())
+    }
+
+    /// Reads the next line; `None` stands for a line too long to read.
+    pub fn feed(&mut self, raw: Option<&str>) {
+        self.line += 1;
+        let Some(raw) = raw else {
+            return self.bad(super::LINE_TOO_LONG.into());
+        };
         // Live mode redraws with carriage returns and cursor escapes; the last text wins.
         let line = raw.rsplit('\r').next().unwrap_or(raw).trim();
-        let mut bad = |what: &str| {
-            malformed += 1;
-            notes.push(Note::warning_at(
-                file,
-                n as u64 + 1,
-                format!("malformed {what} line skipped"),
-            ));
-        };
         if let Some(t) = line.find("T:").filter(|_| line.contains("Max:")) {
-            let pairs = key_values(&line[t..]);
-            let get = |k: &str| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
-            let Some(id) = get("T").and_then(|v| v.parse::<usize>().ok()) else {
-                bad("summary");
-                continue;
-            };
-            let thread = threads.entry(id).or_default();
-            thread.cycles = get("C").and_then(|v| v.parse().ok());
-            thread.min_us = get("Min").and_then(|v| v.parse().ok());
-            thread.avg_us = get("Avg").and_then(|v| v.parse().ok());
-            thread.max_us = get("Max").and_then(|v| v.parse().ok());
-            period_us = get("I").and_then(|v| v.parse().ok()).or(period_us);
-            priority = get("P").and_then(|v| v.parse().ok()).or(priority);
+            self.summary_line(&line[t..]);
         } else if line == "# Histogram" {
-            in_histogram = true;
+            self.in_histogram = true;
         } else if let Some((key, values)) = line.strip_prefix('#').and_then(|r| r.split_once(':')) {
-            let set: fn(&mut Thread, f64) = match key.trim() {
-                "Min Latencies" => |t, v| t.min_us = Some(v),
-                "Avg Latencies" => |t, v| t.avg_us = Some(v),
-                "Max Latencies" => |t, v| t.max_us = Some(v),
-                "Histogram Overflows" => |t, v| t.overflow = Some(v as u64),
-                "Total" => |t, v| t.cycles = Some(v as u64),
-                // Overflow cycle numbers, the dma latency line: nothing to keep.
-                _ => continue,
-            };
-            for (id, v) in values.split_whitespace().enumerate() {
-                match v.parse() {
-                    Ok(v) => set(threads.entry(id).or_default(), v),
-                    Err(_) => bad("histogram summary"),
+            self.histogram_summary(key.trim(), values);
+        } else if self.in_histogram && line.starts_with(|c: char| c.is_ascii_digit()) {
+            self.histogram_row(line);
+        }
+    }
+
+    /// `T: 0 ( 2628) P:80 I:1000 C:    500 Min:     11 Act:   15 Avg:   14 Max:      40`
+    fn summary_line(&mut self, text: &str) {
+        let pairs = key_values(text);
+        let get = |k: &str| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+        let number = |k: &str| -> std::result::Result<Option<f64>, String> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && v.abs() <= 3.6e9)
+                    .map(Some)
+                    .ok_or_else(|| format!("`{k}:{v}` is not a number; summary line skipped")),
+            }
+        };
+        let parsed = (|| {
+            let id = get("T")
+                .and_then(|v| v.parse::<usize>().ok())
+                .ok_or_else(|| "no thread number after `T:`; summary line skipped".to_string())?;
+            let cycles = number("C")?;
+            let figures = [number("Min")?, number("Avg")?, number("Max")?];
+            let period = number("I")?;
+            let priority = number("P")?;
+            Ok::<_, String>((id, cycles, figures, period, priority))
+        })();
+        let (id, cycles, [min, avg, max], period, priority) = match parsed {
+            Ok(p) => p,
+            Err(e) => return self.bad(e),
+        };
+        if let Some(p) = period {
+            match p as u64 {
+                us @ 1..=MAX_PERIOD_US if p.fract() == 0.0 => self.period_us = Some(us),
+                _ => {
+                    return self.bad(format!(
+                        "interval `I:{p}` out of range; summary line skipped"
+                    ));
                 }
             }
-        } else if in_histogram && line.starts_with(|c: char| c.is_ascii_digit()) {
-            let fields: Option<Vec<u64>> =
-                line.split_whitespace().map(|f| f.parse().ok()).collect();
-            let Some(fields) = fields.filter(|f| f.len() >= 2) else {
-                bad("histogram");
+        }
+        if let Some(p) = priority {
+            self.priority = Some(p.clamp(0.0, 99.0) as i32);
+        }
+        if let Some(thread) = self.thread(id) {
+            thread.cycles = cycles.map(|c| c as u64);
+            (thread.min_us, thread.avg_us, thread.max_us) = (min, avg, max);
+        }
+    }
+
+    /// `# Min Latencies: 00012 00011`: one column per thread.
+    fn histogram_summary(&mut self, key: &str, values: &str) {
+        let set: fn(&mut Thread, f64) = match key {
+            "Min Latencies" => |t, v| t.min_us = Some(v),
+            "Avg Latencies" => |t, v| t.avg_us = Some(v),
+            "Max Latencies" => |t, v| t.max_us = Some(v),
+            "Histogram Overflows" => |t, v| t.overflow = Some(v as u64),
+            "Total" => |t, v| t.cycles = Some(v as u64),
+            // Overflow cycle numbers, the dma latency line: nothing to keep.
+            _ => return,
+        };
+        for (id, v) in values.split_whitespace().enumerate() {
+            match v.parse::<f64>() {
+                Ok(v) if v.is_finite() && v.abs() <= 3.6e9 => {
+                    if let Some(thread) = self.thread(id) {
+                        set(thread, v);
+                    } else {
+                        return;
+                    }
+                }
+                _ => {
+                    return self.bad(format!("`{v}` in `# {key}` is not a number; line skipped"));
+                }
+            }
+        }
+    }
+
+    /// `000012 000006 000003`: a bucket number, then one count per thread.
+    fn histogram_row(&mut self, line: &str) {
+        let fields: Option<Vec<u64>> = line.split_whitespace().map(|f| f.parse().ok()).collect();
+        let Some(fields) = fields.filter(|f| f.len() >= 2) else {
+            return self.bad("malformed histogram line skipped".into());
+        };
+        if fields.len() - 1 > MAX_THREADS {
+            return self.bad(format!(
+                "{} columns: more than the {MAX_THREADS} threads latkit reads; histogram line skipped",
+                fields.len() - 1
+            ));
+        }
+        let index = usize::try_from(fields[0]).unwrap_or(usize::MAX);
+        if index >= MAX_BUCKETS {
+            return self.bad(format!(
+                "bucket {index} is beyond the {MAX_BUCKETS} buckets latkit reads; histogram line skipped"
+            ));
+        }
+        for (id, &count) in fields[1..].iter().enumerate() {
+            if count == 0 {
                 continue;
+            }
+            let added = match self.thread(id) {
+                Some(thread) => thread.counts.add(index, count),
+                None => return,
             };
-            for (id, &count) in fields[1..].iter().enumerate() {
-                if count > 0 {
-                    *threads
-                        .entry(id)
-                        .or_default()
-                        .counts
-                        .entry(fields[0] as usize)
-                        .or_default() += count;
+            if let Err(e) = added {
+                return self.bad(format!("histogram line skipped: {e}"));
+            }
+        }
+        self.histogram_size = self.histogram_size.max(index.saturating_add(1));
+    }
+
+    pub fn finish(mut self) -> TimerOutput {
+        // In the histogram form "# Total" counts only what fits the buckets.
+        if self.in_histogram {
+            for thread in self.threads.values_mut() {
+                if let (Some(total), Some(overflow)) = (thread.cycles, thread.overflow) {
+                    thread.cycles = Some(total.saturating_add(overflow));
                 }
             }
         }
+        let size = self.histogram_size;
+        let histogram = self.in_histogram;
+        let mut out = assemble(
+            self.threads,
+            histogram.then_some(size),
+            self.period_us,
+            self.priority,
+        );
+        out.malformed = self.skipped.count;
+        let mut notes = self.skipped.into_notes(&self.file);
+        notes.append(&mut out.notes);
+        out.notes = notes;
+        out
     }
-    // In the histogram form "# Total" counts only what fits the buckets.
-    for thread in threads.values_mut() {
-        if let (Some(total), Some(overflow)) = (thread.cycles, thread.overflow)
-            && !thread.counts.is_empty()
-        {
-            thread.cycles = Some(total + overflow);
-        }
-    }
-    assemble(threads, period_us, priority, notes, malformed)
 }
 
 /// `T: 0 ( 2628) P:80 I:1000 C:    500 Min:     11` → [("T","0"), ("P","80"), …].
@@ -113,7 +237,7 @@ fn key_values(text: &str) -> Vec<(&str, &str)> {
         if let Some((key, value)) = token.split_once(':') {
             if !value.is_empty() {
                 pairs.push((key, value));
-            } else if let Some(value) = tokens.next_if(|t| t.parse::<f64>().is_ok()) {
+            } else if let Some(value) = tokens.next() {
                 pairs.push((key, value));
             }
         }
@@ -123,14 +247,19 @@ fn key_values(text: &str) -> Vec<(&str, &str)> {
 
 /// Reads cyclictest's `--json` file. Its keys `"cmdline:"` and `"rt_test_version:"` really
 /// end in a colon.
-pub fn parse_json(file: &str, text: &str) -> Result<TimerOutput> {
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| Error::Input(format!("{file}:{}: not valid JSON: {e}", e.line())))?;
+pub fn parse_json(file: &str, doc: &Value) -> Result<TimerOutput> {
     let threads_json = doc["thread"].as_object().ok_or_else(|| {
         Error::Input(format!(
-            "{file}: JSON without a \"thread\" object: latkit reads its own JSON (schema latkit.result.v1) and cyclictest's --json files"
+            "{file}: JSON without a \"thread\" object: latkit reads its own JSON (schema {}) and cyclictest's --json files",
+            crate::model::JSON_SCHEMA
         ))
     })?;
+    if threads_json.len() > MAX_THREADS {
+        return Err(Error::Input(format!(
+            "{file}: {} threads: more than the {MAX_THREADS} latkit reads",
+            threads_json.len()
+        )));
+    }
     let cmdline = doc["cmdline:"].as_str().unwrap_or_default();
     let option = |short: &str, long: &str| -> Option<u64> {
         let args: Vec<&str> = cmdline.split_whitespace().collect();
@@ -146,108 +275,114 @@ pub fn parse_json(file: &str, text: &str) -> Result<TimerOutput> {
             }
         })
     };
+    let finite = |v: &Value| v.as_f64().filter(|v| v.is_finite() && v.abs() <= 3.6e9);
     let mut threads = BTreeMap::new();
     for (id, t) in threads_json {
+        let bad = |what: String| Error::Input(format!("{file}: thread {id}: {what}"));
         let id: usize = id
             .parse()
-            .map_err(|_| Error::Input(format!("{file}: thread key `{id}` is not a number")))?;
-        let counts: BTreeMap<usize, u64> = t["histogram"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(bucket, n)| Some((bucket.parse().ok()?, n.as_u64()?)))
-            .collect();
+            .map_err(|_| bad("the thread key is not a number".into()))?;
+        let mut counts = BucketCounts::default();
+        for (bucket, n) in t["histogram"].as_object().into_iter().flatten() {
+            let (Ok(index), Some(n)) = (bucket.parse::<usize>(), n.as_u64()) else {
+                return Err(bad(format!(
+                    "histogram bucket `{bucket}`: {n} is not a count"
+                )));
+            };
+            counts.add(index, n).map_err(bad)?;
+        }
         let cycles = t["cycles"].as_u64();
-        let in_buckets: u64 = counts.values().sum();
+        let in_buckets = counts.total();
         threads.insert(
             id,
             Thread {
                 cycles,
-                min_us: t["min"].as_f64(),
-                avg_us: t["avg"].as_f64(),
-                max_us: t["max"].as_f64(),
-                overflow: cycles
-                    .map(|c| c.saturating_sub(in_buckets))
-                    .filter(|_| !counts.is_empty()),
+                min_us: finite(&t["min"]),
+                avg_us: finite(&t["avg"]),
+                max_us: finite(&t["max"]),
+                overflow: cycles.map(|c| c.saturating_sub(in_buckets)),
                 counts,
             },
         );
     }
-    let priority = option("-p", "--priority").map(|p| p as i32);
-    Ok(assemble(
-        threads,
-        option("-i", "--interval").or(Some(1000)),
-        priority,
-        Vec::new(),
-        0,
-    ))
+    let size = option("-h", "--histogram").map(|h| h.min(MAX_BUCKETS_U64) as usize);
+    let period = option("-i", "--interval")
+        .filter(|p| (1..=MAX_PERIOD_US).contains(p))
+        .or(Some(1000));
+    let priority = option("-p", "--priority").map(|p| p.min(99) as i32);
+    let histogram = size.or_else(|| threads.values().any(|t| !t.counts.is_empty()).then_some(0));
+    Ok(assemble(threads, histogram, period, priority))
 }
 
+const MAX_BUCKETS_U64: u64 = MAX_BUCKETS as u64;
+
+/// Builds one benchmark per thread. `histogram` is the histogram's size in buckets (0 when
+/// unknown) when the output had one.
 fn assemble(
     threads: BTreeMap<usize, Thread>,
+    histogram: Option<usize>,
     period_us: Option<u64>,
     priority: Option<i32>,
-    notes: Vec<Note>,
-    malformed: u64,
 ) -> TimerOutput {
     let mut builder = RunBuilder::default();
     for id in threads.keys() {
         builder.benchmark(&format!("thread{id}"), None, BenchName::plain);
     }
     let mut benchmarks = builder.finish();
-    let mut overall: Option<TimerOverall> = None;
-    let mut avgs = Vec::new();
-    let mut notes = notes;
-    for (bench, thread) in benchmarks.iter_mut().zip(threads.values()) {
-        let ns = |us: Option<f64>| us.map(|v| v * 1000.0);
-        for (name, value) in [
-            ("min", ns(thread.min_us)),
-            ("avg", ns(thread.avg_us)),
-            ("max", ns(thread.max_us)),
-        ] {
-            if let Some(v) = value {
-                let mut m = crate::model::Metric::new(name, &crate::model::Unit::parse("ns"), "ns");
-                m.values.push(v);
-                bench.metrics.push(m);
-            }
-        }
+    let mut notes = Vec::new();
+    for (bench, thread) in benchmarks.iter_mut().zip(threads.into_values()) {
+        let ns = |us: f64| (us * 1000.0).round() as i64;
         bench.iterations = thread.cycles.into_iter().collect();
-        if !thread.counts.is_empty() {
-            let len = thread.counts.keys().max().map_or(0, |m| m + 1);
-            let mut h = LinearHistogram::new("samples", BUCKET_NS, len);
-            for (&i, &n) in &thread.counts {
-                h.counts[i] = n;
-            }
-            h.overflow = thread.overflow.unwrap_or(0);
-            let max_ns = thread.max_us.map(|us| (us * 1000.0) as u64);
-            if h.overflow > 0 {
-                notes.push(Note::info(format!(
-                    "{}: {} samples beyond the {}-bucket histogram count at the reported maximum in percentiles",
-                    bench.name.name, h.overflow, len
-                )));
-            }
-            if let Some(latency) = histogram_distribution(&h, max_ns) {
-                bench.metrics.insert(0, latency);
-            }
-            bench.histograms.push(h);
+        bench.timer = match (thread.min_us, thread.avg_us, thread.max_us) {
+            (Some(min), Some(avg), Some(max)) if min <= max => Some(TimerSummary {
+                min_ns: ns(min),
+                avg_ns: avg * 1000.0,
+                max_ns: ns(max),
+                samples: thread.cycles,
+                // cyclictest does not count missed periods.
+                overruns: None,
+            }),
+            _ => None,
+        };
+        let Some(size) = histogram else { continue };
+        let overflow = thread.overflow.unwrap_or(0);
+        if thread.counts.is_empty() && overflow == 0 {
+            continue;
         }
-        if let (Some(min), Some(avg), Some(max)) = (thread.min_us, thread.avg_us, thread.max_us) {
-            let o = overall.get_or_insert(TimerOverall {
-                min_ns: (min * 1000.0) as i64,
-                max_ns: (max * 1000.0) as i64,
-                ..TimerOverall::default()
-            });
-            o.min_ns = o.min_ns.min((min * 1000.0) as i64);
-            o.max_ns = o.max_ns.max((max * 1000.0) as i64);
-            avgs.push(avg * 1000.0);
+        let mut h = thread
+            .counts
+            .into_histogram_sized("samples", BUCKET_NS, size);
+        h.overflow = overflow;
+        let max_ns = thread.max_us.map(|us| ns(us).max(0) as u64);
+        if h.overflow > 0 {
+            let beyond = match size {
+                0 => "the histogram's buckets".to_string(),
+                n => format!("the {n}-bucket histogram (≥ {n} µs)"),
+            };
+            let at = match thread.max_us {
+                Some(max) => format!("the reported maximum ({max} µs)"),
+                None => "the histogram's end".to_string(),
+            };
+            notes.push(Note::info(format!(
+                "{}: {} of {} samples beyond {beyond} count at {at} in percentiles, so tail percentiles err high",
+                bench.name.name,
+                h.overflow,
+                thread.cycles.map_or_else(|| "the".to_string(), |c| c.to_string()),
+            )));
         }
+        if let Some(latency) = histogram_distribution(&h, max_ns) {
+            bench.metrics.insert(0, latency);
+        }
+        bench.histograms.push(h);
     }
-    if let Some(o) = overall.as_mut() {
-        o.avg_ns = (avgs.iter().sum::<f64>() / avgs.len() as f64) as i64;
-    }
+    let overall = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
     let period_ns = period_us.unwrap_or(1000) * 1000;
-    let cycles = threads.values().filter_map(|t| t.cycles).max().unwrap_or(0);
-    let seconds = cycles * period_ns / 1_000_000_000;
+    let cycles = benchmarks
+        .iter()
+        .filter_map(|b| b.iterations.first().copied())
+        .max()
+        .unwrap_or(0);
+    let seconds = cycles.saturating_mul(period_ns) / 1_000_000_000;
     TimerOutput {
         builder: RunBuilder::from_benchmarks(benchmarks),
         timer: TimerInfo {
@@ -257,10 +392,74 @@ fn assemble(
             duration_s: seconds,
             requested_s: seconds,
             method: Some("nanosleep".to_string()),
-            overall,
+            overall: overall.map(|o| TimerOverall {
+                min_ns: o.min_ns,
+                avg_ns: o.avg_ns as i64,
+                max_ns: o.max_ns,
+                overruns: 0,
+                mode_switches: 0,
+            }),
             ..TimerInfo::default()
         },
         notes,
-        malformed,
+        malformed: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sample_overflowed() {
+        let out = parse_text(
+            "ct.txt",
+            "# Histogram\n000000 000000\n000001 000000\n# Total: 000000000\n# Min Latencies: 00090\n\
+             # Avg Latencies: 00120\n# Max Latencies: 00200\n# Histogram Overflows: 00500\n"
+                .lines(),
+        );
+        let b = out.builder.finish();
+        let t = b[0].timer.as_ref().unwrap();
+        assert_eq!(t.samples, Some(500));
+        assert_eq!(b[0].metrics[0].histogram.as_ref().unwrap().0.len(), 500);
+        assert!(
+            out.notes[0]
+                .message
+                .contains("500 of 500 samples beyond the 2-bucket histogram"),
+            "{}",
+            out.notes[0]
+        );
+    }
+
+    #[test]
+    fn non_numbers_are_warned_about() {
+        let out = parse_text(
+            "ct.txt",
+            [
+                "T: 0 ( 1) P:80 I:1000 C: abc Min: x Act: 1 Avg: 2 Max: 3",
+                "# Max Latencies: zz",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(out.malformed, 2);
+        assert_eq!(out.notes[0].line, Some(1));
+        assert!(out.notes[0].message.contains("`C:abc`"), "{}", out.notes[0]);
+    }
+
+    #[test]
+    fn wide_rows_and_huge_buckets_are_refused() {
+        let wide = format!("00001{}", " 1".repeat(MAX_THREADS + 1));
+        let out = parse_text(
+            "ct.txt",
+            [
+                "# Histogram",
+                wide.as_str(),
+                "18446744073709551615 1",
+                "99999999 1",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(out.malformed, 3);
+        assert!(out.builder.finish().is_empty());
     }
 }

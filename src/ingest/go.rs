@@ -4,7 +4,7 @@
 //! whole) and the live output of `go test`.
 
 use super::builder::RunBuilder;
-use crate::model::{BenchName, Better, ConfigEntry, Note};
+use crate::model::{BenchName, Better, ConfigEntry, Dimension, Note, Unit};
 
 /// What a result line looks like, for error messages.
 pub const EXAMPLE_LINE: &str = "BenchmarkEncode-8   1000   1234 ns/op   56 B/op   2 allocs/op";
@@ -70,9 +70,13 @@ impl GoParser {
         }
     }
 
-    /// Consumes one line (without its newline).
-    pub fn feed<'a>(&mut self, line: &'a [u8]) -> LineKind<'a> {
+    /// Consumes one line (without its newline); `None` stands for a line too long to read.
+    pub fn feed<'a>(&mut self, line: Option<&'a [u8]>) -> LineKind<'a> {
         self.chunk.lines += 1;
+        let Some(line) = line else {
+            self.malformed_line(super::LINE_TOO_LONG.into());
+            return LineKind::Malformed;
+        };
         let line = trim_end(line);
         if let Some(rest) = line.strip_prefix(b"Benchmark") {
             // The name continues with anything but a lower-case letter ("Benchmarking" is prose).
@@ -143,7 +147,13 @@ impl GoParser {
         self.values.clear();
         for pair in (2..fields.len()).step_by(2) {
             let value = parse_f64(field(pair).as_bytes())
-                .ok_or_else(|| format!("`{}` is not a number", field(pair)))?;
+                .ok_or_else(|| format!("`{}` is not a number, or not a finite one", field(pair)))?;
+            let unit = field(pair + 1);
+            if value < 0.0 && Unit::parse(unit).unit.dimension == Dimension::Time {
+                return Err(format!(
+                    "`{value} {unit}`: a benchmark's time cannot be negative"
+                ));
+            }
             self.values.push(value);
         }
         let builder = &mut self.chunk.builder;
@@ -219,8 +229,10 @@ impl GoChunk {
             add_config(&mut self.config, &entry.key, &entry.value);
         }
         self.better.extend(next.better);
-        self.builder
+        let refused = self
+            .builder
             .append(next.builder.finish(), self.package.as_deref());
+        self.notes.extend(refused.into_iter().map(Note::warning));
         if next.saw_package {
             self.package = next.package;
             self.saw_package = true;
@@ -339,7 +351,7 @@ mod tests {
     fn parse(text: &str) -> GoOutput {
         let mut p = GoParser::new("t.txt");
         for line in text.lines() {
-            p.feed(line.as_bytes());
+            p.feed(Some(line.as_bytes()));
         }
         p.finish()
     }

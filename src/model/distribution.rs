@@ -5,6 +5,7 @@ use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 
 /// An HDR histogram of samples in a metric's base unit.
 #[derive(Clone, Debug)]
@@ -27,11 +28,64 @@ impl<'de> Deserialize<'de> for Distribution {
         let bytes = STANDARD
             .decode(text.as_bytes())
             .map_err(|e| serde::de::Error::custom(format!("histogram base64: {e}")))?;
-        Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
+        decode(&bytes)
             .map(Distribution)
-            .map_err(|e| serde::de::Error::custom(format!("histogram decoding: {e:?}")))
+            .map_err(serde::de::Error::custom)
     }
+}
+
+// HdrHistogram's V2 cookies, with the word-size bits (0x10) its Rust encoder sets.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
+const V2_HEADER: usize = 40;
+/// Finer histograms need counts arrays of many megabytes; latkit writes 3 digits.
+const MAX_DIGITS: u32 = 4;
+/// The largest decompressed encoding read: a fully populated 4-digit histogram of 64-bit
+/// values is a few megabytes, so anything larger is a decompression bomb.
+const MAX_PLAIN: usize = 16 << 20;
+
+/// Decodes a V2 histogram, compressed or not, trusting no length or range in its header:
+/// memory follows the bytes really present, never what the header claims.
+fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let plain = match word(bytes, 0) {
+        Some(V2_COOKIE) => bytes.to_vec(),
+        Some(V2_COMPRESSED_COOKIE) => {
+            let len = word(bytes, 4).ok_or("histogram truncated")? as usize;
+            let compressed = bytes.get(8..).ok_or("histogram truncated")?;
+            let compressed = &compressed[..len.min(compressed.len())];
+            let limit = MAX_PLAIN as u64;
+            let mut plain = Vec::new();
+            flate2::read::ZlibDecoder::new(compressed)
+                .take(limit + 1)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("histogram decompression: {e}"))?;
+            if plain.len() as u64 > limit {
+                return Err("histogram payload is larger than any latkit reads".into());
+            }
+            plain
+        }
+        _ => return Err("not an HdrHistogram V2 encoding".into()),
+    };
+    let claimed = word(&plain, 4).ok_or("histogram truncated")? as usize;
+    let digits = word(&plain, 12).ok_or("histogram truncated")?;
+    if claimed > plain.len().saturating_sub(V2_HEADER) {
+        return Err(format!(
+            "histogram header claims {claimed} payload bytes but {} follow",
+            plain.len().saturating_sub(V2_HEADER)
+        ));
+    }
+    if digits > MAX_DIGITS {
+        return Err(format!(
+            "histogram keeps {digits} significant digits; latkit reads at most {MAX_DIGITS}"
+        ));
+    }
+    Deserializer::new()
+        .deserialize(&mut plain.as_slice())
+        .map_err(|e| format!("histogram decoding: {e:?}"))
 }
 
 #[cfg(test)]
@@ -50,5 +104,20 @@ mod tests {
         assert_eq!(back.0.len(), 4);
         assert_eq!(back.0.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert_eq!(back.0.max(), h.max());
+    }
+
+    #[test]
+    fn a_header_that_lies_about_its_size_is_refused_without_allocating_it() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.record(1000).unwrap();
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut bytes)
+            .unwrap();
+        bytes[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let err = decode(&bytes).unwrap_err();
+        assert!(err.contains("claims 4294967295 payload bytes"), "{err}");
+        assert!(decode(&[0x1c, 0x84, 0x93, 0x14, 0xff, 0xff]).is_err());
+        assert!(decode(&[]).is_err());
     }
 }

@@ -11,7 +11,7 @@ pub use distribution::Distribution;
 pub use environment::Environment;
 pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};
-pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall};
+pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary};
 pub use unit::{
     Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, number_prefix,
     parse_quantity,
@@ -19,6 +19,10 @@ pub use unit::{
 
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
+
+/// The version of latkit's JSON document. v2: metrics say what they are (`kind`), and timer
+/// benchmarks carry the tool's own summary (`timer`).
+pub const JSON_SCHEMA: &str = "latkit.result.v2";
 
 /// One invocation of a harness or probe, or one input file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -73,6 +77,27 @@ pub struct Benchmark {
     /// Fixed-bucket histograms as timer tools count them.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub histograms: Vec<LinearHistogram>,
+    /// A timer test's own overall figures for this benchmark (thread).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub timer: Option<TimerSummary>,
+}
+
+/// What a metric's values are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// One value per repetition of the benchmark: their median is the benchmark's figure.
+    #[default]
+    Repetitions,
+    /// One value per interval of a single run (a timer's per-second minimum): a time series,
+    /// never a figure of the whole run.
+    Series,
+}
+
+impl MetricKind {
+    fn is_default(&self) -> bool {
+        *self == MetricKind::Repetitions
+    }
 }
 
 /// A measured quantity of a benchmark: one value per repetition, in the unit's base unit.
@@ -84,6 +109,8 @@ pub struct Metric {
     /// The unit as the harness wrote it, so reports can print values the way they were given.
     pub source_unit: String,
     pub better: Better,
+    #[serde(skip_serializing_if = "MetricKind::is_default", default)]
+    pub kind: MetricKind,
     #[serde(serialize_with = "inline_array")]
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -104,6 +131,7 @@ impl Metric {
             unit: parsed.unit.clone(),
             source_unit: source_unit.to_string(),
             better: parsed.unit.better(),
+            kind: MetricKind::Repetitions,
             values: Vec::new(),
             histogram: None,
             summary: None,
@@ -129,11 +157,12 @@ impl Benchmark {
         self.metrics.iter().find(|m| m.name == name)
     }
 
-    /// The metric reports lead with: the one named, or else the first the harness reported.
+    /// The metric reports lead with: the one named, or else the first the harness reported
+    /// that describes the whole run (not a per-interval series).
     pub fn primary_metric(&self, preferred: Option<&str>) -> Option<&Metric> {
         match preferred {
             Some(name) => self.metric(name),
-            None => self.metrics.first(),
+            None => self.metrics.iter().find(|m| m.kind != MetricKind::Series),
         }
     }
 

@@ -41,6 +41,51 @@ pub struct TimerOverall {
     pub mode_switches: u64,
 }
 
+/// One benchmark's overall figures as the timer tool reported them (Xenomai's RTS line,
+/// cyclictest's per-thread summary) or latkit measured them exactly: these, never bucket edges
+/// or per-second series, are the benchmark's min, avg, max, sample count and overruns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimerSummary {
+    pub min_ns: i64,
+    pub avg_ns: f64,
+    pub max_ns: i64,
+    /// Samples taken, when the tool says or it follows from what it says.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub samples: Option<u64>,
+    /// Missed periods; absent where the tool does not count them (cyclictest).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub overruns: Option<u64>,
+}
+
+impl TimerSummary {
+    /// The summary of several threads' summaries together: extremes of the extremes, the
+    /// sample-weighted mean (the plain mean of the averages when a count is missing), and the
+    /// sums of samples and overruns.
+    pub fn combine<'a>(parts: impl IntoIterator<Item = &'a TimerSummary>) -> Option<TimerSummary> {
+        let parts: Vec<&TimerSummary> = parts.into_iter().collect();
+        let first = parts.first()?;
+        let counted = parts.iter().all(|p| p.samples.is_some_and(|n| n > 0));
+        let samples = parts.iter().map(|p| p.samples).sum::<Option<u64>>();
+        let avg_ns = match samples.filter(|_| counted) {
+            Some(total) => {
+                parts
+                    .iter()
+                    .map(|p| p.avg_ns * p.samples.unwrap_or(0) as f64)
+                    .sum::<f64>()
+                    / total as f64
+            }
+            None => parts.iter().map(|p| p.avg_ns).sum::<f64>() / parts.len() as f64,
+        };
+        Some(TimerSummary {
+            min_ns: parts.iter().map(|p| p.min_ns).min().unwrap_or(first.min_ns),
+            avg_ns,
+            max_ns: parts.iter().map(|p| p.max_ns).max().unwrap_or(first.max_ns),
+            samples,
+            overruns: parts.iter().map(|p| p.overruns).sum::<Option<u64>>(),
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BreakHit {
     pub thread: usize,

@@ -2,7 +2,7 @@
 //! with several repetitions prints its median; a distribution prints min, avg, p50, p99, max.
 
 use super::{Report, Reporter};
-use crate::model::{Benchmark, Metric, Unit, format_exact};
+use crate::model::{Benchmark, Metric, MetricKind, Percentiles, TimerSummary, Unit, format_exact};
 use std::io::{self, Write};
 
 pub struct Bench;
@@ -53,15 +53,39 @@ fn pairs(metric: &Metric) -> Vec<String> {
     }
 }
 
+/// A timer test's own figures, with the percentiles of its distribution (already clamped to
+/// them), the sample count and the overruns it counted.
+fn timer_pairs(t: &TimerSummary, percentiles: Option<&Percentiles>) -> Vec<String> {
+    let us = |ns: f64| format!("{}us", format_exact(ns / 1000.0));
+    let mut fields = vec![
+        format!("min={}", us(t.min_ns as f64)),
+        format!("avg={}", us(t.avg_ns)),
+    ];
+    if let Some(p) = percentiles {
+        fields.push(format!("p50={}", us(p.p50)));
+        fields.push(format!("p99={}", us(p.p99)));
+    }
+    fields.push(format!("max={}", us(t.max_ns as f64)));
+    fields.extend(t.samples.map(|n| format!("samples={n}")));
+    fields.extend(t.overruns.map(|n| format!("overruns={n}")));
+    fields
+}
+
 fn line(bench: &Benchmark) -> Option<String> {
-    // A distribution stands for the whole benchmark: its per-second series would only repeat it.
+    // A distribution stands for the whole benchmark; per-second series are never its figures.
     let distribution = bench
         .metrics
         .iter()
         .find(|m| m.percentiles.is_some() && m.values.is_empty());
-    let fields: Vec<String> = match distribution {
-        Some(m) => pairs(m),
-        None => bench.metrics.iter().flat_map(pairs).collect(),
+    let fields: Vec<String> = match (&bench.timer, distribution) {
+        (Some(t), d) => timer_pairs(t, d.and_then(|m| m.percentiles.as_ref())),
+        (None, Some(m)) => pairs(m),
+        (None, None) => bench
+            .metrics
+            .iter()
+            .filter(|m| m.kind != MetricKind::Series)
+            .flat_map(pairs)
+            .collect(),
     };
     (!fields.is_empty()).then(|| format!("BENCH {}: {}", bench.name.full_name, fields.join(" ")))
 }

@@ -23,16 +23,55 @@ fn rows(verdict: &Verdict) -> Vec<[String; 5]> {
         .collect()
 }
 
+/// Rounds `parts` (percentages) to hundredths so that the rounded parts add up to their
+/// rounded sum: each is rounded down, and the hundredths left over go to the parts that lost
+/// the most (the largest-remainder method).
+fn hundredths_adding_up(parts: &[f64]) -> Vec<f64> {
+    let scaled: Vec<f64> = parts.iter().map(|p| p * 100.0).collect();
+    let mut units: Vec<i64> = scaled.iter().map(|p| p.floor() as i64).collect();
+    let target = scaled.iter().sum::<f64>().round() as i64;
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&a, &b| {
+        (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor()))
+    });
+    let missing = (target - units.iter().sum::<i64>()).clamp(0, parts.len() as i64) as usize;
+    for &i in order.iter().take(missing) {
+        units[i] += 1;
+    }
+    units.into_iter().map(|u| u as f64 / 100.0).collect()
+}
+
 fn budget_rows(verdict: &Verdict) -> Option<(String, Vec<[String; 5]>)> {
     let b = verdict.budget.as_ref()?;
     let fmt = |v: Option<f64>| {
         v.map(|v| b.unit.format_scaled(v))
             .unwrap_or_else(|| "—".into())
     };
+    // The stages and the remainder make up the whole budget: their shares, as printed, add up
+    // to 100 % exactly.
+    let of_total = |v: f64| v / b.total_value * 100.0;
+    let measured: Vec<f64> = b.stages.iter().filter_map(|s| s.share).collect();
+    let (stage_shares, remainder_share) = match b.remainder {
+        Some(r) if measured.len() == b.stages.len() => {
+            let mut parts = measured.clone();
+            parts.push(of_total(r));
+            let mut rounded = hundredths_adding_up(&parts);
+            let remainder = rounded.pop();
+            (rounded.into_iter().map(Some).collect::<Vec<_>>(), remainder)
+        }
+        _ => (b.stages.iter().map(|s| s.share).collect(), None),
+    };
+    let percent = |p: Option<f64>| p.map(|p| format!("{p:.2}%")).unwrap_or_default();
+    let sum_share = b
+        .sum
+        .map(|_| stage_shares.iter().flatten().sum::<f64>())
+        .filter(|_| remainder_share.is_some())
+        .or(b.sum.map(of_total));
     let mut rows: Vec<[String; 5]> = b
         .stages
         .iter()
-        .map(|s| {
+        .zip(&stage_shares)
+        .map(|(s, share)| {
             [
                 s.name.clone(),
                 format!("{} {}", s.bench, s.metric),
@@ -40,27 +79,23 @@ fn budget_rows(verdict: &Verdict) -> Option<(String, Vec<[String; 5]>)> {
                     .as_ref()
                     .map(|v| v.text())
                     .unwrap_or_else(|| "⚠️ not measured".into()),
-                s.share.map(|p| format!("{p:.2}%")).unwrap_or_default(),
+                percent(*share),
                 String::new(),
             ]
         })
         .collect();
-    let share = |v: Option<f64>| {
-        v.map(|v| format!("{:.2}%", v / b.total_value * 100.0))
-            .unwrap_or_default()
-    };
     rows.push([
         "Sum".into(),
         String::new(),
         fmt(b.sum),
-        share(b.sum),
+        percent(sum_share),
         String::new(),
     ]);
     rows.push([
         "Remainder".into(),
         String::new(),
         fmt(b.remainder),
-        share(b.remainder),
+        percent(remainder_share),
         String::new(),
     ]);
     let verdict = match b.status {
@@ -197,4 +232,23 @@ pub fn junit(verdict: &Verdict) -> String {
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hundredths_adding_up;
+
+    #[test]
+    fn rounded_shares_add_up() {
+        // 0.405 % and 99.595 % print as 0.40 + 99.59 when each is rounded alone.
+        let parts = hundredths_adding_up(&[0.405, 99.595]);
+        assert!(((parts[0] + parts[1]) - 100.0).abs() < 1e-9, "{parts:?}");
+        assert_eq!(
+            hundredths_adding_up(&[33.333, 33.333, 33.334])
+                .iter()
+                .sum::<f64>(),
+            100.0
+        );
+        assert_eq!(hundredths_adding_up(&[120.004, -20.004]), [120.0, -20.0]);
+    }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::time::SystemTime;
 
-pub const SCHEMA: &str = "latkit.result.v1";
+pub use crate::model::JSON_SCHEMA as SCHEMA;
 
 pub struct Json;
 

@@ -359,6 +359,7 @@ mod tests {
             iterations: vec![],
             metrics: vec![],
             histograms: vec![min, max],
+            timer: None,
         };
         let text = histograms(&bench);
         assert!(text.starts_with(

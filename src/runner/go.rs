@@ -109,13 +109,15 @@ impl GoTest {
         if let Some(stdout) = child.stdout.take() {
             let mut reader = BufReader::new(stdout);
             for_each_line(&mut reader, |line| {
+                // An over-long line is kept as an empty one, so line numbers still match.
+                let text = line.unwrap_or_default();
                 if let Some(raw) = raw.as_mut()
                     && raw_error.is_none()
-                    && let Err(e) = raw.write_all(line).and_then(|_| raw.write_all(b"\n"))
+                    && let Err(e) = raw.write_all(text).and_then(|_| raw.write_all(b"\n"))
                 {
                     raw_error = Some(e);
                 }
-                push_tail(&tail, String::from_utf8_lossy(line).into_owned());
+                push_tail(&tail, String::from_utf8_lossy(text).into_owned());
                 if let LineKind::Result { name } = parser.feed(line) {
                     results += 1;
                     progress.set_message(format!("{results} results · {name}"));

@@ -2,7 +2,7 @@
 //! After warm-up it never allocates and does no I/O (except freezing the trace when asked).
 
 use super::rt::TraceFreezer;
-use crate::model::LinearHistogram;
+use crate::model::{LinearHistogram, TimerSummary};
 use hdrhistogram::Histogram;
 use nix::sys::time::TimeSpec;
 use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
@@ -56,6 +56,27 @@ pub struct IntervalStats {
 }
 
 impl IntervalStats {
+    /// Counts one sample and the periods it missed.
+    #[inline]
+    pub fn add(&mut self, latency: i64, missed: u64) {
+        self.min = self.min.min(latency);
+        self.max = self.max.max(latency);
+        self.sum = self.sum.saturating_add(latency);
+        self.count += 1;
+        self.overruns += missed;
+    }
+
+    /// The thread's whole-run figures, exact; `None` before the first sample.
+    pub fn summary(&self) -> Option<TimerSummary> {
+        (self.count > 0).then(|| TimerSummary {
+            min_ns: self.min,
+            avg_ns: self.sum as f64 / self.count as f64,
+            max_ns: self.max,
+            samples: Some(self.count),
+            overruns: Some(self.overruns),
+        })
+    }
+
     /// Xenomai's per-second average: the sum divided by the count, truncated.
     pub fn avg(&self) -> i64 {
         if self.count == 0 {
@@ -133,6 +154,8 @@ pub struct Live {
 
 /// Everything a thread recorded after warm-up.
 pub struct Recorded {
+    /// Every sample's exact extremes, sum, count and overruns (the histograms round).
+    pub total: IntervalStats,
     pub latency: Histogram<u64>,
     pub samples: LinearHistogram,
     pub interval_min: LinearHistogram,
@@ -204,7 +227,13 @@ pub fn measure(
     stop: &AtomicBool,
     mut freezer: Option<TraceFreezer>,
 ) -> Result<Recorded, String> {
+    let fresh = IntervalStats {
+        min: i64::MAX,
+        max: i64::MIN,
+        ..IntervalStats::default()
+    };
     let mut recorded = Recorded {
+        total: fresh,
         latency: Histogram::new_with_bounds(1, HIGHEST_NS, 3).map_err(|e| e.to_string())?,
         samples: LinearHistogram::new("samples", plan.bucket_ns, plan.hist_buckets),
         interval_min: LinearHistogram::new("interval_min", plan.bucket_ns, plan.hist_buckets),
@@ -216,11 +245,6 @@ pub fn measure(
     let timerfd = match plan.method {
         WaitMethod::Timerfd => Some(periodic_timerfd(expected, period)?),
         _ => None,
-    };
-    let fresh = IntervalStats {
-        min: i64::MAX,
-        max: i64::MIN,
-        ..IntervalStats::default()
     };
     let mut interval = fresh;
     let (mut sample, mut published, mut max_so_far) = (0u64, 0u64, i64::MIN);
@@ -260,11 +284,8 @@ pub fn measure(
 
         recorded.latency.saturating_record(latency.max(0) as u64);
         recorded.samples.add(latency);
-        interval.min = interval.min.min(latency);
-        interval.max = interval.max.max(latency);
-        interval.sum += latency;
-        interval.count += 1;
-        interval.overruns += missed;
+        interval.add(latency, missed);
+        recorded.total.add(latency, missed);
         if latency > max_so_far {
             max_so_far = latency;
             if let Some(f) = freezer.as_mut() {

@@ -9,7 +9,9 @@ pub use measure::WaitMethod;
 use crate::error::{Error, Result};
 use crate::ingest::RunBuilder;
 use crate::interrupt;
-use crate::model::{BenchName, BreakHit, LinearHistogram, Note, Run, TimerInfo, TimerOverall};
+use crate::model::{
+    BenchName, BreakHit, LinearHistogram, Note, Run, TimerInfo, TimerOverall, TimerSummary,
+};
 use measure::{IntervalStats, Live, Plan, Recorded};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -287,6 +289,7 @@ fn assemble(
     let mut total: Option<Recorded> = None;
     for (bench, rec) in benchmarks.iter_mut().zip(recorded) {
         attach(bench, &rec, config.keep_buckets);
+        bench.timer = rec.total.summary();
         match total.as_mut() {
             None => total = Some(rec),
             Some(t) => {
@@ -304,17 +307,27 @@ fn assemble(
             }
         }
     }
-    if threads.len() > 1
-        && let (Some(all), Some(total)) = (benchmarks.last_mut(), total.as_ref())
-    {
-        attach(all, total, config.keep_buckets);
+    if threads.len() > 1 {
+        let all = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
+        if let (Some(bench), Some(total)) = (benchmarks.last_mut(), total.as_ref()) {
+            attach(bench, total, config.keep_buckets);
+            bench.timer = all;
+        }
     }
 
     let priority = config.priority.unwrap_or(0);
-    let overall = overall_of(
-        &combined,
-        benchmarks.last().and_then(|b| b.metric("latency")),
-    );
+    // The RTS figures are those of the benchmark Xenomai's format shows: exact over every
+    // sample, including a last second cut short by an interrupt.
+    let overall = benchmarks
+        .last()
+        .and_then(|b| b.timer.as_ref())
+        .map(|t| TimerOverall {
+            min_ns: t.min_ns,
+            avg_ns: t.avg_ns as i64,
+            max_ns: t.max_ns,
+            overruns: t.overruns.unwrap_or(0),
+            mode_switches: 0,
+        });
     let cpus = if config.cpus.is_empty() {
         "unpinned".to_string()
     } else {
@@ -360,10 +373,10 @@ fn assemble(
 fn add_series(builder: &mut RunBuilder, name: &str, series: &[IntervalStats]) {
     let bench = builder.benchmark(name, None, BenchName::plain);
     for s in series {
-        builder.record(bench, "interval_min", "ns", s.min as f64);
-        builder.record(bench, "interval_avg", "ns", s.avg() as f64);
-        builder.record(bench, "interval_max", "ns", s.max as f64);
-        builder.record(bench, "overruns", "overruns", s.overruns as f64);
+        builder.record_series(bench, "interval_min", "ns", s.min as f64);
+        builder.record_series(bench, "interval_avg", "ns", s.avg() as f64);
+        builder.record_series(bench, "interval_max", "ns", s.max as f64);
+        builder.record_series(bench, "overruns", "overruns", s.overruns as f64);
     }
 }
 
@@ -388,29 +401,4 @@ fn trimmed(h: &LinearHistogram, keep: bool) -> LinearHistogram {
         h.counts.clear();
     }
     h
-}
-
-/// Xenomai's RTS figures from the per-second series; from the distribution when the test
-/// ended before its first full second.
-fn overall_of(
-    combined: &[IntervalStats],
-    latency: Option<&crate::model::Metric>,
-) -> Option<TimerOverall> {
-    if !combined.is_empty() {
-        return Some(TimerOverall {
-            min_ns: combined.iter().map(|s| s.min).min().unwrap_or(0),
-            avg_ns: combined.iter().map(|s| s.avg()).sum::<i64>() / combined.len() as i64,
-            max_ns: combined.iter().map(|s| s.max).max().unwrap_or(0),
-            overruns: combined.iter().map(|s| s.overruns).sum(),
-            mode_switches: 0,
-        });
-    }
-    let h = &latency?.histogram.as_ref()?.0;
-    (!h.is_empty()).then(|| TimerOverall {
-        min_ns: h.min() as i64,
-        avg_ns: h.mean() as i64,
-        max_ns: h.max() as i64,
-        overruns: 0,
-        mode_switches: 0,
-    })
 }
