@@ -211,7 +211,11 @@ fn pool(into: &mut Benchmark, from: Benchmark, refused: &mut Vec<String>) {
             .iter_mut()
             .find(|x| x.of == h.of && x.bucket_ns == h.bucket_ns)
         {
-            Some(x) if x.reported.is_none() && h.reported.is_none() => add_counts(x, &h),
+            Some(x) if !x.counts.is_empty() && !h.counts.is_empty() => {
+                add_counts(x, &h);
+                // Statistics read from one run no longer describe the pooled buckets.
+                x.reported = None;
+            }
             Some(_) => refused.push(format!(
                 "{name}: the `{}` histogram statistics of later runs were left out (only their summary was read, no buckets to pool)",
                 h.of
