@@ -327,37 +327,47 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
     let binary = dir.path().join("latkit");
     fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
     fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&binary)
-        .current_dir(dir.path())
-        .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
-        .output()
-        .expect("setpriv (util-linux) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let warning = "SCHED_FIFO priority 99 failed";
-    assert_eq!(stderr.matches(warning).count(), 1, "warned once: {stderr}");
-    assert!(
-        stderr.contains("expect higher and noisier latencies"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("/dev/cpu_dma_latency"), "{stderr}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        doc["runs"][0]["benchmarks"][0]["metrics"][0]["percentiles"]["count"],
-        1000
-    );
-    let notes = doc["notes"].as_array().unwrap();
-    assert!(
-        notes
-            .iter()
-            .any(|n| n["message"].as_str().unwrap().contains(warning))
-    );
+    // One thread and one per CPU: every measuring thread starts within the user's 8 MiB
+    // RLIMIT_MEMLOCK (locking future memory made thread creation fail).
+    for cpus in [&[][..], &["-c", "all"][..]] {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&binary)
+            .current_dir(dir.path())
+            .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
+            .args(cpus)
+            .output()
+            .expect("setpriv (util-linux) is installed");
+        assert!(
+            out.status.success(),
+            "{cpus:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let warning = "SCHED_FIFO priority 99 failed";
+        assert_eq!(stderr.matches(warning).count(), 1, "warned once: {stderr}");
+        assert!(
+            stderr.contains("expect higher and noisier latencies"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("/dev/cpu_dma_latency"), "{stderr}");
+        assert!(stderr.contains("RLIMIT_MEMLOCK"), "{stderr}");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+        let threads = if cpus.is_empty() { 1 } else { benches.len() - 1 };
+        let last = benches.last().unwrap();
+        assert_eq!(
+            last["metrics"][0]["percentiles"]["count"],
+            1000 * threads as u64
+        );
+        assert_eq!(last["timer"]["samples"], 1000 * threads as u64);
+        let notes = doc["notes"].as_array().unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n["message"].as_str().unwrap().contains(warning))
+        );
+    }
 }
 
 #[test]

@@ -353,3 +353,31 @@ fn an_overlong_line_is_skipped_with_its_position() {
         .stdout(contains("BENCH b: x=2us"))
         .stderr(contains("long.txt:2: line longer than 1 MiB skipped"));
 }
+
+#[test]
+fn extreme_flags_are_refused_with_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["net", "loopback", "--test", "udp-rate", "--rate", "2000000000"],
+        &["net", "loopback", "--test", "udp-rate", "--rate", "0"],
+        &["net", "loopback", "--test", "udp-rtt", "--count", "100000000000"],
+        &["net", "loopback", "--test", "tcp-rtt", "--duration", "1e999"],
+        &["net", "loopback", "--test", "tcp-rtt", "--warmup", "-1"],
+        &["net", "loopback", "--test", "tcp-rtt", "--token", ""],
+        &["net", "server", "--token", ""],
+        &["net", "server", "--max-clients", "0"],
+        &["timer", "-p", "18446744073709551615"],
+        &["timer", "-p", "0"],
+        &["timer", "-T", "18446744073709551615"],
+        &["timer", "--warmup", "18446744073709551615"],
+        &["timer", "-b", "1e999"],
+        &["timer", "-m", "-5"],
+        &["timer", "-H", "4294967295"],
+        &["timer", "-B", "0"],
+        &["frame", "--width", "0"],
+        &["frame", "--height", "18446744073709551615"],
+        &["frame", "--iterations", "0"],
+    ];
+    for args in cases {
+        latkit().args(*args).assert().code(2);
+    }
+}

@@ -4,11 +4,11 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct FrameArgs {
     /// Frame width in pixels (even).
-    #[arg(long, default_value_t = 1280)]
-    pub width: usize,
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(2..=16_384))]
+    pub width: u32,
     /// Frame height in pixels (even).
-    #[arg(long, default_value_t = 720)]
-    pub height: usize,
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(2..=16_384))]
+    pub height: u32,
     /// Pixel format of the source frame.
     #[arg(long, value_enum, default_value = "nv12")]
     pub pixfmt: PixelFormat,
@@ -16,10 +16,11 @@ pub struct FrameArgs {
     #[arg(long, value_enum, default_value = "copy")]
     pub op: Operation,
     /// Timed frames.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub iterations: u64,
     /// Untimed frames first (caches, page faults).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub warmup: u64,
     #[command(flatten)]
     pub output: super::ProbeOutputArgs,

@@ -110,3 +110,22 @@ pub struct ReportArgs {
     #[arg(short, long)]
     pub quiet: bool,
 }
+
+/// The longest run a duration option accepts: one year, in seconds.
+pub const MAX_SECONDS: u64 = 31_536_000;
+
+/// A latency threshold in µs (`--break`, `--max`): finite, from 0 to an hour.
+fn latency_us(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|us| (0.0..=3.6e9).contains(us))
+        .ok_or_else(|| format!("`{text}` is not a latency in µs from 0 to 3600000000"))
+}
+
+/// Seconds (`--duration`, `--warmup`): finite, from 0 to a day.
+fn seconds(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| (0.0..=86_400.0).contains(s))
+        .ok_or_else(|| format!("`{text}` is not a number of seconds from 0 to 86400"))
+}

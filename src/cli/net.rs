@@ -44,10 +44,12 @@ pub struct NetServerArgs {
     #[arg(long)]
     pub insecure: bool,
     /// Clients served at once; more are turned away.
-    #[arg(long, value_name = "N", default_value_t = 16)]
-    pub max_clients: usize,
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_clients: u32,
     /// Longest test a client may run, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    #[arg(long, value_name = "S", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=super::MAX_SECONDS))]
     pub max_duration: u64,
     /// Most bytes one throughput test may send.
     #[arg(long, value_name = "SIZE", default_value = "10GiB", value_parser = parse_size)]
@@ -72,16 +74,18 @@ pub struct NetTestArgs {
     #[arg(long, value_name = "SIZE", default_value = "64", value_parser = parse_size)]
     pub size: u64,
     /// Seconds to measure (default 5; throughput defaults to --bytes instead).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = super::seconds)]
     pub duration: Option<f64>,
     /// Round trips or packets to measure instead of a duration.
-    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    #[arg(long, value_name = "N", conflicts_with = "duration",
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub count: Option<u64>,
     /// Seconds of unrecorded round trips first.
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = super::seconds)]
     pub warmup: f64,
     /// Packets per second for udp-rate.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rate: u64,
     /// Bytes to send for tcp-throughput (unless --duration).
     #[arg(long, value_name = "SIZE", default_value = "10MiB", value_parser = parse_size)]

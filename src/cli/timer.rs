@@ -16,13 +16,16 @@ pub enum Policy {
 #[command(disable_help_flag = true)]
 pub struct TimerArgs {
     /// Sampling period in microseconds.
-    #[arg(short = 'p', long = "period", value_name = "US", default_value_t = 100)]
+    #[arg(short = 'p', long = "period", value_name = "US", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub period_us: u64,
     /// Seconds to measure after warm-up; 0 runs until Ctrl-C.
-    #[arg(short = 'T', long = "duration", value_name = "S", default_value_t = 0)]
+    #[arg(short = 'T', long = "duration", value_name = "S", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=super::MAX_SECONDS))]
     pub duration_s: u64,
     /// Warm-up seconds whose samples are discarded.
-    #[arg(long = "warmup", value_name = "S", default_value_t = 1)]
+    #[arg(long = "warmup", value_name = "S", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub warmup_s: u64,
     /// Data lines per RTT/RTH header; 0 prints no headers.
     #[arg(short = 'l', long, value_name = "N", default_value_t = 21)]
@@ -54,15 +57,12 @@ pub struct TimerArgs {
     #[arg(short = 'h', long)]
     pub histogram: bool,
     /// Histogram buckets; the last one also counts everything larger.
-    #[arg(short = 'H', long, value_name = "N", default_value_t = 200)]
-    pub hist_size: usize,
+    #[arg(short = 'H', long, value_name = "N", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub hist_size: u32,
     /// Histogram bucket width in nanoseconds.
-    #[arg(
-        short = 'B',
-        long = "bucket",
-        value_name = "NS",
-        default_value_t = 1000
-    )]
+    #[arg(short = 'B', long = "bucket", value_name = "NS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub bucket_ns: u64,
     /// Print statistics of the histograms (HSH/HSS lines).
     #[arg(short = 's', long)]
@@ -74,10 +74,10 @@ pub struct TimerArgs {
     #[arg(short = 'f', long)]
     pub freeze_trace: bool,
     /// Stop at the first sample above US and report it (cyclictest -b).
-    #[arg(short = 'b', long = "break", value_name = "US")]
+    #[arg(short = 'b', long = "break", value_name = "US", value_parser = super::latency_us)]
     pub break_us: Option<f64>,
     /// After the summary, exit 1 if the maximum exceeded US.
-    #[arg(short = 'm', long = "max", value_name = "US")]
+    #[arg(short = 'm', long = "max", value_name = "US", value_parser = super::latency_us)]
     pub max_us: Option<f64>,
     /// Output format; `xenomai` prints the per-second lines live.
     #[arg(long, value_enum, default_value = "xenomai")]

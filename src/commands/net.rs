@@ -24,6 +24,14 @@ fn seconds(what: &str, s: f64) -> Result<Duration> {
         .map_err(|_| Error::Input(format!("{what} must be a number of seconds ≥ 0")))
 }
 
+/// An empty secret proves nothing: refuse it rather than count it as a token.
+fn token(token: &Option<String>) -> Result<Option<String>> {
+    match token.as_deref() {
+        Some("") => Err(Error::Input("--token must not be empty".into())),
+        _ => Ok(token.clone()),
+    }
+}
+
 fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig> {
     if args.test != Test::TcpThroughput
         && !(24..=65_000).contains(&args.size)
@@ -49,7 +57,7 @@ fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig>
         rate: args.rate,
         bytes: args.bytes,
         chunk: (args.chunk as usize).clamp(1, 1 << 20),
-        token: args.token.clone(),
+        token: token(&args.token)?,
     })
 }
 
@@ -67,10 +75,10 @@ pub fn run(args: NetArgs) -> Result<()> {
         NetMode::Server(s) => {
             let server = Server::bind(ServerConfig {
                 bind: address(&s.bind)?,
-                token: s.token,
+                token: token(&s.token)?,
                 insecure: s.insecure,
-                max_clients: s.max_clients.max(1),
-                max_duration: Duration::from_secs(s.max_duration.max(1)),
+                max_clients: s.max_clients as usize,
+                max_duration: Duration::from_secs(s.max_duration),
                 max_bytes: s.max_bytes,
             })?;
             crate::error::say(&format!(
@@ -93,7 +101,8 @@ pub fn run(args: NetArgs) -> Result<()> {
             let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
             let config = client_config(placeholder, &t)?;
             let what = format!("{} on loopback", config.test.name());
-            let run = with_progress(&what, || loopback(config, t.token.clone()))?;
+            let token = config.token.clone();
+            let run = with_progress(&what, || loopback(config, token))?;
             probe_report(run, &t.output)?;
             interrupted_is_130()
         }

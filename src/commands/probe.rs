@@ -26,8 +26,8 @@ pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
 pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
     let run = with_progress("frame", || {
         crate::probe::frame::run(&crate::probe::frame::FrameConfig {
-            width: args.width,
-            height: args.height,
+            width: args.width as usize,
+            height: args.height as usize,
             pixfmt: args.pixfmt,
             op: args.op,
             iterations: args.iterations,

@@ -21,17 +21,12 @@ pub fn run(args: TimerArgs) -> Result<()> {
         mlock: !args.no_mlock,
         dma_latency: !args.no_dma_latency,
         method: args.method,
-        hist_buckets: args.hist_size,
+        hist_buckets: args.hist_size as usize,
         bucket_ns: args.bucket_ns,
         keep_buckets,
         freeze_trace: args.freeze_trace,
         break_us: args.break_us,
     };
-    if args.hist_size == 0 || args.bucket_ns == 0 {
-        return Err(Error::Input(
-            "--hist-size and --bucket must be at least 1".into(),
-        ));
-    }
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(LineWriter::new(
             File::create(path).map_err(|e| Error::io(&path.display().to_string(), e))?,

@@ -16,6 +16,9 @@ use measure::{IntervalStats, Live, Plan, Recorded};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
+/// A measuring thread needs little stack; a small one stays within a small RLIMIT_MEMLOCK.
+const MEASURING_STACK: usize = 256 * 1024;
+
 /// Xenomai's name for what latkit measures.
 pub const MODE: &str = "periodic user-mode task";
 
@@ -66,15 +69,25 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         return Err(Error::Input("--period must be at least 1 µs".into()));
     }
     let mut notes = Vec::new();
-    if config.mlock
-        && let Err(e) = rt::lock_memory()
-    {
-        warn(
-            &mut notes,
-            "mlockall",
-            &e,
-            "page faults may add latency spikes",
-        );
+    if config.mlock {
+        match rt::lock_memory() {
+            Ok(rt::Locked::All) => {}
+            Ok(rt::Locked::CurrentOnly { limit_bytes }) => warn(
+                &mut notes,
+                "mlockall of future memory",
+                &format!(
+                    "no CAP_IPC_LOCK and RLIMIT_MEMLOCK is {} KiB; only memory mapped at start is locked",
+                    limit_bytes / 1024
+                ),
+                "the measuring threads' stacks and histograms may page-fault",
+            ),
+            Err(e) => warn(
+                &mut notes,
+                "mlockall",
+                &e,
+                "page faults may add latency spikes",
+            ),
+        }
     }
     let _dma = match config.dma_latency {
         true => rt::hold_dma_latency()
@@ -141,7 +154,10 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
             .map(|(i, (&cpu, freezer))| {
                 let (plan, live, stop, setup_errors) = (&plan, &lives[i], &stop, &setup_errors);
                 let priority = config.priority;
-                scope.spawn(move || {
+                std::thread::Builder::new()
+                    .name(format!("latkit-timer-{i}"))
+                    .stack_size(MEASURING_STACK)
+                    .spawn_scoped(scope, move || {
                     let mut problems = Vec::new();
                     if let Some(cpu) = cpu
                         && let Err(e) = rt::pin_to(cpu)
@@ -167,13 +183,19 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
                 })
             })
             .collect();
+        // A thread that could not start ends the test, with the reason, once the others stop.
+        if handles.iter().any(|h| h.is_err()) {
+            stop.store(true, Ordering::Release);
+        }
         let series = follow(config, &lives, &stop, display);
         stop.store(true, Ordering::Release);
         let recorded: Vec<std::result::Result<Recorded, String>> = handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("measuring thread panicked".into()))
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err("measuring thread panicked".into())),
+                Err(e) => Err(format!("could not start a measuring thread: {e}")),
             })
             .collect();
         (recorded, series)

@@ -45,10 +45,43 @@ pub fn avoid(busy: &[usize]) -> Result<(), String> {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| e.to_string())
 }
 
-/// Locks current and future memory so no page fault lands in a measurement.
-pub fn lock_memory() -> Result<(), String> {
+/// How much memory was locked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Locked {
+    /// Current and future memory (mlockall MCL_CURRENT | MCL_FUTURE).
+    All,
+    /// Only the memory mapped now: locking future memory too would make every later thread
+    /// stack or allocation beyond the small RLIMIT_MEMLOCK fail.
+    CurrentOnly { limit_bytes: u64 },
+}
+
+/// Locks memory so no page fault lands in a measurement: all of it when the process may lock
+/// without limit (CAP_IPC_LOCK or an unlimited RLIMIT_MEMLOCK), else what is mapped now.
+pub fn lock_memory() -> Result<Locked, String> {
     use nix::sys::mman::{MlockAllFlags, mlockall};
-    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE).map_err(|e| e.to_string())
+    use nix::sys::resource::{Resource, getrlimit};
+    let (soft, _) = getrlimit(Resource::RLIMIT_MEMLOCK).map_err(|e| e.to_string())?;
+    let unlimited = soft == nix::sys::resource::RLIM_INFINITY || has_ipc_lock();
+    if unlimited {
+        mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE)
+            .map_err(|e| e.to_string())?;
+        return Ok(Locked::All);
+    }
+    mlockall(MlockAllFlags::MCL_CURRENT)
+        .map_err(|e| format!("{e} (RLIMIT_MEMLOCK is {} KiB)", soft / 1024))?;
+    Ok(Locked::CurrentOnly { limit_bytes: soft })
+}
+
+/// Whether CAP_IPC_LOCK (bit 14) is in this process's effective capabilities.
+fn has_ipc_lock() -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+            u64::from_str_radix(hex.trim(), 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 /// Holds `/dev/cpu_dma_latency` at 0 µs while alive, keeping CPUs out of deep idle states.
