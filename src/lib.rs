@@ -2,6 +2,7 @@
 //! decisions. Every source produces a [`model::Run`]; every sink reads a [`report::Report`].
 
 pub mod analyze;
+pub mod atomic_file;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -180,16 +180,22 @@ fn interrupt_reports_what_finished_and_exits_130() {
         .arg(&out)
         .spawn()
         .unwrap();
-    // Wait (bounded) until go has printed a result, then interrupt latkit only.
+    // Wait (bounded) until go has printed a result, then interrupt latkit only. The raw
+    // output grows in a partial file beside raw.txt until latkit renames it into place.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !fs::read_to_string(&raw)
-        .unwrap_or_default()
-        .contains("ns/op")
-    {
+    let printed = || {
+        fs::read_dir(dir.path()).unwrap().any(|e| {
+            fs::read_to_string(e.unwrap().path())
+                .unwrap_or_default()
+                .contains("ns/op")
+        })
+    };
+    while !printed() {
         assert!(Instant::now() < deadline, "go printed no result");
         std::thread::sleep(Duration::from_millis(50));
     }
     common::interrupt_expecting_130(child);
+    assert!(fs::read_to_string(&raw).unwrap().contains("ns/op"));
     let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
     assert!(!benches.is_empty());

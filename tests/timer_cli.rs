@@ -354,7 +354,11 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
         assert!(stderr.contains("RLIMIT_MEMLOCK"), "{stderr}");
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
         let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
-        let threads = if cpus.is_empty() { 1 } else { benches.len() - 1 };
+        let threads = if cpus.is_empty() {
+            1
+        } else {
+            benches.len() - 1
+        };
         let last = benches.last().unwrap();
         assert_eq!(
             last["metrics"][0]["percentiles"]["count"],

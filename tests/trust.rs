@@ -357,10 +357,31 @@ fn an_overlong_line_is_skipped_with_its_position() {
 #[test]
 fn extreme_flags_are_refused_with_exit_2() {
     let cases: &[&[&str]] = &[
-        &["net", "loopback", "--test", "udp-rate", "--rate", "2000000000"],
+        &[
+            "net",
+            "loopback",
+            "--test",
+            "udp-rate",
+            "--rate",
+            "2000000000",
+        ],
         &["net", "loopback", "--test", "udp-rate", "--rate", "0"],
-        &["net", "loopback", "--test", "udp-rtt", "--count", "100000000000"],
-        &["net", "loopback", "--test", "tcp-rtt", "--duration", "1e999"],
+        &[
+            "net",
+            "loopback",
+            "--test",
+            "udp-rtt",
+            "--count",
+            "100000000000",
+        ],
+        &[
+            "net",
+            "loopback",
+            "--test",
+            "tcp-rtt",
+            "--duration",
+            "1e999",
+        ],
         &["net", "loopback", "--test", "tcp-rtt", "--warmup", "-1"],
         &["net", "loopback", "--test", "tcp-rtt", "--token", ""],
         &["net", "server", "--token", ""],
@@ -380,4 +401,96 @@ fn extreme_flags_are_refused_with_exit_2() {
     for args in cases {
         latkit().args(*args).assert().code(2);
     }
+}
+
+#[test]
+fn check_shows_skipped_lines_and_fails_on_them_with_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = file_with(
+        &dir,
+        "r.txt",
+        b"BENCH encode_raw: min=36us avg=38us max=715us\nBENCH encode_raw: avg=fast\n",
+    );
+    let targets = file_with(
+        &dir,
+        "t.toml",
+        b"[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"5 ms\"\n",
+    );
+    latkit()
+        .args(["check", "--targets"])
+        .arg(&targets)
+        .arg(&results)
+        .assert()
+        .success()
+        .stdout(contains("1 input line(s) could not be read"))
+        .stdout(contains("r.txt:2:"));
+    let out = latkit()
+        .args(["check", "--strict", "--targets"])
+        .arg(&targets)
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("r.txt:2:") && stderr.contains("(--strict)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("skipped"), "{stderr}");
+}
+
+#[test]
+fn a_full_disk_leaves_no_truncated_report() {
+    // A 16 KiB filesystem cannot hold the JSON of this input (needs root to mount).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    let target = dir.path().join("r.json");
+    fs::write(&target, "previous report").unwrap();
+    let out = latkit()
+        .arg("parse")
+        .arg(vector("viiper-count3.gobench.txt"))
+        .arg(vector("viiper-steamdeck.gobench.txt"))
+        .args(["--format", "json", "--out"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let previous = fs::read_to_string(&target).unwrap();
+    let _ = std::process::Command::new("umount")
+        .arg(dir.path())
+        .status();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("r.json"));
+    assert_eq!(previous, "previous report");
+    assert_eq!(left.len(), 1, "no partial file is left: {left:?}");
+}
+
+#[test]
+fn outputs_are_checked_before_measuring() {
+    for flag in ["--out", "--hgrm"] {
+        latkit()
+            .args(["timer", "-T", "3600", flag, "/nonexistent/dir/x"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains("/nonexistent/dir/x"));
+    }
+    latkit()
+        .args(["frame", "--out", "/nonexistent/dir/x"])
+        .assert()
+        .code(2)
+        .stderr(contains("/nonexistent/dir/x"));
 }

@@ -27,4 +27,8 @@ pub struct CheckArgs {
     /// Also write the verdict as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Fail (exit 2) when an input has a line latkit could not read, instead of listing it
+    /// under the verdict.
+    #[arg(long)]
+    pub strict: bool,
 }

@@ -1,4 +1,4 @@
-use super::{load_suite, report};
+use super::{load_suite, open_output, report};
 use crate::cli::GoArgs;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
@@ -33,10 +33,11 @@ pub fn run(args: GoArgs) -> Result<()> {
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
     }
+    let out = open_output(&args.report.out)?;
     let outcome = test.run()?;
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
-        report(input.runs, input.notes, &args.report, &suite)?;
+        report(input.runs, input.notes, &args.report, &suite, out)?;
     }
     if outcome.interrupted {
         return Err(Error::Interrupted);

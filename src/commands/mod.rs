@@ -9,12 +9,12 @@ mod probe;
 mod timer;
 
 use crate::analyze::{EnrichOptions, build_report};
+use crate::atomic_file::OutputFile;
 use crate::cli::{Cli, Command, ReportArgs};
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
 use crate::report::{Report, reporter};
 use crate::spec::Suite;
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -41,12 +41,13 @@ fn read_inputs(
     for file in files {
         let input = crate::ingest::read_path(file, format)?;
         if strict && input.malformed > 0 {
+            // The reader's note says what it did without --strict; here nothing is skipped.
             let first = input.notes.iter().find(|n| n.line.is_some());
             return Err(Error::Input(format!(
                 "{} (--strict)",
                 first.map_or_else(
                     || format!("{file}: malformed result line"),
-                    |n| n.to_string()
+                    |n| n.to_string().replace("skipped", "rejected")
                 )
             )));
         }
@@ -63,8 +64,19 @@ fn load_suite(args: &ReportArgs) -> Result<Suite> {
     }
 }
 
-/// Enriches `runs` and writes the report where the arguments say.
-fn report(runs: Vec<Run>, notes: Vec<Note>, args: &ReportArgs, suite: &Suite) -> Result<()> {
+/// Opens the `--out` file, if any, before the work that fills it: a bad path fails at once.
+fn open_output(out: &Option<std::path::PathBuf>) -> Result<Option<OutputFile>> {
+    out.as_deref().map(OutputFile::create).transpose()
+}
+
+/// Enriches `runs` and writes the report to `out` (opened early), or stdout.
+fn report(
+    runs: Vec<Run>,
+    notes: Vec<Note>,
+    args: &ReportArgs,
+    suite: &Suite,
+    out: Option<OutputFile>,
+) -> Result<()> {
     let opts = EnrichOptions {
         metric: args.metric.clone().or_else(|| suite.report.metric.clone()),
         baseline: args
@@ -76,7 +88,7 @@ fn report(runs: Vec<Run>, notes: Vec<Note>, args: &ReportArgs, suite: &Suite) ->
     };
     let report = build_report(runs, notes, &opts)?;
     warn_on_stderr(&report, args);
-    write_report(&report, args)
+    write_report(&report, args.format, out)
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.
@@ -91,37 +103,38 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
 
 const OUTPUT_BUFFER: usize = 1 << 20;
 
-fn write_report(report: &Report, args: &ReportArgs) -> Result<()> {
-    if args.format == crate::report::OutputFormat::Xenomai
+fn write_report(
+    report: &Report,
+    format: crate::report::OutputFormat,
+    out: Option<OutputFile>,
+) -> Result<()> {
+    if format == crate::report::OutputFormat::Xenomai
         && report.runs.iter().all(|r| r.timer.is_none())
     {
         return Err(Error::Input(
             "--format xenomai prints timer results (latkit timer, Xenomai latency, cyclictest), and the input holds none".into(),
         ));
     }
-    let reporter = reporter(args.format);
-    let (result, what) = match &args.out {
-        Some(path) => {
-            let what = path.display().to_string();
-            let file = File::create(path).map_err(|e| Error::io(&what, e))?;
-            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, file);
-            (
-                reporter.render(report, &mut out).and_then(|_| out.flush()),
-                what,
-            )
+    let reporter = reporter(format);
+    match out {
+        Some(mut file) => {
+            let name = file.name();
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, &mut file);
+            reporter
+                .render(report, &mut out)
+                .and_then(|_| out.flush())
+                .map_err(|e| Error::io(&name, e))?;
+            drop(out);
+            file.commit()
         }
         None => {
             let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-            (
-                reporter.render(report, &mut out).and_then(|_| out.flush()),
-                "stdout".to_string(),
-            )
+            match reporter.render(report, &mut out).and_then(|_| out.flush()) {
+                // A reader that stops early (`| head`) is not an error.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(Error::io("stdout", e)),
+                Ok(()) => Ok(()),
+            }
         }
-    };
-    match result {
-        // A reader that stops early (`| head`) is not an error.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::io(&what, e)),
-        Ok(()) => Ok(()),
     }
 }

@@ -1,10 +1,11 @@
-use super::{load_suite, read_inputs, report};
+use super::{load_suite, open_output, read_inputs, report};
 use crate::cli::ParseArgs;
 use crate::error::Result;
 use crate::ingest::merge;
 
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
+    let out = open_output(&args.report.out)?;
     let (mut runs, mut notes) = read_inputs(&args.files, args.input_format, args.strict)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
@@ -12,5 +13,5 @@ pub fn run(args: ParseArgs) -> Result<()> {
         runs = vec![merged];
         notes.extend(merge_notes);
     }
-    report(runs, notes, &args.report, &suite)
+    report(runs, notes, &args.report, &suite, out)
 }

@@ -1,7 +1,8 @@
 //! What the measuring probes share: report the run like `parse`, then gate it if asked.
 
-use super::{ReportArgs, check::gate, write_report};
+use super::{check::gate, open_output, write_report};
 use crate::analyze::{EnrichOptions, build_report};
+use crate::atomic_file::OutputFile;
 use crate::error::Result;
 use crate::model::Run;
 use std::io::{self, IsTerminal};
@@ -24,6 +25,7 @@ pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
 }
 
 pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
+    let out = open_output(&args.output.out)?;
     let run = with_progress("frame", || {
         crate::probe::frame::run(&crate::probe::frame::FrameConfig {
             width: args.width as usize,
@@ -34,28 +36,24 @@ pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
             warmup: args.warmup,
         })
     })?;
-    probe_report(run, &args.output)
+    probe_report(run, &args.output, out)
 }
 
-/// Reports a probe's run like `parse` does, then gates it when a targets file is given.
-pub fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs) -> Result<()> {
-    let args = ReportArgs {
-        format: output.format,
-        out: output.out.clone(),
-        baseline: None,
-        suite: None,
-        metric: None,
-        per_run: false,
-        quiet: true,
-    };
+/// Reports a probe's run like `parse` does (to `out`, opened before measuring), then gates
+/// it when a targets file is given.
+pub fn probe_report(
+    run: Run,
+    output: &crate::cli::ProbeOutputArgs,
+    out: Option<OutputFile>,
+) -> Result<()> {
     let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
-    write_report(&report, &args)?;
+    write_report(&report, output.format, out)?;
     match output.check.as_deref() {
         Some(path) => {
             let targets = crate::targets::Targets::load(path)?;
             gate(
                 &targets,
-                &report.runs,
+                &report,
                 crate::cli::CheckFormat::Table,
                 None,
                 &mut io::stderr(),

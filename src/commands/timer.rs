@@ -1,4 +1,5 @@
 use crate::analyze::{EnrichOptions, build_report};
+use crate::atomic_file::OutputFile;
 use crate::cli::{Policy, TimerArgs};
 use crate::error::{Error, Result};
 use crate::model::{LinearHistogram, TimerInfo, TimerOverall};
@@ -6,8 +7,8 @@ use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
 use crate::report::xenomai::{self, Xenomai};
 use crate::report::{OutputFormat, Reporter, hgrm, reporter};
-use std::fs::File;
-use std::io::{self, LineWriter, Write};
+use std::io::{self, Write};
+use std::path::Path;
 
 pub fn run(args: TimerArgs) -> Result<()> {
     let cpus = parse_cpu_list(args.cpu.as_deref())?;
@@ -27,11 +28,18 @@ pub fn run(args: TimerArgs) -> Result<()> {
         freeze_trace: args.freeze_trace,
         break_us: args.break_us,
     };
-    let mut out: Box<dyn Write> = match &args.out {
-        Some(path) => Box::new(LineWriter::new(
-            File::create(path).map_err(|e| Error::io(&path.display().to_string(), e))?,
-        )),
-        None => Box::new(LineWriter::new(io::stdout().lock())),
+    // Every output is opened before measuring, so a bad path costs no run.
+    let mut out_file = super::open_output(&args.out)?;
+    let hgrm_file = super::open_output(&args.hgrm)?;
+    let gnuplot_file = match args.gnuplot.as_deref() {
+        None | Some("-") => None,
+        Some(path) => Some(OutputFile::create(Path::new(path))?),
+    };
+    let mut stdout = io::stdout().lock();
+    let mut buffered_file = out_file.as_mut().map(io::BufWriter::new);
+    let out: &mut dyn Write = match buffered_file.as_mut() {
+        Some(file) => file,
+        None => &mut stdout,
     };
     let xenomai_format = args.format == OutputFormat::Xenomai;
     let mut live = LiveLines {
@@ -57,12 +65,12 @@ pub fn run(args: TimerArgs) -> Result<()> {
     }
 
     let mut run = outcome.run;
-    if let Some(target) = &args.gnuplot {
+    if args.gnuplot.is_some() {
         let text = xenomai::shown(&run)
             .and_then(|b| b.histograms.iter().find(|h| h.of == "samples"))
             .map(xenomai::gnuplot)
             .unwrap_or_default();
-        write_to(target, text.as_bytes())?;
+        write_all(gnuplot_file, text.as_bytes())?;
     }
     for bench in &mut run.benchmarks {
         if !(args.histogram || args.stats || args.gnuplot.is_some()) {
@@ -83,16 +91,20 @@ pub fn run(args: TimerArgs) -> Result<()> {
     written
         .and_then(|_| out.flush())
         .map_err(|e| Error::io("output", e))?;
+    drop(buffered_file);
+    if let Some(file) = out_file {
+        file.commit()?;
+    }
 
     let run = &report.runs[0];
     let shown = xenomai::shown(run);
-    if let Some(path) = &args.hgrm
+    if let Some(mut file) = hgrm_file
         && let Some(h) = shown
             .and_then(|b| b.metric("latency"))
             .and_then(|m| m.histogram.as_ref())
     {
-        let mut file = File::create(path).map_err(|e| Error::io(&path.display().to_string(), e))?;
-        hgrm::write(&h.0, &mut file).map_err(|e| Error::io(&path.display().to_string(), e))?;
+        hgrm::write(&h.0, &mut file).map_err(|e| Error::io(&file.name(), e))?;
+        file.commit()?;
     }
     if outcome.interrupted {
         return Err(Error::Interrupted);
@@ -101,7 +113,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
         let targets = crate::targets::Targets::load(path)?;
         super::check::gate(
             &targets,
-            &report.runs,
+            &report,
             crate::cli::CheckFormat::Table,
             None,
             &mut io::stderr(),
@@ -138,13 +150,19 @@ fn stats_only(h: &mut LinearHistogram) {
     }
 }
 
-fn write_to(target: &str, bytes: &[u8]) -> Result<()> {
-    let result = if target == "-" {
-        io::stdout().lock().write_all(bytes)
-    } else {
-        File::create(target).and_then(|mut f| f.write_all(bytes))
-    };
-    result.map_err(|e| Error::io(target, e))
+/// Writes `bytes` to a file opened earlier, or to stdout.
+fn write_all(file: Option<OutputFile>, bytes: &[u8]) -> Result<()> {
+    match file {
+        Some(mut file) => {
+            file.write_all(bytes)
+                .map_err(|e| Error::io(&file.name(), e))?;
+            file.commit()
+        }
+        None => io::stdout()
+            .lock()
+            .write_all(bytes)
+            .map_err(|e| Error::io("stdout", e)),
+    }
 }
 
 /// `0`, `0,2`, `1-3`, `all`: CPUs that exist on this machine.
@@ -199,7 +217,10 @@ impl LiveLines<'_> {
     /// Writes a line; when the output is gone, stops the test (nobody reads it any more).
     fn emit(&mut self, text: &str) {
         if self.error.is_none()
-            && let Err(e) = self.out.write_all(text.as_bytes())
+            && let Err(e) = self
+                .out
+                .write_all(text.as_bytes())
+                .and_then(|_| self.out.flush())
         {
             self.error = Some(e);
             crate::interrupt::request();

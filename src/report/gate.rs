@@ -1,6 +1,7 @@
 //! The verdict of `latkit check`: a terminal table or markdown, and JUnit XML for CI.
 
 use crate::analyze::gate::{Status, Verdict};
+use crate::model::Note;
 use comfy_table::{ContentArrangement, Table, presets};
 use std::fmt::Write as _;
 
@@ -123,7 +124,23 @@ fn grid(header: [&str; 5], rows: &[[String; 5]]) -> String {
     format!("{t}\n")
 }
 
-pub fn terminal(verdict: &Verdict) -> String {
+/// The input lines that could not be read, under the verdict: a gate that passes on part of
+/// the input says so.
+fn skipped_lines(skipped: &[&Note], bullet: &str) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{} input line(s) could not be read and are not in the verdict (--strict fails on them):\n",
+        skipped.len()
+    );
+    for note in skipped {
+        let _ = writeln!(out, "{bullet}{note}");
+    }
+    out
+}
+
+pub fn terminal(verdict: &Verdict, skipped: &[&Note]) -> String {
     let mut out = String::new();
     if !verdict.targets.is_empty() {
         out.push_str(&grid(TARGET_HEADER, &rows(verdict)));
@@ -132,6 +149,7 @@ pub fn terminal(verdict: &Verdict) -> String {
         let _ = writeln!(out, "{title}");
         out.push_str(&grid(BUDGET_HEADER, &rows));
     }
+    out.push_str(&skipped_lines(skipped, "  "));
     out
 }
 
@@ -144,7 +162,7 @@ fn md_table(header: [&str; 5], rows: &[[String; 5]]) -> String {
     out
 }
 
-pub fn markdown(verdict: &Verdict) -> String {
+pub fn markdown(verdict: &Verdict, skipped: &[&Note]) -> String {
     let mut out = String::new();
     if !verdict.targets.is_empty() {
         out.push_str(&md_table(TARGET_HEADER, &rows(verdict)));
@@ -156,6 +174,7 @@ pub fn markdown(verdict: &Verdict) -> String {
         let _ = writeln!(out, "### {title}\n");
         out.push_str(&md_table(BUDGET_HEADER, &rows));
     }
+    out.push_str(&skipped_lines(skipped, "- "));
     out
 }
 

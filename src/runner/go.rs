@@ -1,5 +1,6 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
+use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::ingest::go::{GoParser, LineKind};
 use crate::ingest::{Input, for_each_line, new_run};
@@ -7,7 +8,6 @@ use crate::interrupt;
 use crate::model::{ConfigEntry, Environment, Source, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{BufRead, BufReader, LineWriter, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -61,12 +61,12 @@ impl GoTest {
     }
 
     pub fn run(&self) -> Result<Outcome> {
-        let mut raw = match &self.raw {
-            Some(path) => Some(LineWriter::new(
-                File::create(path).map_err(|e| Error::io(&path.display().to_string(), e))?,
-            )),
-            None => None,
-        };
+        // Written line by line as it arrives, renamed into place when go is done.
+        let mut raw = self
+            .raw
+            .as_deref()
+            .map(|path| OutputFile::create(path).map(LineWriter::new))
+            .transpose()?;
         let args = self.args();
         let mut command = Command::new("go");
         command
@@ -135,6 +135,12 @@ impl GoTest {
         progress.finish_and_clear();
         if let (Some(e), Some(path)) = (raw_error, &self.raw) {
             return Err(Error::io(&path.display().to_string(), e));
+        }
+        if let Some(file) = raw {
+            let file = file
+                .into_inner()
+                .map_err(|e| Error::io("--raw", e.into_error()))?;
+            file.commit()?;
         }
 
         let out = parser.finish();
