@@ -454,3 +454,185 @@ fn interrupted_client_reports_what_it_measured_and_exits_130() {
         .unwrap();
     assert!(count > 0, "measured before the interrupt");
 }
+
+/// Opens the control connection by hand: reads the greeting, sends `request` (JSON without the
+/// version and nonce), and returns the stream, a reader on it and the server's reply.
+fn handshake_by_hand(addr: &str, request: &str) -> (TcpStream, BufReader<TcpStream>, Value) {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut greeting = String::new();
+    reader.read_line(&mut greeting).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    writeln!(writer, "{{\"version\":1,\"nonce\":\"00\",{request}}}").unwrap();
+    let mut reply = String::new();
+    reader.read_line(&mut reply).unwrap();
+    (stream, reader, serde_json::from_str(&reply).unwrap())
+}
+
+/// Waits (at most `limit`) for the server to close `stream`, trickling one byte every 200 ms.
+fn closed_while_trickling(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream.set_nonblocking(true).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    while started.elapsed() < limit {
+        if stream.write_all(b"x").is_err() {
+            return true;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return true,
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+#[test]
+fn slow_handshakes_neither_lock_out_clients_nor_live_forever() {
+    let _turn = one_at_a_time();
+    let server = Server::start(&["--bind", "127.0.0.1:0", "--max-clients", "4"], None);
+    // Six connections that send a byte every 200 ms and never finish their request.
+    let mut slow: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let s = TcpStream::connect(&server.addr).unwrap();
+            s.set_nodelay(true).unwrap();
+            s
+        })
+        .collect();
+    for s in &mut slow {
+        s.write_all(b"{").unwrap();
+    }
+    // They hold no client slot: a real client is served at once.
+    latkit()
+        .args([
+            "net",
+            "client",
+            &server.addr,
+            "--test",
+            "tcp-rtt",
+            "--count",
+            "100",
+            "--warmup",
+            "0",
+        ])
+        .assert()
+        .success();
+    // The whole handshake has one deadline (5 s): trickling does not extend it.
+    assert!(
+        closed_while_trickling(&mut slow[0], Duration::from_secs(20)),
+        "a handshake trickling a byte at a time was never closed"
+    );
+}
+
+#[test]
+fn max_duration_holds_against_a_trickling_client() {
+    let _turn = one_at_a_time();
+    let server = Server::start(&["--bind", "127.0.0.1:0", "--max-duration", "2"], None);
+    // An authenticated tcp-rtt client that sends its 1 MiB message a byte at a time.
+    let (mut stream, _reader, reply) = handshake_by_hand(
+        &server.addr,
+        "\"test\":\"tcp-rtt\",\"size\":1048576,\"duration_ms\":600000",
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert!(
+        closed_while_trickling(&mut stream, Duration::from_secs(20)),
+        "--max-duration 2 did not end a trickling test"
+    );
+}
+
+#[test]
+fn udp_replies_go_only_to_the_sessions_address_and_port() {
+    let _turn = one_at_a_time();
+    let server = Server::start(&["--bind", "127.0.0.1:0"], None);
+    let (_stream, _reader, reply) = handshake_by_hand(
+        &server.addr,
+        "\"test\":\"udp-rtt\",\"size\":64,\"duration_ms\":10000",
+    );
+    let port = reply["udp_port"].as_u64().unwrap() as u16;
+    let session = hex::decode(reply["session"].as_str().unwrap()).unwrap();
+    let mut datagram = session.clone();
+    datagram.resize(64, 0);
+    let target = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let answered = |socket: &std::net::UdpSocket| {
+        socket
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        socket.send_to(&datagram, target).unwrap();
+        let mut buf = [0u8; 128];
+        socket.recv(&mut buf).is_ok()
+    };
+    let first = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let other_port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    assert!(answered(&first), "the session's first address is answered");
+    assert!(
+        !answered(&other_port),
+        "the same IP from another port is not"
+    );
+    assert!(answered(&first));
+}
+
+#[test]
+fn a_udp_test_cut_by_the_server_reports_why_and_fails() {
+    let _turn = one_at_a_time();
+    let server = Server::start(&["--bind", "127.0.0.1:0", "--max-duration", "1"], None);
+    latkit()
+        .args([
+            "net",
+            "client",
+            &server.addr,
+            "--test",
+            "udp-rtt",
+            "--duration",
+            "3",
+            "--warmup",
+            "0",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ended the test early"))
+        .stderr(predicate::str::contains("time limit (1 s)"));
+}
+
+#[test]
+fn accept_errors_back_off_instead_of_flooding_the_log() {
+    let _turn = one_at_a_time();
+    // Few file descriptors: accepting fails (EMFILE) while connections keep arriving.
+    let mut child = Command::new("prlimit")
+        .arg("--nofile=24:24")
+        .arg(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["net", "server", "--bind", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) is installed");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let addr = first
+        .split_whitespace()
+        .find(|w| w.starts_with("127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let held: Vec<TcpStream> = (0..40)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let mut log = String::new();
+    stderr.read_to_string(&mut log).unwrap();
+    let _ = child.wait();
+    drop(held);
+    let accept_lines = log.lines().filter(|l| l.starts_with("accept:")).count();
+    assert!(accept_lines >= 1, "the failure is reported: {log}");
+    assert!(
+        accept_lines <= 5,
+        "{accept_lines} accept lines in 2 s:\n{log}"
+    );
+}

@@ -156,10 +156,33 @@ pub fn run(config: &ClientConfig) -> Result<Measurement> {
             }
             Ok(Measurement::RoundTrips { rtt, lost: 0 })
         }
-        Test::UdpRtt => udp_rtt(config, &conn, duration),
-        Test::UdpRate => udp_rate(config, &conn, duration),
+        Test::UdpRtt => udp_rtt(config, &conn, duration).and_then(|m| not_ended(&mut conn, m)),
+        Test::UdpRate => udp_rate(config, &conn, duration).and_then(|m| not_ended(&mut conn, m)),
         Test::TcpThroughput => throughput(config, conn, duration),
     }
+}
+
+/// A UDP test's measurement, unless the server ended the session early: then the packets it
+/// stopped answering would read as losses, so its reason is the result.
+fn not_ended(conn: &mut Connection, measurement: Measurement) -> Result<Measurement> {
+    // A notice sent earlier is already waiting; otherwise nothing comes and the wait is short.
+    conn.stream
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .ok();
+    match protocol::receive::<protocol::Ended>(&mut conn.reader) {
+        Ok(ended) => Err(Error::Failed(format!(
+            "{} ended the test early: {}",
+            conn_peer(conn),
+            ended.reason
+        ))),
+        Err(_) => Ok(measurement),
+    }
+}
+
+fn conn_peer(conn: &Connection) -> String {
+    conn.stream
+        .peer_addr()
+        .map_or_else(|_| "the server".to_string(), |a| a.to_string())
 }
 
 fn udp_socket(config: &ClientConfig, reply: &Reply) -> Result<(UdpSocket, [u8; SESSION_BYTES])> {

@@ -86,6 +86,12 @@ pub struct Reply {
 }
 
 /// What the server says after a throughput test, measured on its own clock.
+/// Sent by the server on the control connection when it ends a test early.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Ended {
+    pub reason: String,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Received {
     pub bytes: u64,

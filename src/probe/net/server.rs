@@ -11,9 +11,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The whole handshake, however the bytes trickle in, must end within this.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_MESSAGE: usize = 1 << 20;
+/// Connections still in their handshake; more are closed at once. Authenticated clients are
+/// counted apart (`--max-clients`), so unauthenticated ones cannot lock them out.
+const MAX_PENDING: usize = 256;
+/// Longest pause after failing accepts (out of file descriptors, say).
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -26,14 +32,20 @@ pub struct ServerConfig {
 }
 
 struct Session {
+    /// The control connection's address: the UDP peer must have the same IP.
     peer: IpAddr,
+    /// The UDP address of the session's first datagram; later ones must match it, port too.
+    udp_peer: Option<SocketAddr>,
     expires: Instant,
 }
 
 struct Shared {
     config: ServerConfig,
     sessions: Mutex<HashMap<[u8; SESSION_BYTES], Session>>,
+    /// Authenticated clients being served.
     active: AtomicUsize,
+    /// Connections in their handshake.
+    pending: AtomicUsize,
     stop: AtomicBool,
     udp_port: u16,
 }
@@ -83,6 +95,7 @@ impl Server {
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 active: AtomicUsize::new(0),
+                pending: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
                 udp_port,
             }),
@@ -109,16 +122,20 @@ impl Server {
         self.listener
             .set_nonblocking(true)
             .map_err(|e| Error::Failed(e.to_string()))?;
+        let mut failing = AcceptFailures::default();
         while !self.shared.stop.load(Ordering::SeqCst) && !crate::interrupt::requested() {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
+                    failing = AcceptFailures::default();
+                    if self.shared.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
+                        // Closing at once costs nothing; a thread per connection would.
+                        self.shared.pending.fetch_sub(1, Ordering::SeqCst);
+                        continue;
+                    }
                     let shared = Arc::clone(&self.shared);
                     let log = Arc::clone(&log);
                     std::thread::spawn(move || {
-                        let busy = shared.active.fetch_add(1, Ordering::SeqCst)
-                            >= shared.config.max_clients;
-                        let outcome = serve_client(stream, peer, &shared, busy);
-                        shared.active.fetch_sub(1, Ordering::SeqCst);
+                        let outcome = serve_client(stream, peer, &shared);
                         log(&match outcome {
                             Ok(test) => format!("{peer}: {test} done"),
                             Err(e) => format!("{peer}: {e}"),
@@ -128,12 +145,97 @@ impl Server {
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(20))
                 }
-                Err(e) => log(&format!("accept: {e}")),
+                Err(e) => {
+                    if let Some(line) = failing.record(&e) {
+                        log(&line);
+                    }
+                    std::thread::sleep(failing.backoff);
+                }
             }
         }
         self.shared.stop.store(true, Ordering::SeqCst);
         let _ = udp_thread.join();
         Ok(())
+    }
+}
+
+/// Accept errors in a row: each doubles the pause before the next try, and only the first of
+/// a kind and then one a second are logged, so a full descriptor table cannot flood the log.
+struct AcceptFailures {
+    backoff: Duration,
+    last_logged: Option<Instant>,
+    unlogged: u64,
+}
+
+impl Default for AcceptFailures {
+    fn default() -> Self {
+        AcceptFailures {
+            backoff: Duration::from_millis(10),
+            last_logged: None,
+            unlogged: 0,
+        }
+    }
+}
+
+impl AcceptFailures {
+    fn record(&mut self, e: &std::io::Error) -> Option<String> {
+        self.backoff = (self.backoff * 2).min(MAX_ACCEPT_BACKOFF);
+        if self
+            .last_logged
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(1))
+        {
+            self.unlogged += 1;
+            return None;
+        }
+        self.last_logged = Some(Instant::now());
+        let more = std::mem::take(&mut self.unlogged);
+        Some(match more {
+            0 => format!("accept: {e}; retrying in {:?}", self.backoff),
+            n => format!(
+                "accept: {e} ({n} more since the last line); retrying in {:?}",
+                self.backoff
+            ),
+        })
+    }
+}
+
+/// Reads from a client within a wall-clock deadline: however the bytes trickle in, no read
+/// returns data after it, and none waits longer than `idle` for the next byte.
+struct Deadline {
+    stream: TcpStream,
+    deadline: Instant,
+    idle: Duration,
+    /// The read timeout set on the socket, so it is changed only when needed.
+    armed: Option<Duration>,
+}
+
+impl Deadline {
+    fn new(stream: TcpStream, deadline: Instant, idle: Duration) -> Self {
+        Deadline {
+            stream,
+            deadline,
+            idle,
+            armed: None,
+        }
+    }
+}
+
+impl Read for Deadline {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                ErrorKind::TimedOut,
+                "time limit reached",
+            ));
+        }
+        // Far from the deadline the idle timeout bounds each read; near it, what is left.
+        let timeout = left.min(self.idle);
+        if left <= self.idle || self.armed != Some(timeout) {
+            self.stream.set_read_timeout(Some(timeout))?;
+            self.armed = Some(timeout);
+        }
+        self.stream.read(buf)
     }
 }
 
@@ -150,10 +252,15 @@ fn echo_udp(udp: &UdpSocket, shared: &Shared) {
         }
         let mut id = [0u8; SESSION_BYTES];
         id.copy_from_slice(&buf[..SESSION_BYTES]);
-        let allowed = shared.sessions.lock().map(|sessions| {
-            sessions
-                .get(&id)
-                .is_some_and(|s| s.peer == from.ip() && Instant::now() < s.expires)
+        let allowed = shared.sessions.lock().map(|mut sessions| {
+            let Some(s) = sessions.get_mut(&id) else {
+                return false;
+            };
+            if s.peer != from.ip() || Instant::now() >= s.expires {
+                return false;
+            }
+            // The first datagram binds the session to its port.
+            *s.udp_peer.get_or_insert(from) == from
         });
         if allowed.unwrap_or(false) {
             let _ = udp.send_to(&buf[..len], from);
@@ -161,7 +268,7 @@ fn echo_udp(udp: &UdpSocket, shared: &Shared) {
     }
 }
 
-fn refuse(stream: &mut TcpStream, why: String) -> std::io::Result<String> {
+fn refuse(stream: &mut TcpStream, why: String) -> std::io::Error {
     let _ = protocol::send(
         stream,
         &Reply {
@@ -170,17 +277,60 @@ fn refuse(stream: &mut TcpStream, why: String) -> std::io::Result<String> {
             ..Reply::default()
         },
     );
-    Err(std::io::Error::new(ErrorKind::PermissionDenied, why))
+    std::io::Error::new(ErrorKind::PermissionDenied, why)
 }
 
-fn serve_client(
+fn serve_client(stream: TcpStream, peer: SocketAddr, shared: &Shared) -> std::io::Result<String> {
+    let handshake = handshake(stream, peer, shared);
+    shared.pending.fetch_sub(1, Ordering::SeqCst);
+    let (mut stream, reader, request, limit, session) = handshake?;
+    let deadline = Instant::now() + limit;
+    let mut reader = BufReader::new(Deadline::new(reader, deadline, IDLE_TIMEOUT));
+    let result = match request.test {
+        Test::TcpRtt => echo_tcp(&mut reader, &mut stream, request.size),
+        Test::TcpThroughput => receive_bulk(
+            &mut reader,
+            &mut stream,
+            request.size,
+            shared.config.max_bytes,
+        ),
+        // The UDP session lives until the client closes the control connection.
+        Test::UdpRtt | Test::UdpRate => wait_for_close(&mut reader),
+    };
+    if let Ok(mut sessions) = shared.sessions.lock() {
+        sessions.remove(&session);
+    }
+    shared.active.fetch_sub(1, Ordering::SeqCst);
+    match result {
+        // A read cut short by the time limit (a slow or trickling client included).
+        Err(_) if Instant::now() >= deadline => {
+            // Say why on the control connection, so the client reports it instead of losses.
+            let why = format!(
+                "the server's time limit ({} s) ended the test",
+                limit.as_secs()
+            );
+            let _ = protocol::send(
+                &mut stream,
+                &protocol::Ended {
+                    reason: why.clone(),
+                },
+            );
+            Err(std::io::Error::new(ErrorKind::TimedOut, why))
+        }
+        other => other.map(|_| request.test.name().to_string()),
+    }
+}
+
+type Accepted = (TcpStream, TcpStream, Request, Duration, [u8; SESSION_BYTES]);
+
+/// Greets, reads the request, authenticates and takes a client slot, all within one deadline.
+/// On success the client counts as active until `serve_client` ends.
+fn handshake(
     mut stream: TcpStream,
     peer: SocketAddr,
     shared: &Shared,
-    busy: bool,
-) -> std::io::Result<String> {
+) -> std::io::Result<Accepted> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
     stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
     stream.set_nodelay(true)?;
     let config = &shared.config;
@@ -194,23 +344,28 @@ fn serve_client(
             auth: config.token.is_some(),
         },
     )?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let request: Request = protocol::receive(&mut reader)?;
-    if busy {
-        return refuse(
-            &mut stream,
-            format!("server busy: {} clients at most", config.max_clients),
-        );
-    }
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let mut reader = BufReader::new(Deadline::new(
+        stream.try_clone()?,
+        deadline,
+        HANDSHAKE_TIMEOUT,
+    ));
+    let request: Request = protocol::receive(&mut reader).map_err(|e| match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => std::io::Error::new(
+            ErrorKind::TimedOut,
+            format!("no request within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+        ),
+        _ => e,
+    })?;
     if request.version != protocol::VERSION {
-        return refuse(
+        return Err(refuse(
             &mut stream,
             format!(
                 "protocol version {} not supported (this server speaks {})",
                 request.version,
                 protocol::VERSION
             ),
-        );
+        ));
     }
     let mut reply = Reply {
         ok: true,
@@ -222,10 +377,10 @@ fn serve_client(
             .as_deref()
             .is_some_and(|p| protocol::verify(token, "client", &server_nonce, &request.nonce, p));
         if !proven {
-            return refuse(
+            return Err(refuse(
                 &mut stream,
                 "authentication failed: wrong or missing --token".into(),
-            );
+            ));
         }
         reply.proof = Some(protocol::proof(
             token,
@@ -235,10 +390,21 @@ fn serve_client(
         ));
     }
     if request.size == 0 || request.size > MAX_MESSAGE {
-        return refuse(
+        return Err(refuse(
             &mut stream,
             format!("size {} outside 1..={MAX_MESSAGE} bytes", request.size),
-        );
+        ));
+    }
+    let slot = shared
+        .active
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < config.max_clients).then_some(n + 1)
+        });
+    if slot.is_err() {
+        return Err(refuse(
+            &mut stream,
+            format!("server busy: {} clients at most", config.max_clients),
+        ));
     }
     let limit = config
         .max_duration
@@ -251,6 +417,7 @@ fn serve_client(
                 session,
                 Session {
                     peer: peer.ip(),
+                    udp_peer: None,
                     expires: Instant::now() + limit,
                 },
             );
@@ -258,42 +425,24 @@ fn serve_client(
         reply.udp_port = Some(shared.udp_port);
         reply.session = Some(hex::encode(session));
     }
-    protocol::send(&mut stream, &reply)?;
-    stream.set_read_timeout(Some(IDLE_TIMEOUT))?;
-    let deadline = Instant::now() + limit;
-    let result = match request.test {
-        Test::TcpRtt => echo_tcp(&mut reader, &mut stream, request.size, deadline),
-        Test::TcpThroughput => receive_bulk(
-            &mut reader,
-            &mut stream,
-            request.size,
-            config.max_bytes,
-            deadline,
-        ),
-        // The UDP session lives until the client closes the control connection.
-        Test::UdpRtt | Test::UdpRate => wait_for_close(&mut reader, deadline),
-    };
-    if let Ok(mut sessions) = shared.sessions.lock() {
-        sessions.remove(&session);
+    if let Err(e) = protocol::send(&mut stream, &reply) {
+        shared.active.fetch_sub(1, Ordering::SeqCst);
+        return Err(e);
     }
-    result.map(|_| request.test.name().to_string())
+    stream.set_write_timeout(Some(IDLE_TIMEOUT))?;
+    let reader = reader.into_inner().stream;
+    Ok((stream, reader, request, limit, session))
 }
 
-fn echo_tcp(
-    reader: &mut impl Read,
-    stream: &mut TcpStream,
-    size: usize,
-    deadline: Instant,
-) -> std::io::Result<()> {
+fn echo_tcp(reader: &mut impl Read, stream: &mut TcpStream, size: usize) -> std::io::Result<()> {
     let mut buf = vec![0u8; size];
-    while Instant::now() < deadline {
+    loop {
         match reader.read_exact(&mut buf) {
             Ok(()) => stream.write_all(&buf)?,
             Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
             Err(e) => return Err(e),
         }
     }
-    Ok(())
 }
 
 /// Counts bytes until the client finishes; acknowledges the first chunk with one byte and
@@ -303,13 +452,16 @@ fn receive_bulk(
     stream: &mut TcpStream,
     chunk: usize,
     max_bytes: u64,
-    deadline: Instant,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 256 * 1024];
     let (mut total, mut first, mut last, mut acked) =
         (0u64, None::<(Instant, u64)>, Instant::now(), false);
-    while Instant::now() < deadline && total < max_bytes {
-        let n = reader.read(&mut buf)?;
+    while total < max_bytes {
+        let n = match reader.read(&mut buf) {
+            // At the time limit the test ends with what arrived, as at the byte limit.
+            Err(e) if e.kind() == ErrorKind::TimedOut => break,
+            other => other?,
+        };
         if n == 0 {
             break;
         }
@@ -335,15 +487,17 @@ fn receive_bulk(
     )
 }
 
-fn wait_for_close(reader: &mut impl Read, deadline: Instant) -> std::io::Result<()> {
+/// Holds a UDP session open until the client closes the control connection; at the time
+/// limit the reader fails with `TimedOut`.
+fn wait_for_close(reader: &mut impl Read) -> std::io::Result<()> {
     let mut buf = [0u8; 64];
-    while Instant::now() < deadline {
+    loop {
         match reader.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            // An idle control connection is normal while UDP runs.
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(())
 }
