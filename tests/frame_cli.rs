@@ -95,3 +95,22 @@ fn frame_gates_itself_and_prints_bench_lines() {
     );
     assert!(back.contains("\"name\": \"frame/copy/nv12/1280x720\""));
 }
+
+#[test]
+fn the_readme_frame_check_example_is_measured() {
+    // README: `latkit frame --op convert --check tests/fixtures/check/frame-targets.toml`.
+    let out = latkit()
+        .args(["frame", "--op", "convert", "--iterations", "20", "--check"])
+        .arg(common::fixture("check/frame-targets.toml"))
+        .output()
+        .unwrap();
+    let verdict = String::from_utf8_lossy(&out.stderr);
+    assert!(!verdict.contains("Not measured"), "{verdict}");
+    assert_eq!(
+        verdict.matches("frame/convert/nv12/1280x720").count(),
+        2,
+        "{verdict}"
+    );
+    // Exit 0 or 1 (a slow machine may miss 60 fps), never a usage error.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{verdict}");
+}

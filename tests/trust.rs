@@ -494,3 +494,28 @@ fn outputs_are_checked_before_measuring() {
         .code(2)
         .stderr(contains("/nonexistent/dir/x"));
 }
+
+#[test]
+fn invalid_utf8_in_targets_and_suite_files_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = file_with(
+        &dir,
+        "t.toml",
+        b"[[target]]\nbench = \"a\"\nmetric = \"\xff\xfe\"\n",
+    );
+    latkit()
+        .args(["check", "--targets"])
+        .arg(&bad)
+        .arg(vector("rootstream-bench.txt"))
+        .assert()
+        .code(2)
+        .stderr(contains("t.toml:3: not valid UTF-8"));
+    latkit()
+        .arg("parse")
+        .arg(vector("viiper-count3.gobench.txt"))
+        .arg("--suite")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(contains("t.toml:3: not valid UTF-8"));
+}

@@ -1,5 +1,5 @@
 //! JSON: the model (every value and its summary), the derived tables and the notes.
-//! The schema is documented in docs/json-schema.md; bump [`SCHEMA`] on breaking changes.
+//! The schema is documented in docs/json-schema.md; bump [`JSON_SCHEMA`] on breaking changes.
 
 use super::{Report, Reporter, Table};
 use crate::model::{Note, Run, timestamp};
@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::time::SystemTime;
 
-pub use crate::model::JSON_SCHEMA as SCHEMA;
+use crate::model::JSON_SCHEMA;
 
 pub struct Json;
 
@@ -24,7 +24,7 @@ struct Document<'a> {
 impl Reporter for Json {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let document = Document {
-            schema: SCHEMA,
+            schema: JSON_SCHEMA,
             latkit_version: env!("CARGO_PKG_VERSION"),
             generated: timestamp(SystemTime::now()),
             runs: &report.runs,

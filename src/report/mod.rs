@@ -146,8 +146,6 @@ pub enum OutputFormat {
     Bench,
 }
 
-pub use json::SCHEMA as JSON_SCHEMA;
-
 pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
     match format {
         OutputFormat::Table => Box::new(terminal::Terminal),
