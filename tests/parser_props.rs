@@ -69,6 +69,10 @@ fn timer_line() -> impl Strategy<Value = String> {
         "T: ?[0-9]{0,3} \\( ?[0-9]{0,5}\\) P:[0-9x]{0,3} I:[0-9]{0,5} C: +[0-9]{0,6} Min: +[0-9.-]{0,6} Act: +[0-9]{0,4} Avg: +[0-9.]{0,5} Max: +[0-9]{0,8}",
         "# (Histogram|Total|Min Latencies|Max Latencies|Avg Latencies|Histogram Overflows|Thread 0)(: [0-9 x]{0,30})?",
         "[0-9]{1,6}( [0-9]{1,6}){0,4}",
+        // Bucket numbers, counts and thread columns up to and past every integer type.
+        "HSD\\| +(min|avg|max)\\| +[0-9]{1,21} - +[0-9]{1,21} \\| +[0-9]{1,21}",
+        "[0-9]{1,21}( [0-9]{1,21}){0,3}",
+        (1usize..3000).prop_map(|columns| format!("000012{}", " 000001".repeat(columns))),
         any::<String>(),
     ]
 }
@@ -79,8 +83,15 @@ proptest! {
         let text = lines.join("\n");
         let x = latkit::ingest::xenomai::parse("prop", text.lines());
         prop_assert!(x.malformed as usize <= lines.len());
+        for b in x.builder.finish() {
+            for h in &b.histograms {
+                prop_assert!(h.counts.len() <= latkit::ingest::timer_common::MAX_BUCKETS);
+            }
+        }
         let c = latkit::ingest::cyclictest::parse_text("prop", text.lines());
         prop_assert!(c.malformed as usize <= lines.len() * 8);
+        let threads = c.builder.finish();
+        prop_assert!(threads.len() <= latkit::ingest::cyclictest::MAX_THREADS);
         if let Ok(doc) = serde_json::from_str(&text) {
             let _ = latkit::ingest::cyclictest::parse_json("prop", &doc);
         }

@@ -10,6 +10,17 @@ pub struct RunBuilder {
     benchmarks: Vec<Benchmark>,
     /// Full name → indices of benchmarks with that name, one per package.
     index: FxHashMap<String, Vec<usize>>,
+    /// Per benchmark, per metric: the factor from the metric's source unit to its base unit,
+    /// so that the common case (every value in the first value's unit) parses no unit.
+    factors: Vec<Vec<f64>>,
+}
+
+fn factors_of(bench: &Benchmark) -> Vec<f64> {
+    bench
+        .metrics
+        .iter()
+        .map(|m| Unit::parse(&m.source_unit).to_base)
+        .collect()
 }
 
 impl RunBuilder {
@@ -47,6 +58,7 @@ impl RunBuilder {
             .entry(bench.name.full_name.clone())
             .or_default()
             .push(i);
+        self.factors.push(factors_of(&bench));
         self.benchmarks.push(bench);
         i
     }
@@ -90,17 +102,18 @@ impl RunBuilder {
         kind: MetricKind,
     ) -> Result<(), String> {
         let metrics = &mut self.benchmarks[bench].metrics;
-        let Some(metric) = metrics.iter_mut().find(|m| m.name == name) else {
+        let Some(m) = metrics.iter().position(|m| m.name == name) else {
             let parsed = Unit::parse(source_unit);
             let mut metric = Metric::new(name, &parsed, source_unit);
             metric.kind = kind;
             metric.values.push(value * parsed.to_base);
             metrics.push(metric);
+            self.factors[bench].push(parsed.to_base);
             return Ok(());
         };
-        // The common case, every value in the first value's unit, needs no parsing.
+        let metric = &mut metrics[m];
         let to_base = if metric.source_unit == source_unit {
-            Unit::parse(&metric.source_unit).to_base
+            self.factors[bench][m]
         } else {
             let parsed = Unit::parse(source_unit);
             if parsed.unit != metric.unit {
@@ -147,7 +160,10 @@ impl RunBuilder {
                 bench.package = default_package.map(str::to_string);
             }
             match self.find(&bench.name.full_name, bench.package.as_deref()) {
-                Some(i) => pool(&mut self.benchmarks[i], bench, &mut refused),
+                Some(i) => {
+                    pool(&mut self.benchmarks[i], bench, &mut refused);
+                    self.factors[i] = factors_of(&self.benchmarks[i]);
+                }
                 None => {
                     self.push(bench);
                 }
