@@ -1,37 +1,12 @@
 //! Can this host measure latency well? Each check reads the kernel's own view (sysfs, procfs)
 //! or tries the privilege it needs, and says what to do about a problem.
 
-use serde::{Deserialize, Serialize};
+mod capture;
+
+pub use capture::{capture, capture_basic};
 use std::fs;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Ok,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    pub name: String,
-    pub status: Status,
-    /// What was found.
-    pub found: String,
-    /// What to do about it; empty when nothing needs doing.
-    #[serde(skip_serializing_if = "String::is_empty", default)]
-    pub advice: String,
-}
+pub use crate::model::{Check, CheckStatus as Status};
 
 fn check(name: &str, status: Status, found: impl Into<String>, advice: &str) -> Check {
     Check {
@@ -260,7 +235,7 @@ fn rt_throttling() -> Check {
 }
 
 fn virtualization() -> Check {
-    match crate::model::Environment::capture_basic().virtualization {
+    match capture_basic().virtualization {
         Some(v) => check(
             "virtualization",
             Status::Warn,

@@ -3,9 +3,9 @@
 
 use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
+use super::view::{Cell, Column, Report, Row, Table};
 use crate::error::Result;
 use crate::model::{Benchmark, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit};
-use crate::report::{Cell, Column, Report, Row, Table};
 use crate::spec::{AttributionSpec, input_latency_preset};
 
 #[derive(Clone, Debug, Default)]

@@ -4,5 +4,6 @@ pub mod attribution;
 pub mod enrich;
 pub mod gate;
 pub mod stats;
+pub mod view;
 
 pub use enrich::{EnrichOptions, build_report};

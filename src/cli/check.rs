@@ -1,4 +1,4 @@
-use crate::ingest::InputFormat;
+use super::choices::InputFormatArg;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -20,7 +20,7 @@ pub struct CheckArgs {
     pub inputs: Vec<String>,
     /// Input format.
     #[arg(long, value_enum, default_value = "auto")]
-    pub input_format: InputFormat,
+    pub input_format: InputFormatArg,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CheckFormat,

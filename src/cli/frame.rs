@@ -1,4 +1,4 @@
-use crate::probe::frame::{Operation, PixelFormat};
+use super::choices::{OperationArg, PixelFormatArg};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -11,10 +11,10 @@ pub struct FrameArgs {
     pub height: u32,
     /// Pixel format of the source frame.
     #[arg(long, value_enum, default_value = "nv12")]
-    pub pixfmt: PixelFormat,
+    pub pixfmt: PixelFormatArg,
     /// The stage to time.
     #[arg(long, value_enum, default_value = "copy")]
-    pub op: Operation,
+    pub op: OperationArg,
     /// Timed frames.
     #[arg(long, default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]

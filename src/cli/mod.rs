@@ -1,6 +1,7 @@
 //! Command-line definitions: arguments and their help, no logic.
 
 mod check;
+mod choices;
 mod frame;
 mod go;
 mod net;
@@ -14,7 +15,7 @@ pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
 
-use crate::report::OutputFormat;
+pub use choices::OutputFormatArg;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -75,7 +76,7 @@ pub enum DoctorFormat {
 pub struct ProbeOutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
+    pub format: OutputFormatArg,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -89,7 +90,7 @@ pub struct ProbeOutputArgs {
 pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
+    pub format: OutputFormatArg,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -1,4 +1,4 @@
-use crate::probe::net::protocol::Test;
+use super::choices::NetTestArg;
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Args)]
@@ -69,7 +69,7 @@ pub struct NetClientArgs {
 pub struct NetTestArgs {
     /// The test to run.
     #[arg(long, value_enum)]
-    pub test: Test,
+    pub test: NetTestArg,
     /// Message size for the RTT and rate tests.
     #[arg(long, value_name = "SIZE", default_value = "64", value_parser = parse_size)]
     pub size: u64,

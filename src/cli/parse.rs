@@ -1,5 +1,5 @@
 use super::ReportArgs;
-use crate::ingest::InputFormat;
+use super::choices::InputFormatArg;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -9,7 +9,7 @@ pub struct ParseArgs {
     pub files: Vec<String>,
     /// Input format.
     #[arg(long, value_enum, default_value = "auto")]
-    pub input_format: InputFormat,
+    pub input_format: InputFormatArg,
     /// Treat all inputs as one run: repetitions of the same benchmark are pooled.
     #[arg(long)]
     pub merge: bool,

@@ -1,5 +1,4 @@
-use crate::probe::timer::WaitMethod;
-use crate::report::OutputFormat;
+use super::choices::{OutputFormatArg, WaitMethodArg};
 use clap::{ArgAction, Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -52,7 +51,7 @@ pub struct TimerArgs {
     pub no_dma_latency: bool,
     /// How to wait for each deadline.
     #[arg(long = "timer", value_enum, default_value = "nanosleep")]
-    pub method: WaitMethod,
+    pub method: WaitMethodArg,
     /// Print histograms of per-second min, every sample (avg) and per-second max (HSD lines).
     #[arg(short = 'h', long)]
     pub histogram: bool,
@@ -81,7 +80,7 @@ pub struct TimerArgs {
     pub max_us: Option<f64>,
     /// Output format; `xenomai` prints the per-second lines live.
     #[arg(long, value_enum, default_value = "xenomai")]
-    pub format: OutputFormat,
+    pub format: OutputFormatArg,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -88,7 +88,7 @@ fn report(
     };
     let report = build_report(runs, notes, &opts)?;
     warn_on_stderr(&report, args);
-    write_report(&report, args.format, out)
+    write_report(&report, args.format.into(), out)
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.

@@ -33,10 +33,8 @@ fn token(token: &Option<String>) -> Result<Option<String>> {
 }
 
 fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig> {
-    if args.test != Test::TcpThroughput
-        && !(24..=65_000).contains(&args.size)
-        && args.test != Test::TcpRtt
-    {
+    let test: Test = args.test.into();
+    if test != Test::TcpThroughput && !(24..=65_000).contains(&args.size) && test != Test::TcpRtt {
         return Err(Error::Input(
             "--size for UDP tests must be 24 to 65000 bytes (24 carry the header)".into(),
         ));
@@ -46,7 +44,7 @@ fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig>
     }
     Ok(ClientConfig {
         server,
-        test: args.test,
+        test,
         size: args.size as usize,
         duration: args
             .duration

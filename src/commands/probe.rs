@@ -30,8 +30,8 @@ pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
         crate::probe::frame::run(&crate::probe::frame::FrameConfig {
             width: args.width as usize,
             height: args.height as usize,
-            pixfmt: args.pixfmt,
-            op: args.op,
+            pixfmt: args.pixfmt.into(),
+            op: args.op.into(),
             iterations: args.iterations,
             warmup: args.warmup,
         })
@@ -47,7 +47,7 @@ pub fn probe_report(
     out: Option<OutputFile>,
 ) -> Result<()> {
     let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
-    write_report(&report, output.format, out)?;
+    write_report(&report, output.format.into(), out)?;
     match output.check.as_deref() {
         Some(path) => {
             let targets = crate::targets::Targets::load(path)?;

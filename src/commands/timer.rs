@@ -21,7 +21,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
         priority: (args.policy == Policy::Fifo).then_some(args.priority),
         mlock: !args.no_mlock,
         dma_latency: !args.no_dma_latency,
-        method: args.method,
+        method: args.method.into(),
         hist_buckets: args.hist_size as usize,
         bucket_ns: args.bucket_ns,
         keep_buckets,
@@ -41,7 +41,8 @@ pub fn run(args: TimerArgs) -> Result<()> {
         Some(file) => file,
         None => &mut stdout,
     };
-    let xenomai_format = args.format == OutputFormat::Xenomai;
+    let format: OutputFormat = args.format.into();
+    let xenomai_format = format == OutputFormat::Xenomai;
     let mut live = LiveLines {
         out: &mut *out,
         enabled: xenomai_format,
@@ -86,7 +87,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
         }
         .render(&report, &mut *out)
     } else {
-        reporter(args.format).render(&report, &mut *out)
+        reporter(format).render(&report, &mut *out)
     };
     written
         .and_then(|_| out.flush())

@@ -2,8 +2,8 @@
 //! (`BENCH encode_raw: min=36us avg=38us max=715us`, `BENCH tcp: throughput=2515.1 MB/s`).
 //! A unit may follow its value directly or as the next word; a bare number is unitless.
 
-use super::builder::RunBuilder;
 use super::problems::Skipped;
+use crate::model::RunBuilder;
 use crate::model::{BenchName, Note};
 
 pub const EXAMPLE_LINE: &str = "BENCH encode_raw: min=36us avg=38us max=715us";

@@ -1,12 +1,12 @@
 //! rt-tests' cyclictest: its summary lines (`T: 0 (…) P:80 I:1000 C: … Max: …`), its `-h`
 //! histogram text (every bucket, or only the used ones), and its `--json` file.
 
-use super::builder::RunBuilder;
 use super::problems::Skipped;
 use super::timer_common::{
     BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, TimerOutput, histogram_distribution,
 };
 use crate::error::{Error, Result};
+use crate::model::RunBuilder;
 use crate::model::{BenchName, Note, TimerInfo, TimerOverall, TimerSummary};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! The parser is fed one line at a time so that it serves both files (streamed, never read
 //! whole) and the live output of `go test`.
 
-use super::builder::RunBuilder;
+use crate::model::RunBuilder;
 use crate::model::{BenchName, Better, ConfigEntry, Dimension, Note, Unit};
 
 /// What a result line looks like, for error messages.

@@ -1,7 +1,6 @@
 //! Foreign formats into the model: one file per format, plus detection and merging.
 
 pub mod bench;
-mod builder;
 pub mod cyclictest;
 pub mod go;
 mod problems;
@@ -14,11 +13,10 @@ use crate::model::{Environment, JSON_SCHEMA, Note, Run, Source, TimerInfo, Timer
 use serde::Deserialize;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use builder::RunBuilder;
+pub use crate::model::{RunBuilder, new_run};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
     /// Detect the format from the first 64 KiB.
     Auto,
@@ -364,38 +362,6 @@ fn go_input(chunk: go::GoChunk, name: &str, source: Source) -> Result<Input> {
         notes: out.notes,
         malformed: out.malformed,
     })
-}
-
-/// Assembles a run from what a reader collected.
-pub fn new_run(
-    source: Source,
-    environment: Environment,
-    config: Vec<crate::model::ConfigEntry>,
-    builder: RunBuilder,
-) -> Run {
-    Run {
-        id: new_run_id(),
-        started: None,
-        ended: None,
-        latkit_version: env!("CARGO_PKG_VERSION").to_string(),
-        source,
-        environment,
-        config,
-        benchmarks: builder.finish(),
-        timer: None,
-    }
-}
-
-/// A run id unique enough to tell runs apart in a history: time and process.
-pub fn new_run_id() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format!(
-        "{:x}-{:08x}",
-        now.as_secs(),
-        now.subsec_nanos() ^ std::process::id()
-    )
 }
 
 /// The longest line a reader reads; a longer one is skipped without being held in memory.

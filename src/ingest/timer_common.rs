@@ -1,6 +1,6 @@
 //! Helpers shared by the readers of timer-tool output.
 
-use super::builder::RunBuilder;
+use crate::model::RunBuilder;
 use crate::model::{LinearHistogram, Metric, Note, TimerInfo};
 use std::collections::BTreeMap;
 

@@ -2,9 +2,9 @@
 //! RTS summary, into one timer benchmark. Read line by line: memory follows what the lines
 //! hold, never what a number in them claims.
 
-use super::builder::RunBuilder;
 use super::problems::Skipped;
 use super::timer_common::{BucketCounts, TimerOutput, histogram_distribution, us_to_ns};
+use crate::model::RunBuilder;
 use crate::model::{
     BenchName, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary,
 };

@@ -1,5 +1,6 @@
 //! The one model every source produces and every sink reads.
 
+mod builder;
 mod distribution;
 mod environment;
 mod name;
@@ -7,8 +8,9 @@ mod summary;
 mod timer;
 mod unit;
 
+pub use builder::{RunBuilder, new_run, new_run_id};
 pub use distribution::Distribution;
-pub use environment::Environment;
+pub use environment::{Check, CheckStatus, Environment};
 pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary};

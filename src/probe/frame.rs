@@ -2,13 +2,13 @@
 //! software (BT.601, limited range), timed per frame.
 
 use crate::error::{Error, Result};
-use crate::ingest::RunBuilder;
+use crate::model::RunBuilder;
 use crate::model::{BenchName, Metric, Run};
 use hdrhistogram::Histogram;
 use std::hint::black_box;
 use std::time::{Instant, SystemTime};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PixelFormat {
     /// Y plane, then interleaved U/V at quarter resolution (12 bits per pixel).
     Nv12,
@@ -18,7 +18,7 @@ pub enum PixelFormat {
     Rgba,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
     /// Copy the frame to another buffer.
     Copy,

@@ -4,8 +4,8 @@ pub mod frame;
 pub mod net;
 pub mod timer;
 
-use crate::ingest::{RunBuilder, new_run};
-use crate::model::{Benchmark, ConfigEntry, Environment, Run, Source, timestamp};
+use crate::model::{Benchmark, ConfigEntry, Run, Source, timestamp};
+use crate::model::{RunBuilder, new_run};
 use std::time::SystemTime;
 
 /// A run measured on this host by the probe `format`, with its settings as config entries and
@@ -31,7 +31,7 @@ pub fn probe_run(
         .collect();
     let mut run = new_run(
         source,
-        Environment::capture(),
+        crate::host::capture(),
         config,
         RunBuilder::from_benchmarks(benchmarks),
     );

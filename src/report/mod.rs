@@ -10,43 +10,10 @@ mod markdown;
 mod terminal;
 pub mod xenomai;
 
-use crate::analyze::stats::Interval;
-use crate::model::{Note, Run, Unit, format_exact};
-use serde::Serialize;
+use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
-/// Runs and what analysis derived from them.
-pub struct Report {
-    pub runs: Vec<Run>,
-    pub tables: Vec<Table>,
-    pub notes: Vec<Note>,
-}
-
-/// A derived table: one row per benchmark, columns chosen by analysis.
-#[derive(Clone, Debug, Serialize)]
-pub struct Table {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Index of the run in [`Report::runs`].
-    pub run: usize,
-    /// Repetition number (1-based) for per-run tables; absent for tables of medians.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cycle: Option<usize>,
-    pub columns: Vec<Column>,
-    pub rows: Vec<Row>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Column {
-    pub header: String,
-    /// Stable machine name: `benchmark`, `count`, the metric name, `ci95`, `pct_of_baseline`,
-    /// `share_part`, `share_rest`.
-    pub key: String,
-    /// The unit of the column's numbers where formats print them raw (markdown, CSV); the
-    /// terminal table scales every cell and prints its unit there.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
-}
+pub use crate::analyze::view::{Cell, Column, Report, Row, Table};
 
 impl Column {
     /// The header with its unit, for formats that print numbers raw.
@@ -58,52 +25,7 @@ impl Column {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Row {
-    /// The benchmark's full name as the harness printed it.
-    pub benchmark: String,
-    pub cells: Vec<Cell>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Cell {
-    Text {
-        text: String,
-    },
-    Count {
-        count: u64,
-    },
-    /// A measured value in its unit's base unit; `source_unit` is how the harness wrote it.
-    Value {
-        value: f64,
-        unit: Unit,
-        source_unit: String,
-    },
-    /// Spread of the median: the interval when there are enough samples for one.
-    Spread {
-        n: usize,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        interval: Option<Interval>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        relative_percent: Option<f64>,
-    },
-    Percent {
-        percent: f64,
-    },
-    Empty,
-}
-
 impl Cell {
-    /// A value of `metric`, given in its base unit.
-    pub fn value_of(value: f64, metric: &crate::model::Metric) -> Cell {
-        Cell::Value {
-            value,
-            unit: metric.unit.clone(),
-            source_unit: metric.source_unit.clone(),
-        }
-    }
-
     /// The cell as text for formats that print numbers as the harness wrote them.
     fn plain(&self) -> String {
         match self {
@@ -130,7 +52,7 @@ pub trait Reporter {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     /// Aligned terminal table with scaled units.
     Table,

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::ingest::go::{GoParser, LineKind};
 use crate::ingest::{Input, for_each_line, new_run};
 use crate::interrupt;
-use crate::model::{ConfigEntry, Environment, Source, timestamp};
+use crate::model::{ConfigEntry, Source, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, LineWriter, Write};
@@ -149,7 +149,7 @@ impl GoTest {
             .map(|t| t.iter().cloned().collect())
             .unwrap_or_default();
         let input = (!out.builder.is_empty()).then(|| {
-            let mut environment = Environment::capture();
+            let mut environment = crate::host::capture();
             environment.toolchains = go_version().into_iter().collect();
             let source = Source {
                 kind: "command".to_string(),

@@ -6,7 +6,7 @@ pub mod protocol;
 pub mod server;
 
 use crate::error::Result;
-use crate::ingest::RunBuilder;
+use crate::model::RunBuilder;
 use crate::model::{BenchName, Metric, Run};
 use client::{ClientConfig, Measurement};
 use hdrhistogram::Histogram;

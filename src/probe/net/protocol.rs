@@ -24,7 +24,7 @@ pub const SESSION_BYTES: usize = 8;
 /// UDP datagrams carry session id, sequence number and send time.
 pub const UDP_HEADER: usize = SESSION_BYTES + 8 + 8;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// TCP ping-pong of --size bytes.

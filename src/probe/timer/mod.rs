@@ -7,8 +7,8 @@ mod rt;
 pub use measure::WaitMethod;
 
 use crate::error::{Error, Result};
-use crate::ingest::RunBuilder;
 use crate::interrupt;
+use crate::model::RunBuilder;
 use crate::model::{
     BenchName, BreakHit, LinearHistogram, Note, Run, TimerInfo, TimerOverall, TimerSummary,
 };

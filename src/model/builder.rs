@@ -1,9 +1,11 @@
 //! Accumulates parsed results into benchmarks, folding repetitions of the same name together.
 
-use crate::model::{
-    BenchName, Benchmark, Better, LinearHistogram, Metric, MetricKind, TimerSummary, Unit,
+use super::{
+    BenchName, Benchmark, Better, ConfigEntry, Environment, LinearHistogram, Metric, MetricKind,
+    Run, Source, TimerSummary, Unit,
 };
 use rustc_hash::FxHashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Default)]
 pub struct RunBuilder {
@@ -257,6 +259,38 @@ fn add_counts(into: &mut LinearHistogram, from: &LinearHistogram) {
         *a = a.saturating_add(*b);
     }
     into.overflow = into.overflow.saturating_add(from.overflow);
+}
+
+/// Assembles a run from what a reader collected.
+pub fn new_run(
+    source: Source,
+    environment: Environment,
+    config: Vec<ConfigEntry>,
+    builder: RunBuilder,
+) -> Run {
+    Run {
+        id: new_run_id(),
+        started: None,
+        ended: None,
+        latkit_version: env!("CARGO_PKG_VERSION").to_string(),
+        source,
+        environment,
+        config,
+        benchmarks: builder.finish(),
+        timer: None,
+    }
+}
+
+/// A run id unique enough to tell runs apart in a history: time and process.
+pub fn new_run_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{:x}-{:08x}",
+        now.as_secs(),
+        now.subsec_nanos() ^ std::process::id()
+    )
 }
 
 #[cfg(test)]

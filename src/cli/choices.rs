@@ -1,0 +1,96 @@
+//! Command-line twins of the library's enums: clap parses these, and `From` hands the library
+//! its own type, so library and wire-protocol types carry no clap derive.
+
+use crate::ingest::InputFormat;
+use crate::probe::frame::{Operation, PixelFormat};
+use crate::probe::net::protocol::Test;
+use crate::probe::timer::WaitMethod;
+use crate::report::OutputFormat;
+
+/// Declares a clap value enum mirroring a library enum variant for variant (the doc comments
+/// are the `--help` text) and the conversion into it.
+macro_rules! choice {
+    ($(#[$meta:meta])* $name:ident => $lib:ident { $($(#[$doc:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+        pub enum $name {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl From<$name> for $lib {
+            fn from(choice: $name) -> $lib {
+                match choice {
+                    $($name::$variant => $lib::$variant),+
+                }
+            }
+        }
+    };
+}
+
+choice!(InputFormatArg => InputFormat {
+    /// Detect the format from the first 64 KiB.
+    Auto,
+    /// Go benchmark format (`go test -bench` output).
+    Go,
+    /// Xenomai `latency` output.
+    Xenomai,
+    /// cyclictest's summary lines and `-h` histogram.
+    Cyclictest,
+    /// cyclictest's `--json` file.
+    CyclictestJson,
+    /// `BENCH name: key=value<unit>` lines.
+    Bench,
+    /// latkit's own JSON (`--format json`).
+    Latkit,
+});
+
+choice!(OutputFormatArg => OutputFormat {
+    /// Aligned terminal table with scaled units.
+    Table,
+    /// GitHub-flavoured markdown, numbers right-aligned and as the harness wrote them.
+    Markdown,
+    /// The full model, derived tables and notes (schema in docs/json-schema.md).
+    Json,
+    /// One CSV row per table row, with a header row.
+    Csv,
+    /// Xenomai `latency` text (timer results only).
+    Xenomai,
+    /// `BENCH name: key=value<unit>` lines.
+    Bench,
+});
+
+choice!(WaitMethodArg => WaitMethod {
+    /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) — cyclictest's default.
+    Nanosleep,
+    /// A periodic timerfd read — Xenomai's user-mode method.
+    Timerfd,
+    /// Spin on the clock until the deadline: the OS/hypervisor noise floor.
+    Busy,
+});
+
+choice!(NetTestArg => Test {
+    /// Ping-pong over TCP.
+    TcpRtt,
+    /// Ping-pong over UDP.
+    UdpRtt,
+    /// Open-loop UDP at a fixed packet rate.
+    UdpRate,
+    /// Bulk TCP transfer, timed by the server.
+    TcpThroughput,
+});
+
+choice!(PixelFormatArg => PixelFormat {
+    /// Y plane, then interleaved U/V at quarter resolution (12 bits per pixel).
+    Nv12,
+    /// Y plane, then U and V planes at quarter resolution (12 bits per pixel).
+    I420,
+    /// 8-bit R, G, B, A per pixel.
+    Rgba,
+});
+
+choice!(OperationArg => Operation {
+    /// Copy the frame to another buffer.
+    Copy,
+    /// Convert NV12 or I420 to RGBA.
+    Convert,
+});
