@@ -6,7 +6,7 @@
 mod common;
 
 use latkit::analyze::{EnrichOptions, build_report};
-use latkit::ingest::{InputFormat, read_path};
+use latkit::ingest::read_path;
 use latkit::report::{OutputFormat, reporter};
 use proptest::prelude::*;
 use std::io::Write;
@@ -109,7 +109,7 @@ fn read_and_render(bytes: &[u8]) -> Result<(), TestCaseError> {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(bytes).unwrap();
     let path = file.path().to_str().unwrap().to_string();
-    let Ok(input) = read_path(&path, InputFormat::Auto) else {
+    let Ok(input) = read_path(&path, None) else {
         return Ok(());
     };
     let Ok(report) = build_report(input.runs, input.notes, &EnrichOptions::default()) else {

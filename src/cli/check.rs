@@ -1,4 +1,3 @@
-use super::choices::InputFormatArg;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -19,8 +18,9 @@ pub struct CheckArgs {
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
     /// Input format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub input_format: InputFormatArg,
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = super::choices::input_format_parser())]
+    pub input_format: String,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CheckFormat,

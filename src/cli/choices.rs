@@ -1,7 +1,6 @@
 //! Command-line twins of the library's enums: clap parses these, and `From` hands the library
 //! its own type, so library and wire-protocol types carry no clap derive.
 
-use crate::ingest::InputFormat;
 use crate::probe::frame::{Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
@@ -26,23 +25,6 @@ macro_rules! choice {
         }
     };
 }
-
-choice!(InputFormatArg => InputFormat {
-    /// Detect the format from the first 64 KiB.
-    Auto,
-    /// Go benchmark format (`go test -bench` output).
-    Go,
-    /// Xenomai `latency` output.
-    Xenomai,
-    /// cyclictest's summary lines and `-h` histogram.
-    Cyclictest,
-    /// cyclictest's `--json` file.
-    CyclictestJson,
-    /// `BENCH name: key=value<unit>` lines.
-    Bench,
-    /// latkit's own JSON (`--format json`).
-    Latkit,
-});
 
 choice!(OutputFormatArg => OutputFormat {
     /// Aligned terminal table with scaled units.
@@ -94,3 +76,21 @@ choice!(OperationArg => Operation {
     /// Convert NV12 or I420 to RGBA.
     Convert,
 });
+
+/// `--input-format`: `auto` or a name from the format registry, each with its description.
+pub fn input_format_parser() -> clap::builder::PossibleValuesParser {
+    let auto =
+        clap::builder::PossibleValue::new("auto").help("Detect the format from the first 64 KiB");
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once(auto).chain(
+            crate::ingest::format::BUILTIN
+                .iter()
+                .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.describe())),
+        ),
+    )
+}
+
+/// The format `--input-format` names; `None` for `auto` (detect).
+pub fn input_format(name: &str) -> Option<&'static dyn crate::ingest::InputFormat> {
+    crate::ingest::format::by_name(crate::ingest::format::BUILTIN, name)
+}

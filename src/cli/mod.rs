@@ -15,7 +15,7 @@ pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
 
-pub use choices::OutputFormatArg;
+pub use choices::{OutputFormatArg, input_format};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 

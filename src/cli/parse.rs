@@ -1,5 +1,4 @@
 use super::ReportArgs;
-use super::choices::InputFormatArg;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -8,8 +7,9 @@ pub struct ParseArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
     /// Input format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub input_format: InputFormatArg,
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = super::choices::input_format_parser())]
+    pub input_format: String,
     /// Treat all inputs as one run: repetitions of the same benchmark are pooled.
     #[arg(long)]
     pub merge: bool,

@@ -7,7 +7,11 @@ use std::io::{self, Write};
 
 pub fn run(args: crate::cli::CheckArgs) -> Result<()> {
     let targets = crate::targets::Targets::load(&args.targets)?;
-    let (runs, notes) = read_inputs(&args.inputs, args.input_format.into(), args.strict)?;
+    let (runs, notes) = read_inputs(
+        &args.inputs,
+        crate::cli::input_format(&args.input_format),
+        args.strict,
+    )?;
     let report = build_report(runs, notes, &EnrichOptions::default())?;
     let mut stdout = io::stdout().lock();
     gate(

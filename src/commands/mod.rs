@@ -32,7 +32,7 @@ pub fn run(cli: Cli) -> Result<()> {
 /// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
 fn read_inputs(
     files: &[String],
-    format: crate::ingest::InputFormat,
+    format: Option<&'static dyn crate::ingest::InputFormat>,
     strict: bool,
 ) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];

@@ -6,7 +6,11 @@ use crate::ingest::merge;
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let out = open_output(&args.report.out)?;
-    let (mut runs, mut notes) = read_inputs(&args.files, args.input_format.into(), args.strict)?;
+    let (mut runs, mut notes) = read_inputs(
+        &args.files,
+        crate::cli::input_format(&args.input_format),
+        args.strict,
+    )?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
     {

@@ -3,8 +3,10 @@
 //! A unit may follow its value directly or as the next word; a bare number is unitless.
 
 use super::problems::Skipped;
-use crate::model::RunBuilder;
-use crate::model::{BenchName, Note};
+use super::{Input, InputFormat, Named, for_each_text_line};
+use crate::error::{Error, Result};
+use crate::model::{BenchName, Environment, Note, RunBuilder, new_run};
+use std::io::BufRead;
 
 pub const EXAMPLE_LINE: &str = "BENCH encode_raw: min=36us avg=38us max=715us";
 
@@ -70,7 +72,7 @@ impl BenchParser {
 
 type Pair<'a> = (&'a str, f64, &'a str);
 
-fn parse_line(rest: &str) -> Result<(&str, Vec<Pair<'_>>), String> {
+fn parse_line(rest: &str) -> std::result::Result<(&str, Vec<Pair<'_>>), String> {
     let (name, fields) = rest
         .split_once(':')
         .ok_or("no `:` after the benchmark name")?;
@@ -103,6 +105,48 @@ fn parse_line(rest: &str) -> Result<(&str, Vec<Pair<'_>>), String> {
         return Err("no key=value pairs".into());
     }
     Ok((name, pairs))
+}
+
+/// `BENCH` lines as an input format.
+pub struct Bench;
+
+impl InputFormat for Bench {
+    fn name(&self) -> &'static str {
+        "bench"
+    }
+
+    fn describe(&self) -> &'static str {
+        "`BENCH name: key=value` lines, e.g. `BENCH encode_raw: min=36us avg=38us`"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.lines().any(|l| l.trim_start().starts_with("BENCH "))
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let mut parser = BenchParser::new(input.path);
+        for_each_text_line(reader, input.path, |l| parser.feed(l))?;
+        bench_input(input.path, parser.finish(), input.source(self))
+    }
+}
+
+fn bench_input(path: &str, out: BenchOutput, source: crate::model::Source) -> Result<Input> {
+    if out.builder.is_empty() {
+        return Err(Error::Input(format!(
+            "{path}: no BENCH results found. A BENCH line looks like:\n  {}",
+            EXAMPLE_LINE
+        )));
+    }
+    Ok(Input {
+        runs: vec![new_run(
+            source,
+            Environment::default(),
+            Vec::new(),
+            out.builder,
+        )],
+        notes: out.notes,
+        malformed: out.malformed,
+    })
 }
 
 #[cfg(test)]

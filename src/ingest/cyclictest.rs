@@ -5,11 +5,13 @@ use super::problems::Skipped;
 use super::timer_common::{
     BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, TimerOutput, histogram_distribution,
 };
+use super::{Input, InputFormat, Named, for_each_text_line, read_json};
 use crate::error::{Error, Result};
 use crate::model::RunBuilder;
 use crate::model::{BenchName, Note, TimerInfo, TimerOverall, TimerSummary};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::BufRead;
 
 /// cyclictest's histogram buckets are 1 µs wide.
 const BUCKET_NS: u64 = 1000;
@@ -25,6 +27,55 @@ struct Thread {
     max_us: Option<f64>,
     counts: BucketCounts,
     overflow: Option<u64>,
+}
+
+/// cyclictest's text output as an input format.
+pub struct Cyclictest;
+
+impl InputFormat for Cyclictest {
+    fn name(&self) -> &'static str {
+        "cyclictest"
+    }
+
+    fn describe(&self) -> &'static str {
+        "cyclictest output: `T: 0 (…) P:80 I:1000 C: … Max: …` lines or its `-h` `# Histogram`"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.lines().map(str::trim_end).any(|l| {
+            l == "# Histogram"
+                || l.starts_with("# /dev/cpu_dma_latency")
+                || (l.contains("T:") && l.contains(" P:") && l.contains("Max:"))
+        })
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let mut parser = CyclictestParser::new(input.path);
+        for_each_text_line(reader, input.path, |l| parser.feed(l))?;
+        parser.finish().into_input(input, self)
+    }
+}
+
+/// cyclictest's `--json` file as an input format.
+pub struct CyclictestJson;
+
+impl InputFormat for CyclictestJson {
+    fn name(&self) -> &'static str {
+        "cyclictest-json"
+    }
+
+    fn describe(&self) -> &'static str {
+        "cyclictest's `--json` file, a JSON object with a `thread` object"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.trim_start().starts_with('{')
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let doc = read_json(input.path, reader)?;
+        parse_json(input.path, &doc)?.into_input(input, self)
+    }
 }
 
 /// Reads the text cyclictest prints given as lines: summary lines and/or the `-h` histogram.

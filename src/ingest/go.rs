@@ -3,8 +3,13 @@
 //! The parser is fed one line at a time so that it serves both files (streamed, never read
 //! whole) and the live output of `go test`.
 
-use crate::model::RunBuilder;
-use crate::model::{BenchName, Better, ConfigEntry, Dimension, Note, Unit};
+use super::{Input, InputFormat, Named, READ_BUFFER, for_each_line};
+use crate::error::{Error, Result};
+use crate::model::{
+    BenchName, Better, ConfigEntry, Dimension, Environment, Note, RunBuilder, Unit, new_run,
+};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 /// What a result line looks like, for error messages.
 pub const EXAMPLE_LINE: &str = "BenchmarkEncode-8   1000   1234 ns/op   56 B/op   2 allocs/op";
@@ -130,7 +135,7 @@ impl GoParser {
 
     /// Parses a result line. `Ok(None)` is a bare name, which `go test` prints before a
     /// benchmark's log output.
-    fn parse_result<'a>(&mut self, line: &'a [u8]) -> Result<Option<&'a str>, String> {
+    fn parse_result<'a>(&mut self, line: &'a [u8]) -> std::result::Result<Option<&'a str>, String> {
         let line = std::str::from_utf8(line).map_err(|_| "line is not valid UTF-8".to_string())?;
         split_fields(line.as_bytes(), &mut self.fields);
         let fields = &self.fields;
@@ -342,6 +347,138 @@ fn parse_f64(field: &[u8]) -> Option<f64> {
 fn parse_f64_slow(field: &[u8]) -> Option<f64> {
     let v: f64 = std::str::from_utf8(field).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
+}
+
+/// The Go benchmark format as an input format.
+pub struct Go;
+
+impl InputFormat for Go {
+    fn name(&self) -> &'static str {
+        "go"
+    }
+
+    fn describe(&self) -> &'static str {
+        "`go test -bench` output: `BenchmarkX-8  1000  1234 ns/op`"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.lines().map(str::trim_end).any(|l| {
+            ["Benchmark", "goos:", "pkg:", "ok  ", "--- FAIL", "FAIL"]
+                .iter()
+                .any(|p| l.starts_with(p))
+                || l == "PASS"
+        })
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let path = input.path;
+        // A file is read again from its start, in parallel pieces when it is large.
+        let chunk = if path == "-" {
+            read_go_stream(reader, path)?
+        } else {
+            read_go_file(path)?
+        };
+        go_input(chunk, path, input.source(self))
+    }
+}
+
+/// Parses a Go benchmark stream from `reader`.
+fn read_go_stream(mut reader: impl BufRead, name: &str) -> Result<GoChunk> {
+    let mut parser = GoParser::new(name);
+    for_each_line(&mut reader, |line| {
+        parser.feed(line);
+    })
+    .map_err(|e| Error::io(name, e))?;
+    Ok(parser.into_chunk())
+}
+
+/// Files at least this large are parsed in parallel pieces.
+const PARALLEL_THRESHOLD: u64 = 16 << 20;
+
+/// Parses a file; a large regular file is parsed as one piece per core, each starting at a
+/// line boundary, and the pieces are joined in order.
+fn read_go_file(path: &str) -> Result<GoChunk> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8) as u64;
+    if metadata.is_file() && metadata.len() >= PARALLEL_THRESHOLD && cores >= 2 {
+        parse_pieces(path, file, metadata.len(), cores)
+    } else {
+        read_go_stream(BufReader::with_capacity(READ_BUFFER, file), path)
+    }
+}
+
+fn parse_pieces(path: &str, mut file: File, len: u64, pieces: u64) -> Result<GoChunk> {
+    let io_err = |e| Error::io(path, e);
+    let mut bounds = vec![0u64];
+    for i in 1..pieces {
+        let at = (len * i / pieces).max(*bounds.last().unwrap_or(&0));
+        file.seek(SeekFrom::Start(at)).map_err(io_err)?;
+        let mut rest_of_line = Vec::new();
+        let skipped = BufReader::new(&mut file)
+            .read_until(b'\n', &mut rest_of_line)
+            .map_err(io_err)?;
+        bounds.push((at + skipped as u64).min(len));
+    }
+    bounds.push(len);
+    let chunks: Vec<Result<GoChunk>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], w[1]);
+                scope.spawn(move || {
+                    let mut file = File::open(path).map_err(io_err)?;
+                    file.seek(SeekFrom::Start(start)).map_err(io_err)?;
+                    read_go_stream(
+                        BufReader::with_capacity(READ_BUFFER, file.take(end - start)),
+                        path,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Input(format!("{path}: parser thread failed"))))
+            })
+            .collect()
+    });
+    let mut chunks = chunks.into_iter();
+    let mut joined = chunks
+        .next()
+        .unwrap_or_else(|| read_go_stream(io::empty(), path))?;
+    for chunk in chunks {
+        joined.append(chunk?);
+    }
+    Ok(joined)
+}
+
+fn go_input(chunk: GoChunk, name: &str, source: crate::model::Source) -> Result<Input> {
+    let out = chunk.finish(name);
+    if out.builder.is_empty() {
+        let skipped = match out.malformed {
+            0 => String::new(),
+            n => format!(" ({n} malformed result lines, first: {})", out.notes[0]),
+        };
+        return Err(Error::Input(format!(
+            "{name}: no benchmark results found{skipped}. A Go benchmark result line looks like:\n  {}",
+            EXAMPLE_LINE
+        )));
+    }
+    let run = new_run(
+        source,
+        Environment::from_config(&out.config),
+        out.config,
+        out.builder,
+    );
+    Ok(Input {
+        runs: vec![run],
+        notes: out.notes,
+        malformed: out.malformed,
+    })
 }
 
 #[cfg(test)]

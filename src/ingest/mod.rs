@@ -2,88 +2,21 @@
 
 pub mod bench;
 pub mod cyclictest;
+pub mod format;
 pub mod go;
+mod latkit_json;
 mod problems;
 pub mod timer_common;
 mod validate;
 pub mod xenomai;
 
 use crate::error::{Error, Result};
-use crate::model::{Environment, JSON_SCHEMA, Note, Run, Source, TimerInfo, TimerOverall};
-use serde::Deserialize;
+use crate::model::{Note, Run, TimerInfo, TimerOverall};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read};
 
 pub use crate::model::{RunBuilder, new_run};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat {
-    /// Detect the format from the first 64 KiB.
-    Auto,
-    /// Go benchmark format (`go test -bench` output).
-    Go,
-    /// Xenomai `latency` output.
-    Xenomai,
-    /// cyclictest's summary lines and `-h` histogram.
-    Cyclictest,
-    /// cyclictest's `--json` file.
-    CyclictestJson,
-    /// `BENCH name: key=value<unit>` lines.
-    Bench,
-    /// latkit's own JSON (`--format json`).
-    Latkit,
-}
-
-impl InputFormat {
-    fn name(self) -> &'static str {
-        match self {
-            InputFormat::Auto | InputFormat::Go => "go",
-            InputFormat::Xenomai => "xenomai",
-            InputFormat::Cyclictest => "cyclictest",
-            InputFormat::CyclictestJson => "cyclictest-json",
-            InputFormat::Bench => "bench",
-            InputFormat::Latkit => "latkit",
-        }
-    }
-}
-
-/// Picks the format from the start of the input; `None` when it is none latkit reads.
-fn detect(head: &[u8]) -> Option<InputFormat> {
-    let head = String::from_utf8_lossy(head);
-    if head.trim_start().starts_with('{') {
-        return Some(if head.contains("\"latkit.result.") {
-            InputFormat::Latkit
-        } else {
-            InputFormat::CyclictestJson
-        });
-    }
-    let any = |f: &dyn Fn(&str) -> bool| head.lines().any(|l| f(l.trim_end()));
-    if any(&|l| {
-        l.starts_with("== Sampling period") || l.starts_with("RTD|") || l.starts_with("RTS|")
-    }) {
-        Some(InputFormat::Xenomai)
-    } else if any(&|l| l.trim_start().starts_with("BENCH ")) {
-        Some(InputFormat::Bench)
-    } else if any(&|l| {
-        l == "# Histogram"
-            || l.starts_with("# /dev/cpu_dma_latency")
-            || (l.contains("T:") && l.contains(" P:") && l.contains("Max:"))
-    }) {
-        Some(InputFormat::Cyclictest)
-    } else if any(&|l| {
-        ["Benchmark", "goos:", "pkg:", "ok  ", "--- FAIL", "FAIL"]
-            .iter()
-            .any(|p| l.starts_with(p))
-            || l == "PASS"
-    }) {
-        Some(InputFormat::Go)
-    } else {
-        None
-    }
-}
-
-/// What the message for unrecognised input lists.
-const FORMATS_READ: &str = "Go benchmark output (`BenchmarkX-8  1000  1234 ns/op`), Xenomai `latency` output (`RTD|`/`RTS|` lines), cyclictest output (`T: 0 (…) P:80 I:1000 C: … Max: …` or `# Histogram`) and its --json file, `BENCH name: key=value` lines, and latkit JSON";
+pub use format::{InputFormat, Named};
 
 /// The runs read from one input (one, except for latkit's own JSON), with what the reader
 /// must be told about them.
@@ -98,8 +31,17 @@ const READ_BUFFER: usize = 256 * 1024;
 /// How much of the input format detection looks at (less only at the end of the input).
 const DETECT_BYTES: u64 = 64 * 1024;
 
-/// Reads one file, or standard input for `-`.
-pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
+/// Reads one file, or standard input for `-`, in `format` or the one detected.
+pub fn read_path(path: &str, format: Option<&'static dyn InputFormat>) -> Result<Input> {
+    read_path_with(format::BUILTIN, path, format)
+}
+
+/// As [`read_path`], detecting among the formats of `registry`.
+pub fn read_path_with(
+    registry: &[&'static dyn InputFormat],
+    path: &str,
+    format: Option<&'static dyn InputFormat>,
+) -> Result<Input> {
     let io_err = |e| Error::io(path, e);
     let raw: Box<dyn Read> = if path == "-" {
         Box::new(io::stdin().lock())
@@ -114,70 +56,22 @@ pub fn read_path(path: &str, format: InputFormat) -> Result<Input> {
         .read_to_end(&mut head)
         .map_err(io_err)?;
     let format = match format {
-        InputFormat::Auto => detect(&head).ok_or_else(|| unrecognised(path, &head))?,
-        other => other,
+        Some(f) => f,
+        None => {
+            let text = String::from_utf8_lossy(&head);
+            registry
+                .iter()
+                .copied()
+                .find(|f| f.detect(&text))
+                .ok_or_else(|| unrecognised(registry, path, &text))?
+        }
     };
     let mut reader = BufReader::with_capacity(READ_BUFFER, io::Cursor::new(head).chain(reader));
-    let source = Source {
-        kind: if path == "-" { "stdin" } else { "file" }.to_string(),
-        format: format.name().to_string(),
-        path: (path != "-").then(|| path.to_string()),
-        command: Vec::new(),
-    };
-    let timer_output = match format {
-        InputFormat::Go | InputFormat::Auto => {
-            let chunk = if path == "-" {
-                read_go_stream(reader, path)?
-            } else {
-                read_go_file(path)?
-            };
-            return go_input(chunk, path, source);
-        }
-        InputFormat::Bench => {
-            let mut parser = bench::BenchParser::new(path);
-            for_each_text_line(&mut reader, path, |l| parser.feed(l))?;
-            return bench_input(path, parser.finish(), source);
-        }
-        InputFormat::Latkit => return read_latkit_json(path, reader),
-        InputFormat::Xenomai => {
-            let mut parser = xenomai::XenomaiParser::new(path);
-            for_each_text_line(&mut reader, path, |l| parser.feed(l))?;
-            parser.finish()
-        }
-        InputFormat::Cyclictest => {
-            let mut parser = cyclictest::CyclictestParser::new(path);
-            for_each_text_line(&mut reader, path, |l| parser.feed(l))?;
-            parser.finish()
-        }
-        InputFormat::CyclictestJson => cyclictest::parse_json(path, &read_json(path, reader)?)?,
-    };
-    let timer_common::TimerOutput {
-        builder,
-        timer,
-        notes,
-        malformed,
-    } = timer_output;
-    if !builder.has_values() && timer.overall.is_none() {
-        return Err(Error::Input(format!(
-            "{path}: no {} results found{}",
-            format.name(),
-            notes
-                .first()
-                .map(|n| format!(" (first problem: {n})"))
-                .unwrap_or_default()
-        )));
-    }
-    let mut run = new_run(source, Environment::default(), Vec::new(), builder);
-    run.timer = Some(timer);
-    Ok(Input {
-        runs: vec![run],
-        notes,
-        malformed,
-    })
+    format.read(&Named { path }, &mut reader)
 }
 
-fn unrecognised(path: &str, head: &[u8]) -> Error {
-    let first = String::from_utf8_lossy(head)
+fn unrecognised(registry: &[&'static dyn InputFormat], path: &str, head: &str) -> Error {
+    let first = head
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
@@ -187,14 +81,14 @@ fn unrecognised(path: &str, head: &[u8]) -> Error {
         None => "it is empty".to_string(),
     };
     Error::Input(format!(
-        "{path}: not a format latkit reads ({saw}). latkit reads {FORMATS_READ}; \
-         --input-format names one explicitly"
+        "{path}: not a format latkit reads ({saw}). latkit reads {}. --input-format names one explicitly",
+        format::described(registry)
     ))
 }
 
 /// Feeds each line as text (invalid UTF-8 replaced), or `None` for an over-long line.
-fn for_each_text_line(
-    reader: &mut impl BufRead,
+pub(crate) fn for_each_text_line(
+    reader: &mut (impl BufRead + ?Sized),
     path: &str,
     mut f: impl FnMut(Option<&str>),
 ) -> Result<()> {
@@ -205,163 +99,9 @@ fn for_each_text_line(
     .map_err(|e| Error::io(path, e))
 }
 
-fn read_json(path: &str, reader: impl BufRead) -> Result<serde_json::Value> {
+pub(crate) fn read_json(path: &str, reader: &mut dyn BufRead) -> Result<serde_json::Value> {
     serde_json::from_reader(reader)
         .map_err(|e| Error::Input(format!("{path}:{}: not valid JSON: {e}", e.line())))
-}
-
-fn bench_input(path: &str, out: bench::BenchOutput, source: Source) -> Result<Input> {
-    if out.builder.is_empty() {
-        return Err(Error::Input(format!(
-            "{path}: no BENCH results found. A BENCH line looks like:\n  {}",
-            bench::EXAMPLE_LINE
-        )));
-    }
-    Ok(Input {
-        runs: vec![new_run(
-            source,
-            Environment::default(),
-            Vec::new(),
-            out.builder,
-        )],
-        notes: out.notes,
-        malformed: out.malformed,
-    })
-}
-
-/// latkit's own JSON: its runs come back as they were written (summaries are derived again),
-/// after the same checks every other input gets.
-fn read_latkit_json(path: &str, reader: impl BufRead) -> Result<Input> {
-    #[derive(serde::Deserialize)]
-    struct Schema {
-        schema: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Document {
-        runs: Vec<Run>,
-    }
-    let value = read_json(path, reader)?;
-    let not_latkit =
-        |e: serde_json::Error| Error::Input(format!("{path}: not a latkit JSON result: {e}"));
-    let schema = Schema::deserialize(&value).map_err(not_latkit)?.schema;
-    if schema != JSON_SCHEMA {
-        return Err(Error::Input(format!(
-            "{path}: schema `{schema}` is not `{JSON_SCHEMA}`, which this latkit reads{}",
-            if schema == "latkit.result.v1" {
-                " (v1 files stored per-second series as timer figures: parse the original tool output again)"
-            } else {
-                ""
-            }
-        )));
-    }
-    let doc = Document::deserialize(value).map_err(not_latkit)?;
-    for run in &doc.runs {
-        validate::run(run).map_err(|e| Error::Input(format!("{path}: {e}")))?;
-    }
-    Ok(Input {
-        runs: doc.runs,
-        notes: Vec::new(),
-        malformed: 0,
-    })
-}
-
-/// Parses a Go benchmark stream from `reader`.
-fn read_go_stream(mut reader: impl BufRead, name: &str) -> Result<go::GoChunk> {
-    let mut parser = go::GoParser::new(name);
-    for_each_line(&mut reader, |line| {
-        parser.feed(line);
-    })
-    .map_err(|e| Error::io(name, e))?;
-    Ok(parser.into_chunk())
-}
-
-/// Files at least this large are parsed in parallel pieces.
-const PARALLEL_THRESHOLD: u64 = 16 << 20;
-
-/// Parses a file; a large regular file is parsed as one piece per core, each starting at a
-/// line boundary, and the pieces are joined in order.
-fn read_go_file(path: &str) -> Result<go::GoChunk> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
-    let cores = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8) as u64;
-    if metadata.is_file() && metadata.len() >= PARALLEL_THRESHOLD && cores >= 2 {
-        parse_pieces(path, file, metadata.len(), cores)
-    } else {
-        read_go_stream(BufReader::with_capacity(READ_BUFFER, file), path)
-    }
-}
-
-fn parse_pieces(path: &str, mut file: File, len: u64, pieces: u64) -> Result<go::GoChunk> {
-    let io_err = |e| Error::io(path, e);
-    let mut bounds = vec![0u64];
-    for i in 1..pieces {
-        let at = (len * i / pieces).max(*bounds.last().unwrap_or(&0));
-        file.seek(SeekFrom::Start(at)).map_err(io_err)?;
-        let mut rest_of_line = Vec::new();
-        let skipped = BufReader::new(&mut file)
-            .read_until(b'\n', &mut rest_of_line)
-            .map_err(io_err)?;
-        bounds.push((at + skipped as u64).min(len));
-    }
-    bounds.push(len);
-    let chunks: Vec<Result<go::GoChunk>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .windows(2)
-            .map(|w| {
-                let (start, end) = (w[0], w[1]);
-                scope.spawn(move || {
-                    let mut file = File::open(path).map_err(io_err)?;
-                    file.seek(SeekFrom::Start(start)).map_err(io_err)?;
-                    read_go_stream(
-                        BufReader::with_capacity(READ_BUFFER, file.take(end - start)),
-                        path,
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Input(format!("{path}: parser thread failed"))))
-            })
-            .collect()
-    });
-    let mut chunks = chunks.into_iter();
-    let mut joined = chunks
-        .next()
-        .unwrap_or_else(|| read_go_stream(io::empty(), path))?;
-    for chunk in chunks {
-        joined.append(chunk?);
-    }
-    Ok(joined)
-}
-
-fn go_input(chunk: go::GoChunk, name: &str, source: Source) -> Result<Input> {
-    let out = chunk.finish(name);
-    if out.builder.is_empty() {
-        let skipped = match out.malformed {
-            0 => String::new(),
-            n => format!(" ({n} malformed result lines, first: {})", out.notes[0]),
-        };
-        return Err(Error::Input(format!(
-            "{name}: no benchmark results found{skipped}. A Go benchmark result line looks like:\n  {}",
-            go::EXAMPLE_LINE
-        )));
-    }
-    let run = new_run(
-        source,
-        Environment::from_config(&out.config),
-        out.config,
-        out.builder,
-    );
-    Ok(Input {
-        runs: vec![run],
-        notes: out.notes,
-        malformed: out.malformed,
-    })
 }
 
 /// The longest line a reader reads; a longer one is skipped without being held in memory.
@@ -372,7 +112,7 @@ pub const LINE_TOO_LONG: &str = "line longer than 1 MiB skipped";
 /// [`MAX_LINE`]. Lines are handed out straight from the reader's buffer; only a line that
 /// straddles two reads is copied.
 pub fn for_each_line(
-    reader: &mut impl BufRead,
+    reader: &mut (impl BufRead + ?Sized),
     mut f: impl FnMut(Option<&[u8]>),
 ) -> io::Result<()> {
     fn strip(line: &[u8]) -> &[u8] {

@@ -1,7 +1,8 @@
 //! Helpers shared by the readers of timer-tool output.
 
-use crate::model::RunBuilder;
-use crate::model::{LinearHistogram, Metric, Note, TimerInfo};
+use super::{Input, InputFormat, Named};
+use crate::error::{Error, Result};
+use crate::model::{Environment, LinearHistogram, Metric, Note, RunBuilder, TimerInfo, new_run};
 use std::collections::BTreeMap;
 
 /// The most buckets a timer histogram read from input may have (100 ms in 1 µs buckets):
@@ -21,7 +22,7 @@ pub struct BucketCounts {
 }
 
 impl BucketCounts {
-    pub fn add(&mut self, index: usize, count: u64) -> Result<(), String> {
+    pub fn add(&mut self, index: usize, count: u64) -> std::result::Result<(), String> {
         if index >= MAX_BUCKETS {
             return Err(format!(
                 "bucket {index} is beyond the {MAX_BUCKETS} buckets latkit reads"
@@ -66,6 +67,41 @@ pub struct TimerOutput {
     pub malformed: u64,
 }
 use hdrhistogram::Histogram;
+
+impl TimerOutput {
+    /// The run a timer tool's output describes; an error when it held no result at all.
+    pub fn into_input(self, input: &Named, format: &dyn InputFormat) -> Result<Input> {
+        let TimerOutput {
+            builder,
+            timer,
+            notes,
+            malformed,
+        } = self;
+        let path = input.path;
+        if !builder.has_values() && timer.overall.is_none() {
+            return Err(Error::Input(format!(
+                "{path}: no {} results found{}",
+                format.name(),
+                notes
+                    .first()
+                    .map(|n| format!(" (first problem: {n})"))
+                    .unwrap_or_default()
+            )));
+        }
+        let mut run = new_run(
+            input.source(format),
+            Environment::default(),
+            Vec::new(),
+            builder,
+        );
+        run.timer = Some(timer);
+        Ok(Input {
+            runs: vec![run],
+            notes,
+            malformed,
+        })
+    }
+}
 
 /// `"1.485"` µs (as Xenomai and cyclictest print) → 1485 ns.
 pub fn us_to_ns(text: &str) -> Option<i64> {

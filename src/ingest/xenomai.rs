@@ -4,10 +4,13 @@
 
 use super::problems::Skipped;
 use super::timer_common::{BucketCounts, TimerOutput, histogram_distribution, us_to_ns};
+use super::{Input, InputFormat, Named, for_each_text_line};
+use crate::error::Result;
 use crate::model::RunBuilder;
 use crate::model::{
     BenchName, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary,
 };
+use std::io::BufRead;
 
 /// Xenomai prints bucket indices, not widths; `-B` defaults to 1000 ns.
 const DEFAULT_BUCKET_NS: u64 = 1000;
@@ -17,6 +20,31 @@ const KINDS: [(&str, &str); 3] = [
     ("avg", "samples"),
     ("max", "interval_max"),
 ];
+
+/// Xenomai `latency` output as an input format.
+pub struct Xenomai;
+
+impl InputFormat for Xenomai {
+    fn name(&self) -> &'static str {
+        "xenomai"
+    }
+
+    fn describe(&self) -> &'static str {
+        "Xenomai `latency` output: `== Sampling period`, `RTD|`, `RTS|` lines"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.lines().any(|l| {
+            l.starts_with("== Sampling period") || l.starts_with("RTD|") || l.starts_with("RTS|")
+        })
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let mut parser = XenomaiParser::new(input.path);
+        for_each_text_line(reader, input.path, |l| parser.feed(l))?;
+        parser.finish().into_input(input, self)
+    }
+}
 
 /// Reads Xenomai output given as lines.
 pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {

@@ -1,0 +1,66 @@
+//! The input-format trait and the registry of formats latkit reads. Detection, `--input-format`,
+//! its `--help` and the "unrecognised input" message all read the registry: a new format is
+//! one file implementing [`InputFormat`] and one line in [`BUILTIN`].
+
+use super::Input;
+use crate::error::Result;
+use crate::model::Source;
+use std::io::BufRead;
+
+/// One foreign format.
+pub trait InputFormat: Sync {
+    /// The name `--input-format` takes and `source.format` records.
+    fn name(&self) -> &'static str;
+    /// What it is, with an example of what it looks like (help and error messages).
+    fn describe(&self) -> &'static str;
+    /// Whether the start of an input (up to 64 KiB, as text) is this format.
+    fn detect(&self, head: &str) -> bool;
+    /// Reads a whole input into runs, with what the reader must be told about them.
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input>;
+}
+
+/// The input being read: its name for messages (`-` is standard input).
+pub struct Named<'a> {
+    pub path: &'a str,
+}
+
+impl Named<'_> {
+    /// Where the run came from, for the model.
+    pub fn source(&self, format: &dyn InputFormat) -> Source {
+        let stdin = self.path == "-";
+        Source {
+            kind: if stdin { "stdin" } else { "file" }.to_string(),
+            format: format.name().to_string(),
+            path: (!stdin).then(|| self.path.to_string()),
+            command: Vec::new(),
+        }
+    }
+}
+
+/// The formats latkit reads, in detection order: the first whose `detect` accepts the head
+/// wins, so the more specific come first.
+pub static BUILTIN: &[&dyn InputFormat] = &[
+    &super::latkit_json::LatkitJson,
+    &super::cyclictest::CyclictestJson,
+    &super::xenomai::Xenomai,
+    &super::bench::Bench,
+    &super::cyclictest::Cyclictest,
+    &super::go::Go,
+];
+
+/// The registered format called `name`.
+pub fn by_name(
+    registry: &[&'static dyn InputFormat],
+    name: &str,
+) -> Option<&'static dyn InputFormat> {
+    registry.iter().copied().find(|f| f.name() == name)
+}
+
+/// What the message for unrecognised input lists: every format and what it looks like.
+pub fn described(registry: &[&dyn InputFormat]) -> String {
+    registry
+        .iter()
+        .map(|f| format!("{} ({})", f.name(), f.describe()))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
