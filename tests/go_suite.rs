@@ -94,11 +94,19 @@ fn runs_the_input_pipeline_suite_end_to_end() {
         let i = keys.iter().position(|k| *k == key).unwrap();
         table["rows"][row]["cells"][i]["percent"].as_f64().unwrap()
     };
+    // On this noisy 2-core VM a composite's median can fall below its parts measured alone
+    // (three 200-iteration repetitions); then the share leaves 0–100 and latkit must say so.
+    let warned = doc["notes"].as_array().unwrap().iter().any(|n| {
+        n["message"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds this composite")
+    });
     for row in 0..4 {
         let (part, rest) = (share(row, "share_part"), share(row, "share_rest"));
         assert!(
-            (0.0..=100.0).contains(&part) && (0.0..=100.0).contains(&rest),
-            "row {row}: {part} {rest}"
+            warned || ((0.0..=100.0).contains(&part) && (0.0..=100.0).contains(&rest)),
+            "row {row}: {part} {rest} without a warning"
         );
         assert!((part + rest - 100.0).abs() < 1e-9);
     }

@@ -403,3 +403,44 @@ fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn several_sinks_at_once_from_one_run() {
+    let _turn = one_timer_at_a_time();
+    // Xenomai's text live on stdout, the JSON, the .hgrm and the gnuplot file from one run.
+    let dir = tempfile::tempdir().unwrap();
+    let (json, hgrm, plot) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.hgrm"),
+        dir.path().join("r.plot"),
+    );
+    let out = latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "--json"])
+        .arg(&json)
+        .arg("--hgrm")
+        .arg(&hgrm)
+        .arg("-g")
+        .arg(&plot)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("== Sampling period: 1000 us\n"), "{text}");
+    let pct = text.lines().find(|l| l.starts_with("PCT|")).unwrap();
+    assert!(pct.trim_end().ends_with("1000"), "{pct}");
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["runs"][0]["benchmarks"][0]["timer"]["samples"], 1000);
+    let hgrm = fs::read_to_string(&hgrm).unwrap();
+    assert!(hgrm.contains("Total count    =         1000]"), "{hgrm}");
+    let plot = fs::read_to_string(&plot).unwrap();
+    let counted: u64 = plot
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|n| n - 1)
+        .sum();
+    assert_eq!(counted, 1000, "gnuplot buckets hold every sample (+1 each)");
+}

@@ -7,6 +7,7 @@ use super::view::{Cell, Column, Report, Row, Table};
 use crate::error::Result;
 use crate::model::{Benchmark, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit};
 use crate::spec::{AttributionSpec, input_latency_preset};
+use crate::targets::Targets;
 
 #[derive(Clone, Debug, Default)]
 pub struct EnrichOptions {
@@ -19,6 +20,8 @@ pub struct EnrichOptions {
     pub attribution: Option<AttributionSpec>,
     /// One table per repetition instead of medians.
     pub per_run: bool,
+    /// Targets and a budget to judge the runs against.
+    pub targets: Option<Targets>,
 }
 
 /// Benchmarks that belong in one table: same package, top-level benchmark, variant and
@@ -142,10 +145,15 @@ pub fn build_report(
         note_too_few_samples(&runs, opts.metric.as_deref(), &mut notes);
     }
     dedup(&mut notes);
+    let verdict = match &opts.targets {
+        Some(targets) => Some(super::gate::evaluate(targets, &runs)?),
+        None => None,
+    };
     Ok(Report {
         runs,
         tables,
         notes,
+        verdict,
     })
 }
 

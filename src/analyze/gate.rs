@@ -78,6 +78,19 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// How many targets (and the budget) missed or were not measured.
+    pub fn missed(&self) -> usize {
+        self.targets
+            .iter()
+            .filter(|t| t.status != Status::Pass)
+            .count()
+            + self
+                .budget
+                .iter()
+                .filter(|b| b.status != Status::Pass)
+                .count()
+    }
+
     /// Everything passed and was measured.
     pub fn passed(&self) -> bool {
         self.targets.iter().all(|t| t.status == Status::Pass)

@@ -1,6 +1,7 @@
 //! The views analysis derives from runs and every sink renders: tables of cells, and the
 //! report that carries them with the runs and the notes.
 
+use super::gate::Verdict;
 use super::stats::Interval;
 use crate::model::{Metric, Note, Run, Unit};
 use serde::Serialize;
@@ -10,6 +11,8 @@ pub struct Report {
     pub runs: Vec<Run>,
     pub tables: Vec<Table>,
     pub notes: Vec<Note>,
+    /// The targets and budget, judged, when a targets file was given.
+    pub verdict: Option<Verdict>,
 }
 
 /// A derived table: one row per benchmark, columns chosen by analysis.

@@ -80,6 +80,9 @@ pub struct ProbeOutputArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write the whole result as latkit JSON to FILE, whatever --format shows.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
     #[arg(long, value_name = "FILE")]
     pub check: Option<PathBuf>,

@@ -84,6 +84,9 @@ pub struct TimerArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write the whole result as latkit JSON to FILE, whatever --format shows.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Write the latency distribution as HdrHistogram percentile text (µs) to FILE.
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,

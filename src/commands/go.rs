@@ -1,4 +1,5 @@
-use super::{load_suite, open_output, report};
+use super::{deliver, enrich_options, format_sinks, load_suite, warn_on_stderr};
+use crate::analyze::build_report;
 use crate::cli::GoArgs;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
@@ -33,11 +34,17 @@ pub fn run(args: GoArgs) -> Result<()> {
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
     }
-    let out = open_output(&args.report.out)?;
+    let sinks = format_sinks(args.report.format, args.report.out.as_deref(), false)?;
     let outcome = test.run()?;
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
-        report(input.runs, input.notes, &args.report, &suite, out)?;
+        let report = build_report(
+            input.runs,
+            input.notes,
+            &enrich_options(&args.report, &suite),
+        )?;
+        warn_on_stderr(&report, &args.report);
+        deliver(&report, sinks)?;
     }
     if outcome.interrupted {
         return Err(Error::Interrupted);

@@ -8,14 +8,16 @@ mod parse;
 mod probe;
 mod timer;
 
-use crate::analyze::{EnrichOptions, build_report};
-use crate::atomic_file::OutputFile;
+use crate::analyze::EnrichOptions;
 use crate::cli::{Cli, Command, ReportArgs};
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
-use crate::report::{Report, reporter};
+use crate::report::Report;
+use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::spec::Suite;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use crate::targets::Targets;
+use std::io::{self, IsTerminal};
+use std::path::Path;
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -64,20 +66,52 @@ fn load_suite(args: &ReportArgs) -> Result<Suite> {
     }
 }
 
-/// Opens the `--out` file, if any, before the work that fills it: a bad path fails at once.
-fn open_output(out: &Option<std::path::PathBuf>) -> Result<Option<OutputFile>> {
-    out.as_deref().map(OutputFile::create).transpose()
+/// The sinks of `--format` and `--out`, opened before any work, and the verdict on stderr when
+/// a targets file gates the result (`--check`).
+fn format_sinks(
+    format: crate::cli::OutputFormatArg,
+    out: Option<&Path>,
+    check: bool,
+) -> Result<FanOut> {
+    let mut sinks = FanOut::default();
+    sinks.push(Rendered::new(format.into(), Destination::open(out)?));
+    sinks.push_verdict_if(check);
+    Ok(sinks)
 }
 
-/// Enriches `runs` and writes the report to `out` (opened early), or stdout.
-fn report(
-    runs: Vec<Run>,
-    notes: Vec<Note>,
-    args: &ReportArgs,
-    suite: &Suite,
-    out: Option<OutputFile>,
-) -> Result<()> {
-    let opts = EnrichOptions {
+/// A probe's sinks: its report, `--json`, and the verdict for `--check`.
+fn probe_sinks(
+    format: crate::cli::OutputFormatArg,
+    out: Option<&Path>,
+    json: Option<&Path>,
+    check: bool,
+) -> Result<FanOut> {
+    let mut sinks = FanOut::default();
+    sinks.push(Rendered::new(format.into(), Destination::open(out)?));
+    add_json(&mut sinks, json)?;
+    sinks.push_verdict_if(check);
+    Ok(sinks)
+}
+
+/// `--json FILE`: the whole result as latkit JSON beside whatever else is shown.
+fn add_json(sinks: &mut FanOut, json: Option<&Path>) -> Result<()> {
+    if let Some(path) = json {
+        sinks.push(Rendered::new(
+            crate::report::OutputFormat::Json,
+            Destination::open(Some(path))?,
+        ));
+    }
+    Ok(())
+}
+
+/// Loads the targets file a `--check` names.
+fn targets(check: Option<&Path>) -> Result<Option<Targets>> {
+    check.map(Targets::load).transpose()
+}
+
+/// Analysis options from the report arguments and the suite file.
+fn enrich_options(args: &ReportArgs, suite: &Suite) -> EnrichOptions {
+    EnrichOptions {
         metric: args.metric.clone().or_else(|| suite.report.metric.clone()),
         baseline: args
             .baseline
@@ -85,10 +119,26 @@ fn report(
             .or_else(|| suite.report.baseline.clone()),
         attribution: suite.attribution.clone(),
         per_run: args.per_run,
-    };
-    let report = build_report(runs, notes, &opts)?;
-    warn_on_stderr(&report, args);
-    write_report(&report, args.format.into(), out)
+        targets: None,
+    }
+}
+
+/// The one way every command ends: the report goes to every sink, then a verdict that did
+/// not pass is exit 1.
+fn deliver(report: &Report, sinks: FanOut) -> Result<()> {
+    sinks.finish(report)?;
+    verdict_exit(report)
+}
+
+/// Exit 1 when the report's verdict did not pass.
+fn verdict_exit(report: &Report) -> Result<()> {
+    match &report.verdict {
+        Some(verdict) if !verdict.passed() => Err(Error::Failed(format!(
+            "{} target(s) missed or not measured",
+            verdict.missed()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.
@@ -98,43 +148,5 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
     }
     for note in report.notes.iter().filter(|n| n.level == Level::Warning) {
         crate::error::say(&format!("latkit: warning: {note}"));
-    }
-}
-
-const OUTPUT_BUFFER: usize = 1 << 20;
-
-fn write_report(
-    report: &Report,
-    format: crate::report::OutputFormat,
-    out: Option<OutputFile>,
-) -> Result<()> {
-    if format == crate::report::OutputFormat::Xenomai
-        && report.runs.iter().all(|r| r.timer.is_none())
-    {
-        return Err(Error::Input(
-            "--format xenomai prints timer results (latkit timer, Xenomai latency, cyclictest), and the input holds none".into(),
-        ));
-    }
-    let reporter = reporter(format);
-    match out {
-        Some(mut file) => {
-            let name = file.name();
-            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, &mut file);
-            reporter
-                .render(report, &mut out)
-                .and_then(|_| out.flush())
-                .map_err(|e| Error::io(&name, e))?;
-            drop(out);
-            file.commit()
-        }
-        None => {
-            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-            match reporter.render(report, &mut out).and_then(|_| out.flush()) {
-                // A reader that stops early (`| head`) is not an error.
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(Error::io("stdout", e)),
-                Ok(()) => Ok(()),
-            }
-        }
     }
 }

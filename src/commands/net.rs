@@ -1,4 +1,4 @@
-use super::probe::{probe_report, with_progress};
+use super::probe::{probe_report, probe_sinks, with_progress};
 use crate::cli::{NetArgs, NetMode, NetTestArgs};
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;
@@ -88,22 +88,22 @@ pub fn run(args: NetArgs) -> Result<()> {
         }
         NetMode::Client(c) => {
             let config = client_config(address(&c.server)?, &c.test)?;
-            let out = super::open_output(&c.test.output.out)?;
+            let sinks = probe_sinks(&c.test.output)?;
             let run = with_progress(
                 &format!("{} to {}", config.test.name(), config.server),
                 || measure(&config),
             )?;
-            probe_report(run, &c.test.output, out)?;
+            probe_report(run, &c.test.output, sinks)?;
             interrupted_is_130()
         }
         NetMode::Loopback(t) => {
             let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
             let config = client_config(placeholder, &t)?;
-            let out = super::open_output(&t.output.out)?;
+            let sinks = probe_sinks(&t.output)?;
             let what = format!("{} on loopback", config.test.name());
             let token = config.token.clone();
             let run = with_progress(&what, || loopback(config, token))?;
-            probe_report(run, &t.output, out)?;
+            probe_report(run, &t.output, sinks)?;
             interrupted_is_130()
         }
     }

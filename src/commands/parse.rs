@@ -1,21 +1,21 @@
-use super::{load_suite, open_output, read_inputs, report};
+use super::{deliver, enrich_options, format_sinks, load_suite, read_inputs, warn_on_stderr};
+use crate::analyze::build_report;
 use crate::cli::ParseArgs;
 use crate::error::Result;
 use crate::ingest::merge;
 
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let out = open_output(&args.report.out)?;
-    let (mut runs, mut notes) = read_inputs(
-        &args.files,
-        crate::cli::input_format(&args.input_format),
-        args.strict,
-    )?;
+    let sinks = format_sinks(args.report.format, args.report.out.as_deref(), false)?;
+    let format = crate::cli::input_format(&args.input_format);
+    let (mut runs, mut notes) = read_inputs(&args.files, format, args.strict)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
     {
         runs = vec![merged];
         notes.extend(merge_notes);
     }
-    report(runs, notes, &args.report, &suite, out)
+    let report = build_report(runs, notes, &enrich_options(&args.report, &suite))?;
+    warn_on_stderr(&report, &args.report);
+    deliver(&report, sinks)
 }

@@ -1,10 +1,10 @@
 //! What the measuring probes share: report the run like `parse`, then gate it if asked.
 
-use super::{check::gate, open_output, write_report};
+use super::{deliver, targets};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::atomic_file::OutputFile;
 use crate::error::Result;
 use crate::model::Run;
+use crate::report::sink::FanOut;
 use std::io::{self, IsTerminal};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
 }
 
 pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
-    let out = open_output(&args.output.out)?;
+    let sinks = probe_sinks(&args.output)?;
     let run = with_progress("frame", || {
         crate::probe::frame::run(&crate::probe::frame::FrameConfig {
             width: args.width as usize,
@@ -36,29 +36,25 @@ pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
             warmup: args.warmup,
         })
     })?;
-    probe_report(run, &args.output, out)
+    probe_report(run, &args.output, sinks)
 }
 
-/// Reports a probe's run like `parse` does (to `out`, opened before measuring), then gates
-/// it when a targets file is given.
-pub fn probe_report(
-    run: Run,
-    output: &crate::cli::ProbeOutputArgs,
-    out: Option<OutputFile>,
-) -> Result<()> {
-    let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
-    write_report(&report, output.format.into(), out)?;
-    match output.check.as_deref() {
-        Some(path) => {
-            let targets = crate::targets::Targets::load(path)?;
-            gate(
-                &targets,
-                &report,
-                crate::cli::CheckFormat::Table,
-                None,
-                &mut io::stderr(),
-            )
-        }
-        None => Ok(()),
-    }
+/// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
+/// `--check` gates it.
+pub fn probe_sinks(output: &crate::cli::ProbeOutputArgs) -> Result<FanOut> {
+    super::probe_sinks(
+        output.format,
+        output.out.as_deref(),
+        output.json.as_deref(),
+        output.check.is_some(),
+    )
+}
+
+/// Reports a probe's run like `parse` does, judged against `--check` targets.
+pub fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs, sinks: FanOut) -> Result<()> {
+    let opts = EnrichOptions {
+        targets: targets(output.check.as_deref())?,
+        ..EnrichOptions::default()
+    };
+    deliver(&build_report(vec![run], Vec::new(), &opts)?, sinks)
 }

@@ -1,13 +1,13 @@
+use super::{targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::atomic_file::OutputFile;
 use crate::cli::{Policy, TimerArgs};
 use crate::error::{Error, Result};
 use crate::model::{LinearHistogram, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
-use crate::report::xenomai::{self, Xenomai};
-use crate::report::{OutputFormat, Reporter, hgrm, reporter};
-use std::io::{self, Write};
+use crate::report::OutputFormat;
+use crate::report::sink::{Destination, FanOut, Gnuplot, Hgrm, LiveSecond, Rendered, XenomaiLive};
+use std::io;
 use std::path::Path;
 
 pub fn run(args: TimerArgs) -> Result<()> {
@@ -28,26 +28,12 @@ pub fn run(args: TimerArgs) -> Result<()> {
         freeze_trace: args.freeze_trace,
         break_us: args.break_us,
     };
-    // Every output is opened before measuring, so a bad path costs no run.
-    let mut out_file = super::open_output(&args.out)?;
-    let hgrm_file = super::open_output(&args.hgrm)?;
-    let gnuplot_file = match args.gnuplot.as_deref() {
-        None | Some("-") => None,
-        Some(path) => Some(OutputFile::create(Path::new(path))?),
-    };
-    let mut stdout = io::stdout().lock();
-    let mut buffered_file = out_file.as_mut().map(io::BufWriter::new);
-    let out: &mut dyn Write = match buffered_file.as_mut() {
-        Some(file) => file,
-        None => &mut stdout,
-    };
-    let format: OutputFormat = args.format.into();
-    let xenomai_format = format == OutputFormat::Xenomai;
-    let mut live = LiveLines {
-        out: &mut *out,
-        enabled: xenomai_format,
+    // Every output and the targets file are opened before measuring: a bad path costs no run.
+    let targets = targets(args.check.as_deref())?;
+    let mut sinks = sinks(&args)?;
+    let mut live = Live {
+        sinks: &mut sinks,
         quiet: args.quiet,
-        lines_per_header: args.lines_per_header,
         info: TimerInfo {
             period_ns: args.period_us * 1000,
             mode: MODE.to_string(),
@@ -57,70 +43,65 @@ pub fn run(args: TimerArgs) -> Result<()> {
         error: None,
     };
     let outcome = timer::run(&config, &mut live)?;
-    if let Some(e) = live.error {
+    if let Some((name, e)) = live.error {
         // A reader that stopped early (`| head`) ended the test; that is not an error.
         return match e.kind() {
             io::ErrorKind::BrokenPipe => Ok(()),
-            _ => Err(Error::io("output", e)),
+            _ => Err(Error::io(&name, e)),
         };
     }
-
     let mut run = outcome.run;
-    if args.gnuplot.is_some() {
-        let text = xenomai::shown(&run)
-            .and_then(|b| b.histograms.iter().find(|h| h.of == "samples"))
-            .map(xenomai::gnuplot)
-            .unwrap_or_default();
-        write_all(gnuplot_file, text.as_bytes())?;
-    }
     for bench in &mut run.benchmarks {
-        if !(args.histogram || args.stats || args.gnuplot.is_some()) {
+        if !(keep_buckets || args.stats) {
             bench.histograms.clear();
-        } else if !args.histogram {
+        } else if !keep_buckets {
             bench.histograms.iter_mut().for_each(stats_only);
         }
     }
-    let report = build_report(vec![run], outcome.notes, &EnrichOptions::default())?;
-    let written = if xenomai_format {
-        Xenomai {
-            live_part_done: true,
-        }
-        .render(&report, &mut *out)
-    } else {
-        reporter(format).render(&report, &mut *out)
+    let opts = EnrichOptions {
+        targets,
+        ..EnrichOptions::default()
     };
-    written
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("output", e))?;
-    drop(buffered_file);
-    if let Some(file) = out_file {
-        file.commit()?;
-    }
-
-    let run = &report.runs[0];
-    let shown = xenomai::shown(run);
-    if let Some(mut file) = hgrm_file
-        && let Some(h) = shown
-            .and_then(|b| b.metric("latency"))
-            .and_then(|m| m.histogram.as_ref())
-    {
-        hgrm::write(&h.0, &mut file).map_err(|e| Error::io(&file.name(), e))?;
-        file.commit()?;
-    }
+    let report = build_report(vec![run], outcome.notes, &opts)?;
+    sinks.finish(&report)?;
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
-    if let Some(path) = &args.check {
-        let targets = crate::targets::Targets::load(path)?;
-        super::check::gate(
-            &targets,
-            &report,
-            crate::cli::CheckFormat::Table,
-            None,
-            &mut io::stderr(),
-        )?;
+    verdict_exit(&report)?;
+    thresholds(&report, &args)
+}
+
+/// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
+/// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
+fn sinks(args: &TimerArgs) -> Result<FanOut> {
+    let format: OutputFormat = args.format.into();
+    let dest = Destination::open(args.out.as_deref())?;
+    let mut sinks = FanOut::default();
+    if format == OutputFormat::Xenomai {
+        sinks.push(XenomaiLive::new(
+            dest,
+            args.quiet,
+            args.lines_per_header,
+            args.histogram,
+        ));
+    } else {
+        sinks.push(Rendered::new(format, dest));
     }
-    let info = run.timer.as_ref();
+    super::add_json(&mut sinks, args.json.as_deref())?;
+    if let Some(path) = &args.hgrm {
+        sinks.push(Hgrm(Destination::open(Some(path))?));
+    }
+    if let Some(target) = &args.gnuplot {
+        sinks.push(Gnuplot(Destination::open(Some(Path::new(target)))?));
+    }
+    sinks.push_verdict_if(args.check.is_some());
+    Ok(sinks)
+}
+
+/// `--break` and `--max`: exit 1 when the test stopped at a sample above the break, or its
+/// maximum exceeded the limit.
+fn thresholds(report: &crate::report::Report, args: &TimerArgs) -> Result<()> {
+    let info = report.runs.first().and_then(|r| r.timer.as_ref());
     if let Some(hit) = info.and_then(|i| i.break_hit.as_ref()) {
         return Err(Error::Failed(format!(
             "break: thread {} woke {:.3} µs late at {:.3} s (--break {} µs)",
@@ -148,21 +129,6 @@ fn stats_only(h: &mut LinearHistogram) {
     if h.reported.is_none() {
         h.reported = Some(h.stats());
         h.counts.clear();
-    }
-}
-
-/// Writes `bytes` to a file opened earlier, or to stdout.
-fn write_all(file: Option<OutputFile>, bytes: &[u8]) -> Result<()> {
-    match file {
-        Some(mut file) => {
-            file.write_all(bytes)
-                .map_err(|e| Error::io(&file.name(), e))?;
-            file.commit()
-        }
-        None => io::stdout()
-            .lock()
-            .write_all(bytes)
-            .map_err(|e| Error::io("stdout", e)),
     }
 }
 
@@ -204,60 +170,48 @@ fn parse_cpu_list(list: Option<&str>) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
-/// Xenomai's live lines: the header at the start, then one RTD line per second.
-struct LiveLines<'a> {
-    out: &'a mut dyn Write,
-    enabled: bool,
+/// Hands the probe's live progress to every sink; the first output error stops the test
+/// (nobody reads it any more).
+struct Live<'a> {
+    sinks: &'a mut FanOut,
     quiet: bool,
-    lines_per_header: u64,
     info: TimerInfo,
-    error: Option<io::Error>,
+    error: Option<(String, io::Error)>,
 }
 
-impl LiveLines<'_> {
-    /// Writes a line; when the output is gone, stops the test (nobody reads it any more).
-    fn emit(&mut self, text: &str) {
-        if self.error.is_none()
-            && let Err(e) = self
-                .out
-                .write_all(text.as_bytes())
-                .and_then(|_| self.out.flush())
-        {
+impl Live<'_> {
+    fn keep(&mut self, result: std::result::Result<(), (String, io::Error)>) {
+        if let Err(e) = result {
             self.error = Some(e);
             crate::interrupt::request();
         }
     }
 }
 
-impl Display for LiveLines<'_> {
+impl Display for Live<'_> {
     fn started(&mut self, config: &TimerConfig) {
-        if !self.enabled {
-            return;
-        }
-        self.emit(&xenomai::header(config.period_us * 1000, MODE));
-        self.emit(xenomai::WARMING_UP);
         if self.quiet {
             crate::error::say(&format!(
                 "running quietly for {} seconds",
                 config.duration_s
             ));
         }
+        let started = self.sinks.started(&self.info);
+        self.keep(started);
     }
 
     fn interval(&mut self, index: u64, combined: &IntervalStats, so_far: &TimerOverall) {
-        if !self.enabled || self.quiet {
+        if self.error.is_some() {
             return;
         }
-        if self.lines_per_header > 0 && index % self.lines_per_header == 0 {
-            let header = xenomai::rtt_rth(index as i64 + 1, &self.info);
-            self.emit(&header);
-        }
-        self.emit(&xenomai::rtd(
-            combined.min,
-            combined.avg(),
-            combined.max,
-            so_far,
-        ));
+        let second = self.sinks.second(&LiveSecond {
+            index,
+            min_ns: combined.min,
+            avg_ns: combined.avg(),
+            max_ns: combined.max,
+            so_far: so_far.clone(),
+        });
+        self.keep(second);
     }
 }
 

@@ -2,6 +2,7 @@
 //! The schema is documented in docs/json-schema.md; bump [`JSON_SCHEMA`] on breaking changes.
 
 use super::{Report, Reporter, Table};
+use crate::analyze::gate::Verdict;
 use crate::model::{Note, Run, timestamp};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -19,6 +20,8 @@ struct Document<'a> {
     runs: &'a [Run],
     tables: &'a [Table],
     notes: &'a [Note],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'a Verdict>,
 }
 
 impl Reporter for Json {
@@ -30,6 +33,7 @@ impl Reporter for Json {
             runs: &report.runs,
             tables: &report.tables,
             notes: &report.notes,
+            verdict: report.verdict.as_ref(),
         };
         serde_json::to_writer_pretty(&mut *out, &document)?;
         writeln!(out)

@@ -7,6 +7,7 @@ pub mod gate;
 pub mod hgrm;
 mod json;
 mod markdown;
+pub mod sink;
 mod terminal;
 pub mod xenomai;
 
@@ -76,6 +77,7 @@ pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Csv => Box::new(csv::Csv),
         OutputFormat::Xenomai => Box::new(xenomai::Xenomai {
             live_part_done: false,
+            buckets: true,
         }),
         OutputFormat::Bench => Box::new(bench::Bench),
     }

@@ -67,12 +67,13 @@ const KINDS: [(&str, &str); 3] = [
     ("interval_max", "max"),
 ];
 
-/// The histogram sections: `HSD` lines (when there are bucket counts), then `HSH` and `HSS`.
-pub fn histograms(bench: &Benchmark) -> String {
+/// The histogram sections: `HSD` lines (when there are bucket counts and `buckets` asks for
+/// them, as `-h` does), then `HSH` and `HSS`.
+pub fn histograms(bench: &Benchmark, buckets: bool) -> String {
     let find = |of: &str| bench.histograms.iter().find(|h| h.of == of);
     let mut out = String::new();
     for (of, kind) in KINDS {
-        if let Some(h) = find(of).filter(|h| !h.counts.is_empty()) {
+        if let Some(h) = find(of).filter(|h| buckets && !h.counts.is_empty()) {
             out.push_str("---|--param|----range-|--samples\n");
             for (i, &n) in h.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
                 out.push_str(&format!("HSD|    {kind}| {i:3} -{:3} | {n:8}\n", i + 1));
@@ -205,9 +206,10 @@ pub fn shown(run: &Run) -> Option<&Benchmark> {
 }
 
 /// Writes timer results in Xenomai's format. `live_part_done` skips what the live display
-/// already printed (header and RTD lines).
+/// already printed (header and RTD lines); `buckets` prints the HSD lines of bucket counts.
 pub struct Xenomai {
     pub live_part_done: bool,
+    pub buckets: bool,
 }
 
 impl Reporter for Xenomai {
@@ -221,7 +223,7 @@ impl Reporter for Xenomai {
                 out.write_all(WARMING_UP.as_bytes())?;
                 write_rtd_lines(info, bench, out)?;
             }
-            out.write_all(histograms(bench).as_bytes())?;
+            out.write_all(histograms(bench, self.buckets).as_bytes())?;
             out.write_all(rts(info).as_bytes())?;
             if let Some(p) = bench.metric("latency").and_then(|m| m.percentiles.as_ref()) {
                 let exact_max = info.overall.as_ref().map(|o| o.max_ns);
@@ -361,7 +363,7 @@ mod tests {
             histograms: vec![min, max],
             timer: None,
         };
-        let text = histograms(&bench);
+        let text = histograms(&bench, true);
         assert!(text.starts_with(
             "---|--param|----range-|--samples\nHSD|    min|   1 -  2 |        1\nHSD|    min|   2 -  3 |        3\n"
         ));

@@ -1,0 +1,371 @@
+//! Every output is a sink: a destination opened before any work starts, live hooks a probe
+//! feeds while it measures (no-ops by default), and the finished report. Several sinks run
+//! at once through one [`FanOut`], e.g. Xenomai text live on the terminal, JSON to a file and
+//! an `.hgrm`, each written as soon as its part exists and made permanent on close.
+
+use super::{OutputFormat, Report, Reporter, gate, hgrm, reporter, xenomai};
+use crate::atomic_file::OutputFile;
+use crate::error::{Error, Result};
+use crate::model::{Level, Note, TimerInfo, TimerOverall};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// One second of a timer test, all threads combined, as live output hears it.
+pub struct LiveSecond {
+    /// 0-based.
+    pub index: u64,
+    pub min_ns: i64,
+    pub avg_ns: i64,
+    pub max_ns: i64,
+    /// The overall figures up to and including this second.
+    pub so_far: TimerOverall,
+}
+
+pub trait Sink {
+    /// A timer test started (after its setup, before warm-up).
+    fn started(&mut self, _info: &TimerInfo) -> io::Result<()> {
+        Ok(())
+    }
+    /// One more second was measured.
+    fn second(&mut self, _second: &LiveSecond) -> io::Result<()> {
+        Ok(())
+    }
+    /// Everything is measured and analysed.
+    fn finish(&mut self, report: &Report) -> io::Result<()>;
+    /// Makes the output permanent (a file is renamed into place).
+    fn close(self: Box<Self>) -> Result<()>;
+    /// What the sink writes to, for messages.
+    fn name(&self) -> String;
+}
+
+/// Where a sink writes: standard output or error, or a file written whole or not at all.
+pub enum Destination {
+    Stdout,
+    Stderr,
+    File(OutputFile),
+}
+
+impl Destination {
+    /// A file, or standard output for `None` and `-`; a file is created now, so a bad path
+    /// fails before any measuring.
+    pub fn open(path: Option<&Path>) -> Result<Destination> {
+        match path {
+            None => Ok(Destination::Stdout),
+            Some(p) if p.as_os_str() == "-" => Ok(Destination::Stdout),
+            Some(p) => OutputFile::create(p).map(Destination::File),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Destination::Stdout => "stdout".into(),
+            Destination::Stderr => "stderr".into(),
+            Destination::File(f) => f.name(),
+        }
+    }
+
+    fn close(self) -> Result<()> {
+        match self {
+            Destination::File(f) => f.commit(),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Write for Destination {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Destination::Stdout => io::stdout().write(buf),
+            Destination::Stderr => io::stderr().write(buf),
+            Destination::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Destination::Stdout => io::stdout().flush(),
+            Destination::Stderr => io::stderr().flush(),
+            Destination::File(f) => f.flush(),
+        }
+    }
+}
+
+/// Renders `report` with `render` through a buffer, then flushes.
+fn buffered(
+    dest: &mut Destination,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, dest);
+    render(&mut out)?;
+    out.flush()
+}
+
+/// A report format (table, markdown, JSON, CSV, Xenomai, BENCH) written when the report is done.
+pub struct Rendered {
+    reporter: Box<dyn Reporter>,
+    xenomai: bool,
+    dest: Destination,
+}
+
+impl Rendered {
+    pub fn new(format: OutputFormat, dest: Destination) -> Rendered {
+        Rendered {
+            reporter: reporter(format),
+            xenomai: format == OutputFormat::Xenomai,
+            dest,
+        }
+    }
+}
+
+impl Sink for Rendered {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        if self.xenomai && report.runs.iter().all(|r| r.timer.is_none()) {
+            return Err(io::Error::other(
+                "--format xenomai prints timer results (latkit timer, Xenomai latency, cyclictest), and the input holds none",
+            ));
+        }
+        let reporter = &self.reporter;
+        buffered(&mut self.dest, |out| reporter.render(report, out))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.dest.close()
+    }
+
+    fn name(&self) -> String {
+        self.dest.name()
+    }
+}
+
+/// Xenomai's text, live: the header when the test starts, an RTD line each second (with an
+/// RTT/RTH header every `lines_per_header`), and the histograms and summary at the end.
+pub struct XenomaiLive {
+    pub dest: Destination,
+    pub quiet: bool,
+    pub lines_per_header: u64,
+    /// Print the HSD lines of bucket counts (`-h`).
+    pub buckets: bool,
+    info: TimerInfo,
+}
+
+impl XenomaiLive {
+    pub fn new(dest: Destination, quiet: bool, lines_per_header: u64, buckets: bool) -> Self {
+        XenomaiLive {
+            dest,
+            quiet,
+            lines_per_header,
+            buckets,
+            info: TimerInfo::default(),
+        }
+    }
+
+    fn emit(&mut self, text: &str) -> io::Result<()> {
+        self.dest.write_all(text.as_bytes())?;
+        self.dest.flush()
+    }
+}
+
+impl Sink for XenomaiLive {
+    fn started(&mut self, info: &TimerInfo) -> io::Result<()> {
+        self.info = info.clone();
+        self.emit(&xenomai::header(info.period_ns, &info.mode))?;
+        self.emit(xenomai::WARMING_UP)
+    }
+
+    fn second(&mut self, s: &LiveSecond) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        if self.lines_per_header > 0 && s.index % self.lines_per_header == 0 {
+            let header = xenomai::rtt_rth(s.index as i64 + 1, &self.info);
+            self.emit(&header)?;
+        }
+        self.emit(&xenomai::rtd(s.min_ns, s.avg_ns, s.max_ns, &s.so_far))
+    }
+
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let reporter = xenomai::Xenomai {
+            live_part_done: true,
+            buckets: self.buckets,
+        };
+        buffered(&mut self.dest, |out| reporter.render(report, out))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.dest.close()
+    }
+
+    fn name(&self) -> String {
+        self.dest.name()
+    }
+}
+
+/// The latency distribution of the benchmark Xenomai's format shows, as HdrHistogram
+/// percentile text (`--hgrm`).
+pub struct Hgrm(pub Destination);
+
+/// The every-sample bucket histogram of that benchmark in Xenomai's gnuplot format (`-g`).
+pub struct Gnuplot(pub Destination);
+
+impl Sink for Hgrm {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let histogram = report
+            .runs
+            .iter()
+            .filter_map(xenomai::shown)
+            .find_map(|b| b.metric("latency")?.histogram.as_ref());
+        match histogram {
+            Some(h) => buffered(&mut self.0, |out| hgrm::write(&h.0, out)),
+            None => Ok(()),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.0.close()
+    }
+
+    fn name(&self) -> String {
+        self.0.name()
+    }
+}
+
+impl Sink for Gnuplot {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let text = report
+            .runs
+            .iter()
+            .filter_map(xenomai::shown)
+            .find_map(|b| b.histograms.iter().find(|h| h.of == "samples"))
+            .map(xenomai::gnuplot)
+            .unwrap_or_default();
+        self.0.write_all(text.as_bytes())?;
+        self.0.flush()
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.0.close()
+    }
+
+    fn name(&self) -> String {
+        self.0.name()
+    }
+}
+
+/// The verdict of targets and budget as a table or markdown, with the input lines that could
+/// not be read.
+pub struct Verdict {
+    pub dest: Destination,
+    pub markdown: bool,
+}
+
+impl Sink for Verdict {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let Some(verdict) = &report.verdict else {
+            return Ok(());
+        };
+        let skipped: Vec<&Note> = report
+            .notes
+            .iter()
+            .filter(|n| n.level == Level::Warning && n.line.is_some())
+            .collect();
+        let text = match self.markdown {
+            true => gate::markdown(verdict, &skipped),
+            false => gate::terminal(verdict, &skipped),
+        };
+        self.dest.write_all(text.as_bytes())?;
+        self.dest.flush()
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.dest.close()
+    }
+
+    fn name(&self) -> String {
+        self.dest.name()
+    }
+}
+
+/// The verdict as JUnit XML (`--junit`).
+pub struct Junit(pub Destination);
+
+impl Sink for Junit {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        match &report.verdict {
+            Some(verdict) => self.0.write_all(gate::junit(verdict).as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.0.close()
+    }
+
+    fn name(&self) -> String {
+        self.0.name()
+    }
+}
+
+/// Several sinks as one: each hook goes to every sink, in order.
+#[derive(Default)]
+pub struct FanOut {
+    sinks: Vec<Box<dyn Sink>>,
+}
+
+impl FanOut {
+    pub fn push(&mut self, sink: impl Sink + 'static) {
+        self.sinks.push(Box::new(sink));
+    }
+
+    /// The verdict on stderr, when targets gate the result (`--check`).
+    pub fn push_verdict_if(&mut self, check: bool) {
+        if check {
+            self.push(Verdict {
+                dest: Destination::Stderr,
+                markdown: false,
+            });
+        }
+    }
+
+    /// Runs `hook` on every sink; the first failure is returned with the sink's name.
+    fn each(&mut self, mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> Result<()> {
+        for sink in &mut self.sinks {
+            if let Err(e) = hook(sink.as_mut()) {
+                return Err(Error::io(&sink.name(), e));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn started(&mut self, info: &TimerInfo) -> std::result::Result<(), (String, io::Error)> {
+        self.live(|s| s.started(info))
+    }
+
+    pub fn second(&mut self, second: &LiveSecond) -> std::result::Result<(), (String, io::Error)> {
+        self.live(|s| s.second(second))
+    }
+
+    /// A live hook; its error keeps the kind, so that a reader that went away (`| head`) can
+    /// end a test quietly.
+    fn live(
+        &mut self,
+        mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>,
+    ) -> std::result::Result<(), (String, io::Error)> {
+        for sink in &mut self.sinks {
+            hook(sink.as_mut()).map_err(|e| (sink.name(), e))?;
+        }
+        Ok(())
+    }
+
+    /// Hands the finished report to every sink and makes every output permanent. A reader
+    /// that stopped early (`| head`) is not an error.
+    pub fn finish(mut self, report: &Report) -> Result<()> {
+        self.each(|s| match s.finish(report) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        })?;
+        for sink in self.sinks {
+            sink.close()?;
+        }
+        Ok(())
+    }
+}
