@@ -468,17 +468,19 @@ fn go_input(chunk: GoChunk, name: &str, source: crate::model::Source) -> Result<
             EXAMPLE_LINE
         )));
     }
-    let run = new_run(
-        source,
-        Environment::from_config(&out.config),
-        out.config,
-        out.builder,
-    );
-    Ok(Input {
-        runs: vec![run],
-        notes: out.notes,
-        malformed: out.malformed,
-    })
+    let environment = Environment::from_config(&out.config);
+    Ok(out.into_input(source, environment))
+}
+
+impl GoOutput {
+    /// The run these results make, from `source`, on the machine `environment` describes.
+    pub fn into_input(self, source: crate::model::Source, environment: Environment) -> Input {
+        Input {
+            runs: vec![new_run(source, environment, self.config, self.builder)],
+            notes: self.notes,
+            malformed: self.malformed,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,17 +1,17 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
+use super::executor::{Executor, System};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::ingest::go::{GoParser, LineKind};
-use crate::ingest::{Input, for_each_line, new_run};
+use crate::ingest::{Input, for_each_line};
 use crate::interrupt;
 use crate::model::{ConfigEntry, Source, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, LineWriter, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -60,7 +60,13 @@ impl GoTest {
         args
     }
 
+    /// Runs `go test` for real.
     pub fn run(&self) -> Result<Outcome> {
+        self.run_with(&System)
+    }
+
+    /// Runs `go test` through `exec` (the real processes, or a test double).
+    pub fn run_with(&self, exec: &dyn Executor) -> Result<Outcome> {
         // Written line by line as it arrives, renamed into place when go is done.
         let mut raw = self
             .raw
@@ -68,32 +74,22 @@ impl GoTest {
             .map(|path| OutputFile::create(path).map(LineWriter::new))
             .transpose()?;
         let args = self.args();
-        let mut command = Command::new("go");
-        command
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group: our interrupt handler decides when go stops, so that we
-            // can still report what it finished.
-            .process_group(0);
-        if let Some(dir) = &self.dir {
-            command.current_dir(dir);
-        }
         interrupt::install();
         let started = SystemTime::now();
-        let mut child = command.spawn().map_err(|e| match e.kind() {
+        let mut child = exec.spawn("go", &args, self.dir.as_deref()).map_err(|e| {
+            match e.kind() {
             std::io::ErrorKind::NotFound => Error::Failed(
                 "`go` was not found on PATH: install Go, or save the output of `go test -bench` \
                  and use `latkit parse`"
                     .to_string(),
             ),
             _ => Error::Failed(format!("could not start `go test`: {e}")),
+        }
         })?;
-        interrupt::set_child_group(child.id());
+        interrupt::set_child_group(child.group());
 
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
-        let stderr = child.stderr.take().map(|stderr| {
+        let stderr = child.take_stderr().map(|stderr| {
             let tail = Arc::clone(&tail);
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
@@ -106,7 +102,7 @@ impl GoTest {
         let mut parser = GoParser::new("go test");
         let mut results = 0usize;
         let mut raw_error = None;
-        if let Some(stdout) = child.stdout.take() {
+        if let Some(stdout) = child.take_stdout() {
             let mut reader = BufReader::new(stdout);
             for_each_line(&mut reader, |line| {
                 // An over-long line is kept as an empty one, so line numbers still match.
@@ -150,21 +146,24 @@ impl GoTest {
             .unwrap_or_default();
         let input = (!out.builder.is_empty()).then(|| {
             let mut environment = crate::host::capture();
-            environment.toolchains = go_version().into_iter().collect();
+            environment.toolchains = exec
+                .output("go", &["env", "GOVERSION"])
+                .map(|value| ConfigEntry {
+                    key: "go".to_string(),
+                    value,
+                })
+                .into_iter()
+                .collect();
             let source = Source {
                 kind: "command".to_string(),
                 format: "go".to_string(),
                 path: self.dir.as_ref().map(|d| d.display().to_string()),
                 command: std::iter::once("go".to_string()).chain(args).collect(),
             };
-            let mut run = new_run(source, environment, out.config, out.builder);
-            run.started = Some(timestamp(started));
-            run.ended = Some(timestamp(SystemTime::now()));
-            Input {
-                runs: vec![run],
-                notes: out.notes,
-                malformed: out.malformed,
-            }
+            let mut input = out.into_input(source, environment);
+            input.runs[0].started = Some(timestamp(started));
+            input.runs[0].ended = Some(timestamp(SystemTime::now()));
+            input
         });
         Ok(Outcome {
             input,
@@ -197,22 +196,164 @@ fn push_tail(tail: &Mutex<VecDeque<String>>, line: String) {
     }
 }
 
-/// `go1.26.8`, from `go env GOVERSION`.
-fn go_version() -> Option<ConfigEntry> {
-    let out = Command::new("go")
-        .args(["env", "GOVERSION"])
-        .output()
-        .ok()?;
-    let version = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !version.is_empty()).then(|| ConfigEntry {
-        key: "go".to_string(),
-        value: version,
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::executor::Process;
     use super::*;
+    use std::cell::RefCell;
+    use std::io::{Cursor, Read};
+    use std::os::unix::process::ExitStatusExt;
+    use std::path::Path;
+
+    /// A `go` that prints what it is given and exits with `code`; or none at all.
+    struct Scripted {
+        stdout: &'static str,
+        stderr: &'static str,
+        code: i32,
+        installed: bool,
+        started: RefCell<Vec<(String, Vec<String>, Option<PathBuf>)>>,
+    }
+
+    struct Finished {
+        stdout: Option<&'static str>,
+        stderr: Option<&'static str>,
+        code: i32,
+    }
+
+    impl Process for Finished {
+        fn take_stdout(&mut self) -> Option<Box<dyn Read + Send>> {
+            self.stdout
+                .take()
+                .map(|s| Box::new(Cursor::new(s)) as Box<dyn Read + Send>)
+        }
+
+        fn take_stderr(&mut self) -> Option<Box<dyn Read + Send>> {
+            self.stderr
+                .take()
+                .map(|s| Box::new(Cursor::new(s)) as Box<dyn Read + Send>)
+        }
+
+        fn group(&self) -> u32 {
+            0
+        }
+
+        fn wait(&mut self) -> std::io::Result<ExitStatus> {
+            Ok(ExitStatus::from_raw(self.code << 8))
+        }
+    }
+
+    impl Executor for Scripted {
+        fn spawn(
+            &self,
+            program: &str,
+            args: &[String],
+            dir: Option<&Path>,
+        ) -> std::io::Result<Box<dyn Process>> {
+            if !self.installed {
+                return Err(std::io::ErrorKind::NotFound.into());
+            }
+            self.started.borrow_mut().push((
+                program.to_string(),
+                args.to_vec(),
+                dir.map(Path::to_path_buf),
+            ));
+            Ok(Box::new(Finished {
+                stdout: Some(self.stdout),
+                stderr: Some(self.stderr),
+                code: self.code,
+            }))
+        }
+
+        fn output(&self, _program: &str, _args: &[&str]) -> Option<String> {
+            Some("go1.99.0".to_string())
+        }
+    }
+
+    fn go(stdout: &'static str, stderr: &'static str, code: i32) -> Scripted {
+        Scripted {
+            stdout,
+            stderr,
+            code,
+            installed: true,
+            started: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn test_in(dir: &str, raw: Option<PathBuf>) -> GoTest {
+        GoTest {
+            package: "./...".into(),
+            dir: Some(dir.into()),
+            bench: ".".into(),
+            count: 2,
+            benchtime: "100x".into(),
+            extra: Vec::new(),
+            raw,
+            progress: false,
+        }
+    }
+
+    #[test]
+    fn streams_results_keeps_the_raw_output_and_records_the_toolchain() {
+        let output = "goos: linux\npkg: example.com/p\nBenchmarkA-2 100 12.5 ns/op\nBenchmarkA-2 100 13 ns/op\nPASS\n";
+        let dir = tempfile::tempdir().unwrap();
+        let raw = dir.path().join("raw.txt");
+        let exec = go(output, "", 0);
+        let outcome = test_in("/src/p", Some(raw.clone()))
+            .run_with(&exec)
+            .unwrap();
+        let (program, args, cwd) = exec.started.borrow()[0].clone();
+        assert_eq!(program, "go");
+        assert_eq!(
+            args.join(" "),
+            "test -run ^$ -bench . -benchmem -count 2 -benchtime 100x -p 1 ./..."
+        );
+        assert_eq!(cwd.as_deref(), Some(Path::new("/src/p")));
+        assert!(outcome.status.success() && !outcome.interrupted);
+        let input = outcome.input.unwrap();
+        let run = &input.runs[0];
+        assert_eq!(run.benchmarks[0].metrics[0].values, [12.5, 13.0]);
+        assert_eq!(run.source.kind, "command");
+        assert_eq!(run.environment.toolchains[0].value, "go1.99.0");
+        assert_eq!(run.config[1].value, "example.com/p");
+        assert_eq!(std::fs::read_to_string(&raw).unwrap(), output);
+    }
+
+    #[test]
+    fn a_failing_go_test_keeps_the_tail_of_both_streams() {
+        let exec = go(
+            "BenchmarkA-2 100 5 ns/op\n--- FAIL: BenchmarkB\n",
+            "exit status 1\n",
+            1,
+        );
+        let outcome = test_in(".", None).run_with(&exec).unwrap();
+        assert!(!outcome.status.success());
+        assert!(outcome.tail.iter().any(|l| l == "--- FAIL: BenchmarkB"));
+        assert!(outcome.tail.iter().any(|l| l == "exit status 1"));
+        let input = outcome.input.unwrap();
+        assert!(
+            input
+                .notes
+                .iter()
+                .any(|n| n.message.contains("go test reported: --- FAIL"))
+        );
+    }
+
+    #[test]
+    fn no_result_and_no_go_are_told_apart() {
+        let outcome = test_in(".", None).run_with(&go("PASS\n", "", 0)).unwrap();
+        assert!(outcome.input.is_none() && outcome.status.success());
+        let missing = Scripted {
+            installed: false,
+            ..go("", "", 0)
+        };
+        let Err(err) = test_in(".", None).run_with(&missing) else {
+            panic!("ran without go");
+        };
+        assert!(
+            err.to_string().contains("`go` was not found on PATH"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn builds_the_go_test_command() {

@@ -1,3 +1,4 @@
 //! Runners: start a harness, stream its output into the model.
 
+pub mod executor;
 pub mod go;
