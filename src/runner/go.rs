@@ -211,8 +211,11 @@ mod tests {
         stderr: &'static str,
         code: i32,
         installed: bool,
-        started: RefCell<Vec<(String, Vec<String>, Option<PathBuf>)>>,
+        started: RefCell<Vec<Started>>,
     }
+
+    /// What was started: program, arguments, directory.
+    type Started = (String, Vec<String>, Option<PathBuf>);
 
     struct Finished {
         stdout: Option<&'static str>,
