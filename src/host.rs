@@ -50,16 +50,9 @@ pub fn checks() -> Vec<Check> {
 
 /// Tries SCHED_FIFO on a short-lived thread, so the caller's own policy is untouched.
 fn sched_fifo() -> Check {
-    let tried = std::thread::spawn(|| {
-        let param = libc::sched_param { sched_priority: 1 };
-        // SAFETY: valid sched_param; pid 0 is the calling (temporary) thread.
-        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-        (rc == 0)
-            .then_some(())
-            .ok_or_else(|| std::io::Error::last_os_error().to_string())
-    })
-    .join()
-    .unwrap_or_else(|_| Err("check thread failed".into()));
+    let tried = std::thread::spawn(|| crate::probe::timer::set_policy(Some(1)))
+        .join()
+        .unwrap_or_else(|_| Err("check thread failed".into()));
     match tried {
         Ok(()) => check("sched_fifo", Status::Ok, "SCHED_FIFO allowed", ""),
         Err(e) => check(

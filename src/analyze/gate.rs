@@ -221,6 +221,24 @@ fn check_dimension(file: &str, what: &str, measured: &Measured, limit: &Limit) -
     }
 }
 
+/// A timer test's own limits (`--break`, `--max`): why the result fails them, if it does.
+pub fn timer_limits(runs: &[Run], break_us: Option<f64>, max_us: Option<f64>) -> Option<String> {
+    let info = runs.first().and_then(|r| r.timer.as_ref())?;
+    if let Some(hit) = &info.break_hit {
+        return Some(format!(
+            "break: thread {} woke {:.3} µs late at {:.3} s (--break {} µs)",
+            hit.thread,
+            hit.latency_ns as f64 / 1000.0,
+            hit.at_s,
+            break_us.unwrap_or_default()
+        ));
+    }
+    let max_us_seen = info.overall.as_ref()?.max_ns as f64 / 1000.0;
+    max_us
+        .filter(|&limit| max_us_seen > limit)
+        .map(|limit| format!("maximum latency {max_us_seen:.3} µs exceeded --max {limit} µs"))
+}
+
 /// Evaluates every target and the budget against `runs`.
 pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
     let mut results = Vec::new();

@@ -2,7 +2,7 @@ use super::{targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{Policy, TimerArgs};
 use crate::error::{Error, Result};
-use crate::model::{LinearHistogram, TimerInfo, TimerOverall};
+use crate::model::{TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
 use crate::report::OutputFormat;
@@ -33,7 +33,8 @@ pub fn run(args: TimerArgs) -> Result<()> {
     let mut sinks = sinks(&args)?;
     let mut live = Live {
         sinks: &mut sinks,
-        quiet: args.quiet,
+        // Only Xenomai's text has per-second lines for -q to hold back.
+        quiet: args.quiet && OutputFormat::from(args.format) == OutputFormat::Xenomai,
         info: TimerInfo {
             period_ns: args.period_us * 1000,
             mode: MODE.to_string(),
@@ -51,12 +52,10 @@ pub fn run(args: TimerArgs) -> Result<()> {
         };
     }
     let mut run = outcome.run;
-    for bench in &mut run.benchmarks {
-        if !(keep_buckets || args.stats) {
-            bench.histograms.clear();
-        } else if !keep_buckets {
-            bench.histograms.iter_mut().for_each(stats_only);
-        }
+    // Without -h or -g the probe kept only the histograms' statistics; without -s either,
+    // nothing of them is reported.
+    if !(keep_buckets || args.stats) {
+        run.benchmarks.iter_mut().for_each(|b| b.histograms.clear());
     }
     let opts = EnrichOptions {
         targets,
@@ -68,7 +67,10 @@ pub fn run(args: TimerArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     verdict_exit(&report)?;
-    thresholds(&report, &args)
+    match crate::analyze::gate::timer_limits(&report.runs, args.break_us, args.max_us) {
+        Some(missed) => Err(Error::Failed(missed)),
+        None => Ok(()),
+    }
 }
 
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
@@ -96,40 +98,6 @@ fn sinks(args: &TimerArgs) -> Result<FanOut> {
     }
     sinks.push_verdict_if(args.check.is_some());
     Ok(sinks)
-}
-
-/// `--break` and `--max`: exit 1 when the test stopped at a sample above the break, or its
-/// maximum exceeded the limit.
-fn thresholds(report: &crate::report::Report, args: &TimerArgs) -> Result<()> {
-    let info = report.runs.first().and_then(|r| r.timer.as_ref());
-    if let Some(hit) = info.and_then(|i| i.break_hit.as_ref()) {
-        return Err(Error::Failed(format!(
-            "break: thread {} woke {:.3} µs late at {:.3} s (--break {} µs)",
-            hit.thread,
-            hit.latency_ns as f64 / 1000.0,
-            hit.at_s,
-            args.break_us.unwrap_or_default()
-        )));
-    }
-    if let (Some(limit), Some(max)) = (
-        args.max_us,
-        info.and_then(|i| i.overall.as_ref()).map(|o| o.max_ns),
-    ) && max as f64 / 1000.0 > limit
-    {
-        return Err(Error::Failed(format!(
-            "maximum latency {:.3} µs exceeded --max {limit} µs",
-            max as f64 / 1000.0
-        )));
-    }
-    Ok(())
-}
-
-/// Keeps only the HSS statistics of a histogram (Xenomai `-s` without `-h`).
-fn stats_only(h: &mut LinearHistogram) {
-    if h.reported.is_none() {
-        h.reported = Some(h.stats());
-        h.counts.clear();
-    }
 }
 
 /// `0`, `0,2`, `1-3`, `all`: CPUs that exist on this machine.

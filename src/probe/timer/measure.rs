@@ -6,7 +6,7 @@ use crate::model::{LinearHistogram, TimerSummary};
 use hdrhistogram::Histogram;
 use nix::sys::time::TimeSpec;
 use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 /// How a thread waits for its deadline.
@@ -177,34 +177,18 @@ fn timespec(ns: i64) -> TimeSpec {
 
 /// A periodic timerfd whose first expiry is `start` (absolute, CLOCK_MONOTONIC).
 fn periodic_timerfd(start: i64, period: i64) -> Result<OwnedFd, String> {
-    // SAFETY: plain syscalls on values we own; the fd is checked before it is wrapped.
-    unsafe {
-        let fd = libc::timerfd_create(libc::CLOCK_MONOTONIC, 0);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        let fd = OwnedFd::from_raw_fd(fd);
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: period / 1_000_000_000,
-                tv_nsec: period % 1_000_000_000,
-            },
-            it_value: libc::timespec {
-                tv_sec: start / 1_000_000_000,
-                tv_nsec: start % 1_000_000_000,
-            },
-        };
-        let rc = libc::timerfd_settime(
-            fd.as_raw_fd(),
-            libc::TFD_TIMER_ABSTIME,
-            &spec,
-            std::ptr::null_mut(),
-        );
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        Ok(fd)
-    }
+    use nix::sys::time::TimeValLike;
+    use nix::sys::timerfd::{
+        ClockId as TimerClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags,
+    };
+    let fd = TimerFd::new(TimerClock::CLOCK_MONOTONIC, TimerFlags::empty())
+        .map_err(|e| e.to_string())?;
+    fd.set(
+        Expiration::IntervalDelayed(TimeSpec::nanoseconds(start), TimeSpec::nanoseconds(period)),
+        TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(fd.into())
 }
 
 /// Blocks on the timerfd; returns how many periods expired.

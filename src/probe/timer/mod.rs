@@ -5,6 +5,7 @@ pub mod measure;
 mod rt;
 
 pub use measure::WaitMethod;
+pub use rt::set_policy;
 
 use crate::error::{Error, Result};
 use crate::interrupt;
