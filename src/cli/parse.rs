@@ -10,7 +10,8 @@ pub struct ParseArgs {
     #[arg(long, value_name = "FORMAT", default_value = "auto",
           value_parser = super::choices::input_format_parser())]
     pub input_format: String,
-    /// Treat all inputs as one run: repetitions of the same benchmark are pooled.
+    /// Treat all inputs as one run: repetitions, distributions, timer histograms and summaries
+    /// of the same benchmark are pooled; what cannot be pooled is left out with a warning.
     #[arg(long)]
     pub merge: bool,
     /// Fail (exit 2) on the first malformed result line instead of skipping it.
