@@ -3,7 +3,7 @@
 use latkit::ingest::go::{GoParser, LineKind};
 use proptest::prelude::*;
 
-fn feed_all(lines: &[Vec<u8>]) -> latkit::ingest::go::GoOutput {
+fn feed_all(lines: &[Vec<u8>]) -> latkit::ingest::Parsed {
     let mut parser = GoParser::new("prop");
     for line in lines {
         parser.feed(Some(line));

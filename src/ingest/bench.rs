@@ -3,18 +3,12 @@
 //! A unit may follow its value directly or as the next word; a bare number is unitless.
 
 use super::problems::Skipped;
-use super::{Input, InputFormat, Named, for_each_text_line};
+use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::{Error, Result};
-use crate::model::{BenchName, Environment, Note, RunBuilder, new_run};
+use crate::model::{BenchName, Environment, RunBuilder};
 use std::io::BufRead;
 
 pub const EXAMPLE_LINE: &str = "BENCH encode_raw: min=36us avg=38us max=715us";
-
-pub struct BenchOutput {
-    pub builder: RunBuilder,
-    pub notes: Vec<Note>,
-    pub malformed: u64,
-}
 
 pub struct BenchParser {
     file: String,
@@ -61,9 +55,11 @@ impl BenchParser {
         self.skipped.line(&self.file, self.line, message);
     }
 
-    pub fn finish(self) -> BenchOutput {
-        BenchOutput {
+    pub fn finish(self) -> Parsed {
+        Parsed {
             builder: self.builder,
+            config: Vec::new(),
+            timer: None,
             malformed: self.skipped.count,
             notes: self.skipped.into_notes(&self.file),
         }
@@ -130,23 +126,14 @@ impl InputFormat for Bench {
     }
 }
 
-fn bench_input(path: &str, out: BenchOutput, source: crate::model::Source) -> Result<Input> {
+fn bench_input(path: &str, out: Parsed, source: crate::model::Source) -> Result<Input> {
     if out.builder.is_empty() {
         return Err(Error::Input(format!(
             "{path}: no BENCH results found. A BENCH line looks like:\n  {}",
             EXAMPLE_LINE
         )));
     }
-    Ok(Input {
-        runs: vec![new_run(
-            source,
-            Environment::default(),
-            Vec::new(),
-            out.builder,
-        )],
-        notes: out.notes,
-        malformed: out.malformed,
-    })
+    Ok(out.into_input(source, Environment::default()))
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 
 use super::problems::Skipped;
 use super::timer_common::{
-    BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, TimerOutput, histogram_distribution,
+    BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, histogram_distribution, timer_input,
 };
-use super::{Input, InputFormat, Named, for_each_text_line, read_json};
+use super::{Input, InputFormat, Named, Parsed, for_each_text_line, read_json};
 use crate::error::{Error, Result};
 use crate::model::RunBuilder;
 use crate::model::{BenchName, Note, TimerInfo, TimerOverall, TimerSummary};
@@ -52,7 +52,7 @@ impl InputFormat for Cyclictest {
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let mut parser = CyclictestParser::new(input.path);
         for_each_text_line(reader, input.path, |l| parser.feed(l))?;
-        parser.finish().into_input(input, self)
+        timer_input(parser.finish(), input, self)
     }
 }
 
@@ -74,12 +74,12 @@ impl InputFormat for CyclictestJson {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let doc = read_json(input.path, reader)?;
-        parse_json(input.path, &doc)?.into_input(input, self)
+        timer_input(parse_json(input.path, &doc)?, input, self)
     }
 }
 
 /// Reads the text cyclictest prints given as lines: summary lines and/or the `-h` histogram.
-pub fn parse_text<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {
+pub fn parse_text<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> Parsed {
     let mut parser = CyclictestParser::new(file);
     lines.for_each(|l| parser.feed(Some(l)));
     parser.finish()
@@ -252,7 +252,7 @@ impl CyclictestParser {
         self.histogram_size = self.histogram_size.max(index.saturating_add(1));
     }
 
-    pub fn finish(mut self) -> TimerOutput {
+    pub fn finish(mut self) -> Parsed {
         // In the histogram form "# Total" counts only what fits the buckets.
         if self.in_histogram {
             for thread in self.threads.values_mut() {
@@ -298,7 +298,7 @@ fn key_values(text: &str) -> Vec<(&str, &str)> {
 
 /// Reads cyclictest's `--json` file. Its keys `"cmdline:"` and `"rt_test_version:"` really
 /// end in a colon.
-pub fn parse_json(file: &str, doc: &Value) -> Result<TimerOutput> {
+pub fn parse_json(file: &str, doc: &Value) -> Result<Parsed> {
     let threads_json = doc["thread"].as_object().ok_or_else(|| {
         Error::Input(format!(
             "{file}: JSON without a \"thread\" object: latkit reads its own JSON (schema {}) and cyclictest's --json files",
@@ -374,7 +374,7 @@ fn assemble(
     histogram: Option<usize>,
     period_us: Option<u64>,
     priority: Option<i32>,
-) -> TimerOutput {
+) -> Parsed {
     let mut builder = RunBuilder::default();
     for id in threads.keys() {
         builder.benchmark(&format!("thread{id}"), None, BenchName::plain);
@@ -434,9 +434,10 @@ fn assemble(
         .max()
         .unwrap_or(0);
     let seconds = cycles.saturating_mul(period_ns) / 1_000_000_000;
-    TimerOutput {
+    Parsed {
         builder: RunBuilder::from_benchmarks(benchmarks),
-        timer: TimerInfo {
+        config: Vec::new(),
+        timer: Some(TimerInfo {
             period_ns,
             mode: "cyclictest".to_string(),
             priority: priority.unwrap_or(0),
@@ -451,7 +452,7 @@ fn assemble(
                 mode_switches: 0,
             }),
             ..TimerInfo::default()
-        },
+        }),
         notes,
         malformed: 0,
     }

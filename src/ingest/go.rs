@@ -3,10 +3,10 @@
 //! The parser is fed one line at a time so that it serves both files (streamed, never read
 //! whole) and the live output of `go test`.
 
-use super::{Input, InputFormat, Named, READ_BUFFER, for_each_line};
+use super::{Input, InputFormat, Named, Parsed, READ_BUFFER, for_each_line};
 use crate::error::{Error, Result};
 use crate::model::{
-    BenchName, Better, ConfigEntry, Dimension, Environment, Note, RunBuilder, Unit, new_run,
+    BenchName, Better, ConfigEntry, Dimension, Environment, Note, RunBuilder, Unit,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -45,14 +45,6 @@ pub enum LineKind<'a> {
     Result { name: &'a str },
     Malformed,
     Other,
-}
-
-/// Everything a Go benchmark stream yielded.
-pub struct GoOutput {
-    pub config: Vec<ConfigEntry>,
-    pub builder: RunBuilder,
-    pub notes: Vec<Note>,
-    pub malformed: u64,
 }
 
 impl GoParser {
@@ -111,7 +103,7 @@ impl GoParser {
         LineKind::Other
     }
 
-    pub fn finish(self) -> GoOutput {
+    pub fn finish(self) -> Parsed {
         let file = self.file.clone();
         self.into_chunk().finish(&file)
     }
@@ -244,7 +236,7 @@ impl GoChunk {
         }
     }
 
-    pub fn finish(self, file: &str) -> GoOutput {
+    pub fn finish(self, file: &str) -> Parsed {
         let mut builder = self.builder;
         for (unit, better) in &self.better {
             builder.set_better(unit, *better);
@@ -258,9 +250,10 @@ impl GoChunk {
                 self.malformed
             )));
         }
-        GoOutput {
-            config: self.config,
+        Parsed {
             builder,
+            config: self.config,
+            timer: None,
             notes,
             malformed: self.malformed,
         }
@@ -472,22 +465,11 @@ fn go_input(chunk: GoChunk, name: &str, source: crate::model::Source) -> Result<
     Ok(out.into_input(source, environment))
 }
 
-impl GoOutput {
-    /// The run these results make, from `source`, on the machine `environment` describes.
-    pub fn into_input(self, source: crate::model::Source, environment: Environment) -> Input {
-        Input {
-            runs: vec![new_run(source, environment, self.config, self.builder)],
-            notes: self.notes,
-            malformed: self.malformed,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> GoOutput {
+    fn parse(text: &str) -> Parsed {
         let mut p = GoParser::new("t.txt");
         for line in text.lines() {
             p.feed(Some(line.as_bytes()));

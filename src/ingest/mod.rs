@@ -11,12 +11,37 @@ mod validate;
 pub mod xenomai;
 
 use crate::error::{Error, Result};
-use crate::model::{Note, Run, TimerInfo, TimerOverall};
+use crate::model::{ConfigEntry, Environment, Note, Run, Source, TimerInfo, TimerOverall};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 
 pub use crate::model::{RunBuilder, new_run};
 pub use format::{InputFormat, Named};
+
+/// What a reader collected from one input, before it becomes a run.
+pub struct Parsed {
+    pub builder: RunBuilder,
+    /// The harness's configuration lines (Go's `goos:`, `pkg:`), first value of each key.
+    pub config: Vec<ConfigEntry>,
+    /// A timer test's setup and overall figures (Xenomai, cyclictest).
+    pub timer: Option<TimerInfo>,
+    pub notes: Vec<Note>,
+    /// Lines that looked like results but could not be read.
+    pub malformed: u64,
+}
+
+impl Parsed {
+    /// The run these results make, from `source`, on the machine `environment` describes.
+    pub fn into_input(self, source: Source, environment: Environment) -> Input {
+        let mut run = new_run(source, environment, self.config, self.builder);
+        run.timer = self.timer;
+        Input {
+            runs: vec![run],
+            notes: self.notes,
+            malformed: self.malformed,
+        }
+    }
+}
 
 /// The runs read from one input (one, except for latkit's own JSON), with what the reader
 /// must be told about them.

@@ -1,8 +1,9 @@
 //! Helpers shared by the readers of timer-tool output.
 
-use super::{Input, InputFormat, Named};
+use super::{Input, InputFormat, Named, Parsed};
 use crate::error::{Error, Result};
-use crate::model::{Environment, LinearHistogram, Metric, Note, RunBuilder, TimerInfo, new_run};
+use crate::model::{Environment, LinearHistogram, Metric};
+use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
 /// The most buckets a timer histogram read from input may have (100 ms in 1 µs buckets):
@@ -59,48 +60,22 @@ impl BucketCounts {
     }
 }
 
-/// What a reader of timer-tool output yields.
-pub struct TimerOutput {
-    pub builder: RunBuilder,
-    pub timer: TimerInfo,
-    pub notes: Vec<Note>,
-    pub malformed: u64,
-}
-use hdrhistogram::Histogram;
-
-impl TimerOutput {
-    /// The run a timer tool's output describes; an error when it held no result at all.
-    pub fn into_input(self, input: &Named, format: &dyn InputFormat) -> Result<Input> {
-        let TimerOutput {
-            builder,
-            timer,
-            notes,
-            malformed,
-        } = self;
-        let path = input.path;
-        if !builder.has_values() && timer.overall.is_none() {
-            return Err(Error::Input(format!(
-                "{path}: no {} results found{}",
-                format.name(),
-                notes
-                    .first()
-                    .map(|n| format!(" (first problem: {n})"))
-                    .unwrap_or_default()
-            )));
-        }
-        let mut run = new_run(
-            input.source(format),
-            Environment::default(),
-            Vec::new(),
-            builder,
-        );
-        run.timer = Some(timer);
-        Ok(Input {
-            runs: vec![run],
-            notes,
-            malformed,
-        })
+/// The run a timer tool's output describes; an error when it held no result at all.
+pub fn timer_input(parsed: Parsed, input: &Named, format: &dyn InputFormat) -> Result<Input> {
+    let measured = parsed.timer.as_ref().is_some_and(|t| t.overall.is_some());
+    if !parsed.builder.has_values() && !measured {
+        return Err(Error::Input(format!(
+            "{}: no {} results found{}",
+            input.path,
+            format.name(),
+            parsed
+                .notes
+                .first()
+                .map(|n| format!(" (first problem: {n})"))
+                .unwrap_or_default()
+        )));
     }
+    Ok(parsed.into_input(input.source(format), Environment::default()))
 }
 
 /// `"1.485"` µs (as Xenomai and cyclictest print) → 1485 ns.

@@ -3,8 +3,8 @@
 //! hold, never what a number in them claims.
 
 use super::problems::Skipped;
-use super::timer_common::{BucketCounts, TimerOutput, histogram_distribution, us_to_ns};
-use super::{Input, InputFormat, Named, for_each_text_line};
+use super::timer_common::{BucketCounts, histogram_distribution, timer_input, us_to_ns};
+use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
 use crate::model::RunBuilder;
 use crate::model::{
@@ -42,12 +42,12 @@ impl InputFormat for Xenomai {
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let mut parser = XenomaiParser::new(input.path);
         for_each_text_line(reader, input.path, |l| parser.feed(l))?;
-        parser.finish().into_input(input, self)
+        timer_input(parser.finish(), input, self)
     }
 }
 
 /// Reads Xenomai output given as lines.
-pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> TimerOutput {
+pub fn parse<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> Parsed {
     let mut parser = XenomaiParser::new(file);
     lines.for_each(|l| parser.feed(Some(l)));
     parser.finish()
@@ -209,7 +209,7 @@ impl XenomaiParser {
         }
     }
 
-    pub fn finish(self) -> TimerOutput {
+    pub fn finish(self) -> Parsed {
         let XenomaiParser {
             file,
             timer,
@@ -248,9 +248,10 @@ impl XenomaiParser {
                 .filter(|h| !h.counts.is_empty() || h.reported.is_some())
                 .collect();
         }
-        TimerOutput {
+        Parsed {
             builder: RunBuilder::from_benchmarks(benchmarks),
-            timer,
+            config: Vec::new(),
+            timer: Some(timer),
             malformed: skipped.count,
             notes: skipped.into_notes(&file),
         }
