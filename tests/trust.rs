@@ -519,3 +519,35 @@ fn invalid_utf8_in_targets_and_suite_files_names_the_line() {
         .code(2)
         .stderr(contains("t.toml:3: not valid UTF-8"));
 }
+
+#[test]
+fn a_named_pipe_is_read_once_whatever_its_format() {
+    // A FIFO can be read only once: detection must not cost the Go reader its start.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("results.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let text = fs::read(vector("viiper-count3.gobench.txt")).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::write(fifo, text))
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_latkit"))
+        .args(["parse", "--format", "bench"])
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("latkit waited for a second reading of the pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    writer.join().unwrap().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 4, "{text}");
+}

@@ -365,11 +365,13 @@ impl InputFormat for Go {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        // A file is read again from its start, in parallel pieces when it is large.
-        let chunk = if path == "-" {
-            read_go_stream(reader, path)?
-        } else {
+        // A regular file is read again from its start, in parallel pieces when it is large;
+        // a pipe (stdin, `<(…)`) can be read only once, from the reader that has its start.
+        let regular = path != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        let chunk = if regular {
             read_go_file(path)?
+        } else {
+            read_go_stream(reader, path)?
         };
         go_input(chunk, path, input.source(self))
     }
