@@ -316,51 +316,12 @@ impl TableContext<'_> {
         }
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
-            let matches: Vec<(&String, f64)> = members
-                .iter()
-                .zip(&values)
-                .zip(&names)
-                .filter(|((b, _), _)| pattern.matches(&b.name))
-                .filter_map(|((_, v), name)| Some((name, v.value.filter(|&x| x != 0.0)?)))
-                .collect();
-            if matches.len() > 1 {
-                notes.push(Note::warning(format!(
-                    "baseline `{}` matches {} benchmarks{} ({}): using the first, {}",
-                    pattern.glob,
-                    matches.len(),
-                    title
-                        .as_deref()
-                        .map(|t| format!(" in {t}"))
-                        .unwrap_or_default(),
-                    matches
-                        .iter()
-                        .map(|(n, _)| n.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    matches[0].0
-                )));
-            }
-            match matches.first() {
-                Some((name, value)) => (*value, label.clone().unwrap_or_else(|| name.to_string())),
-                None => {
-                    let (i, largest) = values
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, v)| v.value.map(|x| (i, x)))
-                        .max_by(|a, b| a.1.total_cmp(&b.1))
-                        .unwrap_or((0, f64::NAN));
-                    let name = names[i].clone();
-                    notes.push(Note::info(format!(
-                        "baseline `{}` not found{}: using the largest value ({name}) as 100%",
-                        pattern.glob,
-                        title
-                            .as_deref()
-                            .map(|t| format!(" in {t}"))
-                            .unwrap_or_default()
-                    )));
-                    (largest, name)
-                }
-            }
+            let rows = Rows {
+                members,
+                names: &names,
+                values: &values,
+            };
+            resolve_baseline(pattern, label, &rows, &title, notes)
         });
         if let Some((_, label)) = &baseline {
             columns.push(col(&format!("% of {label}"), "pct_of_baseline"));
@@ -559,6 +520,65 @@ fn distribution_cells(
         })
     }));
     cells
+}
+
+/// A table's rows: benchmarks, their display names and values, in order.
+struct Rows<'a> {
+    members: &'a [&'a Benchmark],
+    names: &'a [String],
+    values: &'a [RowValue],
+}
+
+/// The value that is 100 % and the label of its column: the first row `pattern` matches (a
+/// warning lists the others when it matches several), or else the largest value, with a note.
+fn resolve_baseline(
+    pattern: &Pattern,
+    label: &Option<String>,
+    rows: &Rows,
+    title: &Option<String>,
+    notes: &mut Vec<Note>,
+) -> (f64, String) {
+    let (names, values) = (rows.names, rows.values);
+    let within = title
+        .as_deref()
+        .map(|t| format!(" in {t}"))
+        .unwrap_or_default();
+    let matches: Vec<(&String, f64)> = rows
+        .members
+        .iter()
+        .zip(names)
+        .zip(values)
+        .filter(|((b, _), _)| pattern.matches(&b.name))
+        .filter_map(|((_, name), v)| Some((name, v.value.filter(|&x| x != 0.0)?)))
+        .collect();
+    if matches.len() > 1 {
+        notes.push(Note::warning(format!(
+            "baseline `{}` matches {} benchmarks{within} ({}): using the first, {}",
+            pattern.glob,
+            matches.len(),
+            matches
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            matches[0].0
+        )));
+    }
+    if let Some((name, value)) = matches.first() {
+        return (*value, label.clone().unwrap_or_else(|| name.to_string()));
+    }
+    let (i, largest) = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.value.map(|x| (i, x)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, f64::NAN));
+    let name = names.get(i).cloned().unwrap_or_default();
+    notes.push(Note::info(format!(
+        "baseline `{}` not found{within}: using the largest value ({name}) as 100%",
+        pattern.glob
+    )));
+    (largest, name)
 }
 
 fn col(header: &str, key: &str) -> Column {
