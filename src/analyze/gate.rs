@@ -4,7 +4,7 @@
 use super::attribution::Pattern;
 use crate::error::{Error, Result};
 use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Unit};
-use crate::targets::{Limit, Targets};
+use crate::targets::{Budget, Limit, Target, Targets};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -243,99 +243,101 @@ pub fn timer_limits(runs: &[Run], break_us: Option<f64>, max_us: Option<f64>) ->
 pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
     let mut results = Vec::new();
     for target in &targets.targets {
-        let pattern = Pattern::new(&target.bench)?;
-        let text = [
-            target.above.as_ref().map(|l| format!("> {}", l.text)),
-            target.below.as_ref().map(|l| format!("< {}", l.text)),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" and ");
-        let found: Vec<(&Benchmark, Option<Measured>)> = matching(runs, &pattern)
-            .into_iter()
-            .map(|b| (b, measure(b, &target.metric)))
-            .filter(|(_, m)| m.is_some())
-            .collect();
-        if found.is_empty() {
-            results.push(TargetResult {
-                bench: target.bench.clone(),
-                metric: target.metric.clone(),
-                value: None,
-                target: text,
-                status: Status::NotMeasured,
-            });
-            continue;
-        }
-        for (bench, measured) in found {
-            let Some(measured) = measured else { continue };
-            let what = format!("`{}` {}", bench.name.full_name, target.metric);
-            let mut pass = true;
-            if let Some(limit) = &target.below {
-                check_dimension(&targets.file, &what, &measured, limit)?;
-                pass &= measured.value < limit.value;
-            }
-            if let Some(limit) = &target.above {
-                check_dimension(&targets.file, &what, &measured, limit)?;
-                pass &= measured.value > limit.value;
-            }
-            results.push(TargetResult {
-                bench: bench.name.full_name.clone(),
-                metric: target.metric.clone(),
-                value: Some(measured),
-                target: text.clone(),
-                status: if pass { Status::Pass } else { Status::Fail },
-            });
-        }
+        results.extend(evaluate_target(&targets.file, target, runs)?);
     }
     let budget = match &targets.budget {
+        Some(b) => Some(evaluate_budget(&targets.file, b, runs)?),
         None => None,
-        Some(b) => {
-            let mut stages = Vec::new();
-            for stage in &b.stages {
-                let pattern = Pattern::new(&stage.bench)?;
-                let value = matching(runs, &pattern)
-                    .into_iter()
-                    .find_map(|bench| measure(bench, &stage.metric));
-                if let Some(v) = &value {
-                    check_dimension(
-                        &targets.file,
-                        &format!("stage `{}`", stage.name),
-                        v,
-                        &b.total,
-                    )?;
-                }
-                stages.push(StageResult {
-                    name: stage.name.clone(),
-                    bench: stage.bench.clone(),
-                    metric: stage.metric.clone(),
-                    share: value.as_ref().map(|v| v.value / b.total.value * 100.0),
-                    value,
-                });
-            }
-            let sum: Option<f64> = stages
-                .iter()
-                .map(|s| s.value.as_ref().map(|v| v.value))
-                .sum();
-            let status = match sum {
-                None => Status::NotMeasured,
-                Some(s) if s <= b.total.value => Status::Pass,
-                Some(_) => Status::Fail,
-            };
-            Some(BudgetResult {
-                name: b.name.clone(),
-                total: b.total.text.clone(),
-                total_value: b.total.value,
-                unit: b.total.unit.clone(),
-                remainder: sum.map(|s| b.total.value - s),
-                sum,
-                stages,
-                status,
-            })
-        }
     };
     Ok(Verdict {
         targets: results,
         budget,
+    })
+}
+
+/// One result per benchmark the target matches, or one "not measured".
+fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<TargetResult>> {
+    let pattern = Pattern::new(&target.bench)?;
+    let text = [
+        target.above.as_ref().map(|l| format!("> {}", l.text)),
+        target.below.as_ref().map(|l| format!("< {}", l.text)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" and ");
+    let found: Vec<(&Benchmark, Measured)> = matching(runs, &pattern)
+        .into_iter()
+        .filter_map(|b| Some((b, measure(b, &target.metric)?)))
+        .collect();
+    if found.is_empty() {
+        return Ok(vec![TargetResult {
+            bench: target.bench.clone(),
+            metric: target.metric.clone(),
+            value: None,
+            target: text,
+            status: Status::NotMeasured,
+        }]);
+    }
+    let mut results = Vec::new();
+    for (bench, measured) in found {
+        let what = format!("`{}` {}", bench.name.full_name, target.metric);
+        let mut pass = true;
+        if let Some(limit) = &target.below {
+            check_dimension(file, &what, &measured, limit)?;
+            pass &= measured.value < limit.value;
+        }
+        if let Some(limit) = &target.above {
+            check_dimension(file, &what, &measured, limit)?;
+            pass &= measured.value > limit.value;
+        }
+        results.push(TargetResult {
+            bench: bench.name.full_name.clone(),
+            metric: target.metric.clone(),
+            value: Some(measured),
+            target: text.clone(),
+            status: if pass { Status::Pass } else { Status::Fail },
+        });
+    }
+    Ok(results)
+}
+
+/// Each stage's figure and share of the total, their sum, the remainder and whether it fits.
+fn evaluate_budget(file: &str, b: &Budget, runs: &[Run]) -> Result<BudgetResult> {
+    let mut stages = Vec::new();
+    for stage in &b.stages {
+        let pattern = Pattern::new(&stage.bench)?;
+        let value = matching(runs, &pattern)
+            .into_iter()
+            .find_map(|bench| measure(bench, &stage.metric));
+        if let Some(v) = &value {
+            check_dimension(file, &format!("stage `{}`", stage.name), v, &b.total)?;
+        }
+        stages.push(StageResult {
+            name: stage.name.clone(),
+            bench: stage.bench.clone(),
+            metric: stage.metric.clone(),
+            share: value.as_ref().map(|v| v.value / b.total.value * 100.0),
+            value,
+        });
+    }
+    let sum: Option<f64> = stages
+        .iter()
+        .map(|s| s.value.as_ref().map(|v| v.value))
+        .sum();
+    let status = match sum {
+        None => Status::NotMeasured,
+        Some(s) if s <= b.total.value => Status::Pass,
+        Some(_) => Status::Fail,
+    };
+    Ok(BudgetResult {
+        name: b.name.clone(),
+        total: b.total.text.clone(),
+        total_value: b.total.value,
+        unit: b.total.unit.clone(),
+        remainder: sum.map(|s| b.total.value - s),
+        sum,
+        stages,
+        status,
     })
 }
