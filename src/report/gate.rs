@@ -140,19 +140,6 @@ fn skipped_lines(skipped: &[&Note], bullet: &str) -> String {
     out
 }
 
-pub fn terminal(verdict: &Verdict, skipped: &[&Note]) -> String {
-    let mut out = String::new();
-    if !verdict.targets.is_empty() {
-        out.push_str(&grid(TARGET_HEADER, &rows(verdict)));
-    }
-    if let Some((title, rows)) = budget_rows(verdict) {
-        let _ = writeln!(out, "{title}");
-        out.push_str(&grid(BUDGET_HEADER, &rows));
-    }
-    out.push_str(&skipped_lines(skipped, "  "));
-    out
-}
-
 fn md_table(header: [&str; 5], rows: &[[String; 5]]) -> String {
     let mut out = format!("| {} |\n|---|---|---:|---|---|\n", header.join(" | "));
     for r in rows {
@@ -162,19 +149,29 @@ fn md_table(header: [&str; 5], rows: &[[String; 5]]) -> String {
     out
 }
 
-pub fn markdown(verdict: &Verdict, skipped: &[&Note]) -> String {
+/// The verdict as a terminal table (`markdown` false) or GitHub markdown: the targets, the
+/// budget under its title, and the input lines that could not be read.
+pub fn render(verdict: &Verdict, skipped: &[&Note], markdown: bool) -> String {
+    let table = if markdown { md_table } else { grid };
     let mut out = String::new();
     if !verdict.targets.is_empty() {
-        out.push_str(&md_table(TARGET_HEADER, &rows(verdict)));
+        out.push_str(&table(TARGET_HEADER, &rows(verdict)));
     }
     if let Some((title, rows)) = budget_rows(verdict) {
-        if !out.is_empty() {
-            out.push('\n');
+        match markdown {
+            true if out.is_empty() => {
+                let _ = writeln!(out, "### {title}\n");
+            }
+            true => {
+                let _ = writeln!(out, "\n### {title}\n");
+            }
+            false => {
+                let _ = writeln!(out, "{title}");
+            }
         }
-        let _ = writeln!(out, "### {title}\n");
-        out.push_str(&md_table(BUDGET_HEADER, &rows));
+        out.push_str(&table(BUDGET_HEADER, &rows));
     }
-    out.push_str(&skipped_lines(skipped, "- "));
+    out.push_str(&skipped_lines(skipped, if markdown { "- " } else { "  " }));
     out
 }
 

@@ -268,10 +268,7 @@ impl Sink for Verdict {
             .iter()
             .filter(|n| n.level == Level::Warning && n.line.is_some())
             .collect();
-        let text = match self.markdown {
-            true => gate::markdown(verdict, &skipped),
-            false => gate::terminal(verdict, &skipped),
-        };
+        let text = gate::render(verdict, &skipped, self.markdown);
         self.dest.write_all(text.as_bytes())?;
         self.dest.flush()
     }
