@@ -551,3 +551,53 @@ fn a_named_pipe_is_read_once_whatever_its_format() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 4, "{text}");
 }
+
+#[test]
+fn a_configuration_change_midway_keeps_both_values_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Small enough to read in one piece, and large enough (> 16 MiB) for parallel pieces.
+    for repeats in [1, 120_000] {
+        let block = |commit: &str, ns: u32| {
+            format!(
+                "commit: {commit}\n{}",
+                format!("BenchmarkA-8 100 {ns} ns/op\n").repeat(repeats)
+            )
+        };
+        let text = format!(
+            "goos: linux\n{}{}{}",
+            block("aaa", 10),
+            block("bbb", 20),
+            block("aaa", 10)
+        );
+        let path = file_with(&dir, "commits.txt", text.as_bytes());
+        let doc = parse_json(&path);
+        let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+        assert_eq!(benches.len(), 2, "{repeats}");
+        assert_eq!(doc["runs"][0]["config"][1]["value"], "aaa");
+        let (a, b) = (&benches[0], &benches[1]);
+        assert!(a.get("config").is_none());
+        assert_eq!(
+            a["metrics"][0]["values"].as_array().unwrap().len(),
+            2 * repeats
+        );
+        assert!(
+            a["metrics"][0]["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| v == 10.0)
+        );
+        assert_eq!(b["config"][0]["value"], "bbb");
+        assert!(
+            b["metrics"][0]["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| v == 20.0)
+        );
+        if repeats == 1 {
+            let md = parse_as(&path, "markdown");
+            assert!(md.contains("### commit: bbb"), "{md}");
+        }
+    }
+}

@@ -5,7 +5,9 @@ use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
 use super::view::{Cell, Column, Report, Row, Table};
 use crate::error::Result;
-use crate::model::{Benchmark, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit};
+use crate::model::{
+    Benchmark, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
+};
 use crate::spec::{AttributionSpec, input_latency_preset};
 use crate::targets::Targets;
 
@@ -31,6 +33,8 @@ struct Group<'a> {
     parent: Option<&'a str>,
     variant: Option<&'a str>,
     procs: Option<&'a str>,
+    /// Configuration lines that differ from the run's first (a changed `commit:`).
+    config: &'a [ConfigEntry],
     members: Vec<&'a Benchmark>,
 }
 
@@ -42,10 +46,11 @@ fn groups(run: &Run) -> Vec<Group<'_>> {
             bench.name.parent(),
             bench.name.variant.as_deref(),
             bench.name.param("procs"),
+            bench.config.as_slice(),
         );
         match groups
             .iter_mut()
-            .find(|g| (g.package, g.parent, g.variant, g.procs) == key)
+            .find(|g| (g.package, g.parent, g.variant, g.procs, g.config) == key)
         {
             Some(g) => g.members.push(bench),
             None => groups.push(Group {
@@ -53,6 +58,7 @@ fn groups(run: &Run) -> Vec<Group<'_>> {
                 parent: key.1,
                 variant: key.2,
                 procs: key.3,
+                config: key.4,
                 members: vec![bench],
             }),
         }
@@ -212,12 +218,21 @@ fn title(
         .procs
         .filter(|_| several_procs)
         .map(|p| format!("GOMAXPROCS {p}"));
+    let config = (!group.config.is_empty()).then(|| {
+        group
+            .config
+            .iter()
+            .map(|c| format!("{}: {}", c.key, c.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     let parts: Vec<&str> = [
         run,
         package,
         group.parent,
         variant.as_deref(),
         procs.as_deref(),
+        config.as_deref(),
     ]
     .into_iter()
     .flatten()

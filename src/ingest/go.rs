@@ -33,6 +33,11 @@ pub struct GoChunk {
     /// package in force at the end of the piece before it.
     package: Option<String>,
     saw_package: bool,
+    /// Configuration lines whose value now differs from the first value of their key.
+    changed: Vec<ConfigEntry>,
+    /// Whether any key's value changed in this piece, or differs from the piece before: then a
+    /// file read in parallel pieces is read again in one piece, in order.
+    config_changed: bool,
     better: Vec<(String, Better)>,
     notes: Vec<Note>,
     malformed_notes: Vec<Note>,
@@ -57,6 +62,8 @@ impl GoParser {
                 lines: 0,
                 package: None,
                 saw_package: false,
+                changed: Vec::new(),
+                config_changed: false,
                 better: Vec::new(),
                 notes: Vec::new(),
                 malformed_notes: Vec::new(),
@@ -154,7 +161,12 @@ impl GoParser {
             self.values.push(value);
         }
         let builder = &mut self.chunk.builder;
-        let bench = builder.benchmark(field(0), self.chunk.package.as_deref(), BenchName::parse_go);
+        let bench = builder.benchmark_in(
+            field(0),
+            self.chunk.package.as_deref(),
+            &self.chunk.changed,
+            BenchName::parse_go,
+        );
         builder.record_iterations(bench, iterations);
         for (i, &value) in self.values.iter().enumerate() {
             let unit = field(3 + 2 * i);
@@ -193,8 +205,21 @@ impl GoParser {
         if key == "pkg" {
             chunk.package = (!value.is_empty()).then(|| value.to_string());
             chunk.saw_package = true;
+            add_config(&mut chunk.config, key, value);
+            return;
         }
         add_config(&mut chunk.config, key, value);
+        // A value other than the key's first makes later results a configuration of their own.
+        let first = chunk.config.iter().find(|c| c.key == key).map(|c| &c.value);
+        chunk.changed.retain(|c| c.key != key);
+        if first.is_some_and(|f| f != value) {
+            chunk.changed.push(ConfigEntry {
+                key: key.to_string(),
+                value: value.to_string(),
+            });
+            chunk.changed.sort_by(|a, b| a.key.cmp(&b.key));
+            chunk.config_changed = true;
+        }
     }
 }
 
@@ -223,8 +248,14 @@ impl GoChunk {
         self.malformed += next.malformed;
         self.lines += next.lines;
         for entry in &next.config {
+            let differs = self
+                .config
+                .iter()
+                .any(|c| c.key == entry.key && c.value != entry.value);
+            self.config_changed |= differs;
             add_config(&mut self.config, &entry.key, &entry.value);
         }
+        self.config_changed |= next.config_changed;
         self.better.extend(next.better);
         let refused = self
             .builder
@@ -447,6 +478,11 @@ fn parse_pieces(path: &str, mut file: File, len: u64, pieces: u64) -> Result<GoC
         .unwrap_or_else(|| read_go_stream(io::empty(), path))?;
     for chunk in chunks {
         joined.append(chunk?);
+    }
+    if joined.config_changed {
+        // A piece cannot know the configuration in force where it starts: read it in order.
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        return read_go_stream(BufReader::with_capacity(READ_BUFFER, file), path);
     }
     Ok(joined)
 }

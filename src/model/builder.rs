@@ -33,7 +33,18 @@ impl RunBuilder {
         package: Option<&str>,
         parse_name: fn(&str) -> BenchName,
     ) -> usize {
-        if let Some(i) = self.find(full_name, package) {
+        self.benchmark_in(full_name, package, &[], parse_name)
+    }
+
+    /// As [`RunBuilder::benchmark`], under configuration lines that differ from the run's.
+    pub fn benchmark_in(
+        &mut self,
+        full_name: &str,
+        package: Option<&str>,
+        config: &[ConfigEntry],
+        parse_name: fn(&str) -> BenchName,
+    ) -> usize {
+        if let Some(i) = self.find(full_name, package, config) {
             return i;
         }
         self.push(Benchmark {
@@ -42,16 +53,21 @@ impl RunBuilder {
             iterations: Vec::new(),
             metrics: Vec::new(),
             histograms: Vec::new(),
+            config: config.to_vec(),
             timer: None,
         })
     }
 
-    fn find(&self, full_name: &str, package: Option<&str>) -> Option<usize> {
-        self.index
-            .get(full_name)?
-            .iter()
-            .copied()
-            .find(|&i| self.benchmarks[i].package.as_deref() == package)
+    fn find(
+        &self,
+        full_name: &str,
+        package: Option<&str>,
+        config: &[ConfigEntry],
+    ) -> Option<usize> {
+        self.index.get(full_name)?.iter().copied().find(|&i| {
+            let b = &self.benchmarks[i];
+            b.package.as_deref() == package && b.config == config
+        })
     }
 
     fn push(&mut self, bench: Benchmark) -> usize {
@@ -161,7 +177,11 @@ impl RunBuilder {
             if bench.package.is_none() {
                 bench.package = default_package.map(str::to_string);
             }
-            match self.find(&bench.name.full_name, bench.package.as_deref()) {
+            match self.find(
+                &bench.name.full_name,
+                bench.package.as_deref(),
+                &bench.config,
+            ) {
                 Some(i) => {
                     pool(&mut self.benchmarks[i], bench, &mut refused);
                     self.factors[i] = factors_of(&self.benchmarks[i]);

@@ -79,6 +79,11 @@ pub struct Benchmark {
     /// Fixed-bucket histograms as timer tools count them.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub histograms: Vec<LinearHistogram>,
+    /// Configuration lines in force for these results that differ from the run's first values
+    /// (a Go file whose `commit:` changes midway): part of the benchmark's identity, so results
+    /// under another configuration are never pooled with these.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub config: Vec<ConfigEntry>,
     /// A timer test's own overall figures for this benchmark (thread).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub timer: Option<TimerSummary>,

@@ -361,6 +361,7 @@ mod tests {
             iterations: vec![],
             metrics: vec![],
             histograms: vec![min, max],
+            config: Vec::new(),
             timer: None,
         };
         let text = histograms(&bench, true);
