@@ -63,6 +63,37 @@ fn warn(notes: &mut Vec<Note>, what: &str, err: &str, effect: &str) {
     }
 }
 
+/// Locks memory as far as this process may, warning about what it could not.
+fn lock_memory(notes: &mut Vec<Note>) {
+    match rt::lock_memory() {
+        Ok(rt::Locked::All) => {}
+        Ok(rt::Locked::CurrentOnly { limit_bytes }) => warn(
+            notes,
+            "mlockall of future memory",
+            &format!(
+                "no CAP_IPC_LOCK and RLIMIT_MEMLOCK is {} KiB; only memory mapped at start is locked",
+                limit_bytes / 1024
+            ),
+            "the measuring threads' stacks and histograms may page-fault",
+        ),
+        Err(e) => warn(notes, "mlockall", &e, "page faults may add latency spikes"),
+    }
+}
+
+/// Holds `/dev/cpu_dma_latency` at 0 for the test, warning when it cannot.
+fn hold_dma_latency(notes: &mut Vec<Note>) -> Option<rt::DmaLatency> {
+    rt::hold_dma_latency()
+        .map_err(|e| {
+            warn(
+                notes,
+                &format!("holding {} at 0", rt::DMA_LATENCY),
+                &e,
+                "CPUs may enter deep idle states between wake-ups and add their exit latency",
+            )
+        })
+        .ok()
+}
+
 /// Runs the test, feeding `display` once per second, until the duration is reached, a
 /// `--break` sample arrives or the user interrupts.
 pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
@@ -71,38 +102,12 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     }
     let mut notes = Vec::new();
     if config.mlock {
-        match rt::lock_memory() {
-            Ok(rt::Locked::All) => {}
-            Ok(rt::Locked::CurrentOnly { limit_bytes }) => warn(
-                &mut notes,
-                "mlockall of future memory",
-                &format!(
-                    "no CAP_IPC_LOCK and RLIMIT_MEMLOCK is {} KiB; only memory mapped at start is locked",
-                    limit_bytes / 1024
-                ),
-                "the measuring threads' stacks and histograms may page-fault",
-            ),
-            Err(e) => warn(
-                &mut notes,
-                "mlockall",
-                &e,
-                "page faults may add latency spikes",
-            ),
-        }
+        lock_memory(&mut notes);
     }
-    let _dma = match config.dma_latency {
-        true => rt::hold_dma_latency()
-            .map_err(|e| {
-                warn(
-                    &mut notes,
-                    &format!("holding {} at 0", rt::DMA_LATENCY),
-                    &e,
-                    "CPUs may enter deep idle states between wake-ups and add their exit latency",
-                )
-            })
-            .ok(),
-        false => None,
-    };
+    let _dma = config
+        .dma_latency
+        .then(|| hold_dma_latency(&mut notes))
+        .flatten();
     let period_ns = (config.period_us * 1000) as i64;
     let samples_per_second = (1_000_000_000 / period_ns).max(1) as u64;
     let plan = Plan {
