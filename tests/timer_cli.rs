@@ -334,7 +334,7 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(&binary)
             .current_dir(dir.path())
-            .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
+            .args(["timer", "-T", "1", "-p", "1000", "--format", "json"])
             .args(cpus)
             .output()
             .expect("setpriv (util-linux) is installed");
@@ -372,6 +372,22 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
                 .any(|n| n["message"].as_str().unwrap().contains(warning))
         );
     }
+    // -q: only the result; the warnings stay in the report.
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&binary)
+        .current_dir(dir.path())
+        .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("SCHED_FIFO priority 99 failed")
+    );
 }
 
 #[test]

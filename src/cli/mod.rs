@@ -86,6 +86,9 @@ pub struct ProbeOutputArgs {
     /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
     #[arg(long, value_name = "FILE")]
     pub check: Option<PathBuf>,
+    /// No progress and no warnings on stderr; the report still carries every note.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// How results are reported; shared by every command that produces results.

@@ -29,7 +29,8 @@ pub struct TimerArgs {
     /// Data lines per RTT/RTH header; 0 prints no headers.
     #[arg(short = 'l', long, value_name = "N", default_value_t = 21)]
     pub lines_per_header: u64,
-    /// Print only the final summary, no per-second lines.
+    /// Only the result: no per-second lines and no warnings on stderr (the report keeps every
+    /// note). With Xenomai's format it says it runs quietly, as Xenomai does.
     #[arg(short = 'q', long)]
     pub quiet: bool,
     /// CPUs to measure on, one pinned thread each: `0`, `0,2`, `1-3` or `all`. Default: one

@@ -146,7 +146,12 @@ fn warn_on_stderr(report: &Report, args: &ReportArgs) {
     if args.quiet || (args.out.is_none() && io::stdout().is_terminal()) {
         return;
     }
-    for note in report.notes.iter().filter(|n| n.level == Level::Warning) {
+    say_warnings(&report.notes);
+}
+
+/// The warnings among `notes`, on stderr.
+fn say_warnings(notes: &[Note]) {
+    for note in notes.iter().filter(|n| n.level == Level::Warning) {
         crate::error::say(&format!("latkit: warning: {note}"));
     }
 }

@@ -91,6 +91,7 @@ pub fn run(args: NetArgs) -> Result<()> {
             let sinks = probe_sinks(&c.test.output)?;
             let run = with_progress(
                 &format!("{} to {}", config.test.name(), config.server),
+                c.test.output.quiet,
                 || measure(&config),
             )?;
             probe_report(run, &c.test.output, sinks)?;
@@ -102,7 +103,7 @@ pub fn run(args: NetArgs) -> Result<()> {
             let sinks = probe_sinks(&t.output)?;
             let what = format!("{} on loopback", config.test.name());
             let token = config.token.clone();
-            let run = with_progress(&what, || loopback(config, token))?;
+            let run = with_progress(&what, t.output.quiet, || loopback(config, token))?;
             probe_report(run, &t.output, sinks)?;
             interrupted_is_130()
         }

@@ -9,8 +9,8 @@ use std::io::{self, IsTerminal};
 use std::time::Duration;
 
 /// Runs `work` behind a spinner with `what` and the elapsed time, when stderr is a terminal.
-pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
-    if !io::stderr().is_terminal() {
+pub fn with_progress<T>(what: &str, quiet: bool, work: impl FnOnce() -> T) -> T {
+    if quiet || !io::stderr().is_terminal() {
         return work();
     }
     let spinner = indicatif::ProgressBar::new_spinner();
@@ -26,7 +26,7 @@ pub fn with_progress<T>(what: &str, work: impl FnOnce() -> T) -> T {
 
 pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
     let sinks = probe_sinks(&args.output)?;
-    let run = with_progress("frame", || {
+    let run = with_progress("frame", args.output.quiet, || {
         crate::probe::frame::run(&crate::probe::frame::FrameConfig {
             width: args.width as usize,
             height: args.height as usize,
@@ -56,5 +56,9 @@ pub fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs, sinks: FanOu
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()
     };
-    deliver(&build_report(vec![run], Vec::new(), &opts)?, sinks)
+    let report = build_report(vec![run], Vec::new(), &opts)?;
+    if !output.quiet {
+        super::say_warnings(&report.notes);
+    }
+    deliver(&report, sinks)
 }

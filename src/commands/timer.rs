@@ -1,8 +1,8 @@
-use super::{targets, verdict_exit};
+use super::{say_warnings, targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{Policy, TimerArgs};
 use crate::error::{Error, Result};
-use crate::model::{TimerInfo, TimerOverall};
+use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
 use crate::report::OutputFormat;
@@ -33,8 +33,9 @@ pub fn run(args: TimerArgs) -> Result<()> {
     let mut sinks = sinks(&args)?;
     let mut live = Live {
         sinks: &mut sinks,
-        // Only Xenomai's text has per-second lines for -q to hold back.
-        quiet: args.quiet && OutputFormat::from(args.format) == OutputFormat::Xenomai,
+        quiet: args.quiet,
+        xenomai: OutputFormat::from(args.format) == OutputFormat::Xenomai,
+        warned: 0,
         info: TimerInfo {
             period_ns: args.period_us * 1000,
             mode: MODE.to_string(),
@@ -44,6 +45,10 @@ pub fn run(args: TimerArgs) -> Result<()> {
         error: None,
     };
     let outcome = timer::run(&config, &mut live)?;
+    // Warnings of the measuring threads' own setup (SCHED_FIFO) come with the outcome.
+    if !args.quiet {
+        say_warnings(&outcome.notes[live.warned.min(outcome.notes.len())..]);
+    }
     if let Some((name, e)) = live.error {
         // A reader that stopped early (`| head`) ended the test; that is not an error.
         return match e.kind() {
@@ -142,7 +147,12 @@ fn parse_cpu_list(list: Option<&str>) -> Result<Vec<usize>> {
 /// (nobody reads it any more).
 struct Live<'a> {
     sinks: &'a mut FanOut,
+    /// -q: nothing on the terminal but the result.
     quiet: bool,
+    /// The report is Xenomai's text, whose `-q` says it runs quietly, as Xenomai does.
+    xenomai: bool,
+    /// How many setup warnings were already said.
+    warned: usize,
     info: TimerInfo,
     error: Option<(String, io::Error)>,
 }
@@ -157,8 +167,11 @@ impl Live<'_> {
 }
 
 impl Display for Live<'_> {
-    fn started(&mut self, config: &TimerConfig) {
-        if self.quiet {
+    fn started(&mut self, config: &TimerConfig, warnings: &[Note]) {
+        self.warned = warnings.len();
+        if !self.quiet {
+            say_warnings(warnings);
+        } else if self.xenomai {
             crate::error::say(&format!(
                 "running quietly for {} seconds",
                 config.duration_s

@@ -45,7 +45,8 @@ pub struct TimerConfig {
 
 /// What the live display is told each second (all threads combined).
 pub trait Display {
-    fn started(&mut self, config: &TimerConfig);
+    /// The test starts; `warnings` says what its setup could not do (privileges missing).
+    fn started(&mut self, config: &TimerConfig, warnings: &[Note]);
     fn interval(&mut self, index: u64, combined: &IntervalStats, so_far: &TimerOverall);
 }
 
@@ -55,10 +56,11 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// Notes what the setup could not do and what that does to the numbers (once each); the
+/// command decides whether the terminal hears it.
 fn warn(notes: &mut Vec<Note>, what: &str, err: &str, effect: &str) {
     let message = format!("{what} failed ({err}): {effect}");
     if !notes.iter().any(|n| n.message == message) {
-        crate::error::say(&format!("latkit: warning: {message}"));
         notes.push(Note::warning(message));
     }
 }
@@ -150,7 +152,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     let lives: Vec<Live> = threads.iter().map(|_| Live::default()).collect();
     let setup_errors = std::sync::Mutex::new(Vec::<(String, String, &str)>::new());
     let started = SystemTime::now();
-    display.started(config);
+    display.started(config, &notes);
 
     let (recorded, series) = std::thread::scope(|scope| {
         let handles: Vec<_> = threads
