@@ -7,7 +7,7 @@ mod common;
 
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::read_path;
-use latkit::report::{OutputFormat, reporter};
+use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
@@ -115,17 +115,10 @@ fn read_and_render(bytes: &[u8]) -> Result<(), TestCaseError> {
     let Ok(report) = build_report(input.runs, input.notes, &EnrichOptions::default()) else {
         return Ok(());
     };
-    for format in [
-        OutputFormat::Table,
-        OutputFormat::Markdown,
-        OutputFormat::Json,
-        OutputFormat::Csv,
-        OutputFormat::Xenomai,
-        OutputFormat::Bench,
-    ] {
+    for format in FORMATS {
         let mut out = Vec::new();
-        let _ = reporter(format).render(&report, &mut out);
-        prop_assert!(out.len() < 64 << 20, "{format:?}: {} bytes", out.len());
+        let _ = (format.reporter)().render(&report, &mut out);
+        prop_assert!(out.len() < 64 << 20, "{}: {} bytes", format.name, out.len());
     }
     Ok(())
 }

@@ -4,7 +4,6 @@
 use crate::probe::frame::{Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
-use crate::report::OutputFormat;
 
 /// Declares a clap value enum mirroring a library enum variant for variant (the doc comments
 /// are the `--help` text) and the conversion into it.
@@ -25,21 +24,6 @@ macro_rules! choice {
         }
     };
 }
-
-choice!(OutputFormatArg => OutputFormat {
-    /// Aligned terminal table with scaled units.
-    Table,
-    /// GitHub-flavoured markdown, numbers right-aligned and as the harness wrote them.
-    Markdown,
-    /// The full model, derived tables and notes (schema in docs/json-schema.md).
-    Json,
-    /// One CSV row per table row, with a header row.
-    Csv,
-    /// Xenomai `latency` text (timer results only).
-    Xenomai,
-    /// `BENCH name: key=value<unit>` lines.
-    Bench,
-});
 
 choice!(WaitMethodArg => WaitMethod {
     /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) — cyclictest's default.
@@ -93,4 +77,19 @@ pub fn input_format_parser() -> clap::builder::PossibleValuesParser {
 /// The format `--input-format` names; `None` for `auto` (detect).
 pub fn input_format(name: &str) -> Option<&'static dyn crate::ingest::InputFormat> {
     crate::ingest::format::by_name(crate::ingest::format::BUILTIN, name)
+}
+
+/// `--format`: a name from the report-format registry, each with its description.
+pub fn output_format_parser() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::report::FORMATS
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name).help(f.help)),
+    )
+}
+
+/// The report format `--format` names.
+pub fn output_format(name: &str) -> crate::error::Result<&'static crate::report::OutputFormat> {
+    crate::report::output_format(name)
+        .ok_or_else(|| crate::error::Error::Input(format!("--format {name}: no such format")))
 }

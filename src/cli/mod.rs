@@ -15,7 +15,7 @@ pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
 
-pub use choices::{OutputFormatArg, input_format};
+pub use choices::{input_format, output_format};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -75,8 +75,9 @@ pub enum DoctorFormat {
 #[derive(Debug, Args)]
 pub struct ProbeOutputArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormatArg,
+    #[arg(long, value_name = "FORMAT", default_value = "table",
+          value_parser = choices::output_format_parser())]
+    pub format: String,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -95,8 +96,9 @@ pub struct ProbeOutputArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormatArg,
+    #[arg(long, value_name = "FORMAT", default_value = "table",
+          value_parser = choices::output_format_parser())]
+    pub format: String,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -1,4 +1,4 @@
-use super::choices::{OutputFormatArg, WaitMethodArg};
+use super::choices::WaitMethodArg;
 use clap::{ArgAction, Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -80,8 +80,9 @@ pub struct TimerArgs {
     #[arg(short = 'm', long = "max", value_name = "US", value_parser = super::latency_us)]
     pub max_us: Option<f64>,
     /// Output format; `xenomai` prints the per-second lines live.
-    #[arg(long, value_enum, default_value = "xenomai")]
-    pub format: OutputFormatArg,
+    #[arg(long, value_name = "FORMAT", default_value = "xenomai",
+          value_parser = super::choices::output_format_parser())]
+    pub format: String,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -34,7 +34,7 @@ pub fn run(args: GoArgs) -> Result<()> {
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
     }
-    let sinks = format_sinks(args.report.format, args.report.out.as_deref(), false)?;
+    let sinks = format_sinks(&args.report.format, args.report.out.as_deref(), false)?;
     let outcome = test.run()?;
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {

@@ -68,26 +68,28 @@ fn load_suite(args: &ReportArgs) -> Result<Suite> {
 
 /// The sinks of `--format` and `--out`, opened before any work, and the verdict on stderr when
 /// a targets file gates the result (`--check`).
-fn format_sinks(
-    format: crate::cli::OutputFormatArg,
-    out: Option<&Path>,
-    check: bool,
-) -> Result<FanOut> {
+fn format_sinks(format: &str, out: Option<&Path>, check: bool) -> Result<FanOut> {
     let mut sinks = FanOut::default();
-    sinks.push(Rendered::new(format.into(), Destination::open(out)?));
+    sinks.push(Rendered::new(
+        crate::cli::output_format(format)?,
+        Destination::open(out)?,
+    ));
     sinks.push_verdict_if(check);
     Ok(sinks)
 }
 
 /// A probe's sinks: its report, `--json`, and the verdict for `--check`.
 fn probe_sinks(
-    format: crate::cli::OutputFormatArg,
+    format: &str,
     out: Option<&Path>,
     json: Option<&Path>,
     check: bool,
 ) -> Result<FanOut> {
     let mut sinks = FanOut::default();
-    sinks.push(Rendered::new(format.into(), Destination::open(out)?));
+    sinks.push(Rendered::new(
+        crate::cli::output_format(format)?,
+        Destination::open(out)?,
+    ));
     add_json(&mut sinks, json)?;
     sinks.push_verdict_if(check);
     Ok(sinks)
@@ -97,7 +99,7 @@ fn probe_sinks(
 fn add_json(sinks: &mut FanOut, json: Option<&Path>) -> Result<()> {
     if let Some(path) = json {
         sinks.push(Rendered::new(
-            crate::report::OutputFormat::Json,
+            crate::cli::output_format("json")?,
             Destination::open(Some(path))?,
         ));
     }

@@ -6,7 +6,7 @@ use crate::ingest::merge;
 
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let sinks = format_sinks(args.report.format, args.report.out.as_deref(), false)?;
+    let sinks = format_sinks(&args.report.format, args.report.out.as_deref(), false)?;
     let format = crate::cli::input_format(&args.input_format);
     let (mut runs, mut notes) = read_inputs(&args.files, format, args.strict)?;
     if args.merge

@@ -43,7 +43,7 @@ pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
 /// `--check` gates it.
 pub fn probe_sinks(output: &crate::cli::ProbeOutputArgs) -> Result<FanOut> {
     super::probe_sinks(
-        output.format,
+        &output.format,
         output.out.as_deref(),
         output.json.as_deref(),
         output.check.is_some(),

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
-use crate::report::OutputFormat;
+use crate::report::XENOMAI;
 use crate::report::sink::{Destination, FanOut, Gnuplot, Hgrm, LiveSecond, Rendered, XenomaiLive};
 use std::io;
 use std::path::Path;
@@ -34,7 +34,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
     let mut live = Live {
         sinks: &mut sinks,
         quiet: args.quiet,
-        xenomai: OutputFormat::from(args.format) == OutputFormat::Xenomai,
+        xenomai: args.format == XENOMAI,
         warned: 0,
         info: TimerInfo {
             period_ns: args.period_us * 1000,
@@ -81,10 +81,10 @@ pub fn run(args: TimerArgs) -> Result<()> {
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
 /// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
 fn sinks(args: &TimerArgs) -> Result<FanOut> {
-    let format: OutputFormat = args.format.into();
+    let format = crate::cli::output_format(&args.format)?;
     let dest = Destination::open(args.out.as_deref())?;
     let mut sinks = FanOut::default();
-    if format == OutputFormat::Xenomai {
+    if format.name == XENOMAI {
         sinks.push(XenomaiLive::new(
             dest,
             args.quiet,

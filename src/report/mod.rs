@@ -53,34 +53,61 @@ pub trait Reporter {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// Aligned terminal table with scaled units.
-    Table,
-    /// GitHub-flavoured markdown, numbers right-aligned and as the harness wrote them.
-    Markdown,
-    /// The full model, derived tables and notes (schema in docs/json-schema.md).
-    Json,
-    /// One CSV row per table row, with a header row.
-    Csv,
-    /// Xenomai `latency` text (timer results only).
-    Xenomai,
-    /// `BENCH name: key=value<unit>` lines.
-    Bench,
+/// A report format `--format` can name.
+pub struct OutputFormat {
+    pub name: &'static str,
+    /// One line for `--help`.
+    pub help: &'static str,
+    /// The renderer.
+    pub reporter: fn() -> Box<dyn Reporter>,
 }
 
-pub fn reporter(format: OutputFormat) -> Box<dyn Reporter> {
-    match format {
-        OutputFormat::Table => Box::new(terminal::Terminal),
-        OutputFormat::Markdown => Box::new(markdown::Markdown),
-        OutputFormat::Json => Box::new(json::Json),
-        OutputFormat::Csv => Box::new(csv::Csv),
-        OutputFormat::Xenomai => Box::new(xenomai::Xenomai {
-            live_part_done: false,
-            buckets: true,
-        }),
-        OutputFormat::Bench => Box::new(bench::Bench),
-    }
+/// Every report format, in `--help` order: a new one is one file behind [`Reporter`] and one
+/// line here; `--format`, its help and every sink read this list.
+pub static FORMATS: &[OutputFormat] = &[
+    OutputFormat {
+        name: "table",
+        help: "Aligned terminal table with scaled units",
+        reporter: || Box::new(terminal::Terminal),
+    },
+    OutputFormat {
+        name: "markdown",
+        help: "GitHub-flavoured markdown, numbers right-aligned and as the harness wrote them",
+        reporter: || Box::new(markdown::Markdown),
+    },
+    OutputFormat {
+        name: "json",
+        help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
+        reporter: || Box::new(json::Json),
+    },
+    OutputFormat {
+        name: "csv",
+        help: "One CSV row per table row, with a header row",
+        reporter: || Box::new(csv::Csv),
+    },
+    OutputFormat {
+        name: XENOMAI,
+        help: "Xenomai `latency` text (timer results only)",
+        reporter: || {
+            Box::new(xenomai::Xenomai {
+                live_part_done: false,
+                buckets: true,
+            })
+        },
+    },
+    OutputFormat {
+        name: "bench",
+        help: "`BENCH name: key=value<unit>` lines",
+        reporter: || Box::new(bench::Bench),
+    },
+];
+
+/// The name of Xenomai's format, which timer commands print live.
+pub const XENOMAI: &str = "xenomai";
+
+/// The report format called `name`.
+pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
+    FORMATS.iter().find(|f| f.name == name)
 }
 
 /// Notes as `level: text` lines, shared by the text formats.

@@ -3,7 +3,7 @@
 //! at once through one [`FanOut`], e.g. Xenomai text live on the terminal, JSON to a file and
 //! an `.hgrm`, each written as soon as its part exists and made permanent on close.
 
-use super::{OutputFormat, Report, Reporter, gate, hgrm, reporter, xenomai};
+use super::{OutputFormat, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, TimerInfo, TimerOverall};
@@ -108,10 +108,10 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    pub fn new(format: OutputFormat, dest: Destination) -> Rendered {
+    pub fn new(format: &OutputFormat, dest: Destination) -> Rendered {
         Rendered {
-            reporter: reporter(format),
-            xenomai: format == OutputFormat::Xenomai,
+            reporter: (format.reporter)(),
+            xenomai: format.name == XENOMAI,
             dest,
         }
     }

@@ -1,0 +1,76 @@
+//! The report-format registry and the sink interface: a new format is one file behind
+//! `Reporter` and one registry entry, and every sink path (files written whole, fan-out)
+//! carries it without another change.
+
+mod common;
+
+use latkit::analyze::{EnrichOptions, build_report};
+use latkit::ingest::read_path;
+use latkit::report::sink::{Destination, FanOut, Rendered};
+use latkit::report::{FORMATS, OutputFormat, Report, Reporter};
+use std::io::{self, Write};
+
+/// A format that exists only for the test: one line per benchmark.
+struct Names;
+
+impl Reporter for Names {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        for bench in report.runs.iter().flat_map(|r| &r.benchmarks) {
+            writeln!(out, "{}", bench.name.full_name)?;
+        }
+        Ok(())
+    }
+}
+
+static NAMES: OutputFormat = OutputFormat {
+    name: "names",
+    help: "One benchmark name per line",
+    reporter: || Box::new(Names),
+};
+
+#[test]
+fn a_new_format_plugs_into_the_sinks() {
+    let input = read_path(
+        common::vector("viiper-count3.gobench.txt")
+            .to_str()
+            .unwrap(),
+        None,
+    )
+    .unwrap();
+    let report = build_report(input.runs, input.notes, &EnrichOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (names, json) = (dir.path().join("names.txt"), dir.path().join("r.json"));
+    let mut sinks = FanOut::default();
+    sinks.push(Rendered::new(
+        &NAMES,
+        Destination::open(Some(&names)).unwrap(),
+    ));
+    sinks.push(Rendered::new(
+        latkit::report::output_format("json").unwrap(),
+        Destination::open(Some(&json)).unwrap(),
+    ));
+    sinks.finish(&report).unwrap();
+    let text = std::fs::read_to_string(&names).unwrap();
+    assert_eq!(text.lines().count(), 4);
+    assert!(text.starts_with("Benchmark_Xbox360_Delay/1_Go-Client-Write-8\n"));
+    assert!(
+        std::fs::read_to_string(&json)
+            .unwrap()
+            .contains("latkit.result.v2")
+    );
+}
+
+#[test]
+fn every_registered_format_is_a_format_choice() {
+    let help = common::stdout_of(common::latkit().args(["parse", "--help"]));
+    for format in FORMATS {
+        assert!(help.contains(format.help), "--help lacks {}", format.name);
+        let input = if format.name == "xenomai" {
+            common::vector("cyclictest-h200.json")
+        } else {
+            common::vector("viiper-count3.gobench.txt")
+        };
+        let out = common::parse_as(&input, format.name);
+        assert!(!out.is_empty(), "{}", format.name);
+    }
+}
