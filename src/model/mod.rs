@@ -13,7 +13,10 @@ pub use distribution::Distribution;
 pub use environment::{Check, CheckStatus, Environment};
 pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};
-pub use timer::{BreakHit, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary};
+pub use timer::{
+    BreakHit, BucketStats, LinearHistogram, RunningOverall, Second, TimerInfo, TimerOverall,
+    TimerSummary,
+};
 pub use unit::{
     Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, number_prefix,
     parse_quantity,

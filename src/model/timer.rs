@@ -41,6 +41,43 @@ pub struct TimerOverall {
     pub mode_switches: u64,
 }
 
+/// The overall figures so far, second by second, as Xenomai's RTD lines show them: extremes
+/// of the per-second extremes, the mean of the per-second averages, summed counts.
+#[derive(Clone, Debug, Default)]
+pub struct RunningOverall {
+    overall: Option<TimerOverall>,
+    avg_sum: i64,
+    seconds: i64,
+}
+
+/// One second's figures.
+pub struct Second {
+    pub min_ns: i64,
+    pub avg_ns: i64,
+    pub max_ns: i64,
+    pub overruns: u64,
+    pub mode_switches: u64,
+}
+
+impl RunningOverall {
+    /// Counts one more second and returns the figures including it.
+    pub fn add(&mut self, s: &Second) -> &TimerOverall {
+        self.avg_sum = self.avg_sum.saturating_add(s.avg_ns);
+        self.seconds += 1;
+        let o = self.overall.get_or_insert(TimerOverall {
+            min_ns: s.min_ns,
+            max_ns: s.max_ns,
+            ..TimerOverall::default()
+        });
+        o.min_ns = o.min_ns.min(s.min_ns);
+        o.max_ns = o.max_ns.max(s.max_ns);
+        o.overruns = o.overruns.saturating_add(s.overruns);
+        o.mode_switches = o.mode_switches.saturating_add(s.mode_switches);
+        o.avg_ns = self.avg_sum / self.seconds;
+        o
+    }
+}
+
 /// One benchmark's overall figures as the timer tool reported them (Xenomai's RTS line,
 /// cyclictest's per-thread summary) or latkit measured them exactly: these, never bucket edges
 /// or per-second series, are the benchmark's min, avg, max, sample count and overruns.

@@ -3,7 +3,9 @@
 //! which Xenomai lacks.
 
 use super::{Report, Reporter};
-use crate::model::{Benchmark, LinearHistogram, Percentiles, Run, TimerInfo, TimerOverall};
+use crate::model::{
+    Benchmark, LinearHistogram, Percentiles, Run, RunningOverall, Second, TimerInfo, TimerOverall,
+};
 use std::io::{self, Write};
 
 pub fn header(period_ns: u64, mode: &str) -> String {
@@ -260,21 +262,19 @@ fn write_rtd_lines(info: &TimerInfo, bench: &Benchmark, out: &mut dyn Write) -> 
         values("interval_max"),
     );
     let (overruns, switches) = (values("overruns"), values("mode_switches"));
-    let mut so_far: Option<TimerOverall> = None;
+    let mut running = RunningOverall::default();
     for k in 0..mins.len().min(avgs.len()).min(maxs.len()) {
-        let o = so_far.get_or_insert(TimerOverall {
+        let so_far = running.add(&Second {
             min_ns: mins[k],
+            avg_ns: avgs[k],
             max_ns: maxs[k],
-            ..TimerOverall::default()
+            overruns: overruns.get(k).copied().unwrap_or(0) as u64,
+            mode_switches: switches.get(k).copied().unwrap_or(0) as u64,
         });
-        o.min_ns = o.min_ns.min(mins[k]);
-        o.max_ns = o.max_ns.max(maxs[k]);
-        o.overruns += overruns.get(k).copied().unwrap_or(0) as u64;
-        o.mode_switches += switches.get(k).copied().unwrap_or(0) as u64;
         if k % 21 == 0 {
             out.write_all(rtt_rth(k as i64 + 1, info).as_bytes())?;
         }
-        out.write_all(rtd(mins[k], avgs[k], maxs[k], o).as_bytes())?;
+        out.write_all(rtd(mins[k], avgs[k], maxs[k], so_far).as_bytes())?;
     }
     Ok(())
 }

@@ -9,9 +9,9 @@ pub use rt::set_policy;
 
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::model::RunBuilder;
 use crate::model::{
-    BenchName, BreakHit, LinearHistogram, Note, Run, TimerInfo, TimerOverall, TimerSummary,
+    BenchName, BreakHit, LinearHistogram, Note, Run, RunBuilder, RunningOverall, Second, TimerInfo,
+    TimerOverall, TimerSummary,
 };
 use measure::{IntervalStats, Live, Plan, Recorded};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -243,8 +243,7 @@ fn follow(
     display: &mut dyn Display,
 ) -> Series {
     let mut series: Series = lives.iter().map(|_| Vec::new()).collect();
-    let mut overall: Option<TimerOverall> = None;
-    let mut avg_sum = 0i64;
+    let mut overall = RunningOverall::default();
     let mut k = 0u64;
     loop {
         let stopping = stop.load(Ordering::Acquire) || interrupt::requested();
@@ -256,17 +255,14 @@ fn follow(
         while k < ready && (config.duration_s == 0 || k < config.duration_s) {
             let per_thread: Vec<IntervalStats> = lives.iter().map(|l| l.intervals.get(k)).collect();
             let combined = combine(&per_thread);
-            avg_sum += combined.avg();
-            let o = overall.get_or_insert(TimerOverall {
+            let so_far = overall.add(&Second {
                 min_ns: combined.min,
+                avg_ns: combined.avg(),
                 max_ns: combined.max,
-                ..TimerOverall::default()
+                overruns: combined.overruns,
+                mode_switches: 0,
             });
-            o.min_ns = o.min_ns.min(combined.min);
-            o.max_ns = o.max_ns.max(combined.max);
-            o.overruns += combined.overruns;
-            o.avg_ns = avg_sum / (k as i64 + 1);
-            display.interval(k, &combined, o);
+            display.interval(k, &combined, so_far);
             for (s, stats) in series.iter_mut().zip(per_thread) {
                 s.push(stats);
             }
