@@ -74,3 +74,43 @@ fn every_registered_format_is_a_format_choice() {
         assert!(!out.is_empty(), "{}", format.name);
     }
 }
+
+/// A sink that counts the runs it hears of, as a store would write them.
+struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl latkit::report::sink::Sink for Counting {
+    fn run_finished(&mut self, _run: &latkit::model::Run) -> io::Result<()> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn finish(&mut self, _report: &Report) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn close(self: Box<Self>) -> latkit::error::Result<()> {
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        "counting".into()
+    }
+}
+
+#[test]
+fn every_finished_run_reaches_the_sinks() {
+    let runs = ["viiper-count3.gobench.txt", "viiper-steamdeck.gobench.txt"]
+        .iter()
+        .flat_map(|v| {
+            read_path(common::vector(v).to_str().unwrap(), None)
+                .unwrap()
+                .runs
+        })
+        .collect();
+    let report = build_report(runs, Vec::new(), &EnrichOptions::default()).unwrap();
+    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut sinks = FanOut::default();
+    sinks.push(Counting(heard.clone()));
+    sinks.finish(&report).unwrap();
+    assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

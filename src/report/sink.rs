@@ -6,7 +6,7 @@
 use super::{OutputFormat, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
-use crate::model::{Level, Note, TimerInfo, TimerOverall};
+use crate::model::{Level, Note, Run, TimerInfo, TimerOverall};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -28,6 +28,10 @@ pub trait Sink {
     }
     /// One more second was measured.
     fn second(&mut self, _second: &LiveSecond) -> io::Result<()> {
+        Ok(())
+    }
+    /// A run is complete (measured or read, and analysed): a store would write it here.
+    fn run_finished(&mut self, _run: &Run) -> io::Result<()> {
         Ok(())
     }
     /// Everything is measured and analysed.
@@ -356,6 +360,9 @@ impl FanOut {
     /// Hands the finished report to every sink and makes every output permanent. A reader
     /// that stopped early (`| head`) is not an error.
     pub fn finish(mut self, report: &Report) -> Result<()> {
+        for run in &report.runs {
+            self.each(|s| s.run_finished(run))?;
+        }
         self.each(|s| match s.finish(report) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             other => other,
