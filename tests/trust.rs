@@ -601,3 +601,36 @@ fn a_configuration_change_midway_keeps_both_values_apart() {
         }
     }
 }
+
+#[test]
+fn every_result_command_shares_the_output_flags() {
+    // parse gates like a probe: the report on stdout, the verdict on stderr, exit 1 on a miss.
+    latkit()
+        .arg("parse")
+        .arg(vector("rootstream-bench.txt"))
+        .arg("--check")
+        .arg(common::fixture("check/rootstream-targets.toml"))
+        .assert()
+        .success()
+        .stdout(contains("encode_raw"))
+        .stderr(contains("✅ Pass"));
+    let dir = tempfile::tempdir().unwrap();
+    let strict = file_with(
+        &dir,
+        "t.toml",
+        b"[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"1 us\"\n",
+    );
+    let json = dir.path().join("r.json");
+    latkit()
+        .arg("parse")
+        .arg(vector("rootstream-bench.txt"))
+        .arg("--check")
+        .arg(&strict)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1)
+        .stderr(contains("❌ Fail"));
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["verdict"]["targets"][0]["status"], "fail");
+}

@@ -17,10 +17,8 @@ pub struct CheckArgs {
     /// Results in any format latkit reads, or latkit JSON; `-` or nothing reads stdin.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
-    /// Input format.
-    #[arg(long, value_name = "FORMAT", default_value = "auto",
-          value_parser = super::choices::input_format_parser())]
-    pub input_format: String,
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CheckFormat,

@@ -23,5 +23,5 @@ pub struct FrameArgs {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub warmup: u64,
     #[command(flatten)]
-    pub output: super::ProbeOutputArgs,
+    pub output: super::OutputArgs,
 }

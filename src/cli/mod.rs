@@ -45,6 +45,9 @@ pub enum Command {
     /// Run `go test -bench` with latency-suite settings and report the results.
     Go(GoArgs),
     /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
+    #[command(mut_arg("format", |a| a
+        .default_value("xenomai")
+        .help("Output format; `xenomai` prints the per-second lines live")))]
     Timer(TimerArgs),
     /// Network round trip, rate and throughput: client, server, or both on loopback.
     Net(NetArgs),
@@ -71,9 +74,10 @@ pub enum DoctorFormat {
     Json,
 }
 
-/// Where a probe's result goes.
+/// Where a result goes and how it is gated: defined once, shared by every command that
+/// produces results.
 #[derive(Debug, Args)]
-pub struct ProbeOutputArgs {
+pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_name = "FORMAT", default_value = "table",
           value_parser = choices::output_format_parser())]
@@ -92,16 +96,20 @@ pub struct ProbeOutputArgs {
     pub quiet: bool,
 }
 
-/// How results are reported; shared by every command that produces results.
+/// Which input format to read; shared by the commands that read results.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Input format.
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = choices::input_format_parser())]
+    pub input_format: String,
+}
+
+/// How read or harness results are analysed and reported.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Output format.
-    #[arg(long, value_name = "FORMAT", default_value = "table",
-          value_parser = choices::output_format_parser())]
-    pub format: String,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Benchmark (name or glob) whose value is 100% in a "% of" column. When it is missing,
     /// the largest value is used and a note says so.
     #[arg(long, value_name = "NAME")]
@@ -115,9 +123,6 @@ pub struct ReportArgs {
     /// One table per repetition (cycle) instead of medians across repetitions.
     #[arg(long)]
     pub per_run: bool,
-    /// No progress and no warnings on stderr; the report still carries every note.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// The longest run a duration option accepts: one year, in seconds.

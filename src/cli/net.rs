@@ -97,5 +97,5 @@ pub struct NetTestArgs {
     #[arg(long, value_name = "SECRET")]
     pub token: Option<String>,
     #[command(flatten)]
-    pub output: super::ProbeOutputArgs,
+    pub output: super::OutputArgs,
 }

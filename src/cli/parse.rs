@@ -6,10 +6,8 @@ pub struct ParseArgs {
     /// Input files; `-` or nothing reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
-    /// Input format.
-    #[arg(long, value_name = "FORMAT", default_value = "auto",
-          value_parser = super::choices::input_format_parser())]
-    pub input_format: String,
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// Treat all inputs as one run: repetitions, distributions, timer histograms and summaries
     /// of the same benchmark are pooled; what cannot be pooled is left out with a warning.
     #[arg(long)]

@@ -29,10 +29,6 @@ pub struct TimerArgs {
     /// Data lines per RTT/RTH header; 0 prints no headers.
     #[arg(short = 'l', long, value_name = "N", default_value_t = 21)]
     pub lines_per_header: u64,
-    /// Only the result: no per-second lines and no warnings on stderr (the report keeps every
-    /// note). With Xenomai's format it says it runs quietly, as Xenomai does.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
     /// CPUs to measure on, one pinned thread each: `0`, `0,2`, `1-3` or `all`. Default: one
     /// unpinned thread.
     #[arg(short = 'c', long = "cpu", value_name = "LIST")]
@@ -79,22 +75,11 @@ pub struct TimerArgs {
     /// After the summary, exit 1 if the maximum exceeded US.
     #[arg(short = 'm', long = "max", value_name = "US", value_parser = super::latency_us)]
     pub max_us: Option<f64>,
-    /// Output format; `xenomai` prints the per-second lines live.
-    #[arg(long, value_name = "FORMAT", default_value = "xenomai",
-          value_parser = super::choices::output_format_parser())]
-    pub format: String,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Also write the whole result as latkit JSON to FILE, whatever --format shows.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
     /// Write the latency distribution as HdrHistogram percentile text (µs) to FILE.
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,
-    /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
-    #[arg(long, value_name = "FILE")]
-    pub check: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,

@@ -17,7 +17,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
-    let format = crate::cli::input_format(&args.input_format);
+    let format = crate::cli::input_format(&args.input.input_format);
     let (runs, notes) = read_inputs(&args.inputs, format, args.strict)?;
     let opts = EnrichOptions {
         targets: Some(targets),

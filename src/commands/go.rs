@@ -1,4 +1,4 @@
-use super::{deliver, enrich_options, format_sinks, load_suite, warn_on_stderr};
+use super::{deliver, enrich_options, load_suite, output_sinks, warn_on_stderr};
 use crate::analyze::build_report;
 use crate::cli::GoArgs;
 use crate::error::{Error, Result};
@@ -29,21 +29,18 @@ pub fn run(args: GoArgs) -> Result<()> {
             args.extra
         },
         raw: args.raw,
-        progress: !args.report.quiet && stderr().is_terminal(),
+        progress: !args.report.output.quiet && stderr().is_terminal(),
     };
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
     }
-    let sinks = format_sinks(&args.report.format, args.report.out.as_deref(), false)?;
+    let opts = enrich_options(&args.report, &suite)?;
+    let sinks = output_sinks(&args.report.output)?;
     let outcome = test.run()?;
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
-        let report = build_report(
-            input.runs,
-            input.notes,
-            &enrich_options(&args.report, &suite),
-        )?;
-        warn_on_stderr(&report, &args.report);
+        let report = build_report(input.runs, input.notes, &opts)?;
+        warn_on_stderr(&report, &args.report.output);
         deliver(&report, sinks)?;
     }
     if outcome.interrupted {

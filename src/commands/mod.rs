@@ -9,7 +9,7 @@ mod probe;
 mod timer;
 
 use crate::analyze::EnrichOptions;
-use crate::cli::{Cli, Command, ReportArgs};
+use crate::cli::{Cli, Command, OutputArgs, ReportArgs};
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
 use crate::report::Report;
@@ -66,32 +66,16 @@ fn load_suite(args: &ReportArgs) -> Result<Suite> {
     }
 }
 
-/// The sinks of `--format` and `--out`, opened before any work, and the verdict on stderr when
-/// a targets file gates the result (`--check`).
-fn format_sinks(format: &str, out: Option<&Path>, check: bool) -> Result<FanOut> {
+/// The sinks `OutputArgs` ask for, opened before any work: the report (`--format`, `--out`),
+/// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
+fn output_sinks(output: &OutputArgs) -> Result<FanOut> {
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(format)?,
-        Destination::open(out)?,
+        crate::cli::output_format(&output.format)?,
+        Destination::open(output.out.as_deref())?,
     ));
-    sinks.push_verdict_if(check);
-    Ok(sinks)
-}
-
-/// A probe's sinks: its report, `--json`, and the verdict for `--check`.
-fn probe_sinks(
-    format: &str,
-    out: Option<&Path>,
-    json: Option<&Path>,
-    check: bool,
-) -> Result<FanOut> {
-    let mut sinks = FanOut::default();
-    sinks.push(Rendered::new(
-        crate::cli::output_format(format)?,
-        Destination::open(out)?,
-    ));
-    add_json(&mut sinks, json)?;
-    sinks.push_verdict_if(check);
+    add_json(&mut sinks, output.json.as_deref())?;
+    sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
 }
 
@@ -112,8 +96,8 @@ fn targets(check: Option<&Path>) -> Result<Option<Targets>> {
 }
 
 /// Analysis options from the report arguments and the suite file.
-fn enrich_options(args: &ReportArgs, suite: &Suite) -> EnrichOptions {
-    EnrichOptions {
+fn enrich_options(args: &ReportArgs, suite: &Suite) -> Result<EnrichOptions> {
+    Ok(EnrichOptions {
         metric: args.metric.clone().or_else(|| suite.report.metric.clone()),
         baseline: args
             .baseline
@@ -121,8 +105,8 @@ fn enrich_options(args: &ReportArgs, suite: &Suite) -> EnrichOptions {
             .or_else(|| suite.report.baseline.clone()),
         attribution: suite.attribution.clone(),
         per_run: args.per_run,
-        targets: None,
-    }
+        targets: targets(args.output.check.as_deref())?,
+    })
 }
 
 /// The one way every command ends: the report goes to every sink, then a verdict that did
@@ -144,8 +128,8 @@ fn verdict_exit(report: &Report) -> Result<()> {
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.
-fn warn_on_stderr(report: &Report, args: &ReportArgs) {
-    if args.quiet || (args.out.is_none() && io::stdout().is_terminal()) {
+fn warn_on_stderr(report: &Report, output: &OutputArgs) {
+    if output.quiet || (output.out.is_none() && io::stdout().is_terminal()) {
         return;
     }
     say_warnings(&report.notes);

@@ -1,4 +1,4 @@
-use super::{deliver, enrich_options, format_sinks, load_suite, read_inputs, warn_on_stderr};
+use super::{deliver, enrich_options, load_suite, output_sinks, read_inputs, warn_on_stderr};
 use crate::analyze::build_report;
 use crate::cli::ParseArgs;
 use crate::error::Result;
@@ -6,8 +6,9 @@ use crate::ingest::merge;
 
 pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let sinks = format_sinks(&args.report.format, args.report.out.as_deref(), false)?;
-    let format = crate::cli::input_format(&args.input_format);
+    let opts = enrich_options(&args.report, &suite)?;
+    let sinks = output_sinks(&args.report.output)?;
+    let format = crate::cli::input_format(&args.input.input_format);
     let (mut runs, mut notes) = read_inputs(&args.files, format, args.strict)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
@@ -15,7 +16,7 @@ pub fn run(args: ParseArgs) -> Result<()> {
         runs = vec![merged];
         notes.extend(merge_notes);
     }
-    let report = build_report(runs, notes, &enrich_options(&args.report, &suite))?;
-    warn_on_stderr(&report, &args.report);
+    let report = build_report(runs, notes, &opts)?;
+    warn_on_stderr(&report, &args.report.output);
     deliver(&report, sinks)
 }

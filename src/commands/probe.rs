@@ -41,17 +41,12 @@ pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
 
 /// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
 /// `--check` gates it.
-pub fn probe_sinks(output: &crate::cli::ProbeOutputArgs) -> Result<FanOut> {
-    super::probe_sinks(
-        &output.format,
-        output.out.as_deref(),
-        output.json.as_deref(),
-        output.check.is_some(),
-    )
+pub fn probe_sinks(output: &crate::cli::OutputArgs) -> Result<FanOut> {
+    super::output_sinks(output)
 }
 
 /// Reports a probe's run like `parse` does, judged against `--check` targets.
-pub fn probe_report(run: Run, output: &crate::cli::ProbeOutputArgs, sinks: FanOut) -> Result<()> {
+pub fn probe_report(run: Run, output: &crate::cli::OutputArgs, sinks: FanOut) -> Result<()> {
     let opts = EnrichOptions {
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()

@@ -29,12 +29,12 @@ pub fn run(args: TimerArgs) -> Result<()> {
         break_us: args.break_us,
     };
     // Every output and the targets file are opened before measuring: a bad path costs no run.
-    let targets = targets(args.check.as_deref())?;
+    let targets = targets(args.output.check.as_deref())?;
     let mut sinks = sinks(&args)?;
     let mut live = Live {
         sinks: &mut sinks,
-        quiet: args.quiet,
-        xenomai: args.format == XENOMAI,
+        quiet: args.output.quiet,
+        xenomai: args.output.format == XENOMAI,
         warned: 0,
         info: TimerInfo {
             period_ns: args.period_us * 1000,
@@ -46,7 +46,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
     };
     let outcome = timer::run(&config, &mut live)?;
     // Warnings of the measuring threads' own setup (SCHED_FIFO) come with the outcome.
-    if !args.quiet {
+    if !args.output.quiet {
         say_warnings(&outcome.notes[live.warned.min(outcome.notes.len())..]);
     }
     if let Some((name, e)) = live.error {
@@ -81,27 +81,28 @@ pub fn run(args: TimerArgs) -> Result<()> {
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
 /// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
 fn sinks(args: &TimerArgs) -> Result<FanOut> {
-    let format = crate::cli::output_format(&args.format)?;
-    let dest = Destination::open(args.out.as_deref())?;
+    let output = &args.output;
+    let format = crate::cli::output_format(&output.format)?;
+    let dest = Destination::open(output.out.as_deref())?;
     let mut sinks = FanOut::default();
     if format.name == XENOMAI {
         sinks.push(XenomaiLive::new(
             dest,
-            args.quiet,
+            output.quiet,
             args.lines_per_header,
             args.histogram,
         ));
     } else {
         sinks.push(Rendered::new(format, dest));
     }
-    super::add_json(&mut sinks, args.json.as_deref())?;
+    super::add_json(&mut sinks, output.json.as_deref())?;
     if let Some(path) = &args.hgrm {
         sinks.push(Hgrm(Destination::open(Some(path))?));
     }
     if let Some(target) = &args.gnuplot {
         sinks.push(Gnuplot(Destination::open(Some(Path::new(target)))?));
     }
-    sinks.push_verdict_if(args.check.is_some());
+    sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
 }
 
