@@ -9,7 +9,7 @@ use crate::interrupt;
 use crate::model::{ConfigEntry, Source, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, LineWriter, Write};
+use std::io::{BufRead, BufReader, LineWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
@@ -100,26 +100,15 @@ impl GoTest {
 
         let progress = self.progress_bar();
         let mut parser = GoParser::new("go test");
-        let mut results = 0usize;
         let mut raw_error = None;
         if let Some(stdout) = child.take_stdout() {
-            let mut reader = BufReader::new(stdout);
-            for_each_line(&mut reader, |line| {
-                // An over-long line is kept as an empty one, so line numbers still match.
-                let text = line.unwrap_or_default();
-                if let Some(raw) = raw.as_mut()
-                    && raw_error.is_none()
-                    && let Err(e) = raw.write_all(text).and_then(|_| raw.write_all(b"\n"))
-                {
-                    raw_error = Some(e);
-                }
-                push_tail(&tail, String::from_utf8_lossy(text).into_owned());
-                if let LineKind::Result { name } = parser.feed(line) {
-                    results += 1;
-                    progress.set_message(format!("{results} results · {name}"));
-                }
-            })
-            .map_err(|e| Error::io("go test output", e))?;
+            let copies = Copies {
+                raw: raw.as_mut(),
+                raw_error: &mut raw_error,
+                tail: &tail,
+                progress: &progress,
+            };
+            stream(stdout, &mut parser, copies)?;
         }
         let status = child
             .wait()
@@ -185,6 +174,39 @@ impl GoTest {
         bar.enable_steady_tick(Duration::from_millis(120));
         bar
     }
+}
+
+/// Where each line of go's output goes besides the parser.
+struct Copies<'a> {
+    raw: Option<&'a mut LineWriter<OutputFile>>,
+    /// The first error writing `raw`, reported once go is done.
+    raw_error: &'a mut Option<std::io::Error>,
+    tail: &'a Mutex<VecDeque<String>>,
+    progress: &'a ProgressBar,
+}
+
+/// Feeds go's standard output to the parser line by line as it arrives, copying each line to
+/// the raw file and the failure tail and counting results on the progress line.
+fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copies) -> Result<()> {
+    let mut results = 0usize;
+    for_each_line(&mut BufReader::new(stdout), |line| {
+        // An over-long line is kept as an empty one, so line numbers still match.
+        let text = line.unwrap_or_default();
+        if let Some(raw) = copies.raw.as_mut()
+            && copies.raw_error.is_none()
+            && let Err(e) = raw.write_all(text).and_then(|_| raw.write_all(b"\n"))
+        {
+            *copies.raw_error = Some(e);
+        }
+        push_tail(copies.tail, String::from_utf8_lossy(text).into_owned());
+        if let LineKind::Result { name } = parser.feed(line) {
+            results += 1;
+            copies
+                .progress
+                .set_message(format!("{results} results · {name}"));
+        }
+    })
+    .map_err(|e| Error::io("go test output", e))
 }
 
 fn push_tail(tail: &Mutex<VecDeque<String>>, line: String) {
