@@ -14,6 +14,16 @@ fn file_with(dir: &tempfile::TempDir, name: &str, text: &[u8]) -> std::path::Pat
     path
 }
 
+/// `latkit parse FILE` exits 2 and says `expected`.
+fn parse_refused(path: &std::path::Path, expected: &str) {
+    latkit()
+        .arg("parse")
+        .arg(path)
+        .assert()
+        .code(2)
+        .stderr(contains(expected));
+}
+
 /// The Xenomai vector's RTS line: 1.485 / 2.711 / 86.141 µs.
 const RTS: [&str; 3] = ["1.485", "2.711", "86.141"];
 
@@ -186,12 +196,7 @@ fn hostile_timer_inputs_are_bounded_and_never_panic() {
     // 10k columns of one cyclictest row: refused, not 10k threads.
     let wide = format!("# Histogram\n00001{}\n", " 1".repeat(10_000));
     let path = file_with(&dir, "wide.txt", wide.as_bytes());
-    latkit()
-        .arg("parse")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(contains("more than the 1024 threads"));
+    parse_refused(&path, "more than the 1024 threads");
 }
 
 #[test]
@@ -219,22 +224,12 @@ fn latkit_json_that_lies_is_refused() {
         base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes),
     );
     let path = file_with(&dir, "lying.json", lying.to_string().as_bytes());
-    latkit()
-        .arg("parse")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(contains("claims 4294967295 payload bytes"));
+    parse_refused(&path, "claims 4294967295 payload bytes");
     // A schema from before timer summaries existed.
     let mut old = doc;
     old["schema"] = serde_json::json!("latkit.result.v1");
     let path = file_with(&dir, "old.json", old.to_string().as_bytes());
-    latkit()
-        .arg("parse")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(contains("parse the original tool output again"));
+    parse_refused(&path, "parse the original tool output again");
 }
 
 #[test]

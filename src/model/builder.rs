@@ -302,7 +302,7 @@ pub fn new_run(
 }
 
 /// A run id unique enough to tell runs apart in a history: time and process.
-pub fn new_run_id() -> String {
+fn new_run_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

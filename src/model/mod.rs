@@ -8,7 +8,7 @@ mod summary;
 mod timer;
 mod unit;
 
-pub use builder::{RunBuilder, new_run, new_run_id};
+pub use builder::{RunBuilder, new_run};
 pub use distribution::Distribution;
 pub use environment::{Check, CheckStatus, Environment};
 pub use name::BenchName;
