@@ -629,10 +629,12 @@ fn accept_errors_back_off_instead_of_flooding_the_log() {
     stderr.read_to_string(&mut log).unwrap();
     let _ = child.wait();
     drop(held);
-    let accept_lines = log.lines().filter(|l| l.starts_with("accept:")).count();
-    assert!(accept_lines >= 1, "the failure is reported: {log}");
-    assert!(
-        accept_lines <= 5,
-        "{accept_lines} accept lines in 2 s:\n{log}"
-    );
+    // Accepts and the clients accepted between failures run out alike; either way the log
+    // hears about it about once a second, not once per connection.
+    let exhausted = log
+        .lines()
+        .filter(|l| l.contains("Too many open files"))
+        .count();
+    assert!(exhausted >= 1, "the failure is reported: {log}");
+    assert!(exhausted <= 5, "{exhausted} lines in 2 s:\n{log}");
 }

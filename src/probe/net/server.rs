@@ -18,7 +18,8 @@ const MAX_MESSAGE: usize = 1 << 20;
 /// Connections still in their handshake; more are closed at once. Authenticated clients are
 /// counted apart (`--max-clients`), so unauthenticated ones cannot lock them out.
 const MAX_PENDING: usize = 256;
-/// Longest pause after failing accepts (out of file descriptors, say).
+/// Pauses after failing accepts (out of file descriptors, say).
+const INITIAL_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Debug)]
@@ -48,6 +49,9 @@ struct Shared {
     pending: AtomicUsize,
     stop: AtomicBool,
     udp_port: u16,
+    /// Running out of descriptors or memory fails accepts and clients alike, many times a
+    /// second: those reports share one throttle.
+    exhaustion: Mutex<Throttle>,
 }
 
 pub struct Server {
@@ -97,6 +101,7 @@ impl Server {
                 active: AtomicUsize::new(0),
                 pending: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
+                exhaustion: Mutex::new(Throttle::default()),
                 udp_port,
             }),
         })
@@ -122,11 +127,11 @@ impl Server {
         self.listener
             .set_nonblocking(true)
             .map_err(|e| Error::Failed(e.to_string()))?;
-        let mut failing = AcceptFailures::default();
+        let mut backoff = INITIAL_ACCEPT_BACKOFF;
         while !self.shared.stop.load(Ordering::SeqCst) && !crate::interrupt::requested() {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
-                    failing = AcceptFailures::default();
+                    backoff = INITIAL_ACCEPT_BACKOFF;
                     if self.shared.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
                         // Closing at once costs nothing; a thread per connection would.
                         self.shared.pending.fetch_sub(1, Ordering::SeqCst);
@@ -134,22 +139,27 @@ impl Server {
                     }
                     let shared = Arc::clone(&self.shared);
                     let log = Arc::clone(&log);
-                    std::thread::spawn(move || {
-                        let outcome = serve_client(stream, peer, &shared);
-                        log(&match outcome {
-                            Ok(test) => format!("{peer}: {test} done"),
-                            Err(e) => format!("{peer}: {e}"),
-                        });
+                    std::thread::spawn(move || match serve_client(stream, peer, &shared) {
+                        Ok(test) => log(&format!("{peer}: {test} done")),
+                        Err(e) if is_exhaustion(&e) => {
+                            if let Some(line) = shared.throttled(&format!("{peer}: {e}")) {
+                                log(&line);
+                            }
+                        }
+                        Err(e) => log(&format!("{peer}: {e}")),
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(20))
                 }
                 Err(e) => {
-                    if let Some(line) = failing.record(&e) {
+                    // Each failure in a row doubles the pause before the next try.
+                    backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
+                    let line = format!("accept: {e}; retrying in {backoff:?}");
+                    if let Some(line) = self.shared.throttled(&line) {
                         log(&line);
                     }
-                    std::thread::sleep(failing.backoff);
+                    std::thread::sleep(backoff);
                 }
             }
         }
@@ -159,43 +169,42 @@ impl Server {
     }
 }
 
-/// Accept errors in a row: each doubles the pause before the next try, and only the first of
-/// a kind and then one a second are logged, so a full descriptor table cannot flood the log.
-struct AcceptFailures {
-    backoff: Duration,
-    last_logged: Option<Instant>,
-    unlogged: u64,
-}
-
-impl Default for AcceptFailures {
-    fn default() -> Self {
-        AcceptFailures {
-            backoff: Duration::from_millis(10),
-            last_logged: None,
-            unlogged: 0,
-        }
+impl Shared {
+    /// `line` if it may be logged now, with the count of those held back since the last one.
+    fn throttled(&self, line: &str) -> Option<String> {
+        let held = self.exhaustion.lock().ok()?.admit()?;
+        Some(match held {
+            0 => line.to_string(),
+            n => format!("{line} ({n} more like it since the last line)"),
+        })
     }
 }
 
-impl AcceptFailures {
-    fn record(&mut self, e: &std::io::Error) -> Option<String> {
-        self.backoff = (self.backoff * 2).min(MAX_ACCEPT_BACKOFF);
+fn is_exhaustion(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Lets one report a second through and counts the ones it holds back.
+#[derive(Default)]
+struct Throttle {
+    last_admitted: Option<Instant>,
+    held: u64,
+}
+
+impl Throttle {
+    fn admit(&mut self) -> Option<u64> {
         if self
-            .last_logged
+            .last_admitted
             .is_some_and(|at| at.elapsed() < Duration::from_secs(1))
         {
-            self.unlogged += 1;
+            self.held += 1;
             return None;
         }
-        self.last_logged = Some(Instant::now());
-        let more = std::mem::take(&mut self.unlogged);
-        Some(match more {
-            0 => format!("accept: {e}; retrying in {:?}", self.backoff),
-            n => format!(
-                "accept: {e} ({n} more since the last line); retrying in {:?}",
-                self.backoff
-            ),
-        })
+        self.last_admitted = Some(Instant::now());
+        Some(std::mem::take(&mut self.held))
     }
 }
 
