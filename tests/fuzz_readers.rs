@@ -58,6 +58,9 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
+/// Largest mutated input.
+const MAX_MUTATED: usize = 8 << 20;
+
 fn apply(seed: &[u8], mutations: &[Mutation]) -> Vec<u8> {
     let mut bytes = seed.to_vec();
     for m in mutations {
@@ -95,7 +98,15 @@ fn apply(seed: &[u8], mutations: &[Mutation]) -> Vec<u8> {
                     .map_or(bytes.len(), |p| i + p + 1);
                 let line = bytes[start..end].to_vec();
                 let at = end;
-                let repeated: Vec<u8> = line.iter().copied().cycle().take(line.len() * n).collect();
+                // Repeats compound (a one-line JSON file is its own line), so the input is
+                // capped where it stops finding new paths and starts costing gigabytes.
+                let room = MAX_MUTATED.saturating_sub(bytes.len());
+                let repeated: Vec<u8> = line
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take((line.len() * n).min(room))
+                    .collect();
                 bytes.splice(at..at, repeated);
             }
             Mutation::Truncate(at) => bytes.truncate(at % bytes.len()),
