@@ -41,10 +41,12 @@ impl Named<'_> {
 /// wins, so the more specific come first.
 pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::latkit_json::LatkitJson,
+    &super::gbench::json::GbenchJson,
     &super::cyclictest::CyclictestJson,
     &super::xenomai::Xenomai,
     &super::bench::Bench,
     &super::cyclictest::Cyclictest,
+    &super::gbench::console::GbenchConsole,
     &super::go::Go,
 ];
 

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod cyclictest;
 pub mod format;
+pub mod gbench;
 pub mod go;
 mod latkit_json;
 mod problems;

@@ -49,6 +49,29 @@ impl BenchName {
         }
     }
 
+    /// Splits a google/benchmark name: `BM_Read/window:64/real_time/threads:2` is the family
+    /// `BM_Read` with arguments; `key:value` elements (named arguments, `threads`, `min_time`,
+    /// `repeats`) become parameters.
+    pub fn parse_gbench(full_name: &str) -> Self {
+        let path: Vec<String> = full_name.split('/').map(str::to_string).collect();
+        let params = path
+            .iter()
+            .skip(1)
+            .filter_map(|element| element.split_once(':'))
+            .map(|(key, value)| ConfigEntry {
+                key: key.to_string(),
+                value: value.to_string(),
+            })
+            .collect();
+        BenchName {
+            full_name: full_name.to_string(),
+            name: full_name.to_string(),
+            path,
+            params,
+            variant: None,
+        }
+    }
+
     /// A name for a benchmark that has no structure (probes, foreign harnesses).
     pub fn plain(name: &str) -> Self {
         BenchName {
@@ -129,6 +152,19 @@ mod tests {
         assert_eq!(n.parent(), Some("Benchmark_Xbox360_Delay"));
         assert_eq!(n.short_name(), "1_Go-Client-Write");
         assert_eq!(n.variant, None);
+    }
+
+    #[test]
+    fn splits_gbench_arguments() {
+        let n = BenchName::parse_gbench("BM_Read/window:64/8/real_time/threads:2");
+        assert_eq!(
+            n.path,
+            ["BM_Read", "window:64", "8", "real_time", "threads:2"]
+        );
+        assert_eq!(n.param("window"), Some("64"));
+        assert_eq!(n.param("threads"), Some("2"));
+        assert_eq!(n.parent(), Some("BM_Read"));
+        assert_eq!(n.name, n.full_name);
     }
 
     #[test]

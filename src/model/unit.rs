@@ -154,6 +154,10 @@ impl Unit {
     pub fn better(&self) -> Better {
         match self.dimension {
             Dimension::ByteRate | Dimension::EventRate => Better::Higher,
+            // Things per second (`items/s`, `frames/s`) are rates too.
+            Dimension::Count(_) if matches!(self.per.as_deref(), Some("s" | "sec")) => {
+                Better::Higher
+            }
             _ => Better::Lower,
         }
     }
@@ -215,6 +219,7 @@ impl Unit {
                 );
                 (value / f, s.to_string())
             }
+            Dimension::Percent => (value, self.base_symbol()),
             _ => return join_number_and_symbol(format_exact(value), &self.base_symbol()),
         };
         join_number_and_symbol(format_significant(scaled, 4), &symbol)
