@@ -25,15 +25,7 @@ impl BenchName {
         let (name, procs) = split_procs(full_name);
         let (stem, variant) = split_variant(name);
         let path: Vec<String> = stem.split('/').map(str::to_string).collect();
-        let mut params: Vec<ConfigEntry> = path
-            .iter()
-            .skip(1)
-            .filter_map(|element| element.split_once('='))
-            .map(|(key, value)| ConfigEntry {
-                key: key.to_string(),
-                value: value.to_string(),
-            })
-            .collect();
+        let mut params = path_params(&path, '=');
         if let Some(procs) = procs {
             params.push(ConfigEntry {
                 key: "procs".to_string(),
@@ -54,15 +46,7 @@ impl BenchName {
     /// `repeats`) become parameters.
     pub fn parse_gbench(full_name: &str) -> Self {
         let path: Vec<String> = full_name.split('/').map(str::to_string).collect();
-        let params = path
-            .iter()
-            .skip(1)
-            .filter_map(|element| element.split_once(':'))
-            .map(|(key, value)| ConfigEntry {
-                key: key.to_string(),
-                value: value.to_string(),
-            })
-            .collect();
+        let params = path_params(&path, ':');
         BenchName {
             full_name: full_name.to_string(),
             name: full_name.to_string(),
@@ -109,6 +93,18 @@ impl BenchName {
             }
         }
     }
+}
+
+/// The `key<separator>value` elements below the top of a benchmark path.
+fn path_params(path: &[String], separator: char) -> Vec<ConfigEntry> {
+    path.iter()
+        .skip(1)
+        .filter_map(|element| element.split_once(separator))
+        .map(|(key, value)| ConfigEntry {
+            key: key.to_string(),
+            value: value.to_string(),
+        })
+        .collect()
 }
 
 /// `Foo-8` → (`Foo`, Some(8)); Go appends `-GOMAXPROCS` unless it is 1.
