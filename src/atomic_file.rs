@@ -37,6 +37,12 @@ impl OutputFile {
         })
     }
 
+    /// Where the content is written until [`OutputFile::commit`], for a program that writes
+    /// the file itself.
+    pub fn temp_path(&self) -> &Path {
+        self.temp.path()
+    }
+
     pub fn name(&self) -> String {
         self.path.display().to_string()
     }

@@ -11,7 +11,10 @@ use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 7] = [
+const SEEDS: [&str; 10] = [
+    "vectors/gbench-1.7.1.json",
+    "gbench/replay-6reps.json",
+    "gbench/replay-6reps.console.txt",
     "vectors/viiper-count3.gobench.txt",
     "vectors/xenomai-latency-h.txt",
     "vectors/cyclictest-h200.txt",

@@ -131,3 +131,75 @@ proptest! {
         let _ = latkit::targets::Targets::parse("prop.toml", &text);
     }
 }
+
+/// A google/benchmark JSON row with any of its fields missing or hostile.
+fn gbench_row() -> impl Strategy<Value = String> {
+    let number = prop_oneof![
+        Just("1e308".to_string()),
+        Just("-1".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("\"NaN\"".to_string()),
+        Just("null".to_string()),
+        any::<f64>()
+            .prop_filter("finite", |v| v.is_finite())
+            .prop_map(|v| v.to_string()),
+    ];
+    (
+        "[A-Za-z_/:0-9]{0,12}",
+        prop_oneof![Just("iteration"), Just("aggregate"), Just("x")],
+        prop_oneof![Just("mean"), Just("median"), Just("cv"), Just("BigO"), Just("RMS"), Just("")],
+        prop_oneof![Just("ns"), Just("us"), Just("ms"), Just("s"), Just("parsec")],
+        proptest::collection::vec(number, 5),
+        any::<bool>(),
+    )
+        .prop_map(|(name, run_type, aggregate, unit, n, error)| {
+            format!(
+                "{{\"name\": \"{name}\", \"run_name\": \"{name}\", \"run_type\": \"{run_type}\", \"aggregate_name\": \"{aggregate}\", \"iterations\": {}, \"real_time\": {}, \"cpu_time\": {}, \"time_unit\": \"{unit}\", \"items_per_second\": {}, \"rms\": {}, \"error_occurred\": {error}}}",
+                n[0], n[1], n[2], n[3], n[4]
+            )
+        })
+}
+
+proptest! {
+    #[test]
+    fn gbench_json_never_panics_and_keeps_only_finite_values(
+        rows in proptest::collection::vec(gbench_row(), 0..12),
+    ) {
+        let doc = format!("{{\"context\": {{\"num_cpus\": 2}}, \"benchmarks\": [{}]}}", rows.join(",\n"));
+        let source = latkit::model::Source { kind: "file".into(), format: "gbench-json".into(), path: None, command: Vec::new() };
+        if let Ok(input) = latkit::ingest::gbench::json::read_bytes("prop", doc.as_bytes(), source) {
+            for bench in &input.runs[0].benchmarks {
+                for m in &bench.metrics {
+                    prop_assert!(m.values.iter().all(|v| v.is_finite()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gbench_console_never_panics(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                "BM_[a-z]{0,6}(_mean|_cv|_BigO|_RMS|/[0-9]{1,3})? +[0-9.eE+-]{0,8} (ns|us|%|N|x) +[0-9.eE+-]{0,8} (ns|us|%|N|x)( +[0-9-]{0,20})?( [a-z_]{1,8}=[0-9.]{0,6}[kMGi%]{0,2}(/s)?){0,3}",
+                "BM_[a-z]{0,6} +(ERROR OCCURRED|SKIPPED): '[ -~]{0,10}'",
+                "Benchmark +Time +CPU +Iterations( [a-z_]{1,8}){0,3}",
+                "(Run on \\(|  L[0-9] |Load Average: )[ -~]{0,20}",
+                any::<String>(),
+            ],
+            0..30,
+        ),
+    ) {
+        let mut parser = latkit::ingest::gbench::console::ConsoleParser::new("prop");
+        for line in &lines {
+            parser.feed(Some(line));
+        }
+        let source = latkit::model::Source { kind: "file".into(), format: "gbench".into(), path: None, command: Vec::new() };
+        let input = parser.into_input(source);
+        prop_assert!(input.malformed as usize <= lines.len());
+        for bench in &input.runs[0].benchmarks {
+            for m in &bench.metrics {
+                prop_assert!(m.values.iter().all(|v| v.is_finite()));
+            }
+        }
+    }
+}

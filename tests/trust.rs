@@ -629,3 +629,34 @@ fn every_result_command_shares_the_output_flags() {
     let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["verdict"]["targets"][0]["status"], "fail");
 }
+
+#[test]
+fn values_too_large_for_base_units_are_refused_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, expected) in [
+        (
+            "go.txt",
+            "BenchmarkA 10 5 ns/op\nBenchmarkX 10 1e305 s/op\n",
+            "go.txt:2: `1e305 s/op` is too large to store in base units",
+        ),
+        (
+            "bench.txt",
+            "BENCH a: x=3 s\nBENCH a: x=1e305 s\n",
+            "bench.txt:2: `x` = 1e305 s is too large to store in base units",
+        ),
+    ] {
+        let path = file_with(&dir, name, text.as_bytes());
+        let out = latkit()
+            .arg("parse")
+            .arg(&path)
+            .args(["--format", "json"])
+            .assert()
+            .success()
+            .stderr(contains(expected));
+        let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert!(
+            !doc.to_string().contains("null"),
+            "no value became infinite: {doc}"
+        );
+    }
+}

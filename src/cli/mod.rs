@@ -3,6 +3,7 @@
 mod check;
 mod choices;
 mod frame;
+mod gbench;
 mod go;
 mod net;
 mod parse;
@@ -10,6 +11,7 @@ mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
 pub use frame::FrameArgs;
+pub use gbench::GbenchArgs;
 pub use go::GoArgs;
 pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use parse::ParseArgs;
@@ -26,7 +28,8 @@ use std::path::PathBuf;
     about = "Latency benchmarking toolkit: measure, run and read harnesses, decide.",
     long_about = "latkit measures latency with its own probes (timer wake-up, network round trip \
                   and throughput, frame-stage cost), runs and reads the harnesses you already \
-                  have (Go benchmarks, Xenomai latency, cyclictest, BENCH lines), and turns the \
+                  have (Go benchmarks, google/benchmark, Xenomai latency, cyclictest, BENCH \
+                  lines), and turns the \
                   numbers into decisions: medians with confidence intervals, shares of a \
                   baseline, stage attribution, percentiles, targets and budgets as a CI gate.\n\n\
                   Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
@@ -44,6 +47,8 @@ pub enum Command {
     Parse(ParseArgs),
     /// Run `go test -bench` with latency-suite settings and report the results.
     Go(GoArgs),
+    /// Run a google/benchmark binary (JSON to a file, repetitions kept) and report the results.
+    Gbench(GbenchArgs),
     /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
     #[command(mut_arg("format", |a| a
         .default_value("xenomai")

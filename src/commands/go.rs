@@ -1,5 +1,4 @@
-use super::{deliver, enrich_options, load_suite, output_sinks, warn_on_stderr};
-use crate::analyze::build_report;
+use super::{enrich_options, load_suite, output_sinks, report_outcome};
 use crate::cli::GoArgs;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
@@ -37,28 +36,13 @@ pub fn run(args: GoArgs) -> Result<()> {
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
     let outcome = test.run()?;
-    let ran_any = outcome.input.is_some();
-    if let Some(input) = outcome.input {
-        let report = build_report(input.runs, input.notes, &opts)?;
-        warn_on_stderr(&report, &args.report.output);
-        deliver(&report, sinks)?;
-    }
-    if outcome.interrupted {
-        return Err(Error::Interrupted);
-    }
-    if !outcome.status.success() {
-        return Err(Error::Failed(format!(
-            "go test failed ({}); last lines of its output:\n{}",
-            outcome.status,
-            outcome.tail.join("\n")
-        )));
-    }
-    if !ran_any {
-        return Err(Error::Failed(format!(
-            "go test ran no benchmark matching `{}`; last lines of its output:\n{}",
-            test.bench,
-            outcome.tail.join("\n")
-        )));
-    }
-    Ok(())
+    let nothing = format!("go test ran no benchmark matching `{}`", test.bench);
+    report_outcome(
+        outcome,
+        "go test",
+        &nothing,
+        &args.report.output,
+        &opts,
+        sinks,
+    )
 }

@@ -2,6 +2,7 @@
 
 mod check;
 mod doctor;
+mod gbench;
 mod go;
 mod net;
 mod parse;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Parse(args) => parse::run(args),
         Command::Go(args) => go::run(args),
+        Command::Gbench(args) => gbench::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Frame(args) => probe::frame(args),
         Command::Net(args) => net::run(args),
@@ -140,4 +142,43 @@ fn say_warnings(notes: &[Note]) {
     for note in notes.iter().filter(|n| n.level == Level::Warning) {
         crate::error::say(&format!("latkit: warning: {note}"));
     }
+}
+
+/// How a harness run ends: what it finished is reported (interrupted or not), then an
+/// interrupt is 130, a failing harness or one that ran nothing is 1 with its last lines.
+fn report_outcome(
+    outcome: crate::runner::output::Outcome,
+    harness: &str,
+    nothing_ran: &str,
+    output: &OutputArgs,
+    opts: &EnrichOptions,
+    sinks: FanOut,
+) -> Result<()> {
+    let ran_any = outcome.input.is_some();
+    if let Some(input) = outcome.input {
+        let report = crate::analyze::build_report(input.runs, input.notes, opts)?;
+        warn_on_stderr(&report, output);
+        if outcome.interrupted || !outcome.status.success() {
+            // The harness's own failure decides the exit code; the report is still written.
+            sinks.finish(&report)?;
+        } else {
+            deliver(&report, sinks)?;
+        }
+    }
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    let tail = outcome.tail.join("\n");
+    if !outcome.status.success() {
+        return Err(Error::Failed(format!(
+            "{harness} failed ({}); last lines of its output:\n{tail}",
+            outcome.status
+        )));
+    }
+    if !ran_any {
+        return Err(Error::Failed(format!(
+            "{nothing_ran}; last lines of its output:\n{tail}"
+        )));
+    }
+    Ok(())
 }

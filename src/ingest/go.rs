@@ -153,6 +153,12 @@ impl GoParser {
             let value = parse_f64(field(pair).as_bytes())
                 .ok_or_else(|| format!("`{}` is not a number, or not a finite one", field(pair)))?;
             let unit = field(pair + 1);
+            if !crate::model::fits_base_unit(value, unit) {
+                return Err(format!(
+                    "`{} {unit}` is too large to store in base units",
+                    field(pair)
+                ));
+            }
             if value < 0.0 && Unit::parse(unit).unit.dimension == Dimension::Time {
                 return Err(format!(
                     "`{value} {unit}`: a benchmark's time cannot be negative"

@@ -119,6 +119,11 @@ impl RunBuilder {
         value: f64,
         kind: MetricKind,
     ) -> Result<(), String> {
+        if !super::fits_base_unit(value, source_unit) {
+            return Err(format!(
+                "`{name}` = {value:e} {source_unit} is too large to store in base units"
+            ));
+        }
         let metrics = &mut self.benchmarks[bench].metrics;
         let Some(m) = metrics.iter().position(|m| m.name == name) else {
             let parsed = Unit::parse(source_unit);

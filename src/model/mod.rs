@@ -18,8 +18,8 @@ pub use timer::{
     TimerSummary,
 };
 pub use unit::{
-    Better, Dimension, ParsedUnit, Unit, format_exact, format_significant, number_prefix,
-    parse_quantity,
+    Better, Dimension, ParsedUnit, Unit, fits_base_unit, format_exact, format_significant,
+    number_prefix, parse_quantity,
 };
 
 use serde::{Deserialize, Serialize};

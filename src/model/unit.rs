@@ -234,6 +234,12 @@ fn join_number_and_symbol(number: String, symbol: &str) -> String {
     }
 }
 
+/// Whether `value`, given in `symbol`, stays finite in the base unit (`1e305 s` does not fit
+/// in ns). Only huge values can fail, so only they parse the unit.
+pub fn fits_base_unit(value: f64, symbol: &str) -> bool {
+    value.abs() < 1e290 || (value * Unit::parse(symbol).to_base).is_finite()
+}
+
 /// A number with a unit, as people write limits: `5 ms`, `500us`, `100 MB/s`, `2.5 GiB/s`,
 /// `42` (unitless). Returns the value in the unit's base unit. Conversions are exact for the
 /// decimal and binary prefixes: `500 us` and `0.5 ms` are both 500000 ns.

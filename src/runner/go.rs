@@ -1,22 +1,17 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
 use super::executor::{Executor, System};
+use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
+use crate::ingest::for_each_line;
 use crate::ingest::go::{GoParser, LineKind};
-use crate::ingest::{Input, for_each_line};
 use crate::interrupt;
 use crate::model::{ConfigEntry, Source, timestamp};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, LineWriter, Read, Write};
+use indicatif::ProgressBar;
+use std::io::{BufReader, LineWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
-
-/// Lines of go's output kept to explain a failure.
-const TAIL_LINES: usize = 25;
+use std::time::SystemTime;
 
 pub struct GoTest {
     pub package: String,
@@ -27,15 +22,6 @@ pub struct GoTest {
     pub extra: Vec<String>,
     pub raw: Option<PathBuf>,
     pub progress: bool,
-}
-
-pub struct Outcome {
-    /// What was parsed; `None` when go printed no result at all.
-    pub input: Option<Input>,
-    pub status: ExitStatus,
-    /// The last lines go printed (stdout and stderr), for failure messages.
-    pub tail: Vec<String>,
-    pub interrupted: bool,
 }
 
 impl GoTest {
@@ -88,17 +74,9 @@ impl GoTest {
         })?;
         interrupt::set_child_group(child.group());
 
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
-        let stderr = child.take_stderr().map(|stderr| {
-            let tail = Arc::clone(&tail);
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-                    push_tail(&tail, line);
-                }
-            })
-        });
-
-        let progress = self.progress_bar();
+        let tail = Tail::default();
+        let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
+        let progress = spinner(self.progress, "go test", "building…");
         let mut parser = GoParser::new("go test");
         let mut raw_error = None;
         if let Some(stdout) = child.take_stdout() {
@@ -110,14 +88,7 @@ impl GoTest {
             };
             stream(stdout, &mut parser, copies)?;
         }
-        let status = child
-            .wait()
-            .map_err(|e| Error::Failed(format!("waiting for go test: {e}")))?;
-        interrupt::set_child_group(0);
-        if let Some(handle) = stderr {
-            let _ = handle.join();
-        }
-        progress.finish_and_clear();
+        let status = wait_for(child.as_mut(), "go test", stderr, &progress)?;
         if let (Some(e), Some(path)) = (raw_error, &self.raw) {
             return Err(Error::io(&path.display().to_string(), e));
         }
@@ -129,10 +100,7 @@ impl GoTest {
         }
 
         let out = parser.finish();
-        let tail = tail
-            .lock()
-            .map(|t| t.iter().cloned().collect())
-            .unwrap_or_default();
+        let tail = tail.lines();
         let input = (!out.builder.is_empty()).then(|| {
             let mut environment = crate::host::capture();
             environment.toolchains = exec
@@ -161,19 +129,6 @@ impl GoTest {
             interrupted: interrupt::requested(),
         })
     }
-
-    fn progress_bar(&self) -> ProgressBar {
-        if !self.progress {
-            return ProgressBar::hidden();
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template("{spinner} go test {elapsed} · {msg}") {
-            bar.set_style(style);
-        }
-        bar.set_message("building…");
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    }
 }
 
 /// Where each line of go's output goes besides the parser.
@@ -181,7 +136,7 @@ struct Copies<'a> {
     raw: Option<&'a mut LineWriter<OutputFile>>,
     /// The first error writing `raw`, reported once go is done.
     raw_error: &'a mut Option<std::io::Error>,
-    tail: &'a Mutex<VecDeque<String>>,
+    tail: &'a Tail,
     progress: &'a ProgressBar,
 }
 
@@ -198,7 +153,7 @@ fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copie
         {
             *copies.raw_error = Some(e);
         }
-        push_tail(copies.tail, String::from_utf8_lossy(text).into_owned());
+        copies.tail.push(String::from_utf8_lossy(text).into_owned());
         if let LineKind::Result { name } = parser.feed(line) {
             results += 1;
             copies
@@ -209,15 +164,6 @@ fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copie
     .map_err(|e| Error::io("go test output", e))
 }
 
-fn push_tail(tail: &Mutex<VecDeque<String>>, line: String) {
-    if let Ok(mut tail) = tail.lock() {
-        if tail.len() == TAIL_LINES {
-            tail.pop_front();
-        }
-        tail.push_back(line);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::executor::Process;
@@ -226,6 +172,7 @@ mod tests {
     use std::io::{Cursor, Read};
     use std::os::unix::process::ExitStatusExt;
     use std::path::Path;
+    use std::process::ExitStatus;
 
     /// A `go` that prints what it is given and exits with `code`; or none at all.
     struct Scripted {

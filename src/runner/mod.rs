@@ -1,4 +1,6 @@
 //! Runners: start a harness, stream its output into the model.
 
 pub mod executor;
+pub mod gbench;
 pub mod go;
+pub mod output;

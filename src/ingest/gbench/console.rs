@@ -16,7 +16,8 @@
 
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
-use crate::ingest::{Input, InputFormat, Named, Parsed, for_each_text_line};
+use crate::ingest::{Input, InputFormat, Named, for_each_text_line};
+use crate::model::Source;
 use std::io::BufRead;
 
 pub const EXAMPLE_LINE: &str = "BM_Lookup        12.5 ns         12.5 ns     56000000";
@@ -41,19 +42,13 @@ impl InputFormat for GbenchConsole {
         for_each_text_line(reader, input.path, |l| {
             parser.feed(l);
         })?;
-        if parser.recorder.is_empty() {
+        if parser.is_empty() {
             return Err(Error::Input(format!(
                 "{}: no google/benchmark results found. A result line looks like:\n  {EXAMPLE_LINE}",
                 input.path
             )));
         }
-        let (parsed, context) = parser.finish();
-        let mut input_read = parsed.into_input(input.source(self), context.environment);
-        input_read.runs[0].started = context.date;
-        let mut notes = context.notes;
-        notes.append(&mut input_read.notes);
-        input_read.notes = notes;
-        Ok(input_read)
+        Ok(parser.into_input(input.source(self)))
     }
 }
 
@@ -250,16 +245,19 @@ impl ConsoleParser {
         Ok((name.to_string(), RowKind::Iteration))
     }
 
-    pub fn finish(mut self) -> (Parsed, Context) {
+    /// Whether any row was read (errors included).
+    pub fn is_empty(&self) -> bool {
+        self.recorder.is_empty()
+    }
+
+    /// The run read so far.
+    pub fn into_input(mut self, source: Source) -> Input {
         if !self.caches.is_empty() {
             let cpus: Option<u64> = self.context.environment.cores.map(|c| c as u64);
             let caches: Vec<String> = self.caches.iter().map(|c| cache(c, cpus)).collect();
             self.context.set("caches", caches.join(", "));
         }
-        let parsed = self
-            .recorder
-            .finish(std::mem::take(&mut self.context.config));
-        (parsed, self.context)
+        self.context.into_input(self.recorder, source)
     }
 }
 
@@ -344,6 +342,15 @@ fn cache(line: &str, cpus: Option<u64>) -> String {
 mod tests {
     use super::*;
 
+    fn source() -> Source {
+        Source {
+            kind: "file".into(),
+            format: "gbench".into(),
+            path: None,
+            command: Vec::new(),
+        }
+    }
+
     #[test]
     fn human_readable_counters() {
         assert_eq!(counter_value("15.2507M/s").unwrap(), 15.2507e6);
@@ -382,10 +389,11 @@ mod tests {
             p.feed(Some(line));
         }
         assert_eq!(p.results(), 7);
-        let (parsed, context) = p.finish();
-        assert_eq!(parsed.malformed, 1);
-        assert_eq!(context.environment.cores, Some(2));
-        let b = parsed.builder.finish();
+        let input = p.into_input(source());
+        assert_eq!(input.malformed, 1);
+        let run = &input.runs[0];
+        assert_eq!(run.environment.cores, Some(2));
+        let b = &run.benchmarks;
         let names: Vec<&str> = b.iter().map(|b| b.name.full_name.as_str()).collect();
         assert_eq!(names, ["BM_W", "BM_D/256", "BM_D_BigO", "BM_D_RMS"]);
         assert_eq!(b[0].metric("real_time").unwrap().values, [65.6]);
@@ -403,7 +411,7 @@ mod tests {
         p.feed(Some(
             "BM_W        65.6 ns 65.5 ns    1301931       64        15.25M/s",
         ));
-        let b = p.finish().0.builder.finish();
+        let b = &p.into_input(source()).runs[0].benchmarks;
         assert_eq!(b[0].metric("entities").unwrap().values, [64.0]);
         assert_eq!(b[0].metric("items_per_second").unwrap().values, [15.25e6]);
     }

@@ -4,6 +4,7 @@
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
 use crate::ingest::{Input, InputFormat, Named};
+use crate::model::Source;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -44,16 +45,14 @@ impl InputFormat for GbenchJson {
                 MAX_BYTES >> 30
             )));
         }
-        let (context, recorder) = read_document(path, &bytes)?;
-        let date = context.date.clone();
-        let parsed = recorder.finish(context.config);
-        let mut input = parsed.into_input(input.source(self), context.environment);
-        input.runs[0].started = date;
-        let mut notes = context.notes;
-        notes.append(&mut input.notes);
-        input.notes = notes;
-        Ok(input)
+        read_bytes(path, &bytes, input.source(self))
     }
+}
+
+/// A whole google/benchmark JSON document, held in memory, as the run it describes.
+pub fn read_bytes(path: &str, bytes: &[u8], source: Source) -> Result<Input> {
+    let (context, recorder) = read_document(path, bytes)?;
+    Ok(context.into_input(recorder, source))
 }
 
 #[derive(Deserialize)]
@@ -65,7 +64,7 @@ struct Document<'a> {
 }
 
 /// Reads the document and hands every row to a recorder.
-pub fn read_document(path: &str, bytes: &[u8]) -> Result<(Context, Recorder)> {
+fn read_document(path: &str, bytes: &[u8]) -> Result<(Context, Recorder)> {
     let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
         Error::Input(format!(
             "{path}:{}: not a google/benchmark JSON document: {e}",

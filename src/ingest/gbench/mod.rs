@@ -6,9 +6,9 @@
 pub mod console;
 pub mod json;
 
-use super::Parsed;
 use super::problems::Skipped;
-use crate::model::{BenchName, Better, ConfigEntry, Environment, Note, RunBuilder};
+use super::{Input, Parsed};
+use crate::model::{BenchName, Better, ConfigEntry, Environment, Note, RunBuilder, Source};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What a row is, as google/benchmark's `run_type` and `aggregate_name` say.
@@ -341,6 +341,17 @@ pub struct Context {
 }
 
 impl Context {
+    /// The run the recorded rows make, with this context's machine, configuration and notes
+    /// (the context's warnings first).
+    pub fn into_input(mut self, recorder: Recorder, source: Source) -> Input {
+        let parsed = recorder.finish(std::mem::take(&mut self.config));
+        let mut input = parsed.into_input(source, self.environment);
+        input.runs[0].started = self.date;
+        self.notes.append(&mut input.notes);
+        input.notes = self.notes;
+        input
+    }
+
     pub fn set(&mut self, key: &str, value: String) {
         match key {
             "host_name" => self.environment.hostname = Some(value.clone()),

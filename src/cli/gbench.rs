@@ -1,0 +1,30 @@
+use super::ReportArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct GbenchArgs {
+    /// The google/benchmark binary to run.
+    #[arg(value_name = "BINARY")]
+    pub binary: PathBuf,
+    /// Benchmarks to run (`--benchmark_filter`, a regular expression).
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Repetitions of each benchmark (`--benchmark_repetitions`); every repetition is kept,
+    /// for medians with confidence intervals (6 or more give one).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repetitions: u32,
+    /// Minimum time per benchmark (`--benchmark_min_time`: seconds, or `0.5s` / `100x` with
+    /// google/benchmark 1.8 and later).
+    #[arg(long, value_name = "T")]
+    pub min_time: Option<String>,
+    /// Keep the binary's own JSON output in FILE.
+    #[arg(long, value_name = "FILE")]
+    pub raw: Option<PathBuf>,
+    /// Extra arguments passed to the binary.
+    #[arg(last = true, value_name = "ARGS")]
+    pub extra: Vec<String>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}

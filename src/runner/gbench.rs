@@ -1,0 +1,211 @@
+//! Runs a google/benchmark binary: its JSON goes to a file (every figure, the context), its
+//! console table is read as it streams (progress, and what finished if the run is cut short).
+
+use super::executor::{Executor, System};
+use super::output::{Outcome, Tail, spinner, wait_for};
+use crate::atomic_file::OutputFile;
+use crate::error::{Error, Result};
+use crate::ingest::gbench::console::ConsoleParser;
+use crate::ingest::gbench::json;
+use crate::ingest::{Input, for_each_line};
+use crate::interrupt;
+use crate::model::{Note, Source, timestamp};
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub struct GbenchRun {
+    pub binary: PathBuf,
+    /// `--benchmark_filter`.
+    pub filter: Option<String>,
+    /// `--benchmark_repetitions`: every repetition is kept, the aggregates only as a fallback.
+    pub repetitions: u32,
+    /// `--benchmark_min_time`, as the binary takes it (`0.5`, or `0.5s` / `100x` from 1.8).
+    pub min_time: Option<String>,
+    pub extra: Vec<String>,
+    /// Keep the binary's JSON here.
+    pub raw: Option<PathBuf>,
+    pub progress: bool,
+}
+
+impl GbenchRun {
+    /// The binary's arguments: JSON to `out`, plain console on stdout, then the extra ones.
+    pub fn args(&self, out: &Path) -> Vec<String> {
+        let mut args = vec![
+            format!("--benchmark_out={}", out.display()),
+            "--benchmark_out_format=json".to_string(),
+            "--benchmark_color=false".to_string(),
+            format!("--benchmark_repetitions={}", self.repetitions),
+        ];
+        if let Some(filter) = &self.filter {
+            args.push(format!("--benchmark_filter={filter}"));
+        }
+        if let Some(min_time) = &self.min_time {
+            args.push(format!("--benchmark_min_time={min_time}"));
+        }
+        args.extend(self.extra.iter().cloned());
+        args
+    }
+
+    pub fn run(&self) -> Result<Outcome> {
+        self.run_with(&System)
+    }
+
+    /// Runs the binary through `exec` (the real process, or a test double).
+    pub fn run_with(&self, exec: &dyn Executor) -> Result<Outcome> {
+        let out = JsonOut::open(self.raw.as_deref())?;
+        let json_path = out.path().to_path_buf();
+        let args = self.args(&json_path);
+        let program = self.binary.display().to_string();
+        // A bare name would be looked up on PATH; a benchmark binary is a file here.
+        let program = if self.binary.components().count() == 1 {
+            format!("./{program}")
+        } else {
+            program
+        };
+        interrupt::install();
+        let started = SystemTime::now();
+        let mut child = exec.spawn(&program, &args, None).map_err(|e| {
+            Error::Failed(match e.kind() {
+                std::io::ErrorKind::NotFound => format!("{program}: no such benchmark binary"),
+                std::io::ErrorKind::PermissionDenied => {
+                    format!("{program}: not executable (chmod +x, or build it first)")
+                }
+                _ => format!("could not start {program}: {e}"),
+            })
+        })?;
+        interrupt::set_child_group(child.group());
+        let tail = Tail::default();
+        let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
+        let progress = spinner(self.progress, &program, "starting…");
+        let mut console = ConsoleParser::new(&program);
+        if let Some(stdout) = child.take_stdout() {
+            for_each_line(&mut BufReader::new(stdout), |line| {
+                let text = line.map(String::from_utf8_lossy);
+                tail.push(text.as_deref().unwrap_or_default().to_string());
+                if let Some(name) = console.feed(text.as_deref()) {
+                    progress.set_message(format!("{} results · {name}", console.results()));
+                }
+            })
+            .map_err(|e| Error::io(&program, e))?;
+        }
+        let status = wait_for(child.as_mut(), &program, stderr, &progress)?;
+
+        let source = Source {
+            kind: "command".to_string(),
+            format: "gbench-json".to_string(),
+            path: None,
+            command: std::iter::once(program.clone()).chain(args).collect(),
+        };
+        let finished = status.success() && !interrupt::requested();
+        let from_json = finished
+            .then(|| read_json(&json_path, &out.name(&program), source.clone()))
+            .and_then(|json| json.ok());
+        let input = match from_json {
+            Some(input) => Some(input),
+            None if console.is_empty() => None,
+            None => {
+                let mut input = console.into_input(Source {
+                    format: "gbench".to_string(),
+                    ..source
+                });
+                input.notes.push(Note::info(
+                    "the run did not finish: these figures are from its console table, rounded to the digits printed",
+                ));
+                Some(input)
+            }
+        };
+        let input = input.map(|mut input| {
+            let run = &mut input.runs[0];
+            // This host, as latkit sees it; google/benchmark's context stays in the config.
+            run.environment = crate::host::capture();
+            run.started = Some(timestamp(started));
+            run.ended = Some(timestamp(SystemTime::now()));
+            input
+        });
+        out.keep()?;
+        Ok(Outcome {
+            input,
+            status,
+            tail: tail.lines(),
+            interrupted: interrupt::requested(),
+        })
+    }
+}
+
+/// Where the binary writes its JSON: the temporary file `--raw` is renamed from, or a private
+/// one removed when done.
+enum JsonOut {
+    Raw(OutputFile),
+    Scratch(tempfile::NamedTempFile),
+}
+
+impl JsonOut {
+    fn open(raw: Option<&Path>) -> Result<JsonOut> {
+        Ok(match raw {
+            Some(path) => JsonOut::Raw(OutputFile::create(path)?),
+            None => JsonOut::Scratch(
+                tempfile::Builder::new()
+                    .prefix("latkit-gbench-")
+                    .suffix(".json")
+                    .tempfile()
+                    .map_err(|e| Error::Failed(format!("creating a temporary file: {e}")))?,
+            ),
+        })
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            JsonOut::Raw(file) => file.temp_path(),
+            JsonOut::Scratch(file) => file.path(),
+        }
+    }
+
+    /// What messages call the JSON: the `--raw` file, or the binary's output.
+    fn name(&self, program: &str) -> String {
+        match self {
+            JsonOut::Raw(file) => file.name(),
+            JsonOut::Scratch(_) => format!("{program} --benchmark_out"),
+        }
+    }
+
+    /// Renames `--raw` into place; the private file goes.
+    fn keep(self) -> Result<()> {
+        match self {
+            JsonOut::Raw(file) => file.commit(),
+            JsonOut::Scratch(_) => Ok(()),
+        }
+    }
+}
+
+fn read_json(path: &Path, name: &str, source: Source) -> Result<Input> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| Error::io(name, e))?;
+    json::read_bytes(name, &bytes, source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_the_benchmark_command() {
+        let run = GbenchRun {
+            binary: "./bm".into(),
+            filter: Some("Lookup".into()),
+            repetitions: 6,
+            min_time: Some("0.05".into()),
+            extra: vec!["--benchmark_enable_random_interleaving=true".into()],
+            raw: None,
+            progress: false,
+        };
+        assert_eq!(
+            run.args(Path::new("/tmp/o.json")).join(" "),
+            "--benchmark_out=/tmp/o.json --benchmark_out_format=json --benchmark_color=false \
+             --benchmark_repetitions=6 --benchmark_filter=Lookup --benchmark_min_time=0.05 \
+             --benchmark_enable_random_interleaving=true"
+        );
+    }
+}
