@@ -17,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Unit, parse_quantity};
+use crate::toml_file::line_of;
 use serde::Deserialize;
 use std::path::Path;
 use toml::Spanned;
@@ -119,10 +120,6 @@ pub struct Targets {
     pub budget: Option<Budget>,
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 impl Targets {
     pub fn load(path: &Path) -> Result<Targets> {
         let name = path.display().to_string();
@@ -131,16 +128,7 @@ impl Targets {
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Targets> {
-        let raw: File = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| format!(":{}", line_of(text, s.start)))
-                .unwrap_or_default();
-            Error::Input(format!(
-                "{file}{line}: not a valid targets file: {}",
-                e.message()
-            ))
-        })?;
+        let raw: File = crate::toml_file::parse(file, text, "targets file")?;
         let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
         // Errors point at the key's own line, not at its table's header.
         let limit = |spec: &Spanned<QuantitySpec>| {

@@ -10,6 +10,7 @@ const RANKS: &[(&str, u8)] = &[
     ("error", 0),
     ("interrupt", 0),
     ("atomic_file", 0),
+    ("toml_file", 0),
     // Sources, the host they measure, and the files that configure analysis.
     ("ingest", 1),
     ("probe", 1),
@@ -17,6 +18,7 @@ const RANKS: &[(&str, u8)] = &[
     ("host", 1),
     ("spec", 1),
     ("targets", 1),
+    ("page_spec", 1),
     ("analyze", 2),
     ("report", 3),
     // Argument definitions: data the commands consume (clap lives only here).

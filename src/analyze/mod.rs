@@ -3,6 +3,7 @@
 pub mod attribution;
 pub mod enrich;
 pub mod gate;
+pub mod page;
 pub mod stats;
 pub mod view;
 

@@ -6,6 +6,7 @@ mod frame;
 mod gbench;
 mod go;
 mod net;
+mod page;
 mod parse;
 mod timer;
 
@@ -14,6 +15,7 @@ pub use frame::FrameArgs;
 pub use gbench::GbenchArgs;
 pub use go::GoArgs;
 pub use net::{NetArgs, NetMode, NetTestArgs};
+pub use page::{PageArgs, PageFormat};
 pub use parse::ParseArgs;
 pub use timer::{Policy, TimerArgs};
 
@@ -62,6 +64,9 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Gate results against targets and a latency budget (exit 1 when any misses).
     Check(CheckArgs),
+    /// Generate a performance page ("At a glance", "Health check", environment, caveats)
+    /// from a spec and results, with numbers, verdicts and caveats computed.
+    Page(PageArgs),
 }
 
 #[derive(Debug, Args)]

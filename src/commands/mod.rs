@@ -5,6 +5,7 @@ mod doctor;
 mod gbench;
 mod go;
 mod net;
+mod page;
 mod parse;
 mod probe;
 mod timer;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Net(args) => net::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Check(args) => check::run(args),
+        Command::Page(args) => page::run(args),
     }
 }
 

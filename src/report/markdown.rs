@@ -5,7 +5,8 @@ use std::io::{self, Write};
 
 pub struct Markdown;
 
-fn escape(text: &str) -> String {
+/// A table cell's text with its `|` escaped.
+pub fn escape(text: &str) -> String {
     text.replace('|', "\\|")
 }
 

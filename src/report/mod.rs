@@ -7,6 +7,7 @@ pub mod gate;
 pub mod hgrm;
 mod json;
 mod markdown;
+pub mod page;
 pub mod sink;
 mod terminal;
 pub mod xenomai;

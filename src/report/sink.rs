@@ -60,7 +60,7 @@ impl Destination {
         }
     }
 
-    fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match self {
             Destination::Stdout => "stdout".into(),
             Destination::Stderr => "stderr".into(),
@@ -68,7 +68,8 @@ impl Destination {
         }
     }
 
-    fn close(self) -> Result<()> {
+    /// Puts a file in place (standard output needs nothing).
+    pub fn close(self) -> Result<()> {
         match self {
             Destination::File(f) => f.commit(),
             _ => Ok(()),

@@ -1,0 +1,30 @@
+use super::{read_inputs, say_warnings};
+use crate::analyze::page::build_page;
+use crate::cli::PageArgs;
+use crate::error::{Error, Result};
+use crate::ingest::merge;
+use crate::page_spec::PageSpec;
+use crate::report::sink::Destination;
+use std::io::Write;
+
+pub fn run(args: PageArgs) -> Result<()> {
+    let spec = PageSpec::load(&args.spec)?;
+    let destination = Destination::open(args.out.as_deref())?;
+    let format = crate::cli::input_format(&args.input.input_format);
+    let (runs, mut notes) = read_inputs(&args.files, format, false)?;
+    let count = runs.len();
+    let (run, merge_notes) =
+        merge(runs).ok_or_else(|| Error::Input("no results to put on the page".into()))?;
+    notes.extend(merge_notes);
+    let page = build_page(&spec, &run, count)?;
+    say_warnings(&notes);
+    let mut text = Vec::new();
+    crate::report::page::markdown(&page, &mut text).map_err(|e| Error::io("page", e))?;
+    let name = destination.name();
+    let mut destination = destination;
+    destination
+        .write_all(&text)
+        .and_then(|_| destination.flush())
+        .map_err(|e| Error::io(&name, e))?;
+    destination.close()
+}
