@@ -13,10 +13,15 @@
 //! name = "encode"
 //! bench = "encode_raw"
 //! metric = "avg"
+//!
+//! [[regression]]           # judged against `latkit check --base OLD`
+//! metric = "p99"           # a metric name or a distribution statistic
+//! threshold = "+10%"       # +N% worse when higher, -N% worse when lower, N% the metric's way
+//! strict = false           # true: beyond the threshold but within noise fails too
 //! ```
 
 use crate::error::{Error, Result};
-use crate::model::{Unit, parse_quantity};
+use crate::model::{Better, Unit, parse_quantity};
 use crate::toml_file::line_of;
 use serde::Deserialize;
 use std::path::Path;
@@ -28,6 +33,19 @@ struct File {
     #[serde(default)]
     target: Vec<Spanned<TargetSpec>>,
     budget: Option<Spanned<BudgetSpec>>,
+    #[serde(default)]
+    regression: Vec<Spanned<RegressionSpec>>,
+}
+
+/// `[[regression]]`: the same rule as `latkit compare --fail-on`, judged against `--base`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegressionSpec {
+    metric: String,
+    /// `+5%` (worse when higher), `-5%` (worse when lower), `5%` (the metric's direction).
+    threshold: String,
+    #[serde(default)]
+    strict: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +136,71 @@ pub struct Targets {
     pub file: String,
     pub targets: Vec<Target>,
     pub budget: Option<Budget>,
+    /// Regression rules, judged by comparing the results with a base (`check --base`).
+    pub regressions: Vec<RegressionRule>,
+}
+
+/// `--fail-on 'ns/op:+5%'`: fail when `metric` (a metric name, or a distribution statistic
+/// such as `p99`) moves in the bad direction by more than `percent`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegressionRule {
+    pub metric: String,
+    /// The allowed change in percent, positive.
+    pub percent: f64,
+    /// `Some(true)`: an increase is the regression (`+5%`); `Some(false)`: a decrease (`-5%`);
+    /// `None`: whichever direction is worse for the metric.
+    pub increase_is_bad: Option<bool>,
+    /// As the user wrote it, for messages.
+    pub text: String,
+    /// A change beyond the threshold that is within noise fails too.
+    pub strict: bool,
+}
+
+impl RegressionRule {
+    /// Parses `METRIC:[+|-]N%`.
+    pub fn parse(text: &str) -> std::result::Result<RegressionRule, String> {
+        let bad = || {
+            format!(
+                "`{text}` is not a regression rule: expected METRIC:+N% (worse when higher), \
+                 METRIC:-N% (worse when lower) or METRIC:N% (the metric's own direction), e.g. \
+                 ns/op:+5% or throughput:-5%"
+            )
+        };
+        let (metric, threshold) = text.rsplit_once(':').ok_or_else(bad)?;
+        let number = threshold.trim().strip_suffix('%').ok_or_else(bad)?;
+        let (increase_is_bad, digits) = match number.as_bytes().first() {
+            Some(b'+') => (Some(true), &number[1..]),
+            Some(b'-') => (Some(false), &number[1..]),
+            _ => (None, number),
+        };
+        let digits = digits.trim();
+        if !digits.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            return Err(bad());
+        }
+        let percent: f64 = digits.parse().map_err(|_| bad())?;
+        if metric.trim().is_empty() || !percent.is_finite() || !(0.0..=1e6).contains(&percent) {
+            return Err(bad());
+        }
+        Ok(RegressionRule {
+            metric: metric.trim().to_string(),
+            percent,
+            increase_is_bad,
+            text: text.to_string(),
+            strict: false,
+        })
+    }
+
+    /// Whether a change of `percent` breaks the rule for a metric where `better` is better.
+    pub fn is_regression(&self, percent: f64, better: Better) -> bool {
+        let increase_is_bad = self
+            .increase_is_bad
+            .unwrap_or(!matches!(better, Better::Higher));
+        if increase_is_bad {
+            percent > self.percent
+        } else {
+            percent < -self.percent
+        }
+    }
 }
 
 impl Targets {
@@ -192,15 +275,27 @@ impl Targets {
             }
             None => None,
         };
-        if targets.is_empty() && budget.is_none() {
+        let mut regressions = Vec::new();
+        for spanned in raw.regression {
+            let line = line_of(text, spanned.span().start);
+            let r = spanned.into_inner();
+            let rule = RegressionRule::parse(&format!("{}:{}", r.metric, r.threshold))
+                .map_err(|why| bad(line, why))?;
+            regressions.push(RegressionRule {
+                strict: r.strict,
+                ..rule
+            });
+        }
+        if targets.is_empty() && budget.is_none() && regressions.is_empty() {
             return Err(Error::Input(format!(
-                "{file}: no [[target]] and no [budget]: nothing to check"
+                "{file}: no [[target]], [budget] or [[regression]]: nothing to check"
             )));
         }
         Ok(Targets {
             file: file.to_string(),
             targets,
             budget,
+            regressions,
         })
     }
 }

@@ -163,8 +163,9 @@ pub fn build_report(
     })
 }
 
-/// Fills in every metric's summary, spread over the available cores.
-fn summarize_all(runs: &mut [Run]) {
+/// Derives every metric's summary and percentiles from what was measured, spread over the
+/// available cores.
+pub fn summarize_all(runs: &mut [Run]) {
     let mut metrics: Vec<(&mut Metric, Option<&TimerSummary>)> = runs
         .iter_mut()
         .flat_map(|r| r.benchmarks.iter_mut())

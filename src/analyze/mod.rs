@@ -1,10 +1,13 @@
-//! From numbers to decisions: statistics, baselines, attribution.
+//! From numbers to decisions: statistics, baselines, attribution, comparison, gates.
 
 pub mod attribution;
+pub mod compare;
 pub mod enrich;
+pub mod envdiff;
 pub mod gate;
 pub mod page;
 pub mod stats;
+pub mod utest;
 pub mod view;
 
 pub use enrich::{EnrichOptions, build_report};

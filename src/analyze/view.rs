@@ -74,7 +74,35 @@ pub enum Cell {
     Percent {
         percent: f64,
     },
+    /// A column's change against the base column (`latkit compare`).
+    Change(Change),
     Empty,
+}
+
+/// How a figure moved from the base input to another, and whether that is more than noise.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// `(new / base − 1) · 100`; absent when the base is zero or either side is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    /// The test's p-value, for repetitions (Mann-Whitney U).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// Values on each side (repetitions, or samples of a distribution).
+    pub n_base: u64,
+    pub n: u64,
+    pub verdict: ChangeVerdict,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeVerdict {
+    /// Significant at the chosen alpha, or confidence bounds that do not overlap.
+    Significant,
+    /// Not distinguishable from noise: printed `~`.
+    Noise,
+    /// Not tested: a geomean, or a maximum (one sample is never evidence on its own).
+    Untested,
 }
 
 impl Cell {

@@ -11,7 +11,8 @@ pub enum CheckFormat {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Targets file (TOML: [[target]] bench/metric/below/above, and an optional [budget]).
+    /// Targets file (TOML: [[target]] bench/metric/below/above, an optional [budget], and
+    /// [[regression]] rules judged against --base).
     #[arg(long, value_name = "FILE")]
     pub targets: PathBuf,
     /// Results in any format latkit reads, or latkit JSON; `-` or nothing reads stdin.
@@ -29,4 +30,12 @@ pub struct CheckArgs {
     /// under the verdict.
     #[arg(long)]
     pub strict: bool,
+    /// The base the targets file's [[regression]] rules compare the inputs with: a file in
+    /// any format latkit reads, or a stored run (`@latest`, `@branch:main`, ...).
+    #[arg(long, value_name = "INPUT")]
+    pub base: Option<String>,
+    /// Judge [[regression]] rules although the base comes from a different machine or
+    /// settings (the differences are listed).
+    #[arg(long)]
+    pub allow_env_mismatch: bool,
 }

@@ -2,6 +2,7 @@
 
 mod check;
 mod choices;
+mod compare;
 mod frame;
 mod gbench;
 mod go;
@@ -11,6 +12,7 @@ mod parse;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
+pub use compare::{CompareArgs, CompareFormat};
 pub use frame::FrameArgs;
 pub use gbench::GbenchArgs;
 pub use go::GoArgs;
@@ -64,6 +66,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Gate results against targets and a latency budget (exit 1 when any misses).
     Check(CheckArgs),
+    /// Did it get slower? Compare inputs with the first (medians with 95% CIs, Mann-Whitney U
+    /// p-values, distributions by percentile bounds), after checking their environments
+    /// match; `--fail-on` gates on significant regressions.
+    Compare(CompareArgs),
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
     /// from a spec and results, with numbers, verdicts and caveats computed.
     Page(PageArgs),

@@ -1,14 +1,30 @@
 use super::{deliver, read_inputs};
+use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Verdict};
 use crate::targets::Targets;
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
-/// everything passed.
+/// everything passed. `[[regression]]` rules compare the results with `--base`.
 pub fn run(args: CheckArgs) -> Result<()> {
     let targets = Targets::load(&args.targets)?;
+    match (&args.base, targets.regressions.is_empty()) {
+        (None, false) => {
+            return Err(Error::Input(format!(
+                "{}: [[regression]] rules need a base to compare with (--base FILE or @ref)",
+                targets.file
+            )));
+        }
+        (Some(_), true) => {
+            return Err(Error::Input(format!(
+                "--base given but {} has no [[regression]] rule to judge with it",
+                targets.file
+            )));
+        }
+        _ => {}
+    }
     let mut sinks = FanOut::default();
     sinks.push(Verdict {
         dest: Destination::Stdout,
@@ -19,9 +35,38 @@ pub fn run(args: CheckArgs) -> Result<()> {
     }
     let format = crate::cli::input_format(&args.input.input_format);
     let (runs, notes) = read_inputs(&args.inputs, format, args.strict)?;
+    let regression = match &args.base {
+        Some(base) => {
+            let (base_runs, _) = read_inputs(std::slice::from_ref(base), format, args.strict)?;
+            let inputs = vec![
+                CompareInput {
+                    label: super::compare::label(base),
+                    runs: base_runs,
+                },
+                CompareInput {
+                    label: "results".into(),
+                    runs: runs.clone(),
+                },
+            ];
+            let opts = CompareOptions {
+                rules: targets.regressions.clone(),
+                allow_env_mismatch: args.allow_env_mismatch,
+                ..CompareOptions::default()
+            };
+            Some(compare(inputs, &opts)?)
+        }
+        None => None,
+    };
     let opts = EnrichOptions {
         targets: Some(targets),
         ..EnrichOptions::default()
     };
-    deliver(&build_report(runs, notes, &opts)?, sinks)
+    let mut report = build_report(runs, notes, &opts)?;
+    if let Some(compared) = regression {
+        report.notes.extend(compared.notes);
+        if let (Some(verdict), Some(judged)) = (&mut report.verdict, compared.verdict) {
+            verdict.targets.extend(judged.targets);
+        }
+    }
+    deliver(&report, sinks)
 }

@@ -1,6 +1,7 @@
 //! What each subcommand does, from parsed arguments to a written report.
 
 mod check;
+mod compare;
 mod doctor;
 mod gbench;
 mod go;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Net(args) => net::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Check(args) => check::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Page(args) => page::run(args),
     }
 }

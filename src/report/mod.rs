@@ -15,7 +15,7 @@ pub mod xenomai;
 use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
-pub use crate::analyze::view::{Cell, Column, Report, Row, Table};
+pub use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
 
 impl Column {
     /// The header with its unit, for formats that print numbers raw.
@@ -40,12 +40,33 @@ impl Cell {
                 relative_percent, ..
             } => relative_percent.map_or_else(|| "—".to_string(), |p| format!("±{p:.2}%")),
             Cell::Percent { percent } => format!("{percent:.2}"),
+            Cell::Change(change) => change_text(change),
             Cell::Empty => String::new(),
         }
     }
 
     fn is_text(&self) -> bool {
         matches!(self, Cell::Text { .. })
+    }
+}
+
+/// `+12.30% (p=0.002 n=6)`, `~ (p=0.485 n=6+8)` as benchstat writes them; a distribution's
+/// figures say whether their bounds are apart, and untested figures carry no verdict.
+fn change_text(change: &Change) -> String {
+    let n = if change.n == change.n_base {
+        format!("n={}", change.n)
+    } else {
+        format!("n={}+{}", change.n_base, change.n)
+    };
+    let percent = change
+        .percent
+        .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
+    match (change.verdict, change.p) {
+        (ChangeVerdict::Significant, Some(p)) => format!("{percent} (p={p:.3} {n})"),
+        (ChangeVerdict::Noise, Some(p)) => format!("~ (p={p:.3} {n})"),
+        (ChangeVerdict::Significant, None) => format!("{percent} (bounds apart)"),
+        (ChangeVerdict::Noise, None) => format!("~ ({percent}, bounds overlap)"),
+        (ChangeVerdict::Untested, _) => percent,
     }
 }
 

@@ -1,0 +1,924 @@
+//! Did it get slower? Inputs side by side, the first as the base: repetitions are compared
+//! with the Mann-Whitney U test (benchstat's verdicts and p-values), distributions by
+//! order-statistic bounds on their percentiles. Environments are diffed first, and
+//! regression rules turn the changes into a gate.
+
+use super::envdiff::{self, Difference};
+use super::gate::{Measured, Status, TargetResult, Verdict, measure};
+use super::stats::{CONFIDENCE, min_samples_for_ci};
+use super::utest::{mann_whitney, min_samples_to_detect};
+use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
+use crate::error::{Error, Result};
+use crate::model::{Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit};
+pub use crate::targets::RegressionRule;
+use hdrhistogram::Histogram;
+
+/// One column of the comparison: the runs read from one input (a file or a stored run).
+pub struct CompareInput {
+    pub label: String,
+    pub runs: Vec<Run>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// Significance level of the U test.
+    pub alpha: f64,
+    /// Only this metric (by name); default every metric the inputs share.
+    pub metric: Option<String>,
+    /// Statistics compared for distributions (`p50`, `p99`, `p99.9`, `max`, ...).
+    pub statistics: Vec<String>,
+    pub rules: Vec<RegressionRule>,
+    /// Compare although the environments differ (the differences mark the report).
+    pub allow_env_mismatch: bool,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            alpha: 0.05,
+            metric: None,
+            statistics: DEFAULT_STATISTICS.iter().map(|s| s.to_string()).collect(),
+            rules: Vec::new(),
+            allow_env_mismatch: false,
+        }
+    }
+}
+
+pub const DEFAULT_STATISTICS: [&str; 4] = ["p50", "p99", "p99.9", "max"];
+/// Statistics a distribution can be compared on.
+pub const DISTRIBUTION_STATISTICS: [&str; 9] = [
+    "min", "p50", "median", "p90", "p99", "p99.9", "p99.99", "max", "avg",
+];
+
+/// One compared figure: what the gate and the JSON report read.
+#[derive(Clone, Debug)]
+struct Compared {
+    bench: String,
+    /// The metric, or `metric p99` for a distribution's statistic.
+    figure: String,
+    /// Names a rule can use: the metric, and the statistic for distributions.
+    names: Vec<String>,
+    better: Better,
+    unit: Unit,
+    column: String,
+    value: f64,
+    change: Change,
+}
+
+/// Compares `inputs` (the first is the base) into a report of one table per metric.
+pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<Report> {
+    if inputs.len() < 2 {
+        return Err(Error::Input(
+            "compare needs at least two inputs: the base and one to compare with it".into(),
+        ));
+    }
+    for input in &mut inputs {
+        super::enrich::summarize_all(&mut input.runs);
+    }
+    let mut notes = Vec::new();
+    let columns: Vec<Side<'_>> = inputs.iter().map(Side::of).collect();
+    let differences = environment_differences(&inputs, &columns);
+    if !differences.is_empty() {
+        let list: Vec<String> = differences.iter().map(|d| format!("  {d}")).collect();
+        if !opts.allow_env_mismatch {
+            return Err(Error::Input(format!(
+                "the inputs come from different environments, which can move the numbers \
+                 (--allow-env-mismatch compares anyway):\n{}",
+                list.join("\n")
+            )));
+        }
+        for d in &differences {
+            notes.push(Note::warning(format!("environment differs: {d}")));
+        }
+    }
+    let mut tables = Vec::new();
+    let mut compared = Vec::new();
+    let mut footnotes = Footnotes::default();
+    for metric in metric_names(&columns, opts) {
+        let (table, mut figures) = match metric.kind {
+            Kind::Repetitions => repetition_table(&columns, &metric, opts.alpha, &mut footnotes),
+            Kind::Distribution => distribution_table(&columns, &metric, opts, &mut footnotes),
+        };
+        if !table.rows.is_empty() {
+            tables.push(table);
+            compared.append(&mut figures);
+        }
+    }
+    if tables.is_empty() {
+        return Err(Error::Input(
+            "the inputs have no benchmark and metric in common to compare".into(),
+        ));
+    }
+    if !differences.is_empty() {
+        for table in &mut tables {
+            if let Some(title) = &mut table.title {
+                title.push_str(" (environments differ)");
+            }
+        }
+    }
+    notes.extend(footnotes.notes(&columns, opts.alpha));
+    let verdict = if opts.rules.is_empty() {
+        None
+    } else {
+        Some(gate(&compared, &inputs[0].label, opts, &mut notes)?)
+    };
+    drop(columns);
+    let runs = inputs.into_iter().flat_map(|i| i.runs).collect();
+    Ok(Report {
+        runs,
+        tables,
+        notes,
+        verdict,
+    })
+}
+
+fn environment_differences(inputs: &[CompareInput], columns: &[Side]) -> Vec<String> {
+    let Some(base) = inputs[0].runs.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (input, column) in inputs[1..].iter().zip(&columns[1..]) {
+        let (a, b) = (columns[0].procs(), column.procs());
+        if !a.is_empty() && !b.is_empty() && a != b {
+            out.push(format!(
+                "GOMAXPROCS: {} ({}) vs {} ({})",
+                a.join(","),
+                inputs[0].label,
+                b.join(","),
+                input.label
+            ));
+        }
+        for run in &input.runs {
+            for Difference {
+                what,
+                base: b,
+                other,
+            } in envdiff::differences(base, run)
+            {
+                let line = format!(
+                    "{what}: {b} ({}) vs {other} ({})",
+                    inputs[0].label, input.label
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One side of the comparison: an input's benchmarks by name, repetitions of one name pooled
+/// across its runs.
+struct Side<'a> {
+    label: &'a str,
+    benchmarks: Vec<(String, Vec<&'a Benchmark>)>,
+}
+
+impl<'a> Side<'a> {
+    /// Keys are names without the GOMAXPROCS suffix, so `-8` pairs with `-4` when each input
+    /// ran one setting (the environment check reports the difference); an input that ran
+    /// several (`-cpu 1,2`) keeps them apart.
+    fn of(input: &'a CompareInput) -> Side<'a> {
+        let all: Vec<&Benchmark> = input.runs.iter().flat_map(|r| &r.benchmarks).collect();
+        let varying = |name: &str| {
+            let mut procs = all
+                .iter()
+                .filter(|b| b.name.name == name)
+                .map(|b| b.name.param("procs"));
+            let first = procs.next().flatten();
+            procs.any(|p| p != first)
+        };
+        let mut benchmarks: Vec<(String, Vec<&Benchmark>)> = Vec::new();
+        for bench in all.iter().copied() {
+            let name = if varying(&bench.name.name) {
+                &bench.name.full_name
+            } else {
+                &bench.name.name
+            };
+            let key = match &bench.package {
+                Some(pkg) if input.runs.len() > 1 => format!("{pkg}: {name}"),
+                _ => name.clone(),
+            };
+            match benchmarks.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, list)) => list.push(bench),
+                None => benchmarks.push((key, vec![bench])),
+            }
+        }
+        Side {
+            label: &input.label,
+            benchmarks,
+        }
+    }
+
+    /// The GOMAXPROCS values the input ran with, for the environment check.
+    fn procs(&self) -> Vec<&'a str> {
+        let mut procs: Vec<&str> = self
+            .benchmarks
+            .iter()
+            .flat_map(|(_, b)| b)
+            .filter_map(|b| b.name.param("procs"))
+            .collect();
+        procs.sort_unstable();
+        procs.dedup();
+        procs
+    }
+
+    fn get(&self, key: &str) -> Option<&[&'a Benchmark]> {
+        self.benchmarks
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, b)| b.as_slice())
+    }
+
+    /// Every repetition of `metric` of the benchmark `key`.
+    fn values(&self, key: &str, metric: &str) -> Option<(Vec<f64>, &'a Metric)> {
+        let benches = self.get(key)?;
+        let mut values = Vec::new();
+        let mut first = None;
+        for m in benches.iter().filter_map(|b| b.metric(metric)) {
+            if m.kind == MetricKind::Repetitions && !m.values.is_empty() {
+                values.extend(m.values.iter().copied().filter(|v| v.is_finite()));
+                first.get_or_insert(m);
+            }
+        }
+        first.filter(|_| !values.is_empty()).map(|m| (values, m))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Repetitions,
+    Distribution,
+}
+
+struct MetricName {
+    name: String,
+    kind: Kind,
+}
+
+/// The metrics to compare, in the order the base reports them.
+fn metric_names(columns: &[Side], opts: &CompareOptions) -> Vec<MetricName> {
+    let mut names: Vec<MetricName> = Vec::new();
+    for column in columns {
+        for bench in column.benchmarks.iter().flat_map(|(_, b)| b) {
+            for m in &bench.metrics {
+                let kind = if m.kind == MetricKind::Series {
+                    continue;
+                } else if !m.values.is_empty() {
+                    Kind::Repetitions
+                } else if m.histogram.is_some() {
+                    Kind::Distribution
+                } else {
+                    continue;
+                };
+                if opts.metric.as_ref().is_some_and(|only| *only != m.name) {
+                    continue;
+                }
+                if !names.iter().any(|n| n.name == m.name && n.kind == kind) {
+                    names.push(MetricName {
+                        name: m.name.clone(),
+                        kind,
+                    });
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Every benchmark key in the order inputs first mention it.
+fn keys(columns: &[Side]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for column in columns {
+        for (key, _) in &column.benchmarks {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+    }
+    keys
+}
+
+/// What the notes under the tables must say.
+#[derive(Default)]
+struct Footnotes {
+    /// A median without a confidence interval was shown.
+    too_few_for_ci: bool,
+    /// A comparison could not have reached significance.
+    too_few_to_detect: bool,
+    /// Both sides held one value repeated: nothing to test.
+    all_equal: bool,
+    /// Benchmarks missing from some inputs: (benchmark, labels of the inputs that have it).
+    partial: Vec<(String, Vec<String>)>,
+    distributions: bool,
+}
+
+impl Footnotes {
+    fn notes(&self, columns: &[Side], alpha: f64) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if self.too_few_for_ci {
+            notes.push(Note::info(format!(
+                "need >= {} samples for a confidence interval at level {CONFIDENCE}",
+                min_samples_for_ci(CONFIDENCE)
+            )));
+        }
+        if self.too_few_to_detect {
+            let need = min_samples_to_detect(alpha)
+                .map_or_else(|| "more".to_string(), |n| format!(">= {n}"));
+            notes.push(Note::info(format!(
+                "need {need} samples to detect a difference at alpha {alpha}"
+            )));
+        }
+        if self.all_equal {
+            notes.push(Note::info(
+                "all samples are equal where a figure never varied (p=1.000): nothing to test",
+            ));
+        }
+        for (bench, present) in &self.partial {
+            let absent: Vec<&str> = columns
+                .iter()
+                .map(|c| c.label)
+                .filter(|l| !present.iter().any(|p| p == l))
+                .collect();
+            notes.push(Note::info(format!(
+                "{bench}: missing from {}; compared where present",
+                absent.join(", ")
+            )));
+        }
+        if self.distributions {
+            notes.push(Note::info(
+                "distributions: each percentile's 95% bounds are order statistics of the \
+                 samples (distribution-free, but they assume independent samples: consecutive \
+                 timer and network samples are correlated, so treat narrow bounds with care); \
+                 a change counts when the bounds do not overlap; a maximum is one sample and \
+                 is never called significant",
+            ));
+        }
+        notes
+    }
+
+    fn partial(&mut self, bench: &str, columns: &[Side], present: impl Fn(&Side) -> bool) {
+        let have: Vec<String> = columns
+            .iter()
+            .filter(|c| present(c))
+            .map(|c| c.label.to_string())
+            .collect();
+        if have.len() < columns.len() && !self.partial.iter().any(|(b, _)| b == bench) {
+            self.partial.push((bench.to_string(), have));
+        }
+    }
+}
+
+fn header_columns(columns: &[Side], unit: &str, first: &[(&str, &str)]) -> Vec<Column> {
+    let col = |header: String, key: String, unit: Option<&str>| Column {
+        header,
+        key,
+        unit: unit.map(str::to_string),
+    };
+    let mut out: Vec<Column> = first
+        .iter()
+        .map(|(h, k)| col(h.to_string(), k.to_string(), None))
+        .collect();
+    for (i, c) in columns.iter().enumerate() {
+        out.push(col(c.label.to_string(), format!("value_{i}"), Some(unit)));
+        out.push(col(
+            format!("± 95% CI ({})", c.label),
+            format!("ci95_{i}"),
+            None,
+        ));
+        if i > 0 {
+            out.push(col(
+                format!("vs base ({})", c.label),
+                format!("change_{i}"),
+                None,
+            ));
+        }
+    }
+    out
+}
+
+fn spread(n: usize, interval: Option<super::stats::Interval>, centre: f64) -> Cell {
+    Cell::Spread {
+        n,
+        relative_percent: interval.as_ref().map(|ci| ci.relative_spread(centre)),
+        interval,
+    }
+}
+
+fn percent_change(base: f64, new: f64) -> Option<f64> {
+    if base == new {
+        Some(0.0)
+    } else if base == 0.0 {
+        None
+    } else {
+        Some((new / base - 1.0) * 100.0)
+    }
+}
+
+fn repetition_table(
+    columns: &[Side],
+    metric: &MetricName,
+    alpha: f64,
+    footnotes: &mut Footnotes,
+) -> (Table, Vec<Compared>) {
+    let mut rows = Vec::new();
+    let mut compared = Vec::new();
+    let mut unit_info: Option<(&Metric, String)> = None;
+    // Medians of benchmarks present in every column, for the geomean row.
+    let mut complete: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
+    for key in keys(columns) {
+        let samples: Vec<Option<(Vec<f64>, &Metric)>> = columns
+            .iter()
+            .map(|c| c.values(&key, &metric.name))
+            .collect();
+        if samples.iter().all(Option::is_none) {
+            continue;
+        }
+        footnotes.partial(&key, columns, |c| c.values(&key, &metric.name).is_some());
+        let summaries: Vec<Option<Summary>> = samples
+            .iter()
+            .map(|s| s.as_ref().and_then(|(v, _)| Summary::of(v)))
+            .collect();
+        let some_metric = samples.iter().flatten().next().map(|(_, m)| *m);
+        if let (None, Some(m)) = (&unit_info, some_metric) {
+            unit_info = Some((m, m.source_unit.clone()));
+        }
+        let mut cells = vec![Cell::Text { text: key.clone() }];
+        for (i, (sample, summary)) in samples.iter().zip(&summaries).enumerate() {
+            match (sample, summary) {
+                (Some((_, m)), Some(s)) => {
+                    footnotes.too_few_for_ci |= s.median_ci.is_none();
+                    cells.push(Cell::value_of(s.median, m));
+                    cells.push(spread(s.n, s.median_ci.clone(), s.median));
+                }
+                _ => cells.extend([Cell::Empty, Cell::Empty]),
+            }
+            if i == 0 {
+                continue;
+            }
+            let change = match (&samples[0], sample, &summaries[0], summary) {
+                (Some((a, _)), Some((b, m)), Some(sa), Some(sb)) => {
+                    let test = mann_whitney(a, b);
+                    footnotes.all_equal |= a.iter().chain(b).all(|v| *v == a[0]);
+                    let p = test.map_or(1.0, |t| t.p);
+                    let significant = p <= alpha && sa.median != sb.median;
+                    let need = min_samples_to_detect(alpha).unwrap_or(usize::MAX);
+                    footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
+                    let change = Change {
+                        percent: percent_change(sa.median, sb.median),
+                        p: Some(p),
+                        n_base: a.len() as u64,
+                        n: b.len() as u64,
+                        verdict: if significant {
+                            ChangeVerdict::Significant
+                        } else {
+                            ChangeVerdict::Noise
+                        },
+                    };
+                    compared.push(Compared {
+                        bench: key.clone(),
+                        figure: metric.name.clone(),
+                        names: vec![metric.name.clone()],
+                        better: m.better,
+                        unit: m.unit.clone(),
+                        column: columns[i].label.to_string(),
+                        value: sb.median,
+                        change: change.clone(),
+                    });
+                    Cell::Change(change)
+                }
+                _ => Cell::Empty,
+            };
+            cells.push(change);
+        }
+        if summaries.iter().all(Option::is_some) {
+            for (i, s) in summaries.iter().flatten().enumerate() {
+                complete[i].push(s.median);
+            }
+        }
+        rows.push(Row {
+            benchmark: key,
+            cells,
+        });
+    }
+    let source_unit = unit_info.as_ref().map_or(String::new(), |(_, u)| u.clone());
+    if let Some((m, _)) = unit_info
+        && rows.len() > 1
+        && let Some(row) = geomean_row(&complete, m)
+    {
+        rows.push(row);
+    }
+    let table = Table {
+        title: Some(metric.name.clone()),
+        run: 0,
+        cycle: None,
+        columns: header_columns(columns, &source_unit, &[("Benchmark", "benchmark")]),
+        rows,
+    };
+    (table, compared)
+}
+
+/// The geometric mean of each column's medians over the benchmarks every column has, and the
+/// change of the geomean (no test: it summarises the rows above).
+fn geomean_row(complete: &[Vec<f64>], metric: &Metric) -> Option<Row> {
+    let geomean = |values: &[f64]| -> Option<f64> {
+        (!values.is_empty() && values.iter().all(|v| *v > 0.0))
+            .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
+    };
+    let means: Vec<f64> = complete.iter().map(|c| geomean(c)).collect::<Option<_>>()?;
+    if complete[0].len() < 2 {
+        return None;
+    }
+    let mut cells = vec![Cell::Text {
+        text: "geomean".into(),
+    }];
+    for (i, &mean) in means.iter().enumerate() {
+        cells.push(Cell::value_of(mean, metric));
+        cells.push(Cell::Empty);
+        if i > 0 {
+            cells.push(Cell::Change(Change {
+                percent: percent_change(means[0], mean),
+                p: None,
+                n_base: complete[0].len() as u64,
+                n: complete[i].len() as u64,
+                verdict: ChangeVerdict::Untested,
+            }));
+        }
+    }
+    Some(Row {
+        benchmark: "geomean".into(),
+        cells,
+    })
+}
+
+/// A statistic of a distribution with its 95 % order-statistic bounds.
+struct Bounded {
+    value: f64,
+    low: f64,
+    high: f64,
+    samples: u64,
+}
+
+fn quantile_of(statistic: &str) -> Option<f64> {
+    Some(match statistic {
+        "p50" | "median" => 0.5,
+        "p90" => 0.9,
+        "p99" => 0.99,
+        "p99.9" => 0.999,
+        "p99.99" => 0.9999,
+        _ => return None,
+    })
+}
+
+/// The statistic (the tool's own min/avg/max where it reported them) and, for percentiles,
+/// the ranks `n·q ± 1.96·√(n·q·(1−q))` read back from the histogram, widened to the
+/// histogram's resolution; extremes and the mean get no bounds.
+fn bounded(bench: &Benchmark, metric: &Metric, statistic: &str) -> Option<Bounded> {
+    let h: &Histogram<u64> = &metric.histogram.as_ref()?.0;
+    if h.is_empty() {
+        return None;
+    }
+    let is_main = bench
+        .metrics
+        .iter()
+        .find(|m| m.percentiles.is_some())
+        .map(|m| &m.name)
+        == Some(&metric.name);
+    let value = match (is_main, measure(bench, statistic)) {
+        (true, Some(Measured { value, .. })) => value,
+        _ => match statistic {
+            "min" => h.min() as f64,
+            "max" => h.max() as f64,
+            "avg" => h.mean(),
+            s => h.value_at_quantile(quantile_of(s)?) as f64,
+        },
+    };
+    let n = h.len();
+    let (low, high) = match quantile_of(statistic) {
+        Some(q) => {
+            let centre = n as f64 * q;
+            let half = 1.96 * (centre * (1.0 - q)).sqrt();
+            let rank_low = (centre - half).floor().max(1.0);
+            let rank_high = (centre + half).ceil().min(n as f64);
+            let at = |rank: f64| h.value_at_quantile(rank / n as f64);
+            (
+                h.lowest_equivalent(at(rank_low)) as f64,
+                h.highest_equivalent(at(rank_high)) as f64,
+            )
+        }
+        None => (value, value),
+    };
+    Some(Bounded {
+        value,
+        low: low.min(value),
+        high: high.max(value),
+        samples: n,
+    })
+}
+
+fn distribution_table(
+    columns: &[Side],
+    metric: &MetricName,
+    opts: &CompareOptions,
+    footnotes: &mut Footnotes,
+) -> (Table, Vec<Compared>) {
+    let mut rows = Vec::new();
+    let mut compared = Vec::new();
+    let mut source_unit = String::new();
+    for key in keys(columns) {
+        let metrics: Vec<Option<(&Benchmark, &Metric)>> = columns
+            .iter()
+            .map(|c| {
+                c.get(&key)?.iter().find_map(|b| {
+                    b.metric(&metric.name)
+                        .filter(|m| m.values.is_empty() && m.histogram.is_some())
+                        .map(|m| (*b, m))
+                })
+            })
+            .collect();
+        if metrics.iter().all(Option::is_none) {
+            continue;
+        }
+        footnotes.partial(&key, columns, |c| {
+            c.get(&key)
+                .is_some_and(|b| b.iter().any(|b| b.metric(&metric.name).is_some()))
+        });
+        footnotes.distributions = true;
+        for statistic in &opts.statistics {
+            let figures: Vec<Option<(Bounded, &Metric)>> = metrics
+                .iter()
+                .map(|bm| bm.and_then(|(b, m)| bounded(b, m, statistic).map(|x| (x, m))))
+                .collect();
+            let Some((_, m)) = figures.iter().flatten().next() else {
+                continue;
+            };
+            source_unit = m.source_unit.clone();
+            let mut cells = vec![
+                Cell::Text { text: key.clone() },
+                Cell::Text {
+                    text: statistic.clone(),
+                },
+            ];
+            for (i, figure) in figures.iter().enumerate() {
+                match figure {
+                    Some((f, m)) => {
+                        cells.push(Cell::value_of(f.value, m));
+                        let interval = (f.low < f.high).then_some(super::stats::Interval {
+                            low: f.low,
+                            high: f.high,
+                            level: CONFIDENCE,
+                            coverage: CONFIDENCE,
+                        });
+                        cells.push(spread(f.samples as usize, interval, f.value));
+                    }
+                    None => cells.extend([Cell::Empty, Cell::Empty]),
+                }
+                if i == 0 {
+                    continue;
+                }
+                let cell = match (&figures[0], figure) {
+                    (Some((a, _)), Some((b, m))) => {
+                        let tested = quantile_of(statistic).is_some();
+                        let apart = b.low > a.high || b.high < a.low;
+                        let change = Change {
+                            percent: percent_change(a.value, b.value),
+                            p: None,
+                            n_base: a.samples,
+                            n: b.samples,
+                            verdict: match (tested, apart) {
+                                (false, _) => ChangeVerdict::Untested,
+                                (true, true) => ChangeVerdict::Significant,
+                                (true, false) => ChangeVerdict::Noise,
+                            },
+                        };
+                        compared.push(Compared {
+                            bench: key.clone(),
+                            figure: format!("{} {statistic}", metric.name),
+                            names: vec![metric.name.clone(), statistic.clone()],
+                            better: m.better,
+                            unit: m.unit.clone(),
+                            column: columns[i].label.to_string(),
+                            value: b.value,
+                            change: change.clone(),
+                        });
+                        Cell::Change(change)
+                    }
+                    _ => Cell::Empty,
+                };
+                cells.push(cell);
+            }
+            rows.push(Row {
+                benchmark: key.clone(),
+                cells,
+            });
+        }
+    }
+    let table = Table {
+        title: Some(format!("{} (distribution)", metric.name)),
+        run: 0,
+        cycle: None,
+        columns: header_columns(
+            columns,
+            &source_unit,
+            &[("Benchmark", "benchmark"), ("Statistic", "statistic")],
+        ),
+        rows,
+    };
+    (table, compared)
+}
+
+/// Judges every compared figure a rule names: a regression fails when it is significant and
+/// beyond the threshold; beyond the threshold but within noise it passes with a note (fails
+/// with `strict`).
+fn gate(
+    compared: &[Compared],
+    base: &str,
+    opts: &CompareOptions,
+    notes: &mut Vec<Note>,
+) -> Result<Verdict> {
+    let mut targets = Vec::new();
+    for rule in &opts.rules {
+        let matching: Vec<&Compared> = compared
+            .iter()
+            .filter(|c| c.names.contains(&rule.metric))
+            .collect();
+        if matching.is_empty() {
+            let mut known: Vec<&str> = compared
+                .iter()
+                .flat_map(|c| &c.names)
+                .map(String::as_str)
+                .collect();
+            known.sort_unstable();
+            known.dedup();
+            return Err(Error::Input(format!(
+                "--fail-on `{}`: no compared figure is called `{}` (compared: {})",
+                rule.text,
+                rule.metric,
+                known.join(", ")
+            )));
+        }
+        for c in matching {
+            let beyond = c
+                .change
+                .percent
+                .is_some_and(|p| rule.is_regression(p, c.better));
+            let status = match (beyond, c.change.verdict) {
+                (false, _) => Status::Pass,
+                (true, ChangeVerdict::Significant) => Status::Fail,
+                (true, _) => {
+                    notes.push(Note::warning(format!(
+                        "{} {} ({}): {:+.2}% is beyond {} but within noise; needs more samples",
+                        c.bench,
+                        c.figure,
+                        c.column,
+                        c.change.percent.unwrap_or(0.0),
+                        rule.text
+                    )));
+                    if rule.strict {
+                        Status::Fail
+                    } else {
+                        Status::Pass
+                    }
+                }
+            };
+            let change = c
+                .change
+                .percent
+                .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
+            let evidence = match (c.change.verdict, c.change.p) {
+                (ChangeVerdict::Significant, Some(p)) => format!("p={p:.3}"),
+                (ChangeVerdict::Significant, None) => "bounds apart".to_string(),
+                (ChangeVerdict::Noise, _) => "within noise".to_string(),
+                (ChangeVerdict::Untested, _) => "not tested".to_string(),
+            };
+            targets.push(TargetResult {
+                bench: c.bench.clone(),
+                metric: format!("{}: {} vs {base}", c.figure, c.column),
+                value: Some(Measured {
+                    value: c.value,
+                    unit: c.unit.clone(),
+                }),
+                target: format!("{} (got {change}, {evidence})", rule.text),
+                status,
+            });
+        }
+    }
+    Ok(Verdict {
+        targets,
+        budget: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BenchName, Environment, RunBuilder, Source, new_run};
+
+    /// A run with one latency distribution of `n` samples spread over [low, low·1.5).
+    fn distribution_run(low: f64, tail: f64, n: u64) -> Run {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        for i in 0..n {
+            let x = i as f64 / n as f64;
+            // Body uniform over [low, 1.5·low); the top 2 % reaches `tail`·low.
+            let v = if x < 0.98 {
+                low * (1.0 + 0.5 * x)
+            } else {
+                low * tail * (1.0 + x - 0.98)
+            };
+            h.record(v as u64).unwrap();
+        }
+        let mut builder = RunBuilder::default();
+        builder.benchmark("thread0", None, BenchName::plain);
+        let mut run = new_run(
+            Source {
+                kind: "probe".into(),
+                format: "timer".into(),
+                path: None,
+                command: Vec::new(),
+            },
+            Environment::default(),
+            Vec::new(),
+            builder,
+        );
+        run.benchmarks[0]
+            .metrics
+            .push(Metric::time_distribution("latency", h));
+        run
+    }
+
+    fn verdicts(base: Run, other: Run) -> Vec<(String, ChangeVerdict)> {
+        let inputs = vec![
+            CompareInput {
+                label: "a".into(),
+                runs: vec![base],
+            },
+            CompareInput {
+                label: "b".into(),
+                runs: vec![other],
+            },
+        ];
+        let report = compare(inputs, &CompareOptions::default()).unwrap();
+        report.tables[0]
+            .rows
+            .iter()
+            .map(|r| match (&r.cells[1], &r.cells[6]) {
+                (Cell::Text { text }, Cell::Change(c)) => (text.clone(), c.verdict),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_shifted_tail_is_found_and_identical_distributions_are_noise() {
+        use ChangeVerdict::*;
+        let same = verdicts(
+            distribution_run(10_000.0, 3.0, 100_000),
+            distribution_run(10_000.0, 3.0, 100_000),
+        );
+        let names: Vec<&str> = same.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names, ["p50", "p99", "p99.9", "max"]);
+        assert_eq!(
+            same.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
+            [Noise, Noise, Noise, Untested]
+        );
+        // The tail 20 % higher, the body unchanged.
+        let tail = verdicts(
+            distribution_run(10_000.0, 3.0, 100_000),
+            distribution_run(10_000.0, 3.6, 100_000),
+        );
+        assert_eq!(
+            tail.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
+            [Noise, Significant, Significant, Untested]
+        );
+    }
+
+    #[test]
+    fn few_samples_give_wide_bounds() {
+        use ChangeVerdict::*;
+        // 50 samples: the p99 bounds reach the maximum, so a 5 % shift is not evidence.
+        let v = verdicts(
+            distribution_run(10_000.0, 3.0, 50),
+            distribution_run(10_500.0, 3.15, 50),
+        );
+        assert_eq!(v[1].1, Noise);
+    }
+
+    #[test]
+    fn rules_parse_with_and_without_a_direction() {
+        let r = RegressionRule::parse("ns/op:+5%").unwrap();
+        assert_eq!(
+            (r.metric.as_str(), r.percent, r.increase_is_bad),
+            ("ns/op", 5.0, Some(true))
+        );
+        let r = RegressionRule::parse("throughput:-2.5%").unwrap();
+        assert_eq!((r.percent, r.increase_is_bad), (2.5, Some(false)));
+        let r = RegressionRule::parse("p99:10%").unwrap();
+        assert!(r.is_regression(11.0, Better::Lower));
+        assert!(!r.is_regression(-11.0, Better::Lower));
+        assert!(r.is_regression(-11.0, Better::Higher));
+        for bad in ["ns/op", "ns/op:5", ":5%", "x:+nan%", "x:+inf%", "x:++5%"] {
+            assert!(RegressionRule::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

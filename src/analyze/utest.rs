@@ -1,0 +1,216 @@
+//! The Mann-Whitney U test: does one sample tend to be larger than the other? Nothing is
+//! assumed about the distributions. Exact for small samples (the null distribution of U is
+//! counted over every way of splitting the pooled ranks, ties included) and by the normal
+//! approximation with tie and continuity corrections beyond, at the same sizes as benchstat
+//! (x/perf benchmath), so that both tools reach the same p-values on the same data.
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Largest sample size for which the exact distribution is used without ties.
+const EXACT_LIMIT: usize = 50;
+/// Largest sample size for which the exact distribution is used with ties.
+const TIES_EXACT_LIMIT: usize = 25;
+
+/// The two-sided test of `a` against `b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UTest {
+    /// U of the first sample.
+    pub u: f64,
+    /// The two-sided p-value; 1 when every value is equal.
+    pub p: f64,
+    pub exact: bool,
+}
+
+/// Tests whether `a` and `b` differ in location (two-sided). `None` when a sample is empty.
+/// When every value of both samples is equal the p-value is 1.
+///
+/// ```
+/// use latkit::analyze::utest::mann_whitney;
+///
+/// // Four against four with no overlap: the smallest possible p, 2 / C(8, 4).
+/// let t = mann_whitney(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]).unwrap();
+/// assert!((t.p - 2.0 / 70.0).abs() < 1e-15);
+/// assert_eq!(t.u, 0.0);
+/// ```
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let mut pooled: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&v| (v, true))
+        .chain(b.iter().map(|&v| (v, false)))
+        .collect();
+    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
+
+    // Tie groups in rank order: (size, members from `a`, twice the mid-rank).
+    let mut groups: Vec<(usize, usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < pooled.len() {
+        let first = i;
+        let mut from_a = 0;
+        while i < pooled.len() && pooled[i].0 == pooled[first].0 {
+            from_a += usize::from(pooled[i].1);
+            i += 1;
+        }
+        // Ranks are 1-based: the group spans first+1 ..= i.
+        groups.push((i - first, from_a, first + 1 + i));
+    }
+    let twice_r1: usize = groups.iter().map(|&(_, m, twice)| m * twice).sum();
+    let twice_u1 = twice_r1 - n1 * (n1 + 1);
+    let u1 = twice_u1 as f64 / 2.0;
+    if groups.len() == 1 {
+        return Some(UTest {
+            u: u1,
+            p: 1.0,
+            exact: true,
+        });
+    }
+    let u2 = (n1 * n2) as f64 - u1;
+    let ties = groups.iter().any(|g| g.0 > 1);
+    let limit = if ties { TIES_EXACT_LIMIT } else { EXACT_LIMIT };
+    if n1 <= limit && n2 <= limit {
+        let p = if u1 == u2 {
+            1.0
+        } else {
+            let sizes: Vec<(usize, usize)> = groups.iter().map(|&(t, _, tw)| (t, tw)).collect();
+            (2.0 * exact_cdf(&sizes, n1, u1.min(u2))).min(1.0)
+        };
+        return Some(UTest {
+            u: u1,
+            p,
+            exact: true,
+        });
+    }
+    let n = (n1 + n2) as f64;
+    let tie_term: f64 = groups.iter().map(|g| (g.0.pow(3) - g.0) as f64).sum();
+    let mean = (n1 * n2) as f64 / 2.0;
+    let sigma = ((n1 * n2) as f64 * ((n + 1.0) - tie_term / (n * (n - 1.0))) / 12.0).sqrt();
+    let diff = u1 - mean;
+    // Continuity correction towards the mean.
+    let z = (diff - diff.signum() * 0.5) / sigma;
+    let normal = Normal::standard();
+    let p = 2.0 * normal.cdf(z).min(1.0 - normal.cdf(z));
+    Some(UTest {
+        u: u1,
+        p,
+        exact: false,
+    })
+}
+
+/// P(U ≤ u) under the null hypothesis for the pooled tie groups `(size, twice the mid-rank)`
+/// and a first sample of `n1`: the share of the C(N, n1) ways to pick the first sample's
+/// members whose U is at most `u`, counted group by group.
+fn exact_cdf(groups: &[(usize, usize)], n1: usize, u: f64) -> f64 {
+    let n: usize = groups.iter().map(|g| g.0).sum();
+    let max_twice_r: usize = groups.iter().map(|&(t, tw)| t * tw).sum();
+    let width = max_twice_r + 1;
+    // ways[k * width + s]: ways to pick k members so far with twice their rank sum s.
+    let mut ways = vec![0.0f64; (n1 + 1) * width];
+    ways[0] = 1.0;
+    let mut seen = 0;
+    for &(size, twice_rank) in groups {
+        let mut next = vec![0.0f64; ways.len()];
+        for k in 0..=n1.min(seen) {
+            for s in 0..width {
+                let w = ways[k * width + s];
+                if w == 0.0 {
+                    continue;
+                }
+                let mut choose = 1.0;
+                for m in 0..=size.min(n1 - k) {
+                    next[(k + m) * width + s + m * twice_rank] += w * choose;
+                    choose = choose * (size - m) as f64 / (m + 1) as f64;
+                }
+            }
+        }
+        ways = next;
+        seen += size;
+    }
+    let offset = n1 * (n1 + 1);
+    let limit = (2.0 * u).floor() as usize + offset;
+    let below: f64 = ways[n1 * width..(n1 + 1) * width]
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| *s <= limit)
+        .map(|(_, w)| w)
+        .sum();
+    below / binomial(n, n1)
+}
+
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// The fewest values per sample with which a difference can reach significance at `alpha`
+/// (the smallest two-sided exact p-value for n against n is 2 / C(2n, n)).
+pub fn min_samples_to_detect(alpha: f64) -> Option<usize> {
+    (1..=EXACT_LIMIT).find(|&n| 2.0 / binomial(2 * n, n) <= alpha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(a: &[f64], b: &[f64]) -> f64 {
+        mann_whitney(a, b).unwrap().p
+    }
+
+    #[test]
+    fn small_cases_by_hand() {
+        // 3 vs 3, separated: 2 / C(6, 3) = 0.1.
+        assert!((p(&[-1.0, -1.0, -1.0], &[1.0, 1.0, 1.0]) - 0.1).abs() < 1e-15);
+        // 4 vs 4 with one swap each way: U = 3, P(U ≤ 3) = 17 / 70, two-sided 34 / 70.
+        let got = p(&[1.0, -1.0, -1.0, -1.0], &[-1.0, 1.0, 1.0, 1.0]);
+        assert!((got - 0.4857142857142857).abs() < 1e-12, "{got}");
+        // Identical samples.
+        assert_eq!(p(&[1.0; 4], &[1.0; 4]), 1.0);
+        // U = n1·n2/2 exactly: p = 1.
+        assert_eq!(p(&[1.0, 4.0], &[2.0, 3.0]), 1.0);
+    }
+
+    #[test]
+    fn exact_without_ties_matches_counting_by_hand() {
+        // a = {1, 2, 4}, b = {3, 5, 6}: U1 = 1. Of the 20 ways, U ≤ 1 happens twice
+        // ({1,2,3} → 0, {1,2,4} → 1), so p = 2 · 2/20 = 0.2.
+        let t = mann_whitney(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0]).unwrap();
+        assert_eq!(t.u, 1.0);
+        assert!((t.p - 0.2).abs() < 1e-15);
+        assert!(t.exact);
+    }
+
+    #[test]
+    fn ties_use_mid_ranks() {
+        // a = {1, 2, 2}, b = {2, 3, 4}: ranks 1, 3, 3 | 3, 5, 6; R1 = 7, U1 = 1.
+        let t = mann_whitney(&[1.0, 2.0, 2.0], &[2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(t.u, 1.0);
+        // Splits with U ≤ 1: {1,2,2}-type picks. Count: first-sample sets of 3 from
+        // {1, 2a, 2b, 2c, 3, 4} with 2R ≤ 2·(1+6)=14 → {1,2,2} (3 ways, R = 7). 2·3/20 = 0.3.
+        assert!((t.p - 0.3).abs() < 1e-12, "{}", t.p);
+    }
+
+    #[test]
+    fn large_samples_use_the_normal_approximation() {
+        let a: Vec<f64> = (0..60).map(f64::from).collect();
+        let b: Vec<f64> = (30..90).map(f64::from).collect();
+        let t = mann_whitney(&a, &b).unwrap();
+        assert!(!t.exact);
+        assert!(t.p < 1e-6);
+        let same = mann_whitney(&a, &a).unwrap();
+        assert!(same.p > 0.99);
+    }
+
+    #[test]
+    fn exact_p_is_symmetric_in_its_arguments() {
+        let a = [3.0, 7.0, 1.0, 9.0, 4.0, 4.0];
+        let b = [5.0, 8.0, 8.0, 10.0, 2.0, 11.0, 12.0];
+        assert!((p(&a, &b) - p(&b, &a)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn four_samples_are_needed_at_five_percent() {
+        assert_eq!(min_samples_to_detect(0.05), Some(4));
+        assert_eq!(min_samples_to_detect(0.01), Some(5));
+    }
+}

@@ -1,0 +1,101 @@
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned terminal table with scaled units.
+    Table,
+    /// GitHub-flavoured markdown.
+    Markdown,
+    /// One CSV row per table row.
+    Csv,
+    /// The runs, the comparison tables with every p-value, and the notes.
+    Json,
+}
+
+impl CompareFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareFormat::Table => "table",
+            CompareFormat::Markdown => "markdown",
+            CompareFormat::Csv => "csv",
+            CompareFormat::Json => "json",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Inputs to compare, the first being the base: files in any format latkit reads (`-` for
+    /// standard input) or stored runs (`@latest`, `@-1`, `@ID`, `@COMMIT`, `@tag:NAME`,
+    /// `@branch:NAME`).
+    #[arg(value_name = "INPUT", required = true, num_args = 1..)]
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: super::InputArgs,
+    /// Significance level of the Mann-Whitney U test.
+    #[arg(long, default_value = "0.05", value_parser = alpha)]
+    pub alpha: f64,
+    /// Compare only this metric (`ns/op`, `real_time`, `latency`, ...).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Statistics compared for distributions (timer, net, frame results).
+    #[arg(long, value_name = "LIST", value_delimiter = ',',
+          default_value = "p50,p99,p99.9,max", value_parser = statistic)]
+    pub statistics: Vec<String>,
+    /// Fail (exit 1) on a significant change beyond a threshold: `METRIC:+N%` (worse when
+    /// higher), `METRIC:-N%` (worse when lower) or `METRIC:N%` (the metric's own direction).
+    /// METRIC is a metric name or a distribution statistic (`p99`). Repeatable.
+    #[arg(long = "fail-on", value_name = "RULE", value_parser = rule)]
+    pub fail_on: Vec<crate::analyze::compare::RegressionRule>,
+    /// Also fail when a change beyond a --fail-on threshold is within noise.
+    #[arg(long)]
+    pub strict: bool,
+    /// Compare although the inputs come from different machines or settings; the
+    /// differences are listed in every format.
+    #[arg(long)]
+    pub allow_env_mismatch: bool,
+    /// Pool the last N stored runs of the same benchmarks (in the same environment) as the
+    /// base; the inputs are then all compared against that pool.
+    #[arg(long, value_name = "N")]
+    pub against_history: Option<usize>,
+    /// History database: a file path for SQLite or `postgres://...` (default: LATKIT_DB or
+    /// $XDG_DATA_HOME/latkit/history.db).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the --fail-on verdict as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// No warnings on stderr; the report still carries every note.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn alpha(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| format!("`{text}` is not a significance level between 0 and 1"))
+}
+
+fn statistic(text: &str) -> Result<String, String> {
+    use crate::analyze::compare::DISTRIBUTION_STATISTICS;
+    if DISTRIBUTION_STATISTICS.contains(&text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not a statistic; expected one of {}",
+            DISTRIBUTION_STATISTICS.join(", ")
+        ))
+    }
+}
+
+fn rule(text: &str) -> Result<crate::analyze::compare::RegressionRule, String> {
+    crate::analyze::compare::RegressionRule::parse(text)
+}
