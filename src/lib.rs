@@ -15,5 +15,6 @@ pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod spec;
+pub mod store;
 pub mod targets;
 pub mod toml_file;

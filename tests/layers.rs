@@ -19,6 +19,8 @@ const RANKS: &[(&str, u8)] = &[
     ("spec", 1),
     ("targets", 1),
     ("page_spec", 1),
+    // The history store reads and writes runs.
+    ("store", 1),
     ("analyze", 2),
     ("report", 3),
     // Argument definitions: data the commands consume (clap lives only here).

@@ -189,6 +189,8 @@ impl<'a> Side<'a> {
             let first = procs.next().flatten();
             procs.any(|p| p != first)
         };
+        let first_package = all.first().and_then(|b| b.package.as_deref());
+        let packages = all.iter().any(|b| b.package.as_deref() != first_package);
         let mut benchmarks: Vec<(String, Vec<&Benchmark>)> = Vec::new();
         for bench in all.iter().copied() {
             let name = if varying(&bench.name.name) {
@@ -197,7 +199,7 @@ impl<'a> Side<'a> {
                 &bench.name.name
             };
             let key = match &bench.package {
-                Some(pkg) if input.runs.len() > 1 => format!("{pkg}: {name}"),
+                Some(pkg) if packages => format!("{pkg}: {name}"),
                 _ => name.clone(),
             };
             match benchmarks.iter_mut().find(|(k, _)| *k == key) {
@@ -553,14 +555,14 @@ fn geomean_row(complete: &[Vec<f64>], metric: &Metric) -> Option<Row> {
 }
 
 /// A statistic of a distribution with its 95 % order-statistic bounds.
-struct Bounded {
-    value: f64,
-    low: f64,
-    high: f64,
-    samples: u64,
+pub(super) struct Bounded {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    pub samples: u64,
 }
 
-fn quantile_of(statistic: &str) -> Option<f64> {
+pub(super) fn quantile_of(statistic: &str) -> Option<f64> {
     Some(match statistic {
         "p50" | "median" => 0.5,
         "p90" => 0.9,
@@ -574,7 +576,7 @@ fn quantile_of(statistic: &str) -> Option<f64> {
 /// The statistic (the tool's own min/avg/max where it reported them) and, for percentiles,
 /// the ranks `n·q ± 1.96·√(n·q·(1−q))` read back from the histogram, widened to the
 /// histogram's resolution; extremes and the mean get no bounds.
-fn bounded(bench: &Benchmark, metric: &Metric, statistic: &str) -> Option<Bounded> {
+pub(super) fn bounded(bench: &Benchmark, metric: &Metric, statistic: &str) -> Option<Bounded> {
     let h: &Histogram<u64> = &metric.histogram.as_ref()?.0;
     if h.is_empty() {
         return None;

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod enrich;
 pub mod envdiff;
 pub mod gate;
+pub mod history;
 pub mod page;
 pub mod stats;
 pub mod utest;

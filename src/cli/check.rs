@@ -38,4 +38,6 @@ pub struct CheckArgs {
     /// settings (the differences are listed).
     #[arg(long)]
     pub allow_env_mismatch: bool,
+    #[command(flatten)]
+    pub db: super::DbArgs,
 }

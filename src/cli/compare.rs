@@ -59,10 +59,8 @@ pub struct CompareArgs {
     /// base; the inputs are then all compared against that pool.
     #[arg(long, value_name = "N")]
     pub against_history: Option<usize>,
-    /// History database: a file path for SQLite or `postgres://...` (default: LATKIT_DB or
-    /// $XDG_DATA_HOME/latkit/history.db).
-    #[arg(long, value_name = "URL")]
-    pub db: Option<String>,
+    #[command(flatten)]
+    pub db: super::DbArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
@@ -77,7 +75,7 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-fn alpha(text: &str) -> Result<f64, String> {
+pub(super) fn alpha(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .ok()
         .filter(|a| *a > 0.0 && *a < 1.0)

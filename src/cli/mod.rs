@@ -9,6 +9,7 @@ mod go;
 mod net;
 mod page;
 mod parse;
+mod store;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
@@ -19,6 +20,7 @@ pub use go::GoArgs;
 pub use net::{NetArgs, NetMode, NetTestArgs};
 pub use page::{PageArgs, PageFormat};
 pub use parse::ParseArgs;
+pub use store::{HistoryArgs, ListFormat, StoreAction, StoreArgs};
 pub use timer::{Policy, TimerArgs};
 
 pub use choices::{input_format, output_format};
@@ -70,6 +72,10 @@ pub enum Command {
     /// p-values, distributions by percentile bounds), after checking their environments
     /// match; `--fail-on` gates on significant regressions.
     Compare(CompareArgs),
+    /// The trend of benchmarks across stored runs, with change points marked.
+    History(HistoryArgs),
+    /// The history store: add results, list, show, delete or export stored runs.
+    Store(StoreArgs),
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
     /// from a spec and results, with numbers, verdicts and caveats computed.
     Page(PageArgs),
@@ -110,6 +116,24 @@ pub struct OutputArgs {
     /// No progress and no warnings on stderr; the report still carries every note.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Also save every run in the history store, with its git commit, branch and dirty flag
+    /// (see `latkit history` and `latkit store`).
+    #[arg(long)]
+    pub store: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Tag the stored run, so that `@tag:NAME` names it.
+    #[arg(long, value_name = "NAME", requires = "store")]
+    pub tag: Option<String>,
+}
+
+/// Where the history store is; shared by every command that reads or writes it.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// History database: a SQLite file path or a `postgres://` URL (default: LATKIT_DB, else
+    /// $XDG_DATA_HOME/latkit/history.db).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
 }
 
 /// Which input format to read; shared by the commands that read results.

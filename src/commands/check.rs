@@ -37,10 +37,11 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let (runs, notes) = read_inputs(&args.inputs, format, args.strict)?;
     let regression = match &args.base {
         Some(base) => {
-            let (base_runs, _) = read_inputs(std::slice::from_ref(base), format, args.strict)?;
+            let mut store = super::store::LazyStore::new(&args.db);
+            let (label, base_runs, _) = super::store::read_input(base, format, &mut store)?;
             let inputs = vec![
                 CompareInput {
-                    label: super::compare::label(base),
+                    label,
                     runs: base_runs,
                 },
                 CompareInput {

@@ -1,8 +1,12 @@
-use super::{deliver, read_inputs, say_warnings};
+use super::say_warnings;
+use super::store::{LazyStore, read_input};
 use crate::analyze::compare::{CompareInput, CompareOptions, RegressionRule, compare};
+use crate::analyze::envdiff;
 use crate::cli::CompareArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::model::Note;
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
+use crate::store::{RunQuery, Store};
 use std::io::{self, IsTerminal};
 
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
@@ -18,15 +22,18 @@ pub fn run(args: CompareArgs) -> Result<()> {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
     let format = crate::cli::input_format(&args.input.input_format);
+    let mut store = LazyStore::new(&args.db);
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     for spec in &args.inputs {
-        let (runs, read_notes) = read_inputs(std::slice::from_ref(spec), format, false)?;
+        let (label, runs, read_notes) = read_input(spec, format, &mut store)?;
         notes.extend(read_notes);
-        inputs.push(CompareInput {
-            label: label(spec),
-            runs,
-        });
+        inputs.push(CompareInput { label, runs });
+    }
+    if let Some(n) = args.against_history {
+        let (pool, note) = history_pool(store.get()?, &inputs, n)?;
+        notes.extend(note);
+        inputs.insert(0, pool);
     }
     let opts = CompareOptions {
         alpha: args.alpha,
@@ -48,15 +55,65 @@ pub fn run(args: CompareArgs) -> Result<()> {
     if !args.quiet && (args.out.is_some() || !io::stdout().is_terminal()) {
         say_warnings(&report.notes);
     }
-    deliver(&report, sinks)
+    super::deliver(&report, sinks)
 }
 
-/// A column's heading: the file name, as benchstat heads its columns.
-pub(super) fn label(spec: &str) -> String {
-    match spec {
-        "-" => "stdin".to_string(),
-        path => std::path::Path::new(path)
-            .file_name()
-            .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned()),
+/// How many stored runs `--against-history` reads at most while looking for matches.
+const SEARCH_LIMIT: usize = 1000;
+
+/// The newest `n` stored runs that share a benchmark with the inputs and come from a
+/// matching environment, pooled into one base.
+fn history_pool(
+    store: &mut Store,
+    inputs: &[CompareInput],
+    n: usize,
+) -> Result<(CompareInput, Option<Note>)> {
+    let Some(reference) = inputs.iter().flat_map(|i| &i.runs).next() else {
+        return Err(Error::Input(
+            "--against-history: the inputs hold no run".into(),
+        ));
+    };
+    let names: Vec<&str> = inputs
+        .iter()
+        .flat_map(|i| &i.runs)
+        .flat_map(|r| &r.benchmarks)
+        .map(|b| b.name.name.as_str())
+        .collect();
+    let candidates = store.runs(&RunQuery {
+        last: Some(SEARCH_LIMIT),
+        ..RunQuery::default()
+    })?;
+    let mut pool = Vec::new();
+    let mut ids = Vec::new();
+    for candidate in candidates {
+        if pool.len() == n {
+            break;
+        }
+        let Some((_, run, _)) = store.load(candidate.id)? else {
+            continue;
+        };
+        let shares = run
+            .benchmarks
+            .iter()
+            .any(|b| names.contains(&b.name.name.as_str()));
+        if shares && envdiff::differences(&run, reference).is_empty() {
+            ids.push(format!("#{}", candidate.id));
+            pool.push(run);
+        }
     }
+    if pool.is_empty() {
+        return Err(Error::Input(format!(
+            "--against-history: {} holds no run of these benchmarks from a matching environment",
+            store.describe()
+        )));
+    }
+    let note = (pool.len() < n).then(|| {
+        Note::warning(format!(
+            "--against-history {n}: only {} matching stored runs",
+            pool.len()
+        ))
+    });
+    ids.reverse();
+    let label = format!("history ({} runs: {})", pool.len(), ids.join(" "));
+    Ok((CompareInput { label, runs: pool }, note))
 }

@@ -9,6 +9,7 @@ mod net;
 mod page;
 mod parse;
 mod probe;
+mod store;
 mod timer;
 
 use crate::analyze::EnrichOptions;
@@ -33,6 +34,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Doctor(args) => doctor::run(args),
         Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::History(args) => store::history(args),
+        Command::Store(args) => store::run(args),
         Command::Page(args) => page::run(args),
     }
 }
@@ -80,18 +83,27 @@ fn output_sinks(output: &OutputArgs) -> Result<FanOut> {
         crate::cli::output_format(&output.format)?,
         Destination::open(output.out.as_deref())?,
     ));
-    add_json(&mut sinks, output.json.as_deref())?;
+    add_extras(&mut sinks, output)?;
     sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
 }
 
-/// `--json FILE`: the whole result as latkit JSON beside whatever else is shown.
-fn add_json(sinks: &mut FanOut, json: Option<&Path>) -> Result<()> {
-    if let Some(path) = json {
+/// `--json FILE`: the whole result as latkit JSON beside whatever else is shown; `--store`:
+/// every run saved in the history store.
+fn add_extras(sinks: &mut FanOut, output: &OutputArgs) -> Result<()> {
+    if let Some(path) = &output.json {
         sinks.push(Rendered::new(
             crate::cli::output_format("json")?,
             Destination::open(Some(path))?,
         ));
+    }
+    if output.store {
+        let location = crate::store::default_location(output.db.db.as_deref())?;
+        sinks.push(crate::report::store::Stored::open(
+            &location,
+            output.tag.clone(),
+            output.quiet,
+        )?);
     }
     Ok(())
 }

@@ -95,7 +95,7 @@ fn sinks(args: &TimerArgs) -> Result<FanOut> {
     } else {
         sinks.push(Rendered::new(format, dest));
     }
-    super::add_json(&mut sinks, output.json.as_deref())?;
+    super::add_extras(&mut sinks, output)?;
     if let Some(path) = &args.hgrm {
         sinks.push(Hgrm(Destination::open(Some(path))?));
     }

@@ -9,6 +9,7 @@ mod json;
 mod markdown;
 pub mod page;
 pub mod sink;
+pub mod store;
 mod terminal;
 pub mod xenomai;
 

@@ -1,0 +1,323 @@
+//! History: the figures a run leaves in the store, and the trend of one benchmark across
+//! stored runs with its change points.
+
+use super::compare::{DISTRIBUTION_STATISTICS, bounded};
+use super::stats::CONFIDENCE;
+use super::utest::mann_whitney;
+use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table};
+use crate::model::{Metric, MetricKind, Run, Summary, Unit};
+use crate::store::{Figure, Point};
+
+/// Statistics of a distribution kept in the store.
+const STORED_STATISTICS: [&str; 8] = ["min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "avg"];
+
+/// What `history` and `--against-history` need of a run without decoding it: each metric's
+/// median over repetitions with its interval and values, and a distribution's statistics.
+pub fn figures(run: &Run) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for bench in &run.benchmarks {
+        for metric in &bench.metrics {
+            if metric.kind == MetricKind::Series {
+                continue;
+            }
+            if !metric.values.is_empty() {
+                if let Some(s) = Summary::of(&metric.values) {
+                    out.push(Figure {
+                        bench: bench.name.full_name.clone(),
+                        metric: metric.name.clone(),
+                        statistic: String::new(),
+                        source_unit: metric.source_unit.clone(),
+                        n: s.n as u64,
+                        value: s.median,
+                        ci_low: s.median_ci.as_ref().map(|c| c.low),
+                        ci_high: s.median_ci.as_ref().map(|c| c.high),
+                        repetitions: metric.values.clone(),
+                    });
+                }
+            } else if metric.histogram.is_some() {
+                for statistic in STORED_STATISTICS {
+                    if let Some(b) = bounded(bench, metric, statistic) {
+                        let bounds = (b.low < b.high).then_some((b.low, b.high));
+                        out.push(Figure {
+                            bench: bench.name.full_name.clone(),
+                            metric: metric.name.clone(),
+                            statistic: statistic.to_string(),
+                            source_unit: metric.source_unit.clone(),
+                            n: b.samples,
+                            value: b.value,
+                            ci_low: bounds.map(|b| b.0),
+                            ci_high: bounds.map(|b| b.1),
+                            repetitions: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `METRIC` or `METRIC:STATISTIC` (`latency:p99`); a bare statistic names the distribution's.
+pub fn split_metric(text: &str) -> (Option<String>, String) {
+    match text.rsplit_once(':') {
+        Some((metric, stat)) if DISTRIBUTION_STATISTICS.contains(&stat) => {
+            (Some(metric.to_string()), stat.replace("median", "p50"))
+        }
+        _ if DISTRIBUTION_STATISTICS.contains(&text) => (None, text.replace("median", "p50")),
+        _ => (Some(text.to_string()), String::new()),
+    }
+}
+
+/// How many earlier runs set the noise band of a run with too few repetitions to test.
+const BAND_WINDOW: usize = 10;
+/// Median absolute deviations (scaled to a standard deviation) outside which a lone figure
+/// is a change point.
+const BAND_WIDTH: f64 = 3.0;
+
+/// Whether `point` moved from `previous` by more than noise: the U test when both have
+/// enough repetitions, bounds that do not overlap for distributions, else a figure outside
+/// the band of the preceding runs (median ± 3 scaled MADs).
+fn verdict(
+    point: &Figure,
+    previous: &Figure,
+    earlier: &[&Figure],
+    alpha: f64,
+) -> (ChangeVerdict, Option<f64>) {
+    let (a, b) = (&previous.repetitions, &point.repetitions);
+    if a.len() >= 4 && b.len() >= 4 {
+        let p = mann_whitney(a, b).map_or(1.0, |t| t.p);
+        let v = if p <= alpha && point.value != previous.value {
+            ChangeVerdict::Significant
+        } else {
+            ChangeVerdict::Noise
+        };
+        return (v, Some(p));
+    }
+    if point.statistic == "max" {
+        return (ChangeVerdict::Untested, None);
+    }
+    if let (Some(lo), Some(hi), Some(plo), Some(phi)) = (
+        point.ci_low,
+        point.ci_high,
+        previous.ci_low,
+        previous.ci_high,
+    ) && !point.statistic.is_empty()
+    {
+        let apart = lo > phi || hi < plo;
+        return (
+            if apart {
+                ChangeVerdict::Significant
+            } else {
+                ChangeVerdict::Noise
+            },
+            None,
+        );
+    }
+    if earlier.len() < 3 {
+        return (ChangeVerdict::Untested, None);
+    }
+    let mut values: Vec<f64> = earlier.iter().map(|f| f.value).collect();
+    let centre = median(&mut values);
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    let mad = median(&mut deviations) * 1.4826;
+    let outside = (point.value - centre).abs() > BAND_WIDTH * mad.max(centre.abs() * 1e-9);
+    (
+        if outside {
+            ChangeVerdict::Significant
+        } else {
+            ChangeVerdict::Noise
+        },
+        None,
+    )
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// The trend of one benchmark's figure: one row per stored run, oldest first, with the
+/// change from the run before and change points marked.
+pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
+    let col = |header: &str, key: &str, unit: Option<&str>| Column {
+        header: header.to_string(),
+        key: key.to_string(),
+        unit: unit.map(str::to_string),
+    };
+    let figure = points.first().map(|p| &p.figure);
+    let source_unit = figure.map_or("", |f| f.source_unit.as_str());
+    let what = figure.map_or(String::new(), |f| {
+        if f.statistic.is_empty() {
+            f.metric.clone()
+        } else {
+            format!("{} {}", f.metric, f.statistic)
+        }
+    });
+    let columns = vec![
+        col("Run", "run", None),
+        col("Stored", "stored_at", None),
+        col("Commit", "commit", None),
+        col("Branch", "branch", None),
+        col(&what, "value", Some(source_unit)),
+        col("± 95% CI", "ci95", None),
+        col("vs previous", "change", None),
+        col("Change point", "change_point", None),
+    ];
+    let mut rows = Vec::new();
+    for (i, point) in points.iter().enumerate() {
+        let f = &point.figure;
+        let parsed = Unit::parse(&f.source_unit);
+        let metric = Metric::new(&f.metric, &parsed, &f.source_unit);
+        let text = |t: String| Cell::Text { text: t };
+        let commit = point.run.commit.as_deref().map_or(String::from("—"), |c| {
+            let short = &c[..c.len().min(10)];
+            if point.run.dirty == Some(true) {
+                format!("{short}+dirty")
+            } else {
+                short.to_string()
+            }
+        });
+        let interval = match (f.ci_low, f.ci_high) {
+            (Some(low), Some(high)) => Some(super::stats::Interval {
+                low,
+                high,
+                level: CONFIDENCE,
+                coverage: CONFIDENCE,
+            }),
+            _ => None,
+        };
+        let mut cells = vec![
+            text(format!("#{}", point.run.id)),
+            text(point.run.stored_at.clone()),
+            text(commit),
+            text(point.run.branch.clone().unwrap_or_else(|| "—".into())),
+            Cell::value_of(f.value, &metric),
+            Cell::Spread {
+                n: f.n as usize,
+                relative_percent: interval.as_ref().map(|c| c.relative_spread(f.value)),
+                interval,
+            },
+        ];
+        match i.checked_sub(1).map(|j| &points[j].figure) {
+            Some(previous) => {
+                let earlier: Vec<&Figure> = points[i.saturating_sub(BAND_WINDOW)..i]
+                    .iter()
+                    .map(|p| &p.figure)
+                    .collect();
+                let (v, p) = verdict(f, previous, &earlier, alpha);
+                let percent =
+                    (previous.value != 0.0).then(|| (f.value / previous.value - 1.0) * 100.0);
+                cells.push(Cell::Change(Change {
+                    percent,
+                    p,
+                    n_base: previous.n,
+                    n: f.n,
+                    verdict: v,
+                }));
+                let mark = match (v, percent) {
+                    (ChangeVerdict::Significant, Some(p)) if p > 0.0 => "▲ up",
+                    (ChangeVerdict::Significant, Some(_)) => "▼ down",
+                    _ => "",
+                };
+                cells.push(text(mark.to_string()));
+            }
+            None => cells.extend([Cell::Empty, Cell::Empty]),
+        }
+        rows.push(Row {
+            benchmark: bench.to_string(),
+            cells,
+        });
+    }
+    Table {
+        title: Some(format!("{bench} · {what}")),
+        run: 0,
+        cycle: None,
+        columns,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoredRun;
+
+    fn point(id: i64, value: f64, repetitions: Vec<f64>) -> Point {
+        Point {
+            run: StoredRun {
+                id,
+                stored_at: "2026-11-22T00:00:00Z".into(),
+                commit: Some(format!("{id:040x}")),
+                branch: Some("main".into()),
+                dirty: Some(false),
+                tag: None,
+                format: "go".into(),
+                benchmarks: 1,
+            },
+            figure: Figure {
+                bench: "BenchmarkA".into(),
+                metric: "ns/op".into(),
+                statistic: String::new(),
+                source_unit: "ns/op".into(),
+                n: repetitions.len().max(1) as u64,
+                value,
+                ci_low: None,
+                ci_high: None,
+                repetitions,
+            },
+        }
+    }
+
+    fn marks(table: &Table) -> Vec<String> {
+        table
+            .rows
+            .iter()
+            .map(|r| match &r.cells[7] {
+                Cell::Text { text } => text.clone(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_in_single_values_is_a_change_point_and_noise_is_not() {
+        let values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 130.0, 129.0, 131.0];
+        let points: Vec<Point> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| point(i as i64 + 1, *v, Vec::new()))
+            .collect();
+        let table = trend("BenchmarkA", &points, 0.05);
+        let m = marks(&table);
+        assert_eq!(m[6], "▲ up", "{m:?}");
+        assert!(m[..6].iter().all(String::is_empty), "{m:?}");
+    }
+
+    #[test]
+    fn repetitions_are_tested() {
+        let a = point(1, 100.0, vec![99.0, 100.0, 101.0, 100.5, 99.5, 100.2]);
+        let b = point(2, 90.0, vec![89.0, 90.0, 91.0, 90.5, 89.5, 90.2]);
+        let c = point(3, 90.1, vec![89.1, 90.1, 91.1, 90.4, 89.4, 90.3]);
+        let table = trend("BenchmarkA", &[a, b, c], 0.05);
+        assert_eq!(marks(&table), ["", "▼ down", ""]);
+    }
+
+    #[test]
+    fn metric_names_split_from_statistics() {
+        assert_eq!(split_metric("ns/op"), (Some("ns/op".into()), String::new()));
+        assert_eq!(
+            split_metric("latency:p99"),
+            (Some("latency".into()), "p99".into())
+        );
+        assert_eq!(split_metric("p99.9"), (None, "p99.9".into()));
+        assert_eq!(
+            split_metric("rtt:median"),
+            (Some("rtt".into()), "p50".into())
+        );
+    }
+}

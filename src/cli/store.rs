@@ -1,0 +1,97 @@
+use super::DbArgs;
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub action: StoreAction,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Save results files (any format latkit reads) as runs, with the working directory's
+    /// git commit, branch and dirty flag.
+    Add {
+        /// Files to store; `-` reads standard input.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<String>,
+        #[command(flatten)]
+        input: super::InputArgs,
+        /// Tag the stored runs, so that `@tag:NAME` names them.
+        #[arg(long, value_name = "NAME")]
+        tag: Option<String>,
+    },
+    /// List stored runs, newest first.
+    List {
+        /// Only the newest N.
+        #[arg(long, value_name = "N")]
+        last: Option<usize>,
+        /// Only runs on this branch.
+        #[arg(long, value_name = "NAME")]
+        branch: Option<String>,
+        /// Only runs with this tag.
+        #[arg(long, value_name = "NAME")]
+        tag: Option<String>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: ListFormat,
+    },
+    /// Report a stored run as `latkit parse` would (`@latest`, `@-1`, `@ID`, `@COMMIT`, ...).
+    Show {
+        #[arg(value_name = "REF")]
+        reference: String,
+        #[command(flatten)]
+        report: super::ReportArgs,
+    },
+    /// Delete stored runs.
+    Rm {
+        #[arg(value_name = "REF", required = true)]
+        references: Vec<String>,
+    },
+    /// Write a stored run as latkit JSON, which reads back exactly.
+    Export {
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// Write to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// Aligned terminal table.
+    Table,
+    /// One JSON array of runs.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Benchmarks to show (a name or glob; default all).
+    #[arg(value_name = "BENCH-GLOB")]
+    pub bench: Option<String>,
+    /// The figure to follow: a metric (`ns/op`), `METRIC:STATISTIC` (`latency:p99`) or a
+    /// statistic of the distribution (`p99`); default the first the benchmark reports.
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Only the newest N stored runs.
+    #[arg(long, value_name = "N", default_value = "20")]
+    pub last: usize,
+    /// Only runs on this branch.
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Significance level for changes between consecutive runs.
+    #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
+    pub alpha: f64,
+    /// Output format (table, markdown, csv or json).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: super::CompareFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}

@@ -1,0 +1,273 @@
+//! `latkit store` and `latkit history`, and stored runs as inputs everywhere (`@latest`).
+
+use super::{deliver, enrich_options, load_suite, read_inputs, say_warnings};
+use crate::analyze::build_report;
+use crate::analyze::history::{figures, split_metric, trend};
+use crate::cli::{DbArgs, HistoryArgs, ListFormat, StoreAction, StoreArgs};
+use crate::error::{Error, Result};
+use crate::model::{Note, Run};
+use crate::report::Report;
+use crate::report::sink::{Destination, FanOut, Rendered};
+use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
+use std::io::Write;
+
+/// The store `--db` (or its defaults) names, opened on first use.
+pub struct LazyStore<'a> {
+    db: &'a DbArgs,
+    store: Option<Store>,
+}
+
+impl<'a> LazyStore<'a> {
+    pub fn new(db: &'a DbArgs) -> Self {
+        LazyStore { db, store: None }
+    }
+
+    pub fn get(&mut self) -> Result<&mut Store> {
+        if self.store.is_none() {
+            let location = crate::store::default_location(self.db.db.as_deref())?;
+            self.store = Some(Store::open(&location)?);
+        }
+        Ok(self.store.as_mut().expect("opened above"))
+    }
+}
+
+/// An input named on the command line: a stored run (`@...`) or a file. Returns a label for
+/// column headings, the runs and the reader's notes.
+pub fn read_input(
+    spec: &str,
+    format: Option<&'static dyn crate::ingest::InputFormat>,
+    store: &mut LazyStore,
+) -> Result<(String, Vec<Run>, Vec<Note>)> {
+    match StoredRef::parse(spec)? {
+        Some(reference) => {
+            let (stored, run, notes) = load(store.get()?, &reference)?;
+            Ok((label_of(spec, &stored), vec![run], notes))
+        }
+        None => {
+            let (runs, notes) =
+                read_inputs(std::slice::from_ref(&spec.to_string()), format, false)?;
+            Ok((file_label(spec), runs, notes))
+        }
+    }
+}
+
+/// A column's heading for a file: its name, as benchstat heads its columns.
+pub fn file_label(spec: &str) -> String {
+    match spec {
+        "-" => "stdin".to_string(),
+        path => std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned()),
+    }
+}
+
+/// `@latest (#12 3f2a9c1d)`.
+fn label_of(spec: &str, stored: &StoredRun) -> String {
+    let commit = stored
+        .commit
+        .as_deref()
+        .map(|c| format!(" {}", &c[..c.len().min(8)]))
+        .unwrap_or_default();
+    format!("{spec} (#{}{commit})", stored.id)
+}
+
+fn load(store: &mut Store, reference: &StoredRef) -> Result<(StoredRun, Run, Vec<Note>)> {
+    let stored = reference.resolve(store)?;
+    store
+        .load(stored.id)?
+        .ok_or_else(|| Error::Input(format!("stored run #{} vanished while reading", stored.id)))
+}
+
+fn reference(text: &str) -> Result<StoredRef> {
+    StoredRef::parse(text)?.ok_or_else(|| {
+        Error::Input(format!(
+            "`{text}` is not a stored run: stored runs start with @ (@latest, @-1, @ID, \
+             @COMMIT, @tag:NAME, @branch:NAME)"
+        ))
+    })
+}
+
+pub fn run(args: StoreArgs) -> Result<()> {
+    let mut store = LazyStore::new(&args.db);
+    match args.action {
+        StoreAction::Add { files, input, tag } => {
+            let format = crate::cli::input_format(&input.input_format);
+            let (mut runs, notes) = read_inputs(&files, format, false)?;
+            crate::analyze::enrich::summarize_all(&mut runs);
+            say_warnings(&notes);
+            let provenance = Provenance::of_working_directory();
+            let store = store.get()?;
+            for run in &runs {
+                let id = store.put(run, &notes, &provenance, tag.as_deref(), &figures(run))?;
+                let path = run.source.path.as_deref().unwrap_or("stdin");
+                println!("stored #{id}: {path} ({} benchmarks)", run.benchmarks.len());
+            }
+            Ok(())
+        }
+        StoreAction::List {
+            last,
+            branch,
+            tag,
+            format,
+        } => {
+            let runs = store.get()?.runs(&RunQuery { branch, tag, last })?;
+            list(&runs, format)
+        }
+        StoreAction::Show {
+            reference: r,
+            report,
+        } => {
+            let (_, run, notes) = load(store.get()?, &reference(&r)?)?;
+            let opts = enrich_options(&report, &load_suite(&report)?)?;
+            let sinks = super::output_sinks(&report.output)?;
+            deliver(&build_report(vec![run], notes, &opts)?, sinks)
+        }
+        StoreAction::Rm { references } => {
+            let store = store.get()?;
+            let mut ids = Vec::new();
+            // Resolve every reference first: `rm @latest @-1` means the two newest, not the
+            // newest twice.
+            for r in &references {
+                ids.push(reference(r)?.resolve(store)?.id);
+            }
+            for id in ids {
+                if store.remove(id)? {
+                    println!("removed #{id}");
+                }
+            }
+            Ok(())
+        }
+        StoreAction::Export { reference: r, out } => {
+            let (_, run, notes) = load(store.get()?, &reference(&r)?)?;
+            let report = Report {
+                runs: vec![run],
+                tables: Vec::new(),
+                notes,
+                verdict: None,
+            };
+            let mut sinks = FanOut::default();
+            sinks.push(Rendered::new(
+                crate::cli::output_format("json")?,
+                Destination::open(out.as_deref())?,
+            ));
+            sinks.finish(&report)
+        }
+    }
+}
+
+fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let text = match format {
+        ListFormat::Json => serde_json::to_string_pretty(runs)
+            .map_err(|e| Error::Input(format!("cannot encode the list: {e}")))?,
+        ListFormat::Table => {
+            let mut grid = comfy_table::Table::new();
+            grid.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+                .set_header([
+                    "Run",
+                    "Stored",
+                    "Commit",
+                    "Branch",
+                    "Tag",
+                    "Format",
+                    "Benchmarks",
+                ]);
+            for r in runs {
+                let commit = r.commit.as_deref().map_or(String::new(), |c| {
+                    let short = &c[..c.len().min(10)];
+                    if r.dirty == Some(true) {
+                        format!("{short}+dirty")
+                    } else {
+                        short.to_string()
+                    }
+                });
+                grid.add_row([
+                    format!("#{}", r.id),
+                    r.stored_at.clone(),
+                    commit,
+                    r.branch.clone().unwrap_or_default(),
+                    r.tag.clone().unwrap_or_default(),
+                    r.format.clone(),
+                    r.benchmarks.to_string(),
+                ]);
+            }
+            grid.to_string()
+        }
+    };
+    writeln!(out, "{text}").or_else(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Ok(()),
+        _ => Err(Error::io("stdout", e)),
+    })
+}
+
+/// `latkit history`: one trend table per matching benchmark.
+pub fn history(args: HistoryArgs) -> Result<()> {
+    let mut sinks = FanOut::default();
+    sinks.push(Rendered::new(
+        crate::cli::output_format(args.format.name())?,
+        Destination::open(args.out.as_deref())?,
+    ));
+    let mut lazy = LazyStore::new(&args.db);
+    let store = lazy.get()?;
+    let glob = match &args.bench {
+        Some(pattern) => Some(
+            globset::Glob::new(pattern)
+                .map_err(|e| Error::Input(format!("`{pattern}` is not a glob: {e}")))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let benches: Vec<String> = store
+        .bench_names()?
+        .into_iter()
+        .filter(|b| glob.as_ref().is_none_or(|g| g.is_match(b)))
+        .collect();
+    if benches.is_empty() {
+        return Err(Error::Input(format!(
+            "{}: no stored benchmark matches {}",
+            store.describe(),
+            args.bench
+                .as_deref()
+                .unwrap_or("anything (the store is empty)")
+        )));
+    }
+    let mut tables = Vec::new();
+    for bench in &benches {
+        let (metric, statistic) = match &args.metric {
+            Some(text) => split_metric(text),
+            None => match store.default_figure(bench)? {
+                Some((metric, statistic)) => (Some(metric), statistic),
+                None => continue,
+            },
+        };
+        let points = store.series(
+            bench,
+            metric.as_deref(),
+            &statistic,
+            args.branch.as_deref(),
+            Some(args.last),
+        )?;
+        if !points.is_empty() {
+            tables.push(trend(bench, &points, args.alpha));
+        }
+    }
+    if tables.is_empty() {
+        return Err(Error::Input(format!(
+            "{}: no stored run has {} for {}",
+            store.describe(),
+            args.metric.as_deref().unwrap_or("figures"),
+            args.bench.as_deref().unwrap_or("any benchmark")
+        )));
+    }
+    let report = Report {
+        runs: Vec::new(),
+        tables,
+        notes: vec![Note::info(
+            "change points: a change from the previous run that the U test finds significant \
+             (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
+             a figure more than 3 scaled MADs from the median of the 10 runs before it",
+        )],
+        verdict: None,
+    };
+    sinks.finish(&report)
+}

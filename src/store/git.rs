@@ -1,0 +1,34 @@
+//! Which code a run measured: the git commit, branch and dirty flag of the working directory.
+
+use std::process::Command;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Provenance {
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// Uncommitted changes to tracked files: the commit alone does not describe the code.
+    pub dirty: Option<bool>,
+}
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Provenance {
+    /// Read from the current directory; all absent outside a repository or without git.
+    pub fn of_working_directory() -> Provenance {
+        let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+            return Provenance::default();
+        };
+        let branch = git(&["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
+        let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+        Provenance {
+            commit: Some(commit),
+            branch,
+            dirty,
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The history store: every run kept whole (values, distributions, environment, notes) with
+//! the commit it measured, in embedded SQLite or a shared PostgreSQL. One schema with numbered
+//! migrations and every query are written once here over a small [`Connection`] seam; each
+//! backend only moves values in and out.
+
+mod git;
+mod postgres;
+mod refs;
+mod sqlite;
+
+pub use git::Provenance;
+pub use refs::StoredRef;
+
+use crate::error::{Error, Result};
+use crate::model::{Note, Run};
+use std::path::PathBuf;
+
+/// A value crossing the seam, typed even when absent (PostgreSQL types its NULLs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<String>),
+    Bool(Option<bool>),
+}
+
+impl Value {
+    fn text(s: impl Into<String>) -> Value {
+        Value::Text(Some(s.into()))
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => *v,
+            _ => None,
+        }
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Real(v) => *v,
+            Value::Int(v) => v.map(|i| i as f64),
+            _ => None,
+        }
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(v) => v.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(v) => *v,
+            Value::Int(v) => v.map(|i| i != 0),
+            _ => None,
+        }
+    }
+}
+
+/// What a backend must do: run SQL with `$1`-style parameters inside transactions.
+trait Connection {
+    fn batch(&mut self, sql: &str) -> Result<()>;
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+    /// Starts a transaction that holds the write lock from its first statement, so two
+    /// writers (or two migrations) never interleave.
+    fn begin_write(&mut self) -> Result<()>;
+    /// The column type of an auto-numbered primary key.
+    fn serial(&self) -> &'static str;
+    /// Where the store is, for messages (never a password).
+    fn describe(&self) -> String;
+}
+
+/// The schema, one migration per entry, applied in order; `{serial}` is the backend's
+/// auto-numbered key type. Never edit a released entry: append a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs whole, and the figures `history` reads without decoding a run.
+    "CREATE TABLE runs (
+        id {serial} PRIMARY KEY,
+        stored_at TEXT NOT NULL,
+        git_commit TEXT,
+        git_branch TEXT,
+        git_dirty BOOLEAN,
+        tag TEXT,
+        format TEXT NOT NULL,
+        benchmarks BIGINT NOT NULL,
+        document TEXT NOT NULL,
+        notes TEXT NOT NULL
+    );
+    CREATE INDEX runs_commit ON runs (git_commit);
+    CREATE INDEX runs_branch ON runs (git_branch, id);
+    CREATE INDEX runs_tag ON runs (tag, id);
+    CREATE TABLE figures (
+        run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        position BIGINT NOT NULL,
+        bench TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        statistic TEXT NOT NULL,
+        source_unit TEXT NOT NULL,
+        n BIGINT NOT NULL,
+        value DOUBLE PRECISION NOT NULL,
+        ci_low DOUBLE PRECISION,
+        ci_high DOUBLE PRECISION,
+        repetitions TEXT NOT NULL
+    );
+    CREATE INDEX figures_series ON figures (bench, metric, statistic, run_id);",
+];
+
+/// One figure of a stored run: a metric's median over repetitions (statistic `""`), or a
+/// statistic of a distribution (`p99`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub bench: String,
+    pub metric: String,
+    pub statistic: String,
+    pub source_unit: String,
+    pub n: u64,
+    pub value: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// Every repetition's value, so later comparisons can test, not just subtract.
+    pub repetitions: Vec<f64>,
+}
+
+/// A stored run's description, without the run itself.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StoredRun {
+    pub id: i64,
+    pub stored_at: String,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub dirty: Option<bool>,
+    pub tag: Option<String>,
+    pub format: String,
+    pub benchmarks: u64,
+}
+
+/// One point of a benchmark's history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub run: StoredRun,
+    pub figure: Figure,
+}
+
+/// Which stored runs a listing wants, newest first.
+#[derive(Clone, Debug, Default)]
+pub struct RunQuery {
+    pub branch: Option<String>,
+    pub tag: Option<String>,
+    pub last: Option<usize>,
+}
+
+pub struct Store {
+    conn: Box<dyn Connection>,
+}
+
+/// `--db`, else `LATKIT_DB`, else `$XDG_DATA_HOME/latkit/history.db` (`~/.local/share/...`).
+pub fn default_location(db: Option<&str>) -> Result<String> {
+    if let Some(db) = db {
+        return Ok(db.to_string());
+    }
+    if let Ok(db) = std::env::var("LATKIT_DB")
+        && !db.is_empty()
+    {
+        return Ok(db);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .ok_or_else(|| Error::Input("no history database: set --db, LATKIT_DB or HOME".into()))?;
+    Ok(data.join("latkit/history.db").display().to_string())
+}
+
+const RUN_COLUMNS: &str =
+    "id, stored_at, git_commit, git_branch, git_dirty, tag, format, benchmarks";
+
+fn stored_run(row: &[Value]) -> StoredRun {
+    StoredRun {
+        id: row[0].as_i64().unwrap_or_default(),
+        stored_at: row[1].as_str().unwrap_or_default().to_string(),
+        commit: row[2].as_str().map(str::to_string),
+        branch: row[3].as_str().map(str::to_string),
+        dirty: row[4].as_bool(),
+        tag: row[5].as_str().map(str::to_string),
+        format: row[6].as_str().unwrap_or_default().to_string(),
+        benchmarks: row[7].as_i64().unwrap_or_default().max(0) as u64,
+    }
+}
+
+impl Store {
+    /// Opens (creating and migrating when needed) the store at `location`: a
+    /// `postgres://` or `postgresql://` URL, or a SQLite file path.
+    pub fn open(location: &str) -> Result<Store> {
+        let conn: Box<dyn Connection> =
+            if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+                Box::new(postgres::Postgres::connect(location)?)
+            } else {
+                Box::new(sqlite::Sqlite::open(location)?)
+            };
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn describe(&self) -> String {
+        self.conn.describe()
+    }
+
+    /// Applies the migrations this store lacks, all in one transaction under the write lock
+    /// (two processes opening a new store at once must not both create it).
+    fn migrate(&mut self) -> Result<()> {
+        self.transaction(|conn| {
+            conn.batch("CREATE TABLE IF NOT EXISTS latkit_schema (version BIGINT NOT NULL)")?;
+            let rows = conn.query("SELECT MAX(version) FROM latkit_schema", &[])?;
+            let have = rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0).max(0) as usize;
+            if have > MIGRATIONS.len() {
+                return Err(Error::Input(format!(
+                    "{}: history schema version {have} is newer than this latkit knows ({}); \
+                     upgrade latkit",
+                    conn.describe(),
+                    MIGRATIONS.len()
+                )));
+            }
+            for (i, sql) in MIGRATIONS.iter().enumerate().skip(have) {
+                conn.batch(&sql.replace("{serial}", conn.serial()))?;
+                conn.execute(
+                    "INSERT INTO latkit_schema (version) VALUES ($1)",
+                    &[Value::Int(Some(i as i64 + 1))],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `work` in a write transaction: committed whole, or rolled back whole.
+    fn transaction<T>(&mut self, work: impl FnOnce(&mut dyn Connection) -> Result<T>) -> Result<T> {
+        self.conn.begin_write()?;
+        match work(self.conn.as_mut()) {
+            Ok(value) => {
+                self.conn.batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(e) => {
+                let _ = self.conn.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Stores `run` whole with its notes, provenance and figures; returns its id.
+    pub fn put(
+        &mut self,
+        run: &Run,
+        notes: &[Note],
+        provenance: &Provenance,
+        tag: Option<&str>,
+        figures: &[Figure],
+    ) -> Result<i64> {
+        let document = serde_json::to_string(run)
+            .map_err(|e| Error::Input(format!("cannot encode the run for the store: {e}")))?;
+        let notes = serde_json::to_string(notes)
+            .map_err(|e| Error::Input(format!("cannot encode notes for the store: {e}")))?;
+        let stored_at = crate::model::timestamp(std::time::SystemTime::now());
+        self.transaction(|conn| {
+            let rows = conn.query(
+                "INSERT INTO runs (stored_at, git_commit, git_branch, git_dirty, tag, format, \
+                 benchmarks, document, notes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 RETURNING id",
+                &[
+                    Value::text(stored_at),
+                    Value::Text(provenance.commit.clone()),
+                    Value::Text(provenance.branch.clone()),
+                    Value::Bool(provenance.dirty),
+                    Value::Text(tag.map(str::to_string)),
+                    Value::text(run.source.format.clone()),
+                    Value::Int(Some(run.benchmarks.len() as i64)),
+                    Value::text(document),
+                    Value::text(notes),
+                ],
+            )?;
+            let id = rows
+                .first()
+                .and_then(|r| r[0].as_i64())
+                .ok_or_else(|| Error::Input("the store returned no id for the run".into()))?;
+            for (position, f) in figures.iter().enumerate() {
+                let repetitions = serde_json::to_string(&f.repetitions)
+                    .map_err(|e| Error::Input(format!("cannot encode repetitions: {e}")))?;
+                conn.execute(
+                    "INSERT INTO figures (run_id, position, bench, metric, statistic, \
+                     source_unit, n, value, ci_low, ci_high, repetitions) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                    &[
+                        Value::Int(Some(id)),
+                        Value::Int(Some(position as i64)),
+                        Value::text(f.bench.clone()),
+                        Value::text(f.metric.clone()),
+                        Value::text(f.statistic.clone()),
+                        Value::text(f.source_unit.clone()),
+                        Value::Int(Some(f.n.min(i64::MAX as u64) as i64)),
+                        Value::Real(Some(f.value)),
+                        Value::Real(f.ci_low),
+                        Value::Real(f.ci_high),
+                        Value::text(repetitions),
+                    ],
+                )?;
+            }
+            Ok(id)
+        })
+    }
+
+    /// Stored runs, newest first.
+    pub fn runs(&mut self, query: &RunQuery) -> Result<Vec<StoredRun>> {
+        let mut sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE 1 = 1");
+        let mut params = Vec::new();
+        if let Some(branch) = &query.branch {
+            params.push(Value::text(branch.clone()));
+            sql.push_str(&format!(" AND git_branch = ${}", params.len()));
+        }
+        if let Some(tag) = &query.tag {
+            params.push(Value::text(tag.clone()));
+            sql.push_str(&format!(" AND tag = ${}", params.len()));
+        }
+        sql.push_str(" ORDER BY id DESC");
+        if let Some(last) = query.last {
+            sql.push_str(&format!(" LIMIT {last}"));
+        }
+        let rows = self.conn.query(&sql, &params)?;
+        Ok(rows.iter().map(|r| stored_run(r)).collect())
+    }
+
+    /// Runs whose commit starts with `prefix`, newest first.
+    pub fn runs_at_commit(&mut self, prefix: &str) -> Result<Vec<StoredRun>> {
+        let pattern = format!("{}%", prefix.replace(['%', '_'], ""));
+        let rows = self.conn.query(
+            &format!("SELECT {RUN_COLUMNS} FROM runs WHERE git_commit LIKE $1 ORDER BY id DESC"),
+            &[Value::text(pattern)],
+        )?;
+        Ok(rows.iter().map(|r| stored_run(r)).collect())
+    }
+
+    /// The run stored as `id`, exactly as it was stored, with its notes.
+    pub fn load(&mut self, id: i64) -> Result<Option<(StoredRun, Run, Vec<Note>)>> {
+        let rows = self.conn.query(
+            &format!("SELECT {RUN_COLUMNS}, document, notes FROM runs WHERE id = $1"),
+            &[Value::Int(Some(id))],
+        )?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let place = self.conn.describe();
+        let decode_err = |what: &str, e: serde_json::Error| {
+            Error::Input(format!(
+                "{place}: stored run {id}: cannot decode its {what}: {e}"
+            ))
+        };
+        let run: Run = serde_json::from_str(row[8].as_str().unwrap_or_default())
+            .map_err(|e| decode_err("run", e))?;
+        let notes: Vec<Note> = serde_json::from_str(row[9].as_str().unwrap_or("[]"))
+            .map_err(|e| decode_err("notes", e))?;
+        Ok(Some((stored_run(row), run, notes)))
+    }
+
+    /// Deletes the run `id` and its figures; false when there was none.
+    pub fn remove(&mut self, id: i64) -> Result<bool> {
+        self.transaction(|conn| {
+            conn.execute(
+                "DELETE FROM figures WHERE run_id = $1",
+                &[Value::Int(Some(id))],
+            )?;
+            Ok(conn.execute("DELETE FROM runs WHERE id = $1", &[Value::Int(Some(id))])? > 0)
+        })
+    }
+
+    /// Every benchmark name with stored figures.
+    pub fn bench_names(&mut self) -> Result<Vec<String>> {
+        let rows = self
+            .conn
+            .query("SELECT DISTINCT bench FROM figures ORDER BY bench", &[])?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| r[0].as_str().map(str::to_string))
+            .collect())
+    }
+
+    /// The figure `history` shows for `bench` by default: the first one (metric, statistic)
+    /// of its newest stored run.
+    pub fn default_figure(&mut self, bench: &str) -> Result<Option<(String, String)>> {
+        let rows = self.conn.query(
+            "SELECT metric, statistic FROM figures WHERE bench = $1 AND run_id = \
+             (SELECT MAX(run_id) FROM figures WHERE bench = $1) ORDER BY position LIMIT 1",
+            &[Value::text(bench)],
+        )?;
+        Ok(rows.first().map(|r| {
+            (
+                r[0].as_str().unwrap_or_default().to_string(),
+                r[1].as_str().unwrap_or_default().to_string(),
+            )
+        }))
+    }
+
+    /// The figures of `bench` for `metric` (and `statistic`, `""` for repetitions), oldest
+    /// first, from the newest `last` runs (on `branch`).
+    pub fn series(
+        &mut self,
+        bench: &str,
+        metric: Option<&str>,
+        statistic: &str,
+        branch: Option<&str>,
+        last: Option<usize>,
+    ) -> Result<Vec<Point>> {
+        let mut params = vec![Value::text(bench), Value::text(statistic)];
+        let mut sql = format!(
+            "SELECT r.id, r.stored_at, r.git_commit, r.git_branch, r.git_dirty, r.tag, \
+             r.format, r.benchmarks, f.metric, f.source_unit, f.n, f.value, f.ci_low, \
+             f.ci_high, f.repetitions FROM figures f JOIN runs r ON r.id = f.run_id \
+             WHERE f.bench = $1 AND f.statistic = $2"
+        );
+        if let Some(metric) = metric {
+            params.push(Value::text(metric));
+            sql.push_str(&format!(" AND f.metric = ${}", params.len()));
+        }
+        if let Some(branch) = branch {
+            params.push(Value::text(branch));
+            sql.push_str(&format!(" AND r.git_branch = ${}", params.len()));
+        }
+        sql.push_str(" ORDER BY r.id DESC");
+        if let Some(last) = last {
+            sql.push_str(&format!(" LIMIT {last}"));
+        }
+        let rows = self.conn.query(&sql, &params)?;
+        let mut points: Vec<Point> = rows
+            .iter()
+            .map(|r| Point {
+                run: stored_run(&r[..8]),
+                figure: Figure {
+                    bench: bench.to_string(),
+                    metric: r[8].as_str().unwrap_or_default().to_string(),
+                    statistic: statistic.to_string(),
+                    source_unit: r[9].as_str().unwrap_or_default().to_string(),
+                    n: r[10].as_i64().unwrap_or_default().max(0) as u64,
+                    value: r[11].as_f64().unwrap_or(f64::NAN),
+                    ci_low: r[12].as_f64(),
+                    ci_high: r[13].as_f64(),
+                    repetitions: serde_json::from_str(r[14].as_str().unwrap_or("[]"))
+                        .unwrap_or_default(),
+                },
+            })
+            .collect();
+        points.reverse();
+        Ok(points)
+    }
+}
