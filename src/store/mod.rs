@@ -413,11 +413,11 @@ impl Store {
         last: Option<usize>,
     ) -> Result<Vec<Point>> {
         let mut params = vec![Value::text(bench), Value::text(statistic)];
-        let mut sql = format!(
+        let mut sql = String::from(
             "SELECT r.id, r.stored_at, r.git_commit, r.git_branch, r.git_dirty, r.tag, \
              r.format, r.benchmarks, f.metric, f.source_unit, f.n, f.value, f.ci_low, \
              f.ci_high, f.repetitions FROM figures f JOIN runs r ON r.id = f.run_id \
-             WHERE f.bench = $1 AND f.statistic = $2"
+             WHERE f.bench = $1 AND f.statistic = $2",
         );
         if let Some(metric) = metric {
             params.push(Value::text(metric));
