@@ -13,15 +13,7 @@ file=$out/gbench-${megabytes}mb.json
 cargo build --release --quiet
 
 bytes=$(stat -c %s "$file")
-measure() { # prints "seconds peak_kib"; best of 3 runs
-  local best="" rss=""
-  for _ in 1 2 3; do
-    /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" > /dev/null
-    read -r s k < "$out/time.txt"
-    if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; rss=$k; fi
-  done
-  echo "$best $rss"
-}
+. bench/measure.sh
 read -r lt lr < <(measure target/release/latkit parse --input-format gbench-json --format csv "$file")
 read -r pt pr < <(measure python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$file")
 awk -v bytes="$bytes" -v lt="$lt" -v lr="$lr" -v pt="$pt" -v pr="$pr" 'BEGIN {

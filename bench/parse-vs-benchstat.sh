@@ -14,15 +14,7 @@ benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
 [ -x "$benchstat" ] || go install golang.org/x/perf/cmd/benchstat@latest
 
 bytes=$(stat -c %s "$file")
-measure() { # prints "seconds peak_kib"; best of 3 runs
-  local best="" rss=""
-  for _ in 1 2 3; do
-    /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" > /dev/null
-    read -r s k < "$out/time.txt"
-    if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; rss=$k; fi
-  done
-  echo "$best $rss"
-}
+. bench/measure.sh
 read -r lt lr < <(measure target/release/latkit parse --format json "$file")
 read -r bt br < <(measure "$benchstat" "$file")
 awk -v lines="$lines" -v bytes="$bytes" -v lt="$lt" -v lr="$lr" -v bt="$bt" -v br="$br" 'BEGIN {

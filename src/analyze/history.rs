@@ -174,14 +174,7 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
         let parsed = Unit::parse(&f.source_unit);
         let metric = Metric::new(&f.metric, &parsed, &f.source_unit);
         let text = |t: String| Cell::Text { text: t };
-        let commit = point.run.commit.as_deref().map_or(String::from("—"), |c| {
-            let short = &c[..c.len().min(10)];
-            if point.run.dirty == Some(true) {
-                format!("{short}+dirty")
-            } else {
-                short.to_string()
-            }
-        });
+        let commit = point.run.short_commit().unwrap_or_else(|| "—".into());
         let interval = match (f.ci_low, f.ci_high) {
             (Some(low), Some(high)) => Some(super::stats::Interval {
                 low,

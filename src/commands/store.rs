@@ -173,14 +173,7 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
                     "Benchmarks",
                 ]);
             for r in runs {
-                let commit = r.commit.as_deref().map_or(String::new(), |c| {
-                    let short = &c[..c.len().min(10)];
-                    if r.dirty == Some(true) {
-                        format!("{short}+dirty")
-                    } else {
-                        short.to_string()
-                    }
-                });
+                let commit = r.short_commit().unwrap_or_default();
                 grid.add_row([
                     format!("#{}", r.id),
                     r.stored_at.clone(),

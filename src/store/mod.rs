@@ -138,6 +138,18 @@ pub struct StoredRun {
     pub benchmarks: u64,
 }
 
+impl StoredRun {
+    /// The commit as people quote it (10 hex digits), `+dirty` when the tree had changes.
+    pub fn short_commit(&self) -> Option<String> {
+        let c = self.commit.as_deref()?;
+        let short = &c[..c.len().min(10)];
+        Some(match self.dirty {
+            Some(true) => format!("{short}+dirty"),
+            _ => short.to_string(),
+        })
+    }
+}
+
 /// One point of a benchmark's history.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
