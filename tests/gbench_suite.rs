@@ -201,13 +201,16 @@ fn console_and_json_of_one_run_agree() {
                 .zip(theirs["values"].as_array().unwrap())
             {
                 let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-                // The console prints three significant digits (RMS: whole percents).
-                let tolerance =
-                    if name == "cpu_time" && j["full_name"].as_str().unwrap().ends_with("_RMS") {
-                        0.5
-                    } else {
-                        x.abs() * 0.006
-                    };
+                // The console prints three significant digits (RMS: whole percents;
+                // BigO coefficients: two decimals).
+                let full_name = j["full_name"].as_str().unwrap();
+                let tolerance = if name == "cpu_time" && full_name.ends_with("_RMS") {
+                    0.5
+                } else if full_name.ends_with("_BigO") {
+                    0.005 + x.abs() * 1e-9
+                } else {
+                    x.abs() * 0.006
+                };
                 assert!(
                     (x - y).abs() <= tolerance,
                     "{} {name}: {x} vs {y}",

@@ -57,8 +57,8 @@ pub struct CompareArgs {
     pub allow_env_mismatch: bool,
     /// Pool the last N stored runs of the same benchmarks (in the same environment) as the
     /// base; the inputs are then all compared against that pool.
-    #[arg(long, value_name = "N")]
-    pub against_history: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub against_history: Option<u32>,
     #[command(flatten)]
     pub db: super::DbArgs,
     /// Output format.

@@ -132,7 +132,7 @@ pub struct OutputArgs {
 pub struct DbArgs {
     /// History database: a SQLite file path or a `postgres://` URL (default: LATKIT_DB, else
     /// $XDG_DATA_HOME/latkit/history.db).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     pub db: Option<String>,
 }
 

@@ -27,8 +27,8 @@ pub enum StoreAction {
     /// List stored runs, newest first.
     List {
         /// Only the newest N.
-        #[arg(long, value_name = "N")]
-        last: Option<usize>,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        last: Option<u32>,
         /// Only runs on this branch.
         #[arg(long, value_name = "NAME")]
         branch: Option<String>,
@@ -78,8 +78,9 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
     /// Only the newest N stored runs.
-    #[arg(long, value_name = "N", default_value = "20")]
-    pub last: usize,
+    #[arg(long, value_name = "N", default_value = "20",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: u32,
     /// Only runs on this branch.
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,

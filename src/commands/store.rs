@@ -110,6 +110,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             tag,
             format,
         } => {
+            let last = last.map(|n| n as usize);
             let runs = store.get()?.runs(&RunQuery { branch, tag, last })?;
             list(&runs, format)
         }
@@ -238,7 +239,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
             metric.as_deref(),
             &statistic,
             args.branch.as_deref(),
-            Some(args.last),
+            Some(args.last as usize),
         )?;
         if !points.is_empty() {
             tables.push(trend(bench, &points, args.alpha));

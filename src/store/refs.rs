@@ -62,7 +62,7 @@ impl StoredRef {
         let found = match self {
             StoredRef::Back(n) => store
                 .runs(&RunQuery {
-                    last: Some(n + 1),
+                    last: Some(n.saturating_add(1)),
                     ..RunQuery::default()
                 })?
                 .into_iter()
