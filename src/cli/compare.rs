@@ -33,9 +33,8 @@ pub struct CompareArgs {
     pub inputs: Vec<String>,
     #[command(flatten)]
     pub input: super::InputArgs,
-    /// Significance level of the Mann-Whitney U test.
-    #[arg(long, default_value = "0.05", value_parser = alpha)]
-    pub alpha: f64,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Compare only this metric (`ns/op`, `real_time`, `latency`, ...).
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
@@ -43,14 +42,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',',
           default_value = "p50,p99,p99.9,max", value_parser = statistic)]
     pub statistics: Vec<String>,
-    /// Fail (exit 1) on a significant change beyond a threshold: `METRIC:+N%` (worse when
-    /// higher), `METRIC:-N%` (worse when lower) or `METRIC:N%` (the metric's own direction).
-    /// METRIC is a metric name or a distribution statistic (`p99`). Repeatable.
-    #[arg(long = "fail-on", value_name = "RULE", value_parser = rule)]
-    pub fail_on: Vec<crate::analyze::compare::RegressionRule>,
-    /// Also fail when a change beyond a --fail-on threshold is within noise.
-    #[arg(long)]
-    pub strict: bool,
     /// Compare although the inputs come from different machines or settings; the
     /// differences are listed in every format.
     #[arg(long)]
@@ -73,6 +64,54 @@ pub struct CompareArgs {
     /// No warnings on stderr; the report still carries every note.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// How a comparison decides: shared by `compare` and the A/B runs of `go` and `gbench`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Significance level of the Mann-Whitney U test.
+    #[arg(long, default_value = "0.05", value_parser = alpha)]
+    pub alpha: f64,
+    /// Fail (exit 1) on a significant change beyond a threshold: `METRIC:+N%` (worse when
+    /// higher), `METRIC:-N%` (worse when lower) or `METRIC:N%` (the metric's own direction).
+    /// METRIC is a metric name or a distribution statistic (`p99`). Repeatable.
+    #[arg(long = "fail-on", value_name = "RULE", value_parser = rule)]
+    pub fail_on: Vec<crate::analyze::compare::RegressionRule>,
+    /// Also fail when a change beyond a --fail-on threshold is within noise.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl GateArgs {
+    /// Comparison options with these gates; every metric and the default statistics.
+    pub fn options(&self) -> crate::analyze::compare::CompareOptions {
+        use crate::analyze::compare::{CompareOptions, RegressionRule};
+        CompareOptions {
+            alpha: self.alpha,
+            rules: self
+                .fail_on
+                .iter()
+                .map(|rule| RegressionRule {
+                    strict: self.strict,
+                    ..rule.clone()
+                })
+                .collect(),
+            ..CompareOptions::default()
+        }
+    }
+}
+
+/// A/B runs against a base revision; shared by `go` and `gbench`.
+#[derive(Debug, Args)]
+pub struct InterleaveArgs {
+    /// Also run the benchmarks of git revision REV (checked out in a temporary worktree),
+    /// alternating with the working tree's, A B A B, one repetition each per round, so that
+    /// host drift hits both alike; then compare them (the --count / --repetitions are the
+    /// rounds; --fail-on gates the result).
+    #[arg(long, value_name = "REV")]
+    pub interleave: Option<String>,
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 pub(super) fn alpha(text: &str) -> Result<f64, String> {

@@ -10,8 +10,8 @@ pub struct GbenchArgs {
     /// Benchmarks to run (`--benchmark_filter`, a regular expression).
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
-    /// Repetitions of each benchmark (`--benchmark_repetitions`); every repetition is kept,
-    /// for medians with confidence intervals (6 or more give one).
+    /// Repetitions of each benchmark (`--benchmark_repetitions`; rounds with --interleave);
+    /// every repetition is kept, for medians with confidence intervals (6 or more give one).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
@@ -25,6 +25,12 @@ pub struct GbenchArgs {
     /// Extra arguments passed to the binary.
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,
+    /// With --interleave: the command (run by `sh -c` in the current directory's counterpart
+    /// of each tree) that builds BINARY, e.g. `cmake --build build --target bench`.
+    #[arg(long, value_name = "CMD", requires = "interleave")]
+    pub build: Option<String>,
+    #[command(flatten)]
+    pub interleave: super::InterleaveArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }

@@ -13,7 +13,7 @@ pub struct GoArgs {
     /// Benchmark regular expression (`go test -bench`) [default: .].
     #[arg(long, value_name = "REGEX")]
     pub bench: Option<String>,
-    /// Repetitions of each benchmark (`-count`) [default: 1].
+    /// Repetitions of each benchmark (`-count`; rounds with --interleave) [default: 1].
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
     /// Iterations or time per benchmark (`-benchtime`); fixed iterations suit latency suites
@@ -26,6 +26,8 @@ pub struct GoArgs {
     /// Extra arguments passed to `go test` after the package.
     #[arg(last = true, value_name = "GO_TEST_ARGS")]
     pub extra: Vec<String>,
+    #[command(flatten)]
+    pub interleave: super::InterleaveArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }

@@ -13,7 +13,7 @@ mod store;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
-pub use compare::{CompareArgs, CompareFormat};
+pub use compare::{CompareArgs, CompareFormat, GateArgs, InterleaveArgs};
 pub use frame::FrameArgs;
 pub use gbench::GbenchArgs;
 pub use go::GoArgs;

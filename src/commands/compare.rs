@@ -1,6 +1,6 @@
 use super::say_warnings;
 use super::store::{LazyStore, read_input};
-use crate::analyze::compare::{CompareInput, CompareOptions, RegressionRule, compare};
+use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::envdiff;
 use crate::cli::CompareArgs;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         crate::cli::output_format(args.format.name())?,
         Destination::open(args.out.as_deref())?,
     ));
-    sinks.push_verdict_if(!args.fail_on.is_empty());
+    sinks.push_verdict_if(!args.gate.fail_on.is_empty());
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
@@ -36,18 +36,10 @@ pub fn run(args: CompareArgs) -> Result<()> {
         inputs.insert(0, pool);
     }
     let opts = CompareOptions {
-        alpha: args.alpha,
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
-        rules: args
-            .fail_on
-            .iter()
-            .map(|rule| RegressionRule {
-                strict: args.strict,
-                ..rule.clone()
-            })
-            .collect(),
         allow_env_mismatch: args.allow_env_mismatch,
+        ..args.gate.options()
     };
     let mut report = compare(inputs, &opts)?;
     notes.append(&mut report.notes);

@@ -1,13 +1,67 @@
+use super::interleave::{self, Side};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
 use crate::cli::GbenchArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::runner::gbench::GbenchRun;
 use std::io::{IsTerminal, stderr};
+use std::path::Path;
 
 pub fn run(args: GbenchArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
+    interleave::refuse_stray_gate(&args.interleave)?;
+    if let Some(rev) = &args.interleave.interleave {
+        interleave::check_flags(&args.report.output)?;
+        if args.raw.is_some() {
+            return Err(Error::Input(
+                "--raw keeps one run's output; it cannot be combined with --interleave".into(),
+            ));
+        }
+        let round = GbenchRun {
+            binary: args.binary.clone(),
+            filter: args.filter,
+            repetitions: 1,
+            min_time: args.min_time,
+            extra: args.extra,
+            raw: None,
+            progress: !args.report.output.quiet && stderr().is_terminal(),
+        };
+        let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+        let build = |dir: &Path| match &args.build {
+            Some(command) => run_build(command, dir),
+            None => Ok(()),
+        };
+        return interleave::run_rounds(
+            &args.interleave,
+            rev,
+            &here,
+            args.repetitions,
+            &args.report.output,
+            |base| {
+                build(&base.counterpart(&here)?)?;
+                build(&here)
+            },
+            |side| match side {
+                Side::Working => round.run(),
+                Side::Base(base) => {
+                    let binary = base.counterpart(&args.binary)?;
+                    if !binary.exists() {
+                        return Err(Error::Input(format!(
+                            "{} does not exist in the base checkout: give --build with the \
+                             command that builds it",
+                            binary.display()
+                        )));
+                    }
+                    GbenchRun {
+                        binary,
+                        ..round.clone()
+                    }
+                    .run()
+                }
+            },
+        );
+    }
     let run = GbenchRun {
         binary: args.binary,
         filter: args.filter,
@@ -34,4 +88,23 @@ pub fn run(args: GbenchArgs) -> Result<()> {
         &opts,
         sinks,
     )
+}
+
+/// Runs the `--build` command in `dir` (one tree), its output on stderr (stdout is the report); a failure is
+/// exit 1 naming the tree.
+fn run_build(command: &str, dir: &Path) -> Result<()> {
+    let status = std::process::Command::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::io::stderr())
+        .status()
+        .map_err(|e| Error::Failed(format!("could not run sh for --build: {e}")))?;
+    if !status.success() {
+        return Err(Error::Failed(format!(
+            "--build `{command}` failed in {} ({status})",
+            dir.display()
+        )));
+    }
+    Ok(())
 }

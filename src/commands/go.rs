@@ -1,12 +1,15 @@
+use super::interleave::{self, Side};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
 use crate::cli::GoArgs;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
 use std::io::{IsTerminal, stderr};
+use std::path::PathBuf;
 
 pub fn run(args: GoArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let defaults = &suite.go;
+    let count_given = args.count.or(defaults.count).is_some();
     let test = GoTest {
         package: args
             .package
@@ -32,6 +35,38 @@ pub fn run(args: GoArgs) -> Result<()> {
     };
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
+    }
+    interleave::refuse_stray_gate(&args.interleave)?;
+    if let Some(rev) = &args.interleave.interleave {
+        interleave::check_flags(&args.report.output)?;
+        if test.raw.is_some() {
+            return Err(Error::Input(
+                "--raw keeps one run's output; it cannot be combined with --interleave".into(),
+            ));
+        }
+        let here = test.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let rounds = if count_given {
+            test.count
+        } else {
+            interleave::DEFAULT_ROUNDS
+        };
+        let round = GoTest { count: 1, ..test };
+        return interleave::run_rounds(
+            &args.interleave,
+            rev,
+            &here,
+            rounds,
+            &args.report.output,
+            |_| Ok(()),
+            |side| match side {
+                Side::Working => round.run(),
+                Side::Base(base) => GoTest {
+                    dir: Some(base.counterpart(&here)?),
+                    ..round.clone()
+                }
+                .run(),
+            },
+        );
     }
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;

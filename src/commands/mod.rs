@@ -5,6 +5,7 @@ mod compare;
 mod doctor;
 mod gbench;
 mod go;
+mod interleave;
 mod net;
 mod page;
 mod parse;

@@ -14,6 +14,7 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+#[derive(Clone)]
 pub struct GbenchRun {
     pub binary: PathBuf,
     /// `--benchmark_filter`.

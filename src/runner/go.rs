@@ -13,6 +13,7 @@ use std::io::{BufReader, LineWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+#[derive(Clone)]
 pub struct GoTest {
     pub package: String,
     pub dir: Option<PathBuf>,

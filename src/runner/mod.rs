@@ -4,3 +4,4 @@ pub mod executor;
 pub mod gbench;
 pub mod go;
 pub mod output;
+pub mod worktree;

@@ -1,0 +1,156 @@
+//! A/B runs for `go --interleave` and `gbench --interleave`: the base revision (a git
+//! worktree) and the working tree take turns, A B A B, one repetition each per round, so
+//! that host drift (other tenants, thermal state, frequency) hits both alike; the two pooled
+//! runs are then compared as `latkit compare` would.
+
+use super::{deliver, say_warnings};
+use crate::analyze::compare::{CompareInput, compare};
+use crate::cli::{InterleaveArgs, OutputArgs};
+use crate::error::{Error, Result};
+use crate::model::{Note, Run};
+use crate::runner::output::Outcome;
+use crate::runner::worktree::Worktree;
+use std::io::{IsTerminal, stderr};
+use std::path::Path;
+
+/// Rounds when none are asked for: six samples a side give medians a confidence interval
+/// and the U test room to find a difference at alpha 0.05.
+pub const DEFAULT_ROUNDS: u32 = 6;
+
+/// Formats that render a comparison; the others describe single runs.
+const COMPARISON_FORMATS: [&str; 4] = ["table", "markdown", "csv", "json"];
+
+/// Refuses what an A/B run cannot honour, before anything is built or run.
+pub fn check_flags(output: &OutputArgs) -> Result<()> {
+    if !COMPARISON_FORMATS.contains(&output.format.as_str()) {
+        return Err(Error::Input(format!(
+            "--interleave reports a comparison: --format must be one of {}",
+            COMPARISON_FORMATS.join(", ")
+        )));
+    }
+    if output.check.is_some() {
+        return Err(Error::Input(
+            "--interleave gates with --fail-on rules, not --check targets".into(),
+        ));
+    }
+    if output.store {
+        return Err(Error::Input(
+            "--interleave does not store: the base run would be filed under the working \
+             tree's commit; store plain runs instead"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `--fail-on` without `--interleave` on a single run would silently gate nothing.
+pub fn refuse_stray_gate(args: &InterleaveArgs) -> Result<()> {
+    if args.interleave.is_none() && !args.gate.fail_on.is_empty() {
+        return Err(Error::Input(
+            "--fail-on compares against a base: give --interleave REV, or use `latkit compare`"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Which tree a round runs.
+pub enum Side<'a> {
+    Base(&'a Worktree),
+    Working,
+}
+
+/// Runs `rounds` rounds of base then working tree through `run`, then reports the
+/// comparison through `sinks`. `within` is a directory inside the repository.
+pub fn run_rounds(
+    args: &InterleaveArgs,
+    rev: &str,
+    within: &Path,
+    rounds: u32,
+    output: &OutputArgs,
+    prepare: impl FnOnce(&Worktree) -> Result<()>,
+    mut run: impl FnMut(&Side) -> Result<Outcome>,
+) -> Result<()> {
+    let sinks = {
+        let mut sinks = super::output_sinks(output)?;
+        sinks.push_verdict_if(!args.gate.fail_on.is_empty());
+        sinks
+    };
+    let base = Worktree::add(within, rev)?;
+    prepare(&base)?;
+    let talk = !output.quiet && stderr().is_terminal();
+    let (mut base_runs, mut working_runs, mut notes): (Vec<Run>, Vec<Run>, Vec<Note>) =
+        Default::default();
+    let mut interrupted = false;
+    'rounds: for round in 1..=rounds {
+        for side in [Side::Base(&base), Side::Working] {
+            let name = match side {
+                Side::Base(_) => format!("base {rev} ({})", base.short()),
+                Side::Working => "working tree".to_string(),
+            };
+            if talk {
+                crate::error::say(&format!("latkit: round {round}/{rounds}: {name}"));
+            }
+            let outcome = run(&side)?;
+            interrupted = outcome.interrupted;
+            if !interrupted && !outcome.status.success() {
+                return Err(Error::Failed(format!(
+                    "the {name} run failed ({}); last lines of its output:\n{}",
+                    outcome.status,
+                    outcome.tail.join("\n")
+                )));
+            }
+            if let Some(input) = outcome.input {
+                notes.extend(input.notes);
+                match side {
+                    Side::Base(_) => base_runs.extend(input.runs),
+                    Side::Working => working_runs.extend(input.runs),
+                }
+            }
+            if interrupted {
+                break 'rounds;
+            }
+        }
+    }
+    let pooled = |runs: Vec<Run>, label: String, notes: &mut Vec<Note>| -> Option<CompareInput> {
+        let (run, merge_notes) = crate::ingest::merge(runs)?;
+        notes.extend(merge_notes);
+        Some(CompareInput {
+            label,
+            runs: vec![run],
+        })
+    };
+    let base_label = format!("{rev} ({})", base.short());
+    let inputs = match (
+        pooled(base_runs, base_label, &mut notes),
+        pooled(working_runs, "working tree".to_string(), &mut notes),
+    ) {
+        (Some(a), Some(b)) => vec![a, b],
+        _ if interrupted => return Err(Error::Interrupted),
+        _ => {
+            return Err(Error::Failed(
+                "a side ran no benchmark, so there is nothing to compare".into(),
+            ));
+        }
+    };
+    notes.push(Note::info(format!(
+        "interleaved A/B: {rev} ({}) and the working tree ran alternately{}",
+        base.commit,
+        if interrupted {
+            ", interrupted: the rounds that finished are compared".to_string()
+        } else {
+            format!(", {rounds} rounds")
+        }
+    )));
+    let mut report = compare(inputs, &args.gate.options())?;
+    notes.append(&mut report.notes);
+    report.notes = notes;
+    if !output.quiet && (output.out.is_some() || !std::io::stdout().is_terminal()) {
+        say_warnings(&report.notes);
+    }
+    if interrupted {
+        sinks.finish(&report)?;
+        return Err(Error::Interrupted);
+    }
+    deliver(&report, sinks)
+}

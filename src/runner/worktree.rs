@@ -1,0 +1,116 @@
+//! A base revision checked out beside the working tree (`git worktree`), for A/B runs that
+//! interleave the two; removed again when dropped.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Worktree {
+    /// The repository the working tree belongs to.
+    top: PathBuf,
+    /// Keeps the checkout's parent directory alive; the checkout is `root`.
+    _scratch: tempfile::TempDir,
+    root: PathBuf,
+    /// The full commit checked out.
+    pub commit: String,
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+    Command::new("git").arg("-C").arg(dir).args(args).output()
+}
+
+/// Standard output of a git command that must succeed, else an error naming `what`.
+fn git_text(dir: &Path, args: &[&str], what: &str) -> Result<String> {
+    let out = git(dir, args).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Input("--interleave needs git on PATH".into()),
+        _ => Error::Input(format!("could not run git: {e}")),
+    })?;
+    if !out.status.success() {
+        return Err(Error::Input(format!(
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Worktree {
+    /// Checks out `rev` of the repository holding `dir` into a temporary directory.
+    pub fn add(dir: &Path, rev: &str) -> Result<Worktree> {
+        let top = PathBuf::from(git_text(
+            dir,
+            &["rev-parse", "--show-toplevel"],
+            &format!("{} is not in a git repository", dir.display()),
+        )?);
+        let commit = git_text(
+            &top,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ],
+            &format!("`{rev}` is not a commit of {}", top.display()),
+        )?;
+        if commit.is_empty() {
+            return Err(Error::Input(format!(
+                "`{rev}` is not a commit of {}",
+                top.display()
+            )));
+        }
+        let scratch = tempfile::Builder::new()
+            .prefix("latkit-base-")
+            .tempdir()
+            .map_err(|e| Error::io("a temporary directory", e))?;
+        let root = scratch.path().join("tree");
+        let root_text = root.display().to_string();
+        git_text(
+            &top,
+            &[
+                "worktree", "add", "--quiet", "--detach", &root_text, &commit,
+            ],
+            &format!("git worktree add {rev}"),
+        )?;
+        Ok(Worktree {
+            top,
+            _scratch: scratch,
+            root,
+            commit,
+        })
+    }
+
+    /// Where `path` of the working tree is in the base checkout.
+    pub fn counterpart(&self, path: &Path) -> Result<PathBuf> {
+        let absolute =
+            std::path::absolute(path).map_err(|e| Error::io(&path.display().to_string(), e))?;
+        // Compare canonical forms: the repository top comes back from git resolved.
+        let parent = absolute.parent().unwrap_or(&absolute);
+        let canonical_parent =
+            std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+        let canonical = match absolute.file_name() {
+            Some(name) if parent != absolute => canonical_parent.join(name),
+            _ => canonical_parent,
+        };
+        let relative = canonical.strip_prefix(&self.top).map_err(|_| {
+            Error::Input(format!(
+                "{} is outside the repository {} that --interleave checks out",
+                path.display(),
+                self.top.display()
+            ))
+        })?;
+        Ok(self.root.join(relative))
+    }
+
+    /// The short commit, as people quote it.
+    pub fn short(&self) -> &str {
+        &self.commit[..self.commit.len().min(10)]
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        let root = self.root.display().to_string();
+        let _ = git(&self.top, &["worktree", "remove", "--force", &root]);
+        let _ = git(&self.top, &["worktree", "prune"]);
+    }
+}

@@ -1,0 +1,213 @@
+//! `--interleave REV`: the base revision (a git worktree) and the working tree run in turns
+//! with the real go toolchain and a real google/benchmark build, then compare.
+
+mod common;
+
+use common::latkit;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository with `files` committed, then `changed` written over them uncommitted.
+fn repository(files: &[(&str, &str)], changed: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-qm", "base"]);
+    for (name, text) in changed {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// The `vs base` change of `bench` in the first comparison table.
+fn change_of<'a>(report: &'a Value, bench: &str) -> &'a Value {
+    let table = &report["tables"][0];
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["benchmark"].as_str().unwrap().contains(bench))
+        .unwrap_or_else(|| panic!("no row for {bench}: {table}"));
+    row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "change")
+        .unwrap_or_else(|| panic!("no change cell: {row}"))
+}
+
+fn go_sources(work: u32) -> String {
+    format!(
+        "package spin\n\nimport \"testing\"\n\nvar sink uint64\n\n\
+         func spin(n int) {{\n\tx := uint64(1)\n\tfor i := 0; i < n; i++ {{\n\t\tx = x*6364136223846793005 + 1\n\t}}\n\tsink += x\n}}\n\n\
+         func BenchmarkWork(b *testing.B) {{\n\tfor i := 0; i < b.N; i++ {{\n\t\tspin({work})\n\t}}\n}}\n"
+    )
+}
+
+#[test]
+fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
+    let repo = repository(
+        &[
+            ("go.mod", "module example.com/spin\n\ngo 1.19\n"),
+            ("spin_test.go", &go_sources(20_000)),
+        ],
+        &[("spin_test.go", &go_sources(40_000))],
+    );
+    let out = latkit()
+        .arg("go")
+        .arg("--dir")
+        .arg(repo.path())
+        .args([
+            "--interleave",
+            "HEAD",
+            "--benchtime",
+            "300x",
+            "--format",
+            "json",
+            "-q",
+            "--fail-on",
+            "ns/op:+20%",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the 2x slowdown fails: {stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let change = change_of(&report, "Work");
+    assert_eq!(change["verdict"], "significant", "{change}");
+    // Six rounds by default: six samples a side.
+    assert_eq!(change["n_base"], 6);
+    assert_eq!(change["n"], 6);
+    let percent = change["percent"].as_f64().unwrap();
+    assert!(percent > 50.0, "twice the work: {percent}");
+    let columns: Vec<&str> = report["tables"][0]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["header"].as_str().unwrap())
+        .collect();
+    assert!(
+        columns.iter().any(|c| c.starts_with("HEAD (")) && columns.contains(&"working tree"),
+        "{columns:?}"
+    );
+    // The base checkout is gone again.
+    let list = Command::new("git")
+        .current_dir(repo.path())
+        .args(["worktree", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
+}
+
+#[test]
+fn interleave_refuses_what_it_cannot_do() {
+    let repo = repository(&[("go.mod", "module example.com/x\n\ngo 1.19\n")], &[]);
+    let refused = |args: &[&str], expected: &str| {
+        let out = latkit()
+            .arg("go")
+            .arg("--dir")
+            .arg(repo.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    };
+    refused(&["--interleave", "no-such-rev"], "is not a commit");
+    refused(
+        &["--interleave", "HEAD", "--format", "xenomai"],
+        "--format must be one of",
+    );
+    refused(&["--interleave", "HEAD", "--store"], "does not store");
+    refused(&["--interleave", "HEAD", "--raw", "r.txt"], "--raw");
+    refused(&["--fail-on", "ns/op:+5%"], "give --interleave REV");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = latkit()
+        .arg("go")
+        .arg("--dir")
+        .arg(elsewhere.path())
+        .args(["--interleave", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"));
+}
+
+fn gbench_source(work: u32) -> String {
+    format!(
+        "#include <benchmark/benchmark.h>\n#include <cstdint>\n\
+         static void BM_Spin(benchmark::State& state) {{\n\
+           for (auto _ : state) {{\n\
+             uint64_t x = 1;\n\
+             for (int i = 0; i < {work}; ++i) {{ x = x * 6364136223846793005ULL + 1; benchmark::DoNotOptimize(x); }}\n\
+           }}\n\
+         }}\n\
+         BENCHMARK(BM_Spin);\nBENCHMARK_MAIN();\n"
+    )
+}
+
+#[test]
+fn gbench_builds_both_trees_and_compares_them() {
+    let repo = repository(
+        &[("spin.cc", &gbench_source(20_000))],
+        &[("spin.cc", &gbench_source(40_000))],
+    );
+    let build = "g++ -O2 -std=c++17 -o spin spin.cc -lbenchmark -lpthread";
+    let run = |extra: &[&str]| {
+        latkit()
+            .current_dir(repo.path())
+            .args([
+                "gbench",
+                "./spin",
+                "--interleave",
+                "HEAD",
+                "--repetitions",
+                "6",
+            ])
+            .args(["--min-time", "0.02", "--format", "json", "-q"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without --build the base checkout has no binary (build outputs are not committed).
+    std::fs::write(repo.path().join("spin"), "").unwrap();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --build"));
+
+    let out = run(&["--build", build]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let change = change_of(&report, "BM_Spin");
+    assert_eq!(change["verdict"], "significant", "{change}");
+    assert!(change["percent"].as_f64().unwrap() > 50.0, "{change}");
+    assert_eq!(change["n"], 6);
+
+    let out = run(&["--build", "exit 3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--build `exit 3` failed"));
+}
