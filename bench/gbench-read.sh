@@ -6,14 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 megabytes=${1:-200}
-out=bench/out
-mkdir -p "$out"
+. bench/measure.sh
 file=$out/gbench-${megabytes}mb.json
 [ -s "$file" ] || python3 bench/gen-gbench.py "$megabytes" > "$file"
-cargo build --release --quiet
 
 bytes=$(stat -c %s "$file")
-. bench/measure.sh
 read -r lt lr < <(measure target/release/latkit parse --input-format gbench-json --format csv "$file")
 read -r pt pr < <(measure python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$file")
 awk -v bytes="$bytes" -v lt="$lt" -v lr="$lr" -v pt="$pt" -v pr="$pr" 'BEGIN {

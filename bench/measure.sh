@@ -1,5 +1,16 @@
-# Sourced by the bench scripts. measure CMD...: prints "seconds peak_kib", the best of 3 runs
-# (needs $out for its scratch file).
+# Sourced by the bench scripts (from the repository root): builds the release binary, makes
+# $out (bench/out), and defines measure and the benchstat locator.
+out=bench/out
+mkdir -p "$out"
+cargo build --release --quiet
+
+# The benchstat binary (installed on first use), in $benchstat.
+find_benchstat() {
+  benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
+  [ -x "$benchstat" ] || go install golang.org/x/perf/cmd/benchstat@latest
+}
+
+# measure CMD...: prints "seconds peak_kib", the best of 3 runs.
 measure() {
   local best="" rss=""
   for _ in 1 2 3; do

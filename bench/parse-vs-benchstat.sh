@@ -5,16 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lines=${1:-1000000}
-out=bench/out
-mkdir -p "$out"
+. bench/measure.sh
 file=$out/gobench-$lines.txt
 [ -s "$file" ] || python3 bench/gen-gobench.py "$lines" > "$file"
-cargo build --release --quiet
-benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
-[ -x "$benchstat" ] || go install golang.org/x/perf/cmd/benchstat@latest
+find_benchstat
 
 bytes=$(stat -c %s "$file")
-. bench/measure.sh
 read -r lt lr < <(measure target/release/latkit parse --format json "$file")
 read -r bt br < <(measure "$benchstat" "$file")
 awk -v lines="$lines" -v bytes="$bytes" -v lt="$lt" -v lr="$lr" -v bt="$bt" -v br="$br" 'BEGIN {

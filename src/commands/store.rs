@@ -211,10 +211,10 @@ pub fn history(args: HistoryArgs) -> Result<()> {
         ),
         None => None,
     };
-    let benches: Vec<String> = store
-        .bench_names()?
+    let benches: Vec<(String, String, String)> = store
+        .benches()?
         .into_iter()
-        .filter(|b| glob.as_ref().is_none_or(|g| g.is_match(b)))
+        .filter(|(bench, _, _)| glob.as_ref().is_none_or(|g| g.is_match(bench)))
         .collect();
     if benches.is_empty() {
         return Err(Error::Input(format!(
@@ -226,23 +226,20 @@ pub fn history(args: HistoryArgs) -> Result<()> {
         )));
     }
     let mut tables = Vec::new();
-    for bench in &benches {
+    for (bench, default_metric, default_statistic) in benches {
         let (metric, statistic) = match &args.metric {
             Some(text) => split_metric(text),
-            None => match store.default_figure(bench)? {
-                Some((metric, statistic)) => (Some(metric), statistic),
-                None => continue,
-            },
+            None => (Some(default_metric), default_statistic),
         };
         let points = store.series(
-            bench,
+            &bench,
             metric.as_deref(),
             &statistic,
             args.branch.as_deref(),
             Some(args.last as usize),
         )?;
         if !points.is_empty() {
-            tables.push(trend(bench, &points, args.alpha));
+            tables.push(trend(&bench, &points, args.alpha));
         }
     }
     if tables.is_empty() {

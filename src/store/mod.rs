@@ -107,11 +107,58 @@ const MIGRATIONS: &[&str] = &[
         repetitions TEXT NOT NULL
     );
     CREATE INDEX figures_series ON figures (bench, metric, statistic, run_id);",
+    // 2: each benchmark with the figure its newest run reports first, so `history` need not
+    // scan every figure to list them; figures by run, so deleting a run need not scan them.
+    "CREATE TABLE benches (
+        bench TEXT PRIMARY KEY,
+        metric TEXT NOT NULL,
+        statistic TEXT NOT NULL
+    );
+    INSERT INTO benches (bench, metric, statistic)
+        SELECT bench, metric, statistic FROM (
+            SELECT bench, metric, statistic, ROW_NUMBER() OVER (
+                PARTITION BY bench ORDER BY run_id DESC, position) AS rank
+            FROM figures) ranked
+        WHERE rank = 1;
+    CREATE INDEX figures_run ON figures (run_id);",
 ];
 
-/// Columns of one `figures` row, and rows per INSERT (SQLite allows 32,766 parameters).
-const FIGURE_COLUMNS: usize = 11;
-const FIGURES_PER_INSERT: usize = 1000;
+/// Parameters per statement: below SQLite's limit (32,766) and PostgreSQL's (65,535).
+const PARAMETERS_PER_INSERT: usize = 10_000;
+
+/// `head (row), (row), ... tail` with many rows per statement: one round trip per row made
+/// PostgreSQL ten times slower.
+fn insert_rows(
+    conn: &mut dyn Connection,
+    head: &str,
+    tail: &str,
+    rows: impl IntoIterator<Item = Vec<Value>>,
+) -> Result<()> {
+    let mut sql = String::from(head);
+    let mut params: Vec<Value> = Vec::new();
+    let mut flush = |sql: &mut String, params: &mut Vec<Value>| -> Result<()> {
+        if !params.is_empty() {
+            sql.push_str(tail);
+            conn.execute(sql, params)?;
+            params.clear();
+            *sql = String::from(head);
+        }
+        Ok(())
+    };
+    for row in rows {
+        if params.len() + row.len() > PARAMETERS_PER_INSERT {
+            flush(&mut sql, &mut params)?;
+        }
+        if !params.is_empty() {
+            sql.push_str(", ");
+        }
+        let first = params.len();
+        let marks: Vec<String> = (1..=row.len()).map(|c| format!("${}", first + c)).collect();
+        sql.push_str(&format!("({})", marks.join(", ")));
+        params.extend(row);
+    }
+    flush(&mut sql, &mut params)
+}
 
 /// One figure of a stored run: a metric's median over repetitions (statistic `""`), or a
 /// statistic of a distribution (`p99`).
@@ -302,41 +349,49 @@ impl Store {
                 .first()
                 .and_then(|r| r[0].as_i64())
                 .ok_or_else(|| Error::Input("the store returned no id for the run".into()))?;
-            // Many rows per statement: one round trip per row made PostgreSQL ~10x slower.
-            for (chunk_index, chunk) in figures.chunks(FIGURES_PER_INSERT).enumerate() {
-                let mut sql = String::from(
-                    "INSERT INTO figures (run_id, position, bench, metric, statistic, \
-                     source_unit, n, value, ci_low, ci_high, repetitions) VALUES ",
-                );
-                let mut params = Vec::with_capacity(chunk.len() * FIGURE_COLUMNS);
-                for (i, f) in chunk.iter().enumerate() {
-                    let repetitions = serde_json::to_string(&f.repetitions)
-                        .map_err(|e| Error::Input(format!("cannot encode repetitions: {e}")))?;
-                    let position = chunk_index * FIGURES_PER_INSERT + i;
-                    params.extend([
-                        Value::Int(Some(id)),
-                        Value::Int(Some(position as i64)),
-                        Value::text(f.bench.clone()),
-                        Value::text(f.metric.clone()),
-                        Value::text(f.statistic.clone()),
-                        Value::text(f.source_unit.clone()),
-                        Value::Int(Some(f.n.min(i64::MAX as u64) as i64)),
-                        Value::Real(Some(f.value)),
-                        Value::Real(f.ci_low),
-                        Value::Real(f.ci_high),
-                        Value::text(repetitions),
-                    ]);
-                    let first = i * FIGURE_COLUMNS;
-                    let placeholders: Vec<String> = (1..=FIGURE_COLUMNS)
-                        .map(|c| format!("${}", first + c))
-                        .collect();
-                    if i > 0 {
-                        sql.push_str(", ");
-                    }
-                    sql.push_str(&format!("({})", placeholders.join(", ")));
-                }
-                conn.execute(&sql, &params)?;
+            // Each benchmark's first figure in this run becomes its default.
+            let mut seen = std::collections::HashSet::new();
+            insert_rows(
+                conn,
+                "INSERT INTO benches (bench, metric, statistic) VALUES ",
+                " ON CONFLICT (bench) DO UPDATE SET metric = excluded.metric, \
+                 statistic = excluded.statistic",
+                figures
+                    .iter()
+                    .filter(|f| seen.insert(f.bench.as_str()))
+                    .map(|f| {
+                        vec![
+                            Value::text(f.bench.clone()),
+                            Value::text(f.metric.clone()),
+                            Value::text(f.statistic.clone()),
+                        ]
+                    }),
+            )?;
+            let mut rows = Vec::with_capacity(figures.len());
+            for (position, f) in figures.iter().enumerate() {
+                let repetitions = serde_json::to_string(&f.repetitions)
+                    .map_err(|e| Error::Input(format!("cannot encode repetitions: {e}")))?;
+                rows.push(vec![
+                    Value::Int(Some(id)),
+                    Value::Int(Some(position as i64)),
+                    Value::text(f.bench.clone()),
+                    Value::text(f.metric.clone()),
+                    Value::text(f.statistic.clone()),
+                    Value::text(f.source_unit.clone()),
+                    Value::Int(Some(f.n.min(i64::MAX as u64) as i64)),
+                    Value::Real(Some(f.value)),
+                    Value::Real(f.ci_low),
+                    Value::Real(f.ci_high),
+                    Value::text(repetitions),
+                ]);
             }
+            insert_rows(
+                conn,
+                "INSERT INTO figures (run_id, position, bench, metric, statistic, source_unit, \
+                 n, value, ci_low, ci_high, repetitions) VALUES ",
+                "",
+                rows,
+            )?;
             Ok(id)
         })
     }
@@ -400,35 +455,28 @@ impl Store {
                 "DELETE FROM figures WHERE run_id = $1",
                 &[Value::Int(Some(id))],
             )?;
-            Ok(conn.execute("DELETE FROM runs WHERE id = $1", &[Value::Int(Some(id))])? > 0)
+            let removed =
+                conn.execute("DELETE FROM runs WHERE id = $1", &[Value::Int(Some(id))])?;
+            conn.batch(
+                "DELETE FROM benches WHERE NOT EXISTS \
+                 (SELECT 1 FROM figures f WHERE f.bench = benches.bench)",
+            )?;
+            Ok(removed > 0)
         })
     }
 
-    /// Every benchmark name with stored figures.
-    pub fn bench_names(&mut self) -> Result<Vec<String>> {
-        let rows = self
-            .conn
-            .query("SELECT DISTINCT bench FROM figures ORDER BY bench", &[])?;
+    /// Every benchmark with stored figures, by name, with the figure `history` follows by
+    /// default: the first (metric, statistic) of its newest stored run.
+    pub fn benches(&mut self) -> Result<Vec<(String, String, String)>> {
+        let rows = self.conn.query(
+            "SELECT bench, metric, statistic FROM benches ORDER BY bench",
+            &[],
+        )?;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
         Ok(rows
             .iter()
-            .filter_map(|r| r[0].as_str().map(str::to_string))
+            .map(|r| (text(&r[0]), text(&r[1]), text(&r[2])))
             .collect())
-    }
-
-    /// The figure `history` shows for `bench` by default: the first one (metric, statistic)
-    /// of its newest stored run.
-    pub fn default_figure(&mut self, bench: &str) -> Result<Option<(String, String)>> {
-        let rows = self.conn.query(
-            "SELECT metric, statistic FROM figures WHERE bench = $1 AND run_id = \
-             (SELECT MAX(run_id) FROM figures WHERE bench = $1) ORDER BY position LIMIT 1",
-            &[Value::text(bench)],
-        )?;
-        Ok(rows.first().map(|r| {
-            (
-                r[0].as_str().unwrap_or_default().to_string(),
-                r[1].as_str().unwrap_or_default().to_string(),
-            )
-        }))
     }
 
     /// The figures of `bench` for `metric` (and `statistic`, `""` for repetitions), oldest
@@ -456,7 +504,8 @@ impl Store {
             params.push(Value::text(branch));
             sql.push_str(&format!(" AND r.git_branch = ${}", params.len()));
         }
-        sql.push_str(" ORDER BY r.id DESC");
+        // run_id, not r.id: the index on figures then yields the rows in order.
+        sql.push_str(" ORDER BY f.run_id DESC");
         if let Some(last) = last {
             sql.push_str(&format!(" LIMIT {}", last.min(i64::MAX as usize)));
         }
@@ -481,5 +530,108 @@ impl Store {
             .collect();
         points.reverse();
         Ok(points)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A figure of `bench` as `history` keeps it.
+    fn figure(bench: &str, metric: &str) -> Figure {
+        Figure {
+            bench: bench.into(),
+            metric: metric.into(),
+            statistic: String::new(),
+            source_unit: metric.into(),
+            n: 1,
+            value: 1.0,
+            ci_low: None,
+            ci_high: None,
+            repetitions: vec![1.0],
+        }
+    }
+
+    #[test]
+    fn a_first_version_store_gains_its_benchmark_list_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let location = path.display().to_string();
+        {
+            // The store as the first schema left it: two runs, the newer reporting B/op first.
+            let mut conn = sqlite::Sqlite::open(&location).unwrap();
+            conn.batch(&MIGRATIONS[0].replace("{serial}", conn.serial()))
+                .unwrap();
+            conn.batch(
+                "CREATE TABLE latkit_schema (version BIGINT NOT NULL);
+                 INSERT INTO latkit_schema VALUES (1);
+                 INSERT INTO runs (id, stored_at, format, benchmarks, document, notes)
+                     VALUES (1, 't', 'go', 2, '{}', '[]'), (2, 't', 'go', 1, '{}', '[]');",
+            )
+            .unwrap();
+            for (run, position, bench, metric) in [
+                (1, 0, "A", "ns/op"),
+                (1, 1, "B", "ns/op"),
+                (2, 0, "A", "B/op"),
+                (2, 1, "A", "ns/op"),
+            ] {
+                conn.execute(
+                    "INSERT INTO figures (run_id, position, bench, metric, statistic, \
+                     source_unit, n, value, repetitions) VALUES ($1, $2, $3, $4, '', '', 1, 1, '[]')",
+                    &[
+                        Value::Int(Some(run)),
+                        Value::Int(Some(position)),
+                        Value::text(bench),
+                        Value::text(metric),
+                    ],
+                )
+                .unwrap();
+            }
+        }
+        let mut store = Store::open(&location).unwrap();
+        let pair = |b: &str, m: &str| (b.to_string(), m.to_string(), String::new());
+        assert_eq!(
+            store.benches().unwrap(),
+            vec![pair("A", "B/op"), pair("B", "ns/op")]
+        );
+        // New runs keep the list and each benchmark's default figure current.
+        let run = Run {
+            id: "x".into(),
+            started: None,
+            ended: None,
+            latkit_version: "0".into(),
+            source: crate::model::Source {
+                kind: "file".into(),
+                format: "go".into(),
+                path: None,
+                command: Vec::new(),
+            },
+            environment: Default::default(),
+            config: Vec::new(),
+            benchmarks: Vec::new(),
+            timer: None,
+        };
+        store
+            .put(
+                &run,
+                &[],
+                &Provenance::default(),
+                None,
+                &[figure("A", "ns/op"), figure("C", "allocs/op")],
+            )
+            .unwrap();
+        assert_eq!(
+            store.benches().unwrap(),
+            vec![
+                pair("A", "ns/op"),
+                pair("B", "ns/op"),
+                pair("C", "allocs/op")
+            ]
+        );
+        // Removing the only run of C drops it from the list.
+        let newest = store.runs(&RunQuery::default()).unwrap()[0].id;
+        store.remove(newest).unwrap();
+        let names: Vec<String> = store.benches().unwrap().into_iter().map(|b| b.0).collect();
+        assert_eq!(names, ["A", "B"]);
     }
 }
