@@ -468,6 +468,7 @@ fn repetition_table(
                     let need = min_samples_to_detect(alpha).unwrap_or(usize::MAX);
                     footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
                     let change = Change {
+                        better: m.better,
                         percent: percent_change(sa.median, sb.median),
                         p: Some(p),
                         n_base: a.len() as u64,
@@ -540,6 +541,7 @@ fn geomean_row(complete: &[Vec<f64>], metric: &Metric) -> Option<Row> {
         cells.push(Cell::Empty);
         if i > 0 {
             cells.push(Cell::Change(Change {
+                better: metric.better,
                 percent: percent_change(means[0], mean),
                 p: None,
                 n_base: complete[0].len() as u64,
@@ -684,6 +686,7 @@ fn distribution_table(
                         let tested = quantile_of(statistic).is_some();
                         let apart = b.low > a.high || b.high < a.low;
                         let change = Change {
+                            better: m.better,
                             percent: percent_change(a.value, b.value),
                             p: None,
                             n_base: a.samples,

@@ -206,6 +206,7 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
                 let percent =
                     (previous.value != 0.0).then(|| (f.value / previous.value - 1.0) * 100.0);
                 cells.push(Cell::Change(Change {
+                    better: metric.better,
                     percent,
                     p,
                     n_base: previous.n,

@@ -3,7 +3,7 @@
 
 use super::gate::Verdict;
 use super::stats::Interval;
-use crate::model::{Metric, Note, Run, Unit};
+use crate::model::{Better, Metric, Note, Run, Unit};
 use serde::Serialize;
 
 /// Runs and what analysis derived from them.
@@ -92,6 +92,19 @@ pub struct Change {
     pub n_base: u64,
     pub n: u64,
     pub verdict: ChangeVerdict,
+    /// Which way is an improvement, so that readers (and plots) can tell worse from better.
+    pub better: Better,
+}
+
+impl Change {
+    /// Whether the change goes the wrong way for the metric.
+    pub fn is_worse(&self) -> bool {
+        match (self.better, self.percent) {
+            (Better::Lower, Some(p)) => p > 0.0,
+            (Better::Higher, Some(p)) => p < 0.0,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

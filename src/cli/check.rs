@@ -7,6 +7,9 @@ pub enum CheckFormat {
     Table,
     /// GitHub markdown.
     Markdown,
+    /// One self-contained HTML file: the verdict, the budget plot, the results' plots and
+    /// tables.
+    Html,
 }
 
 #[derive(Debug, Args)]
@@ -40,4 +43,9 @@ pub struct CheckArgs {
     pub allow_env_mismatch: bool,
     #[command(flatten)]
     pub db: super::DbArgs,
+    /// Write the verdict to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub plots: super::PlotArgs,
 }

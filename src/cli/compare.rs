@@ -11,6 +11,8 @@ pub enum CompareFormat {
     Csv,
     /// The runs, the comparison tables with every p-value, and the notes.
     Json,
+    /// One self-contained HTML file with plots.
+    Html,
 }
 
 impl CompareFormat {
@@ -20,6 +22,7 @@ impl CompareFormat {
             CompareFormat::Markdown => "markdown",
             CompareFormat::Csv => "csv",
             CompareFormat::Json => "json",
+            CompareFormat::Html => "html",
         }
     }
 }
@@ -64,6 +67,8 @@ pub struct CompareArgs {
     /// No warnings on stderr; the report still carries every note.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub plots: super::PlotArgs,
 }
 
 /// How a comparison decides: shared by `compare` and the A/B runs of `go` and `gbench`.

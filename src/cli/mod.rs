@@ -125,6 +125,74 @@ pub struct OutputArgs {
     /// Tag the stored run, so that `@tag:NAME` names it.
     #[arg(long, value_name = "NAME", requires = "store")]
     pub tag: Option<String>,
+    #[command(flatten)]
+    pub plots: PlotArgs,
+}
+
+/// Single plots as SVG files; shared by every command that reports.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Also draw a plot as an SVG file (repeatable). Each pairs with a --plot-kind in order
+    /// (one kind serves them all); without a kind, the first kind the result has is drawn.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Vec<PathBuf>,
+    /// What --plot draws.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub plot_kind: Vec<PlotKind>,
+}
+
+/// `--plot-kind`, the command-line twin of [`crate::report::plot::PlotKind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotKind {
+    /// Latency by percentile (90 %, 99 %, 99.9 %, ... on a log scale), HdrHistogram style.
+    Spectrum,
+    /// How often each latency occurred, linear and log counts.
+    Histogram,
+    /// A timer run's per-second min, avg and max, and overruns.
+    Series,
+    /// Medians with 95 % CI whiskers (% of the baseline), attribution shares stacked.
+    Bars,
+    /// `compare`: each benchmark's change, significant ones coloured.
+    Compare,
+    /// `history`: a figure run by run with its CI band and change points.
+    Trend,
+    /// `check`: a latency budget's stages against the total.
+    Budget,
+}
+
+impl From<PlotKind> for crate::report::plot::PlotKind {
+    fn from(kind: PlotKind) -> Self {
+        use crate::report::plot::PlotKind as P;
+        match kind {
+            PlotKind::Spectrum => P::Spectrum,
+            PlotKind::Histogram => P::Histogram,
+            PlotKind::Series => P::Series,
+            PlotKind::Bars => P::Bars,
+            PlotKind::Compare => P::Compare,
+            PlotKind::Trend => P::Trend,
+            PlotKind::Budget => P::Budget,
+        }
+    }
+}
+
+impl PlotArgs {
+    /// Each `--plot` file with the kind it draws (`None`: the first the result has).
+    pub fn pairs(
+        &self,
+    ) -> crate::error::Result<Vec<(&std::path::Path, Option<crate::report::plot::PlotKind>)>> {
+        let kinds: Vec<Option<crate::report::plot::PlotKind>> =
+            match (self.plot_kind.len(), self.plot.len()) {
+                (0, n) => vec![None; n],
+                (1, n) => vec![Some(self.plot_kind[0].into()); n],
+                (k, n) if k == n => self.plot_kind.iter().map(|k| Some((*k).into())).collect(),
+                (k, n) => {
+                    return Err(crate::error::Error::Input(format!(
+                        "{k} --plot-kind for {n} --plot: give one kind, or one per --plot"
+                    )));
+                }
+            };
+        Ok(self.plot.iter().map(PathBuf::as_path).zip(kinds).collect())
+    }
 }
 
 /// Where the history store is; shared by every command that reads or writes it.

@@ -43,7 +43,7 @@ pub enum StoreAction {
         #[arg(value_name = "REF")]
         reference: String,
         #[command(flatten)]
-        report: super::ReportArgs,
+        report: Box<super::ReportArgs>,
     },
     /// Delete stored runs.
     Rm {
@@ -95,4 +95,6 @@ pub struct HistoryArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub plots: super::PlotArgs,
 }

@@ -3,7 +3,7 @@ use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{Error, Result};
-use crate::report::sink::{Destination, FanOut, Junit, Verdict};
+use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
 use crate::targets::Targets;
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
@@ -26,10 +26,15 @@ pub fn run(args: CheckArgs) -> Result<()> {
         _ => {}
     }
     let mut sinks = FanOut::default();
-    sinks.push(Verdict {
-        dest: Destination::Stdout,
-        markdown: args.format == CheckFormat::Markdown,
-    });
+    let dest = Destination::open(args.out.as_deref())?;
+    match args.format {
+        CheckFormat::Html => sinks.push(Rendered::new(crate::cli::output_format("html")?, dest)),
+        format => sinks.push(Verdict {
+            dest,
+            markdown: format == CheckFormat::Markdown,
+        }),
+    }
+    sinks.push_plots(&args.plots.pairs()?)?;
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }

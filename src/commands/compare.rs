@@ -18,6 +18,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         Destination::open(args.out.as_deref())?,
     ));
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
+    sinks.push_plots(&args.plots.pairs()?)?;
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }

@@ -98,6 +98,7 @@ fn add_extras(sinks: &mut FanOut, output: &OutputArgs) -> Result<()> {
             Destination::open(Some(path))?,
         ));
     }
+    sinks.push_plots(&output.plots.pairs()?)?;
     if output.store {
         let location = crate::store::default_location(output.db.db.as_deref())?;
         sinks.push(crate::report::store::Stored::open(

@@ -201,6 +201,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
         crate::cli::output_format(args.format.name())?,
         Destination::open(args.out.as_deref())?,
     ));
+    sinks.push_plots(&args.plots.pairs()?)?;
     let mut lazy = LazyStore::new(&args.db);
     let store = lazy.get()?;
     let glob = match &args.bench {

@@ -194,11 +194,23 @@ impl Unit {
     /// assert_eq!(Unit::parse("MB/s").unit.format_scaled(104.9e6), "104.9 MB/s");
     /// ```
     pub fn format_scaled(&self, value: f64) -> String {
-        let (scaled, symbol) = match &self.dimension {
+        match &self.dimension {
+            Dimension::Time | Dimension::Bytes | Dimension::ByteRate | Dimension::Percent => {
+                let (divisor, symbol) = self.scale(value);
+                join_number_and_symbol(format_significant(value / divisor, 4), &symbol)
+            }
+            _ => join_number_and_symbol(format_exact(value), &self.base_symbol()),
+        }
+    }
+
+    /// The divisor and symbol that make `value` readable (`(1e3, "µs/op")` for 10668 ns/op);
+    /// plots scale a whole axis by its largest value this way.
+    pub fn scale(&self, value: f64) -> (f64, String) {
+        match &self.dimension {
             Dimension::Time => {
                 let (f, s) =
                     pick_scale(value, &[(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")]);
-                (value / f, self.with_per(s))
+                (f, self.with_per(s))
             }
             Dimension::Bytes => {
                 let (f, s) = pick_scale(
@@ -210,19 +222,17 @@ impl Unit {
                         (1073741824.0, "GiB"),
                     ],
                 );
-                (value / f, self.with_per(s))
+                (f, self.with_per(s))
             }
             Dimension::ByteRate => {
                 let (f, s) = pick_scale(
                     value,
                     &[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s")],
                 );
-                (value / f, s.to_string())
+                (f, s.to_string())
             }
-            Dimension::Percent => (value, self.base_symbol()),
-            _ => return join_number_and_symbol(format_exact(value), &self.base_symbol()),
-        };
-        join_number_and_symbol(format_significant(scaled, 4), &symbol)
+            _ => (1.0, self.base_symbol()),
+        }
     }
 }
 

@@ -113,6 +113,21 @@ fn budget_rows(verdict: &Verdict) -> Option<(String, Vec<[String; 5]>)> {
 const TARGET_HEADER: [&str; 5] = ["Benchmark", "Metric", "Value", "Target", "Status"];
 const BUDGET_HEADER: [&str; 5] = ["Stage", "Measures", "Value", "Share of budget", "Status"];
 
+/// A verdict table laid out by the format: title, header and rows.
+pub type VerdictTable = (String, [&'static str; 5], Vec<[String; 5]>);
+
+/// The verdict's tables, targets then the budget, for formats that lay tables out themselves.
+pub fn tables(verdict: &Verdict) -> Vec<VerdictTable> {
+    let mut out = Vec::new();
+    if !verdict.targets.is_empty() {
+        out.push(("Targets".to_string(), TARGET_HEADER, rows(verdict)));
+    }
+    if let Some((title, rows)) = budget_rows(verdict) {
+        out.push((title, BUDGET_HEADER, rows));
+    }
+    out
+}
+
 fn grid(header: [&str; 5], rows: &[[String; 5]]) -> String {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)

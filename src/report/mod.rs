@@ -5,9 +5,11 @@ mod bench;
 mod csv;
 pub mod gate;
 pub mod hgrm;
+mod html;
 mod json;
 mod markdown;
 pub mod page;
+pub mod plot;
 pub mod sink;
 pub mod store;
 mod terminal;
@@ -102,6 +104,11 @@ pub static FORMATS: &[OutputFormat] = &[
         name: "json",
         help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
         reporter: || Box::new(json::Json),
+    },
+    OutputFormat {
+        name: "html",
+        help: "One self-contained HTML file: SVG plots, the tables, notes and environment",
+        reporter: || Box::new(html::Html),
     },
     OutputFormat {
         name: "csv",

@@ -307,6 +307,37 @@ impl Sink for Junit {
     }
 }
 
+/// One plot as an SVG file (`--plot`): the first plot of its kind, or of the first kind the
+/// report has; a report with nothing of that kind to draw is an error.
+pub struct PlotFile {
+    pub dest: Destination,
+    pub kind: Option<super::plot::PlotKind>,
+}
+
+impl Sink for PlotFile {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let plot = match self.kind {
+            Some(kind) => super::plot::of_kind(report, kind).into_iter().next(),
+            None => super::plot::all(report).into_iter().next(),
+        };
+        match plot {
+            Some(plot) => self.dest.write_all(plot.svg.as_bytes()),
+            None => Err(io::Error::other(match self.kind {
+                Some(kind) => format!("this result has nothing to draw as a {} plot", kind.name()),
+                None => "this result has nothing to plot".to_string(),
+            })),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.dest.close()
+    }
+
+    fn name(&self) -> String {
+        self.dest.name()
+    }
+}
+
 /// Several sinks as one: each hook goes to every sink, in order.
 #[derive(Default)]
 pub struct FanOut {
@@ -316,6 +347,17 @@ pub struct FanOut {
 impl FanOut {
     pub fn push(&mut self, sink: impl Sink + 'static) {
         self.sinks.push(Box::new(sink));
+    }
+
+    /// A [`PlotFile`] for each `(path, kind)`, each file opened now.
+    pub fn push_plots(&mut self, plots: &[(&Path, Option<super::plot::PlotKind>)]) -> Result<()> {
+        for (path, kind) in plots {
+            self.push(PlotFile {
+                dest: Destination::open(Some(path))?,
+                kind: *kind,
+            });
+        }
+        Ok(())
     }
 
     /// The verdict on stderr, when targets gate the result (`--check`).

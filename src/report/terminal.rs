@@ -6,7 +6,8 @@ use std::io::{self, Write};
 
 pub struct Terminal;
 
-fn text(cell: &Cell) -> String {
+/// A cell as people read it: units scaled, binary units kept.
+pub(super) fn text(cell: &Cell) -> String {
     match cell {
         // A figure the harness gave in binary units keeps them: MiB/s is not MB/s.
         Cell::Value {
