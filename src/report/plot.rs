@@ -79,6 +79,16 @@ const MAX_SERIES: usize = 8;
 const MAX_PLOTS_PER_KIND: usize = 6;
 const FONT: &str = "sans-serif";
 
+/// An axis label: `latency (µs)`, or the unit alone for metrics named by their unit (Go's
+/// `ns/op` drawn in µs/op is labelled `µs/op`).
+fn axis_label(metric: &str, symbol: &str) -> String {
+    if metric.contains('/') {
+        symbol.to_string()
+    } else {
+        format!("{metric} ({symbol})")
+    }
+}
+
 fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
@@ -104,7 +114,7 @@ pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<Plot> {
             .filter_map(|d| histogram(&d).transpose())
             .collect(),
         PlotKind::Series => timer_series(report),
-        PlotKind::Bars => report.tables.iter().filter_map(bars).collect(),
+        PlotKind::Bars => report.tables.iter().flat_map(bars).collect(),
         PlotKind::Compare => report
             .tables
             .iter()
@@ -238,7 +248,7 @@ fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> {
             .x_labels(nines as usize + 1)
             .x_label_formatter(&|x| percent_label(*x))
             .x_desc("percentile")
-            .y_desc(format!("{} ({symbol})", first.metric.name))
+            .y_desc(axis_label(&first.metric.name, &symbol))
             .draw()
             .map_err(draw_error)?;
         for (i, (label, points)) in lines.iter().enumerate() {
@@ -603,10 +613,47 @@ fn horizontal_bars(
 }
 
 /// Median bars with 95 % whiskers (as % of the baseline when the table has that column),
-/// or part/rest stacks when it has attribution shares.
-fn bars(table: &Table) -> Option<io::Result<(String, String)>> {
+/// then part/rest stacks when it has attribution shares.
+fn bars(table: &Table) -> Vec<io::Result<(String, String)>> {
     // Medians over repetitions (tables with a count column), not comparisons or histories.
-    column(table, "count")?;
+    if column(table, "count").is_none() {
+        return Vec::new();
+    }
+    medians(table)
+        .into_iter()
+        .chain(attribution(table))
+        .collect()
+}
+
+fn attribution(table: &Table) -> Option<io::Result<(String, String)>> {
+    let (part, rest) = (column(table, "share_part")?, column(table, "share_rest")?);
+    let bars: Vec<Bar> = table
+        .rows
+        .iter()
+        .filter_map(|r| match (&r.cells[part], &r.cells[rest]) {
+            (Cell::Percent { percent: p }, Cell::Percent { percent: q }) => Some((
+                r.benchmark.clone(),
+                vec![(0.0, *p, color(0)), (*p, p + q, color(1))],
+                None,
+            )),
+            _ => None,
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let title = format!(
+        "{}: attribution (% of each row)",
+        table.title.as_deref().unwrap_or_default()
+    );
+    let legend = [
+        (table.columns[part].header.as_str(), color(0)),
+        (table.columns[rest].header.as_str(), color(1)),
+    ];
+    Some(horizontal_bars(&title, "share (%)", &bars, &legend).map(|s| (title, s)))
+}
+
+fn medians(table: &Table) -> Option<io::Result<(String, String)>> {
     let value_col = table.columns.iter().enumerate().position(|(i, _)| {
         table
             .rows
@@ -615,31 +662,8 @@ fn bars(table: &Table) -> Option<io::Result<(String, String)>> {
     })?;
     let ci = column(table, "ci95");
     let pct = column(table, "pct_of_baseline");
-    let (part, rest) = (column(table, "share_part"), column(table, "share_rest"));
     let metric = &table.columns[value_col].header;
     let name = table.title.clone().unwrap_or_default();
-    if let (Some(part), Some(rest)) = (part, rest) {
-        let bars: Vec<Bar> = table
-            .rows
-            .iter()
-            .filter_map(|r| match (&r.cells[part], &r.cells[rest]) {
-                (Cell::Percent { percent: p }, Cell::Percent { percent: q }) => Some((
-                    r.benchmark.clone(),
-                    vec![(0.0, *p, color(0)), (*p, p + q, color(1))],
-                    None,
-                )),
-                _ => None,
-            })
-            .collect();
-        if !bars.is_empty() {
-            let title = format!("{name}: attribution (% of each row)");
-            let legend = [
-                (table.columns[part].header.as_str(), color(0)),
-                (table.columns[rest].header.as_str(), color(1)),
-            ];
-            return Some(horizontal_bars(&title, "share (%)", &bars, &legend).map(|s| (title, s)));
-        }
-    }
     /// A row's median, unit, 95 % interval and % of the baseline.
     struct Median {
         bench: String,
@@ -700,7 +724,7 @@ fn bars(table: &Table) -> Option<io::Result<(String, String)>> {
     } else {
         (
             format!("{name}: {metric}"),
-            format!("{metric} ({symbol}), median with 95% CI"),
+            format!("{}, median with 95% CI", axis_label(metric, &symbol)),
         )
     };
     Some(horizontal_bars(&title, &x_desc, &bars, &[]).map(|s| (title, s)))
@@ -803,7 +827,7 @@ fn trend(table: &Table) -> io::Result<Option<(String, String)>> {
                 }
             })
             .x_desc("stored run")
-            .y_desc(format!("{} ({symbol})", table.columns[value].header))
+            .y_desc(axis_label(&table.columns[value].header, &symbol))
             .draw()
             .map_err(draw_error)?;
         let band: Vec<(f64, f64, f64)> = points

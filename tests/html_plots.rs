@@ -1,0 +1,378 @@
+//! HTML reports and SVG plots: the structure of every plot kind (snapshots), and every
+//! command's HTML report opened in a real headless Chromium: no console message, no request,
+//! a picture that is not blank, and the table values in the DOM.
+
+mod common;
+
+use common::{latkit, stdout_of, vector};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Go benchmark output with `benches` `(name, ns/op)`, six repetitions with fixed jitter.
+fn go_file(path: &Path, benches: &[(&str, f64)]) {
+    let mut text =
+        String::from("goos: linux\ngoarch: amd64\npkg: example.com/p\ncpu: Test CPU @ 2.00GHz\n");
+    for jitter in [0.0, 0.4, -0.3, 0.8, -0.6, 0.2] {
+        for (name, ns) in benches {
+            text.push_str(&format!(
+                "Benchmark{name}-8\t1000\t{:.1} ns/op\n",
+                ns * (1.0 + jitter / 100.0)
+            ));
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The shape of an SVG: how many of each element, and every text it prints.
+fn structure(svg: &str) -> String {
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for piece in svg.split('<').skip(1) {
+        let tag: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if !tag.is_empty() {
+            *counts.entry(tag).or_default() += 1;
+        }
+    }
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            t.split_once('>')
+                .and_then(|(_, rest)| rest.split_once("</text>"))
+        })
+        .map(|(text, _)| text.trim())
+        .filter(|text| !text.is_empty())
+        .collect();
+    let mut out: Vec<String> = counts.iter().map(|(t, n)| format!("{t}: {n}")).collect();
+    out.push(format!("texts: {}", texts.join(" | ")));
+    out.join("\n")
+}
+
+/// `latkit ARGS --plot FILE --plot-kind KIND` in `dir`, returning the SVG.
+fn plot(dir: &Path, args: &[&str], kind: &str) -> String {
+    let file = dir.join(format!("{kind}.svg"));
+    stdout_of(
+        latkit()
+            .current_dir(dir)
+            .args(args)
+            .arg("--plot")
+            .arg(&file)
+            .args(["--plot-kind", kind]),
+    );
+    let svg = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        svg.starts_with("<svg"),
+        "{kind}: {}",
+        &svg[..svg.len().min(80)]
+    );
+    svg
+}
+
+/// A store with four runs of two benchmarks, Encode 20 % slower from the third.
+fn history_store(dir: &Path) -> PathBuf {
+    let db = dir.join("history.db");
+    for (i, encode) in [100.0, 100.0, 120.0, 120.0].iter().enumerate() {
+        let file = dir.join(format!("run{i}.txt"));
+        go_file(&file, &[("Encode", *encode), ("Decode", 50.0)]);
+        stdout_of(
+            latkit()
+                .current_dir(dir)
+                .args(["store", "add"])
+                .arg(&file)
+                .arg("--db")
+                .arg(&db),
+        );
+    }
+    db
+}
+
+#[test]
+fn each_plot_kind_draws_axes_series_and_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let xenomai = vector("xenomai-latency-h.txt");
+    let xenomai = xenomai.to_str().unwrap();
+    let go = vector("viiper-count3.gobench.txt");
+    let (old, new) = (d.join("old.txt"), d.join("new.txt"));
+    go_file(&old, &[("Encode", 100.0), ("Decode", 50.0), ("Send", 10.0)]);
+    go_file(&new, &[("Encode", 120.0), ("Decode", 50.0), ("Send", 9.0)]);
+    let db = history_store(d);
+    let targets = common::fixture("check/rootstream-targets.toml");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("spectrum", vec!["parse".into(), xenomai.into()]),
+        ("histogram", vec!["parse".into(), xenomai.into()]),
+        ("series", vec!["parse".into(), xenomai.into()]),
+        ("bars", vec!["parse".into(), go.display().to_string()]),
+        (
+            "compare",
+            vec![
+                "compare".into(),
+                old.display().to_string(),
+                new.display().to_string(),
+            ],
+        ),
+        (
+            "trend",
+            vec![
+                "history".into(),
+                "*Encode*".into(),
+                "--db".into(),
+                db.display().to_string(),
+            ],
+        ),
+        (
+            "budget",
+            vec![
+                "check".into(),
+                "--targets".into(),
+                targets.display().to_string(),
+                vector("rootstream-bench.txt").display().to_string(),
+            ],
+        ),
+    ];
+    for (kind, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let svg = plot(d, &args, kind);
+        insta::assert_snapshot!(format!("plot_{kind}"), structure(&svg));
+    }
+}
+
+#[test]
+fn plot_mistakes_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = vector("viiper-count3.gobench.txt");
+    let refused = |extra: &[&str], expected: &str| {
+        let out = latkit().arg("parse").arg(&go).args(extra).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(expected), "{extra:?}: {stderr}");
+    };
+    let svg = dir.path().join("x.svg");
+    let svg = svg.to_str().unwrap();
+    refused(
+        &["--plot", svg, "--plot-kind", "pie"],
+        "invalid value 'pie'",
+    );
+    refused(&["--plot", "/nonexistent/dir/x.svg"], "/nonexistent/dir");
+    refused(
+        &["--plot", svg, "--plot-kind", "spectrum"],
+        "nothing to draw as a spectrum plot",
+    );
+    refused(
+        &[
+            "--plot",
+            svg,
+            "--plot-kind",
+            "bars",
+            "--plot-kind",
+            "spectrum",
+        ],
+        "give one kind, or one per --plot",
+    );
+    // Nothing half-written is left behind.
+    assert!(!Path::new(svg).exists());
+}
+
+fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Ok(out) = Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            && out.status.success()
+        {
+            return PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        }
+    }
+    panic!("headless Chromium is needed (apt-get install chromium; .ci/run installs it)");
+}
+
+/// Chromium's view of `page`: the DOM after load, and the page's console messages.
+fn open(page: &Path) -> (String, Vec<String>) {
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium failed on {}",
+        page.display()
+    );
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+}
+
+/// The spread of grey levels in a screenshot of `page`: zero for a blank page.
+fn screenshot_variance(page: &Path, dir: &Path) -> f64 {
+    let shot = dir.join("shot.png");
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1000,1400",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let greys: Vec<f64> = pixels[..info.buffer_size()]
+        .chunks(channels)
+        .map(|p| p.iter().take(3).map(|&c| c as f64).sum::<f64>() / 3.0)
+        .collect();
+    let mean = greys.iter().sum::<f64>() / greys.len() as f64;
+    greys.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / greys.len() as f64
+}
+
+#[test]
+fn every_html_report_opens_cleanly_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The detector works: a page that requests something is caught.
+    let bad = d.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" \
+         content=\"default-src 'none'\"></head><body><img src=\"http://127.0.0.1:9/x.png\"></body></html>",
+    )
+    .unwrap();
+    assert!(
+        !open(&bad).1.is_empty(),
+        "a blocked request shows on the console"
+    );
+    let blank = d.join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    assert!(
+        screenshot_variance(&blank, d) < 1.0,
+        "an empty page is blank"
+    );
+
+    let (old, new) = (d.join("old.txt"), d.join("new.txt"));
+    go_file(&old, &[("Encode", 100.0), ("Decode", 50.0)]);
+    go_file(&new, &[("Encode", 120.0), ("Decode", 50.0)]);
+    let db = history_store(d);
+    let s = |p: &Path| p.display().to_string();
+    // (report, arguments, texts its tables must show, plots it must hold)
+    let reports: Vec<(&str, Vec<String>, Vec<&str>, usize)> = vec![
+        (
+            "go",
+            vec!["parse".into(), s(&vector("viiper-count3.gobench.txt"))],
+            vec!["10.67 µs/op", "Benchmark_Xbox360_Delay"],
+            1,
+        ),
+        (
+            "xenomai",
+            vec!["parse".into(), s(&vector("xenomai-latency-h.txt"))],
+            vec!["86.14 µs", "49978"],
+            3,
+        ),
+        (
+            "cyclictest",
+            vec!["parse".into(), s(&vector("cyclictest-h200.txt"))],
+            vec!["Samples"],
+            2,
+        ),
+        (
+            "timer",
+            vec!["timer".into(), "-T".into(), "1".into(), "-q".into()],
+            vec!["p99.9"],
+            3,
+        ),
+        (
+            "net",
+            [
+                "net", "loopback", "--test", "udp-rtt", "--count", "500", "-q",
+            ]
+            .map(String::from)
+            .to_vec(),
+            vec!["rtt"],
+            2,
+        ),
+        (
+            "frame",
+            ["frame", "--iterations", "30", "-q"]
+                .map(String::from)
+                .to_vec(),
+            vec!["frame"],
+            2,
+        ),
+        (
+            "compare",
+            vec!["compare".into(), s(&old), s(&new)],
+            vec!["+19.98% (p=0.002 n=6)", "vs base"],
+            1,
+        ),
+        (
+            "history",
+            vec!["history".into(), "--db".into(), s(&db)],
+            vec!["Change point", "▲"],
+            2,
+        ),
+        (
+            "check",
+            vec![
+                "check".into(),
+                "--targets".into(),
+                s(&common::fixture("check/rootstream-targets.toml")),
+                s(&vector("rootstream-bench.txt")),
+            ],
+            vec!["encode_raw", "Pass"],
+            1,
+        ),
+    ];
+    for (name, args, texts, plots) in reports {
+        let page = d.join(format!("{name}.html"));
+        let out = latkit()
+            .current_dir(d)
+            .args(&args)
+            .args(["--format", "html", "--out"])
+            .arg(&page)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        for forbidden in ["<script", " src=", " href=", "@import", "url("] {
+            assert!(!html.contains(forbidden), "{name}: {forbidden} in the page");
+        }
+        let (dom, console) = open(&page);
+        assert!(console.is_empty(), "{name}: console: {console:?}");
+        for text in texts {
+            assert!(dom.contains(text), "{name}: `{text}` not in the DOM");
+        }
+        let drawn = dom.matches("<svg").count();
+        assert!(
+            drawn >= plots,
+            "{name}: {drawn} plots, expected at least {plots}"
+        );
+        assert!(dom.contains("<table"), "{name}: no table");
+        let variance = screenshot_variance(&page, d);
+        assert!(
+            variance > 100.0,
+            "{name}: the screenshot looks blank ({variance})"
+        );
+    }
+}
