@@ -340,6 +340,55 @@ fn every_html_report_opens_cleanly_in_chromium() {
             1,
         ),
     ];
+    let gbench = d.join("replay_bench");
+    let built = Command::new("g++")
+        .args(["-O2", "-std=c++17", "-o"])
+        .arg(&gbench)
+        .arg(common::fixture("gbench/replay_bench.cc"))
+        .args(["-lbenchmark", "-lpthread"])
+        .status()
+        .expect("g++ runs (apt-get install g++ libbenchmark-dev)");
+    assert!(built.success());
+    let reports = reports.into_iter().chain([
+        (
+            "go",
+            vec![
+                "go".into(),
+                "--dir".into(),
+                s(&common::fixture("inputpipe")),
+                "--benchtime".into(),
+                "20x".into(),
+                "-q".into(),
+            ],
+            vec!["Benchmark"],
+            1,
+        ),
+        (
+            "gbench",
+            vec![
+                "gbench".into(),
+                s(&gbench),
+                "--min-time".into(),
+                "0.01".into(),
+                "--repetitions".into(),
+                "2".into(),
+                "-q".into(),
+            ],
+            vec!["BM_EntityGetHot"],
+            1,
+        ),
+        (
+            "page",
+            vec![
+                "page".into(),
+                "--spec".into(),
+                s(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/replay-page.toml")),
+                s(&common::fixture("gbench/replay-6reps.json")),
+            ],
+            vec!["At a glance", "Actively bad"],
+            3,
+        ),
+    ]);
     for (name, args, texts, plots) in reports {
         let page = d.join(format!("{name}.html"));
         let out = latkit()
@@ -375,4 +424,42 @@ fn every_html_report_opens_cleanly_in_chromium() {
             "{name}: the screenshot looks blank ({variance})"
         );
     }
+}
+
+#[test]
+fn terminal_tables_show_distribution_shapes_only_on_a_terminal() {
+    let xenomai = vector("xenomai-latency-h.txt");
+    // `script` gives latkit a real terminal.
+    let on_terminal = |no_color: Option<&str>| {
+        let mut cmd = Command::new("script");
+        cmd.args(["-qc"])
+            .arg(format!(
+                "{} parse {}",
+                assert_cmd::cargo::cargo_bin("latkit").display(),
+                xenomai.display()
+            ))
+            .arg("/dev/null")
+            .env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            cmd.env("NO_COLOR", value);
+        }
+        let out = cmd.output().expect("script (util-linux) runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = on_terminal(None);
+    let line = shown
+        .lines()
+        .find(|l| l.contains("(p99.9)"))
+        .unwrap_or_else(|| panic!("no sparkline on a terminal:\n{shown}"));
+    assert!(line.starts_with("latency  1.485 µs "), "{line}");
+    assert!(
+        line.contains('█') && line.ends_with("9.007 µs (p99.9)"),
+        "{line}"
+    );
+    assert!(
+        !on_terminal(Some("1")).contains("(p99.9)"),
+        "NO_COLOR turns it off"
+    );
+    let piped = stdout_of(latkit().arg("parse").arg(&xenomai).env_remove("NO_COLOR"));
+    assert!(!piped.contains("(p99.9)"), "piped output has no pictures");
 }

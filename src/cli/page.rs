@@ -25,4 +25,6 @@ pub struct PageArgs {
 pub enum PageFormat {
     /// GitHub markdown, for a wiki page or a docs folder.
     Markdown,
+    /// One self-contained HTML file, with the results' plots.
+    Html,
 }

@@ -1,6 +1,7 @@
 use super::{read_inputs, say_warnings};
 use crate::analyze::page::build_page;
-use crate::cli::PageArgs;
+use crate::analyze::{EnrichOptions, build_report};
+use crate::cli::{PageArgs, PageFormat};
 use crate::error::{Error, Result};
 use crate::ingest::merge;
 use crate::page_spec::PageSpec;
@@ -19,7 +20,14 @@ pub fn run(args: PageArgs) -> Result<()> {
     let page = build_page(&spec, &run, count)?;
     say_warnings(&notes);
     let mut text = Vec::new();
-    crate::report::page::markdown(&page, &mut text).map_err(|e| Error::io("page", e))?;
+    match args.format {
+        PageFormat::Markdown => crate::report::page::markdown(&page, &mut text),
+        PageFormat::Html => {
+            let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
+            crate::report::html::page(&page, &report, &mut text)
+        }
+    }
+    .map_err(|e| Error::io("page", e))?;
     let name = destination.name();
     let mut destination = destination;
     destination

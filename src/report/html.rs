@@ -5,6 +5,7 @@
 
 use super::plot::{self, Plot};
 use super::{Cell, ChangeVerdict, Report, Reporter, Table, gate, note_lines, terminal};
+use crate::analyze::page::Page;
 use crate::model::{Run, timestamp};
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -161,25 +162,84 @@ fn scalar(value: &serde_json::Value) -> String {
     }
 }
 
+/// The document's head and its first heading.
+fn open_document(out: &mut dyn Write, title: &str, runs: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; img-src data:\">\
+         <meta name=\"generator\" content=\"latkit {version}\">\
+         <title>{title}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{title}</h1><p class=\"meta\">Generated {} by latkit {version} · {runs} run(s)</p>",
+        timestamp(SystemTime::now()),
+        version = env!("CARGO_PKG_VERSION"),
+        title = escape(title),
+    )
+}
+
+fn write_plots(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let plots = plot::all(report);
+    if !plots.is_empty() {
+        writeln!(out, "<h2>Plots</h2>")?;
+        for (i, p) in plots.iter().enumerate() {
+            write_plot(p, i, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// A table of text cells under a heading.
+fn text_table(
+    title: &str,
+    header: &[&str],
+    rows: &[Vec<String>],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out, "{title}<table><thead><tr>")?;
+    for h in header {
+        write!(out, "<th>{}</th>", escape(h))?;
+    }
+    writeln!(out, "</tr></thead><tbody>")?;
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| format!("<td>{}</td>", escape(c)))
+            .collect();
+        writeln!(out, "<tr>{}</tr>", cells.join(""))?;
+    }
+    writeln!(out, "</tbody></table>")
+}
+
+/// The performance page (`latkit page --format html`) with the plots of its results.
+pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    open_document(out, &page.title, report.runs.len())?;
+    for (title, header, rows) in super::page::sections(page) {
+        if !rows.is_empty() {
+            let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
+            text_table(&format!("<h2>{title}</h2>"), &header, &rows, out)?;
+        }
+    }
+    write_plots(report, out)?;
+    writeln!(out, "<h2>Environment</h2><dl>")?;
+    for (key, value) in &page.environment {
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(key), escape(value))?;
+    }
+    writeln!(out, "</dl>")?;
+    if !page.caveats.is_empty() {
+        writeln!(out, "<h2>Caveats</h2><ul>")?;
+        for caveat in &page.caveats {
+            writeln!(out, "<li>{}</li>", escape(caveat))?;
+        }
+        writeln!(out, "</ul>")?;
+    }
+    writeln!(out, "</body></html>")
+}
+
 impl Reporter for Html {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-             style-src 'unsafe-inline'; img-src data:\">\
-             <meta name=\"generator\" content=\"latkit {}\">\
-             <title>latkit report</title><style>{STYLE}</style></head><body>",
-            env!("CARGO_PKG_VERSION")
-        )?;
-        writeln!(
-            out,
-            "<h1>latkit report</h1><p class=\"meta\">Generated {} by latkit {} · {} run(s)</p>",
-            timestamp(SystemTime::now()),
-            env!("CARGO_PKG_VERSION"),
-            report.runs.len()
-        )?;
+        open_document(out, "latkit report", report.runs.len())?;
         if let Some(verdict) = &report.verdict {
             let status = if verdict.passed() {
                 "<span class=\"better\">passed</span>".to_string()
@@ -191,28 +251,11 @@ impl Reporter for Html {
             };
             writeln!(out, "<h2>Verdict: {status}</h2>")?;
             for (title, header, rows) in gate::tables(verdict) {
-                writeln!(out, "<h3>{}</h3><table><thead><tr>", escape(&title))?;
-                for h in header {
-                    write!(out, "<th>{}</th>", escape(h))?;
-                }
-                writeln!(out, "</tr></thead><tbody>")?;
-                for row in rows {
-                    let cells: Vec<String> = row
-                        .iter()
-                        .map(|c| format!("<td>{}</td>", escape(c)))
-                        .collect();
-                    writeln!(out, "<tr>{}</tr>", cells.join(""))?;
-                }
-                writeln!(out, "</tbody></table>")?;
+                let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
+                text_table(&format!("<h3>{}</h3>", escape(&title)), &header, &rows, out)?;
             }
         }
-        let plots = plot::all(report);
-        if !plots.is_empty() {
-            writeln!(out, "<h2>Plots</h2>")?;
-            for (i, p) in plots.iter().enumerate() {
-                write_plot(p, i, out)?;
-            }
-        }
+        write_plots(report, out)?;
         if !report.tables.is_empty() {
             writeln!(out, "<h2>Tables</h2>")?;
             for (i, table) in report.tables.iter().enumerate() {

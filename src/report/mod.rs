@@ -5,14 +5,14 @@ mod bench;
 mod csv;
 pub mod gate;
 pub mod hgrm;
-mod html;
+pub mod html;
 mod json;
 mod markdown;
 pub mod page;
 pub mod plot;
 pub mod sink;
 pub mod store;
-mod terminal;
+pub mod terminal;
 pub mod xenomai;
 
 use crate::model::{Note, Unit, format_exact};

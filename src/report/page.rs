@@ -5,15 +5,19 @@ use crate::analyze::page::Page;
 use std::io::{self, Write};
 
 /// A titled table of three columns.
-type Section<'a> = (&'a str, [&'a str; 3], &'a [[String; 3]]);
+pub type Section<'a> = (&'a str, [&'a str; 3], &'a [[String; 3]]);
+
+/// The page's tables, in order, whatever the format.
+pub fn sections(page: &Page) -> [Section<'_>; 2] {
+    [
+        ("At a glance", ["Task", "Number", "Notes"], &page.glance),
+        ("Health check", ["Area", "Verdict", "Why"], &page.health),
+    ]
+}
 
 pub fn markdown(page: &Page, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "# {}", escape(&page.title))?;
-    let sections: [Section; 2] = [
-        ("At a glance", ["Task", "Number", "Notes"], &page.glance),
-        ("Health check", ["Area", "Verdict", "Why"], &page.health),
-    ];
-    for (title, headers, rows) in sections {
+    for (title, headers, rows) in sections(page) {
         if rows.is_empty() {
             continue;
         }

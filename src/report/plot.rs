@@ -172,7 +172,7 @@ fn distributions(report: &Report) -> Vec<Dist<'_>> {
     out
 }
 
-fn dist_label(bench: &Benchmark, metric: &Metric, run: Option<usize>) -> String {
+pub(super) fn dist_label(bench: &Benchmark, metric: &Metric, run: Option<usize>) -> String {
     let mut label = bench.name.full_name.clone();
     if metric.name != "latency" {
         label.push_str(&format!(" {}", metric.name));
@@ -287,22 +287,30 @@ where
 /// last bin, which says so), counted from the histogram's recorded buckets.
 const BINS: usize = 60;
 
-fn histogram(dist: &Dist) -> io::Result<Option<(String, String)>> {
-    let Some(hist) = dist.metric.histogram.as_ref().map(|h| &h.0) else {
-        return Ok(None);
-    };
-    if hist.is_empty() {
-        return Ok(None);
+/// `n` equal bins from the smallest value to the 99.9th percentile, the tail beyond counted
+/// in the last: `(low, high, counts)`, from the histogram's buckets (never per sample).
+pub(super) fn bins(metric: &Metric, n: usize) -> Option<(f64, f64, Vec<u64>)> {
+    let hist = &metric.histogram.as_ref()?.0;
+    if hist.is_empty() || n == 0 {
+        return None;
     }
-    let low = value_at(dist.metric, 0.0).unwrap_or(0.0);
-    let high = value_at(dist.metric, 0.999).unwrap_or(low).max(low + 1.0);
-    let width = (high - low) / BINS as f64;
-    let mut counts = vec![0u64; BINS];
+    let low = value_at(metric, 0.0)?;
+    let high = value_at(metric, 0.999)?.max(low + 1.0);
+    let width = (high - low) / n as f64;
+    let mut counts = vec![0u64; n];
     for v in hist.iter_recorded() {
         let value = hist.median_equivalent(v.value_iterated_to()) as f64;
-        let bin = (((value - low) / width).floor().max(0.0) as usize).min(BINS - 1);
+        let bin = (((value - low) / width).floor().max(0.0) as usize).min(n - 1);
         counts[bin] += v.count_at_value();
     }
+    Some((low, high, counts))
+}
+
+fn histogram(dist: &Dist) -> io::Result<Option<(String, String)>> {
+    let Some((low, high, counts)) = bins(dist.metric, BINS) else {
+        return Ok(None);
+    };
+    let width = (high - low) / BINS as f64;
     let (divisor, symbol) = dist.metric.unit.scale(high);
     let most = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
     let title = format!("{} histogram", dist.label);
@@ -715,15 +723,20 @@ fn medians(table: &Table) -> Option<io::Result<(String, String)>> {
             )
         })
         .collect();
+    let prefix = if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}: ")
+    };
     let (title, x_desc) = if as_percent {
         let of = table.columns[pct?].header.clone();
         (
-            format!("{name}: {metric} as {of}"),
+            format!("{prefix}{metric} as {of}"),
             format!("{of}, median with 95% CI"),
         )
     } else {
         (
-            format!("{name}: {metric}"),
+            format!("{prefix}{metric}"),
             format!("{}, median with 95% CI", axis_label(metric, &symbol)),
         )
     };

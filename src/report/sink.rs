@@ -109,14 +109,22 @@ fn buffered(
 pub struct Rendered {
     reporter: Box<dyn Reporter>,
     xenomai: bool,
+    /// Distribution sparklines under a table read on a terminal (not piped, no NO_COLOR).
+    pictures: bool,
     dest: Destination,
 }
 
 impl Rendered {
     pub fn new(format: &OutputFormat, dest: Destination) -> Rendered {
+        use std::io::IsTerminal;
+        let pictures = format.name == "table"
+            && matches!(dest, Destination::Stdout)
+            && io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Rendered {
             reporter: (format.reporter)(),
             xenomai: format.name == XENOMAI,
+            pictures,
             dest,
         }
     }
@@ -129,8 +137,16 @@ impl Sink for Rendered {
                 "--format xenomai prints timer results (latkit timer, Xenomai latency, cyclictest), and the input holds none",
             ));
         }
-        let reporter = &self.reporter;
-        buffered(&mut self.dest, |out| reporter.render(report, out))
+        let (reporter, pictures) = (&self.reporter, self.pictures);
+        buffered(&mut self.dest, |out| {
+            reporter.render(report, out)?;
+            if pictures {
+                for line in super::terminal::sparklines(report) {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Ok(())
+        })
     }
 
     fn close(self: Box<Self>) -> Result<()> {
