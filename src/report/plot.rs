@@ -239,6 +239,7 @@ fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, (FONT, 20))
             .margin(12)
+            .margin_right(36)
             .x_label_area_size(44)
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..nines, 0f64..(top / divisor * 1.05).max(1e-9))
@@ -550,6 +551,11 @@ fn horizontal_bars(
         })
         .fold(0.0, f64::max);
     let span = (high - low).max(1e-9);
+    let room = if legend_entries.is_empty() {
+        0.08
+    } else {
+        0.45
+    };
     let labels: Vec<String> = bars.iter().map(|b| short(&b.0)).collect();
     let n = bars.len().max(1);
     let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4);
@@ -563,7 +569,8 @@ fn horizontal_bars(
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size((longest as u32 * 7 + 16).min(320))
-            .build_cartesian_2d((low - span * 0.05)..(high + span * 0.08), 0f64..n as f64)
+            // Room on the right for a legend, so that it never covers a bar.
+            .build_cartesian_2d((low - span * 0.05)..(high + span * room), 0f64..n as f64)
             .map_err(draw_error)?;
         chart
             .configure_mesh()
@@ -749,9 +756,14 @@ fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
     if column(table, "change_point").is_some() {
         return Ok(None);
     }
+    let base = column(table, "value_0");
+    let value_of = |cell: &Cell| match cell {
+        Cell::Value { value, .. } => Some(*value),
+        _ => None,
+    };
     let mut bars: Vec<Bar> = Vec::new();
     for row in &table.rows {
-        for cell in &row.cells {
+        for (i, cell) in row.cells.iter().enumerate() {
             if let Cell::Change(change) = cell
                 && let Some(p) = change.percent
                 && p.is_finite()
@@ -762,7 +774,24 @@ fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
                     ChangeVerdict::Significant => BETTER,
                     _ => GREY,
                 };
-                bars.push((row.benchmark.clone(), vec![(0.0, p, c)], None));
+                // The new side's 95 % interval, as a change from the base's median.
+                let key = &table.columns[i].key;
+                let interval = key
+                    .strip_prefix("change_")
+                    .and_then(|n| column(table, &format!("ci95_{n}")))
+                    .and_then(|ci| match &row.cells[ci] {
+                        Cell::Spread {
+                            interval: Some(iv), ..
+                        } => Some((iv.low, iv.high)),
+                        _ => None,
+                    });
+                let whisker = match (base.and_then(|b| value_of(&row.cells[b])), interval) {
+                    (Some(b), Some((lo, hi))) if b != 0.0 => {
+                        Some(((lo / b - 1.0) * 100.0, (hi / b - 1.0) * 100.0))
+                    }
+                    _ => None,
+                };
+                bars.push((row.benchmark.clone(), vec![(0.0, p, c)], whisker));
             }
         }
     }
@@ -778,7 +807,8 @@ fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
         ("significant, better", BETTER),
         ("~ within noise", GREY),
     ];
-    horizontal_bars(&title, "change (%)", &bars, &legend).map(|svg| Some((title, svg)))
+    let x_desc = "change from the base median (%), whiskers: the new median's 95% CI";
+    horizontal_bars(&title, x_desc, &bars, &legend).map(|svg| Some((title, svg)))
 }
 
 /// A history table: the figure run by run with its interval band; change points circled.
