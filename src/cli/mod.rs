@@ -79,6 +79,13 @@ pub enum Command {
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
     /// from a spec and results, with numbers, verdicts and caveats computed.
     Page(PageArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for latkit.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print latkit's man page (roff), generated from the same definitions as --help.
+    Man,
 }
 
 #[derive(Debug, Args)]

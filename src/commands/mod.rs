@@ -2,6 +2,7 @@
 
 mod check;
 mod compare;
+mod docs;
 mod doctor;
 mod gbench;
 mod go;
@@ -38,6 +39,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::History(args) => store::history(args),
         Command::Store(args) => store::run(args),
         Command::Page(args) => page::run(args),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man => docs::man(),
     }
 }
 
