@@ -42,6 +42,7 @@ impl Named<'_> {
 pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::latkit_json::LatkitJson,
     &super::gbench::json::GbenchJson,
+    &super::hyperfine::Hyperfine,
     &super::cyclictest::CyclictestJson,
     &super::xenomai::Xenomai,
     &super::bench::Bench,

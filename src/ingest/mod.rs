@@ -5,6 +5,7 @@ pub mod cyclictest;
 pub mod format;
 pub mod gbench;
 pub mod go;
+mod hyperfine;
 mod latkit_json;
 mod problems;
 pub mod timer_common;

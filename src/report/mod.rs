@@ -10,6 +10,7 @@ mod json;
 mod markdown;
 pub mod page;
 pub mod plot;
+mod services;
 pub mod sink;
 pub mod store;
 pub mod terminal;
@@ -122,6 +123,29 @@ pub static FORMATS: &[OutputFormat] = &[
             Box::new(xenomai::Xenomai {
                 live_part_done: false,
                 buckets: true,
+            })
+        },
+    },
+    OutputFormat {
+        name: "bmf",
+        help: "Bencher Metric Format JSON (`bencher run --adapter json`), latency in ns",
+        reporter: || Box::new(services::Bmf),
+    },
+    OutputFormat {
+        name: "gab",
+        help: "github-action-benchmark `customSmallerIsBetter` JSON (lower-is-better figures)",
+        reporter: || {
+            Box::new(services::Gab {
+                better: crate::model::Better::Lower,
+            })
+        },
+    },
+    OutputFormat {
+        name: "gab-bigger",
+        help: "github-action-benchmark `customBiggerIsBetter` JSON (higher-is-better figures)",
+        reporter: || {
+            Box::new(services::Gab {
+                better: crate::model::Better::Higher,
             })
         },
     },

@@ -1,0 +1,146 @@
+//! hyperfine's `--export-json`: one benchmark per command, every run's wall time kept as a
+//! repetition, max RSS per run where hyperfine measured it, parameters as configuration.
+
+use crate::error::{Error, Result};
+use crate::ingest::{Input, InputFormat, Named};
+use crate::model::{BenchName, ConfigEntry, Environment, Note};
+use crate::model::{RunBuilder, new_run};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
+
+/// The largest file read: hyperfine's JSON holds every run's time, a few bytes each.
+const MAX_BYTES: u64 = 1 << 30;
+
+pub struct Hyperfine;
+
+#[derive(Deserialize)]
+struct Document {
+    results: Vec<Result_>,
+}
+
+#[derive(Deserialize)]
+struct Result_ {
+    command: String,
+    mean: f64,
+    user: Option<f64>,
+    system: Option<f64>,
+    #[serde(default)]
+    times: Option<Vec<f64>>,
+    #[serde(default)]
+    exit_codes: Vec<Option<i64>>,
+    #[serde(default)]
+    memory_usage_byte: Option<Vec<f64>>,
+    #[serde(default)]
+    parameters: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+impl InputFormat for Hyperfine {
+    fn name(&self) -> &'static str {
+        "hyperfine"
+    }
+
+    fn describe(&self) -> &'static str {
+        "hyperfine `--export-json` (`{\"results\": [{\"command\", \"times\", ...}]}`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.trim_start().starts_with('{')
+            && head.contains("\"results\"")
+            && head.contains("\"command\"")
+            && head.contains("\"mean\"")
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let path = input.path;
+        let mut bytes = Vec::new();
+        reader
+            .take(MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(Error::Input(format!(
+                "{path}: larger than 1 GiB, more than hyperfine writes"
+            )));
+        }
+        let document: Document = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Input(format!(
+                "{path}:{}: not hyperfine JSON (expected {{\"results\": [{{\"command\", \"mean\", \"times\", ...}}]}}): {e}",
+                e.line()
+            ))
+        })?;
+        let mut builder = RunBuilder::default();
+        let mut notes = Vec::new();
+        for r in &document.results {
+            let config: Vec<ConfigEntry> = r
+                .parameters
+                .iter()
+                .flatten()
+                .map(|(key, value)| ConfigEntry {
+                    key: key.clone(),
+                    value: match value {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                })
+                .collect();
+            let bench = builder.benchmark_in(&r.command, None, &config, BenchName::plain);
+            let finite = |v: &f64| v.is_finite() && *v >= 0.0;
+            let times: Vec<f64> = match &r.times {
+                Some(times) => times.clone(),
+                None => {
+                    notes.push(Note::warning(format!(
+                        "{path}: `{}` has no per-run times (hyperfine before 1.7?): its mean stands in for them",
+                        r.command
+                    )));
+                    vec![r.mean]
+                }
+            };
+            if times.iter().any(|t| !finite(t)) {
+                return Err(Error::Input(format!(
+                    "{path}: `{}`: a time that is negative or not a number",
+                    r.command
+                )));
+            }
+            for t in times {
+                builder.record(bench, "time", "s", t);
+            }
+            // hyperfine reports user and system time as means over the runs.
+            for (name, value) in [("user", r.user), ("system", r.system)] {
+                if let Some(v) = value.filter(finite) {
+                    builder.record(bench, name, "s", v);
+                }
+            }
+            for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
+                builder.record(bench, "max_rss", "B", *rss);
+            }
+            let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
+            if failed > 0 {
+                notes.push(Note::warning(format!(
+                    "{path}: `{}`: {failed} of {} runs exited non-zero (hyperfine -i)",
+                    r.command,
+                    r.exit_codes.len()
+                )));
+            }
+        }
+        if builder.is_empty() {
+            return Err(Error::Input(format!(
+                "{path}: hyperfine JSON with no results"
+            )));
+        }
+        notes.push(Note::info(
+            "hyperfine: `time` holds every run's wall time; `user` and `system` are hyperfine's means over the runs",
+        ));
+        let run = new_run(
+            input.source(self),
+            Environment::default(),
+            Vec::new(),
+            builder,
+        );
+        Ok(Input {
+            runs: vec![run],
+            notes,
+            malformed: 0,
+        })
+    }
+}
