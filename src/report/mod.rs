@@ -98,7 +98,7 @@ pub static FORMATS: &[OutputFormat] = &[
     },
     OutputFormat {
         name: "markdown",
-        help: "GitHub-flavoured markdown, numbers right-aligned and as the harness wrote them",
+        help: "GitHub markdown, numbers right-aligned, as the harness wrote them",
         reporter: || Box::new(markdown::Markdown),
     },
     OutputFormat {
@@ -133,7 +133,7 @@ pub static FORMATS: &[OutputFormat] = &[
     },
     OutputFormat {
         name: "gab",
-        help: "github-action-benchmark `customSmallerIsBetter` JSON (lower-is-better figures)",
+        help: "github-action-benchmark customSmallerIsBetter JSON (lower is better)",
         reporter: || {
             Box::new(services::Gab {
                 better: crate::model::Better::Lower,
@@ -142,7 +142,7 @@ pub static FORMATS: &[OutputFormat] = &[
     },
     OutputFormat {
         name: "gab-bigger",
-        help: "github-action-benchmark `customBiggerIsBetter` JSON (higher-is-better figures)",
+        help: "github-action-benchmark customBiggerIsBetter JSON (higher is better)",
         reporter: || {
             Box::new(services::Gab {
                 better: crate::model::Better::Higher,
