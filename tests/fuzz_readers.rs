@@ -11,7 +11,8 @@ use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 10] = [
+const SEEDS: [&str; 11] = [
+    "vectors/hyperfine-1.15.json",
     "vectors/gbench-1.7.1.json",
     "gbench/replay-6reps.json",
     "gbench/replay-6reps.console.txt",

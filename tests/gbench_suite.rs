@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{first_value, fixture, json_of, latkit, metric, vector};
+use common::{bench, first_value, fixture, json_of, latkit, metric, vector};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -42,15 +42,6 @@ fn quick_run() -> assert_cmd::Command {
         "-q",
     ]);
     cmd
-}
-
-fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["runs"][0]["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["full_name"] == name)
-        .unwrap_or_else(|| panic!("no benchmark {name} in {doc}"))
 }
 
 fn notes(doc: &Value) -> String {

@@ -5,6 +5,7 @@ use super::compare::{DISTRIBUTION_STATISTICS, bounded};
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
 use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table};
+use crate::model::summary::median;
 use crate::model::{Metric, MetricKind, Run, Summary, Unit};
 use crate::store::{Figure, Point};
 
@@ -129,16 +130,6 @@ fn verdict(
         },
         None,
     )
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }
 
 /// The trend of one benchmark's figure: one row per stored run, oldest first, with the

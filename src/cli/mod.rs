@@ -3,6 +3,7 @@
 mod check;
 mod choices;
 mod compare;
+mod exec;
 mod frame;
 mod gbench;
 mod go;
@@ -14,6 +15,7 @@ mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
 pub use compare::{CompareArgs, CompareFormat, GateArgs, InterleaveArgs};
+pub use exec::ExecArgs;
 pub use frame::FrameArgs;
 pub use gbench::GbenchArgs;
 pub use go::GoArgs;
@@ -60,6 +62,9 @@ pub enum Command {
         .default_value("xenomai")
         .help("Output format; `xenomai` prints the per-second lines live")))]
     Timer(TimerArgs),
+    /// Time whole commands, as hyperfine does: wall, user and system time and max RSS per
+    /// run, warm-up, parameters, several commands compared.
+    Exec(ExecArgs),
     /// Network round trip, rate and throughput: client, server, or both on loopback.
     Net(NetArgs),
     /// Time one pipeline stage on a video frame (copy, or YUV to RGBA conversion).

@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod docs;
 mod doctor;
+mod exec;
 mod gbench;
 mod go;
 mod interleave;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gbench(args) => gbench::run(args),
         Command::Timer(args) => timer::run(args),
         Command::Frame(args) => probe::frame(args),
+        Command::Exec(args) => exec::run(args),
         Command::Net(args) => net::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Check(args) => check::run(args),

@@ -4,7 +4,7 @@ mod builder;
 mod distribution;
 mod environment;
 mod name;
-mod summary;
+pub mod summary;
 mod timer;
 mod unit;
 

@@ -49,3 +49,14 @@ pub struct Percentiles {
     pub p99_99: f64,
     pub max: f64,
 }
+
+/// The median of `values` (sorted in place); NaN-free input expected, empty gives NaN.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}

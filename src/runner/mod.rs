@@ -1,5 +1,6 @@
 //! Runners: start a harness, stream its output into the model.
 
+pub mod exec;
 pub mod executor;
 pub mod gbench;
 pub mod go;

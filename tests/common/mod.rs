@@ -76,3 +76,26 @@ pub fn parse_as(file: &std::path::Path, format: &str) -> String {
 pub fn parse_json(file: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&parse_as(file, "json")).expect("valid JSON")
 }
+
+/// `latkit parse` of `text` saved as `name` must exit 2 with `expected` on stderr.
+pub fn parse_refuses(name: &str, text: &str, expected: &str) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).expect("the input is written");
+    latkit()
+        .arg("parse")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(expected));
+}
+
+/// The benchmark `name` of the first run in latkit's JSON.
+pub fn bench<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["runs"][0]["benchmarks"]
+        .as_array()
+        .expect("benchmarks array")
+        .iter()
+        .find(|b| b["full_name"] == name)
+        .unwrap_or_else(|| panic!("no benchmark {name} in {doc}"))
+}

@@ -1,0 +1,392 @@
+//! Times whole commands as hyperfine does: each run spawned directly (or through a shell whose
+//! own start-up is measured and subtracted), its wall time around spawn and `wait4`, and the
+//! user and system CPU time and maximum RSS the kernel accounts to it.
+
+use crate::error::{Error, Result};
+use crate::ingest::Input;
+use crate::interrupt;
+use crate::model::summary::median;
+use crate::model::{BenchName, ConfigEntry, Note, RunBuilder, Source, new_run, timestamp};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+/// One command to time: how it is shown, what is run, the parameters substituted into it.
+pub struct Planned {
+    pub display: String,
+    pub params: Vec<ConfigEntry>,
+}
+
+pub struct Exec {
+    pub commands: Vec<Planned>,
+    pub runs: Option<u64>,
+    pub min_runs: u64,
+    pub max_runs: Option<u64>,
+    pub min_time: f64,
+    pub warmup: u64,
+    pub prepare: Option<String>,
+    pub setup: Option<String>,
+    pub cleanup: Option<String>,
+    pub ignore_failure: bool,
+    pub shell: Option<String>,
+    pub progress: bool,
+}
+
+/// What one run cost.
+struct Sample {
+    wall: f64,
+    user: f64,
+    system: f64,
+    max_rss: f64,
+    status: ExitStatus,
+}
+
+/// A modified Z-score beyond this marks an outlier (hyperfine's threshold).
+const OUTLIER_SCORE: f64 = 14.0;
+/// Empty-shell runs measured to know what to subtract with `--shell`.
+const SHELL_PROBES: usize = 50;
+
+fn seconds(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
+}
+
+/// Runs `argv` once, output discarded, and measures it.
+fn run_once(argv: &[String]) -> std::io::Result<Sample> {
+    let start = Instant::now();
+    let child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our unreaped child; status and usage outlive the call.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    drop(child); // already reaped: dropping a Child neither waits nor kills
+    Ok(Sample {
+        wall,
+        user: seconds(usage.ru_utime),
+        system: seconds(usage.ru_stime),
+        // Linux reports kilobytes.
+        max_rss: usage.ru_maxrss as f64 * 1024.0,
+        status: ExitStatus::from_raw(status),
+    })
+}
+
+/// This process's peak RSS (VmHWM) in bytes. Linux carries the spawner's peak into a child
+/// at exec, so no child's max RSS reads below it.
+fn own_peak_rss() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// `sh -c CMD` for the untimed helpers (--prepare, --setup, --cleanup).
+fn helper(what: &str, command: &str) -> Result<()> {
+    let status = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| Error::Failed(format!("could not run sh for {what}: {e}")))?;
+    if !status.success() {
+        return Err(Error::Failed(format!(
+            "{what} `{command}` failed ({status})"
+        )));
+    }
+    Ok(())
+}
+
+/// Modified Z-scores (0.6745 · (x − median) / MAD), as hyperfine flags outliers.
+fn modified_z_scores(values: &[f64]) -> Vec<f64> {
+    let m = median(&mut values.to_vec());
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    let mad = median(&mut deviations);
+    values
+        .iter()
+        .map(|v| {
+            if mad > 0.0 {
+                0.6745 * (v - m) / mad
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if values.len() > 1 {
+        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+impl Exec {
+    /// What is spawned for `display`: its words, or the shell running it.
+    fn argv(&self, display: &str) -> Result<Vec<String>> {
+        match &self.shell {
+            Some(shell) => Ok(vec![shell.clone(), "-c".into(), display.to_string()]),
+            None => match shlex::split(display) {
+                Some(words) if !words.is_empty() => Ok(words),
+                _ => Err(Error::Input(format!(
+                    "`{display}` is not a command (unbalanced quotes, or empty)"
+                ))),
+            },
+        }
+    }
+
+    /// The shell's own start-up time, to subtract from every run (`--shell`).
+    fn shell_cost(&self, notes: &mut Vec<Note>) -> Result<f64> {
+        let Some(shell) = &self.shell else {
+            return Ok(0.0);
+        };
+        let argv = vec![shell.clone(), "-c".into(), String::new()];
+        let mut walls = Vec::with_capacity(SHELL_PROBES);
+        for _ in 0..SHELL_PROBES {
+            let s = run_once(&argv).map_err(|e| Error::Failed(format!("{shell}: {e}")))?;
+            walls.push(s.wall);
+        }
+        let (mean, stddev) = mean_and_stddev(&walls);
+        notes.push(Note::info(format!(
+            "--shell {shell}: its start-up, {:.3} ms ± {:.3} ms over {SHELL_PROBES} empty runs, \
+             is subtracted from every wall time",
+            mean * 1e3,
+            stddev * 1e3
+        )));
+        Ok(mean)
+    }
+
+    /// Runs every command and returns the run, its notes, and whether Ctrl-C cut it short.
+    pub fn run(&self) -> Result<(Input, bool)> {
+        interrupt::install();
+        let started = SystemTime::now();
+        let mut notes = Vec::new();
+        let shell_cost = self.shell_cost(&mut notes)?;
+        let mut builder = RunBuilder::default();
+        let mut interrupted = false;
+        let mut means: Vec<(String, f64, f64)> = Vec::new();
+        for planned in &self.commands {
+            let argv = self.argv(&planned.display)?;
+            let name = &planned.display;
+            if let Some(setup) = &self.setup {
+                helper("--setup", setup)?;
+            }
+            let spawn = |argv: &[String]| {
+                run_once(argv).map_err(|e| {
+                    Error::Failed(match e.kind() {
+                        std::io::ErrorKind::NotFound => {
+                            format!("`{}`: no such command", argv[0])
+                        }
+                        _ => format!("could not run `{name}`: {e}"),
+                    })
+                })
+            };
+            for _ in 0..self.warmup {
+                if let Some(prepare) = &self.prepare {
+                    helper("--prepare", prepare)?;
+                }
+                spawn(&argv)?;
+                if interrupt::requested() {
+                    break;
+                }
+            }
+            let mut samples: Vec<Sample> = Vec::new();
+            let mut target = self.runs.unwrap_or(self.min_runs);
+            let progress = self.bar(name);
+            while (samples.len() as u64) < target && !interrupt::requested() {
+                if let Some(prepare) = &self.prepare {
+                    helper("--prepare", prepare)?;
+                }
+                let sample = spawn(&argv)?;
+                if !sample.status.success() && !self.ignore_failure {
+                    return Err(Error::Failed(format!(
+                        "`{name}` failed ({}); --ignore-failure times it anyway",
+                        sample.status
+                    )));
+                }
+                if samples.is_empty() && self.runs.is_none() {
+                    // As hyperfine: enough runs to fill --min-time, within the bounds.
+                    let fit = (self.min_time / sample.wall.max(1e-9)).ceil() as u64;
+                    target = fit
+                        .max(self.min_runs)
+                        .min(self.max_runs.unwrap_or(u64::MAX))
+                        .max(1);
+                    progress.set_length(target);
+                }
+                samples.push(sample);
+                progress.set_position(samples.len() as u64);
+            }
+            progress.finish_and_clear();
+            interrupted |= interrupt::requested();
+            if let Some(cleanup) = &self.cleanup {
+                helper("--cleanup", cleanup)?;
+            }
+            if samples.is_empty() {
+                break;
+            }
+            let bench = builder.benchmark_in(name, None, &planned.params, BenchName::plain);
+            for s in &samples {
+                builder.record(bench, "time", "s", (s.wall - shell_cost).max(0.0));
+                builder.record(bench, "user", "s", s.user);
+                builder.record(bench, "system", "s", s.system);
+                builder.record(bench, "max_rss", "B", s.max_rss);
+            }
+            self.warn(name, &samples, &mut notes);
+            let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
+            if let Some(floor) = own_peak_rss()
+                && peak <= floor * 1.1
+            {
+                notes.push(Note::info(format!(
+                    "`{name}`: max_rss {:.1} MiB is at latkit's own peak ({:.1} MiB), which \
+                     Linux carries into every child at exec: the command used no more than that",
+                    peak / 1048576.0,
+                    floor / 1048576.0
+                )));
+            }
+            let walls: Vec<f64> = samples.iter().map(|s| s.wall - shell_cost).collect();
+            let (mean, stddev) = mean_and_stddev(&walls);
+            means.push((name.clone(), mean, stddev));
+            if interrupted {
+                break;
+            }
+        }
+        if builder.is_empty() {
+            return Err(if interrupted {
+                Error::Interrupted
+            } else {
+                Error::Failed("no command was timed".into())
+            });
+        }
+        notes.extend(relative_speed(&means));
+        let source = Source {
+            kind: "command".into(),
+            format: "exec".into(),
+            path: None,
+            command: self.commands.iter().map(|c| c.display.clone()).collect(),
+        };
+        let mut run = new_run(source, crate::host::capture(), Vec::new(), builder);
+        run.started = Some(timestamp(started));
+        run.ended = Some(timestamp(SystemTime::now()));
+        Ok((
+            Input {
+                runs: vec![run],
+                notes,
+                malformed: 0,
+            },
+            interrupted,
+        ))
+    }
+
+    fn bar(&self, name: &str) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(
+            Some(self.runs.unwrap_or(self.min_runs)),
+            ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} runs, ETA {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar.set_message(name.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
+    /// hyperfine's warnings: failed runs, outliers, a slow first run.
+    fn warn(&self, name: &str, samples: &[Sample], notes: &mut Vec<Note>) {
+        let failed = samples.iter().filter(|s| !s.status.success()).count();
+        if failed > 0 {
+            notes.push(Note::warning(format!(
+                "`{name}`: {failed} of {} runs exited non-zero (--ignore-failure)",
+                samples.len()
+            )));
+        }
+        let walls: Vec<f64> = samples.iter().map(|s| s.wall).collect();
+        let scores = modified_z_scores(&walls);
+        if scores.first().is_some_and(|z| *z > OUTLIER_SCORE) {
+            notes.push(Note::warning(format!(
+                "`{name}`: the first run was much slower than the rest (cold caches?): \
+                 --warmup or --prepare can take it out"
+            )));
+        } else if scores.iter().any(|z| z.abs() > OUTLIER_SCORE) {
+            notes.push(Note::warning(format!(
+                "`{name}`: statistical outliers (modified Z-score > {OUTLIER_SCORE}): other \
+                 programs or I/O may have interfered; try --warmup, --prepare or a quieter \
+                 machine"
+            )));
+        }
+    }
+}
+
+/// "`a` ran 1.23 ± 0.05 times faster than `b`", with hyperfine's error propagation.
+fn relative_speed(means: &[(String, f64, f64)]) -> Vec<Note> {
+    if means.len() < 2 {
+        return Vec::new();
+    }
+    let Some(fastest) = means
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|f| f.1 > 0.0)
+    else {
+        return Vec::new();
+    };
+    means
+        .iter()
+        .filter(|m| m.0 != fastest.0)
+        .map(|(name, mean, stddev)| {
+            let ratio = mean / fastest.1;
+            let error = ratio * ((stddev / mean).powi(2) + (fastest.2 / fastest.1).powi(2)).sqrt();
+            Note::info(format!(
+                "`{}` ran {ratio:.2} ± {error:.2} times faster than `{name}` (mean wall times)",
+                fastest.0
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outliers_score_as_hyperfine_scores_them() {
+        let scores = modified_z_scores(&[1.0, 1.1, 0.9, 1.0, 1.05, 9.0]);
+        assert!(scores[5] > OUTLIER_SCORE);
+        assert!(scores[..5].iter().all(|z| z.abs() < 2.0));
+        assert_eq!(modified_z_scores(&[2.0, 2.0, 2.0]), vec![0.0; 3]);
+    }
+
+    #[test]
+    fn relative_speed_propagates_both_errors() {
+        let notes = relative_speed(&[("a".into(), 2.0, 0.2), ("b".into(), 1.0, 0.1)]);
+        assert_eq!(notes.len(), 1);
+        // ratio 2, relative errors 0.1 and 0.1: 2 · √0.02 = 0.28.
+        assert!(
+            notes[0]
+                .message
+                .contains("`b` ran 2.00 ± 0.28 times faster than `a`")
+        );
+    }
+}

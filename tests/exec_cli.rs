@@ -1,0 +1,343 @@
+//! `latkit exec` on real commands, against /usr/bin/time and the real hyperfine; the hyperfine
+//! reader and the Bencher / github-action-benchmark writers.
+
+mod common;
+
+use common::{bench, json_of, latkit, metric, vector};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn exec_json(args: &[&str]) -> Value {
+    json_of(
+        latkit()
+            .arg("exec")
+            .args(args)
+            .args(["--format", "json", "-q"]),
+    )
+}
+
+fn values(bench: &Value, name: &str) -> Vec<f64> {
+    metric(bench, name)["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn real_commands_give_sane_wall_cpu_and_memory_figures() {
+    let doc = exec_json(&[
+        "--runs",
+        "12",
+        "-c",
+        "true",
+        "-c",
+        "sleep 0.01",
+        "-c",
+        "seq 1 300000",
+    ]);
+    let sleep = bench(&doc, "sleep 0.01");
+    let walls = values(sleep, "time");
+    assert_eq!(walls.len(), 12);
+    // Base unit ns: at least the 10 ms asked for, and not absurdly more.
+    assert!(walls.iter().all(|w| *w >= 10e6 && *w < 500e6), "{walls:?}");
+    let cpu: f64 = mean(&values(sleep, "user")) + mean(&values(sleep, "system"));
+    assert!(cpu < 5e6, "sleep barely uses the CPU: {cpu} ns");
+    let rss = values(sleep, "max_rss");
+    assert!(rss.iter().all(|r| *r > 100e3 && *r < 1e9), "{rss:?}");
+    // A small command's figure is latkit's own peak, which Linux carries into the child at
+    // exec; the report says so.
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("carries into every child at exec")
+    );
+    // A command bigger than latkit reads as /usr/bin/time reads it (both from wait4).
+    let big = "python3 -c 'x = bytearray(150 * 1024 * 1024)'";
+    let doc_big = exec_json(&["--runs", "3", "-c", big]);
+    let ours = mean(&values(bench(&doc_big, big), "max_rss")) / 1024.0;
+    let out = Command::new("/usr/bin/time")
+        .args([
+            "-f",
+            "%M",
+            "python3",
+            "-c",
+            "x = bytearray(150 * 1024 * 1024)",
+        ])
+        .output()
+        .expect("/usr/bin/time runs (apt-get install time)");
+    let kib: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().unwrap();
+    assert!(
+        (ours / kib - 1.0).abs() < 0.1,
+        "max RSS {ours} KiB vs /usr/bin/time {kib} KiB"
+    );
+    let noisy = bench(&doc, "seq 1 300000");
+    assert!(mean(&values(noisy, "time")) > 0.0);
+    let quick = values(bench(&doc, "true"), "time");
+    assert!(quick.iter().all(|w| *w > 0.0 && *w < 100e6), "{quick:?}");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("times faster than"), "{notes}");
+}
+
+#[test]
+fn failures_parameters_and_helpers_behave_as_hyperfine() {
+    latkit()
+        .args(["exec", "--runs", "3", "-c", "false"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--ignore-failure"));
+    let doc = exec_json(&["--runs", "3", "-i", "-c", "false"]);
+    assert_eq!(values(bench(&doc, "false"), "time").len(), 3);
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("3 of 3 runs exited non-zero")
+    );
+    latkit()
+        .args(["exec", "--runs", "2", "-c", "no-such-command-here"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no such command"));
+    latkit()
+        .args(["exec", "-c", "'unbalanced"])
+        .assert()
+        .code(2);
+    latkit().args(["exec"]).assert().code(2);
+
+    let doc = exec_json(&["--runs", "2", "-L", "ms", "1,3", "-c", "sleep 0.00{ms}"]);
+    for (name, value) in [("sleep 0.001", "1"), ("sleep 0.003", "3")] {
+        assert_eq!(bench(&doc, name)["config"][0]["value"], value);
+    }
+    let doc = exec_json(&["--runs", "1", "-P", "n", "1", "3", "-c", "seq {n}"]);
+    assert_eq!(doc["runs"][0]["benchmarks"].as_array().unwrap().len(), 3);
+
+    // --setup once, --prepare before every run (warm-up too), --cleanup once.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let log_text = log.display().to_string();
+    exec_json(&[
+        "--runs",
+        "4",
+        "--warmup",
+        "2",
+        "--setup",
+        &format!("echo setup >> {log_text}"),
+        "--prepare",
+        &format!("echo prepare >> {log_text}"),
+        "--cleanup",
+        &format!("echo cleanup >> {log_text}"),
+        "-c",
+        "true",
+    ]);
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut expected = vec!["setup".to_string()];
+    expected.extend(std::iter::repeat_n("prepare".to_string(), 6));
+    expected.push("cleanup".into());
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn min_time_and_run_bounds_set_the_run_count() {
+    let runs = |args: &[&str]| {
+        let mut all = vec!["-c", "sleep 0.01"];
+        all.extend(args);
+        values(bench(&exec_json(&all), "sleep 0.01"), "time").len()
+    };
+    // ~11 ms a run: 0.2 s needs about 18 runs, above the 10 minimum.
+    let filled = runs(&["--min-time", "0.2"]);
+    assert!((15..=21).contains(&filled), "{filled}");
+    assert_eq!(runs(&["--min-time", "0", "--min-runs", "4"]), 4);
+    assert_eq!(
+        runs(&["--min-time", "10", "--max-runs", "5", "--min-runs", "2"]),
+        5
+    );
+    latkit()
+        .args(["exec", "--min-runs", "5", "--max-runs", "2", "-c", "true"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn interrupt_reports_what_finished_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("partial.json");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args([
+            "exec",
+            "--runs",
+            "100000",
+            "-c",
+            "sleep 0.01",
+            "--format",
+            "json",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    common::interrupt_expecting_130(child);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let done = values(bench(&doc, "sleep 0.01"), "time").len();
+    assert!(done > 0 && done < 100000, "{done}");
+}
+
+fn hyperfine_json(dir: &Path, command: &str, runs: u32) -> Value {
+    let file = dir.join("hyperfine.json");
+    let status = Command::new("hyperfine")
+        .args(["-N", "--style", "none", "--runs", &runs.to_string()])
+        .arg("--export-json")
+        .arg(&file)
+        .arg(command)
+        .status()
+        .expect("hyperfine runs (apt-get install hyperfine)");
+    assert!(status.success());
+    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+}
+
+#[test]
+fn exec_agrees_with_the_real_hyperfine_and_reads_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = hyperfine_json(dir.path(), "sleep 0.02", 30);
+    let (hf_mean, hf_sd) = (
+        theirs["results"][0]["mean"].as_f64().unwrap(),
+        theirs["results"][0]["stddev"].as_f64().unwrap(),
+    );
+    let ours_file = dir.path().join("exec.json");
+    let ours = json_of(
+        latkit()
+            .args([
+                "exec",
+                "--runs",
+                "30",
+                "-c",
+                "sleep 0.02",
+                "--format",
+                "json",
+                "-q",
+            ])
+            .arg("--json")
+            .arg(&ours_file),
+    );
+    let ours_mean = mean(&values(bench(&ours, "sleep 0.02"), "time")) / 1e9;
+    // Same machine, same command, interleaved closely: within hyperfine's spread (3 sigma,
+    // and a millisecond of scheduling slack on this shared VM).
+    assert!(
+        (ours_mean - hf_mean).abs() <= 3.0 * hf_sd + 1e-3,
+        "latkit {ours_mean} s vs hyperfine {hf_mean} ± {hf_sd} s"
+    );
+    // hyperfine's JSON reads back exactly: every run's time, in order.
+    let hf_file = dir.path().join("hyperfine.json");
+    let read = common::parse_json(&hf_file);
+    let times: Vec<f64> = theirs["results"][0]["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap() * 1e9)
+        .collect();
+    let got = values(bench(&read, "sleep 0.02"), "time");
+    assert_eq!(got.len(), times.len());
+    for (a, b) in got.iter().zip(&times) {
+        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    }
+    // And the two compare, row by row, as any other inputs.
+    let compared = json_of(latkit().arg("compare").arg(&hf_file).arg(&ours_file).args([
+        "--allow-env-mismatch",
+        "--metric",
+        "time",
+        "--format",
+        "json",
+    ]));
+    let rows = compared["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["benchmark"], "sleep 0.02");
+}
+
+#[test]
+fn the_hyperfine_vector_reads_with_parameters_and_bad_files_exit_2() {
+    let doc = common::parse_json(&vector("hyperfine-1.15.json"));
+    let b = &doc["runs"][0]["benchmarks"][0];
+    assert_eq!(b["full_name"], "sleep 0.01");
+    let times = values(b, "time");
+    let expected: f64 = 0.011671775964426881;
+    assert!((mean(&times) / 1e9 - expected).abs() < 1e-12);
+    common::parse_refuses(
+        "bad.json",
+        "{\"results\": [{\"command\": \"x\", \"mean\": 1.0,\n \"times\": [1.0, \"oops\"]}]}",
+        "bad.json:2",
+    );
+    common::parse_refuses(
+        "negative.json",
+        "{\"results\": [{\"command\": \"x\", \"mean\": 1.0, \"times\": [-1.0]}]}",
+        "negative or not a number",
+    );
+}
+
+#[test]
+fn bencher_and_github_action_benchmark_outputs_have_their_shapes() {
+    let bmf = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--format", "bmf"]),
+    );
+    let benches = bmf.as_object().unwrap();
+    assert_eq!(benches.len(), 4);
+    for (name, measures) in benches {
+        let latency = &measures["latency"];
+        let (v, lo, hi) = (
+            latency["value"].as_f64().unwrap(),
+            latency["lower_value"].as_f64().unwrap(),
+            latency["upper_value"].as_f64().unwrap(),
+        );
+        assert!(lo <= v && v <= hi, "{name}: {lo} {v} {hi}");
+        for (measure, figure) in measures.as_object().unwrap() {
+            assert!(
+                measure
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{measure} is a slug"
+            );
+            assert!(figure["value"].is_f64(), "{name} {measure}");
+        }
+    }
+    // 10668 ns/op: Bencher's latency is in nanoseconds.
+    assert_eq!(
+        bmf["Benchmark_Xbox360_Delay/1_Go-Client-Write-8"]["latency"]["value"],
+        10668.0
+    );
+    let gab = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--format", "gab"]),
+    );
+    for entry in gab.as_array().unwrap() {
+        assert!(entry["name"].is_string() && entry["unit"].is_string());
+        assert!(entry["value"].is_f64());
+    }
+    assert!(
+        gab.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["unit"] == "ns/op" && e["value"] == 10668.0)
+    );
+    let bigger = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("rootstream-bench.txt"))
+            .args(["--format", "gab-bigger"]),
+    );
+    assert_eq!(bigger[0]["unit"], "MB/s");
+    assert_eq!(bigger[0]["value"], 2515.1);
+}
