@@ -46,6 +46,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::cyclictest::CyclictestJson,
     &super::xenomai::Xenomai,
     &super::bench::Bench,
+    &super::libtest::Libtest,
     &super::cyclictest::Cyclictest,
     &super::gbench::console::GbenchConsole,
     &super::go::Go,

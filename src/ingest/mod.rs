@@ -7,6 +7,7 @@ pub mod gbench;
 pub mod go;
 mod hyperfine;
 mod latkit_json;
+mod libtest;
 mod problems;
 pub mod timer_common;
 mod validate;
