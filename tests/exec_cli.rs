@@ -374,3 +374,43 @@ fn libtest_bench_output_from_real_cargo_bench_reads() {
         "no libtest bench results",
     );
 }
+
+#[test]
+fn bencher_and_github_action_benchmark_files_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = vector("viiper-count3.gobench.txt");
+    for (format, metric_name) in [("bmf", "latency"), ("gab", "ns/op")] {
+        let file = dir.path().join(format!("{format}.json"));
+        latkit()
+            .arg("parse")
+            .arg(&go)
+            .args(["--format", format, "--out"])
+            .arg(&file)
+            .assert()
+            .success();
+        let doc = common::parse_json(&file);
+        assert_eq!(doc["runs"][0]["source"]["format"], format);
+        let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+        let first = benches
+            .iter()
+            .find(|b| {
+                b["full_name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("1_Go-Client-Write")
+            })
+            .unwrap();
+        // 10668 ns/op, the median of the three repetitions, in ns either way.
+        assert_eq!(values(first, metric_name), vec![10668.0], "{format}");
+    }
+    common::parse_refuses(
+        "bad.json",
+        "[{\"name\": \"a\", \"unit\": \"ns\", \"value\": \"x\"}]",
+        "bad.json: `a`",
+    );
+    common::parse_refuses(
+        "bad-bmf.json",
+        "{\"a\": {\"latency\": {\"value\": 1,\n\"lower_value\": \"x\"}}}",
+        "bad-bmf.json",
+    );
+}

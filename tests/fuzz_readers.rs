@@ -11,8 +11,11 @@ use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 11] = [
+const SEEDS: [&str; 14] = [
     "vectors/hyperfine-1.15.json",
+    "services/viiper.bmf.json",
+    "services/viiper.gab.json",
+    "services/libtest-bench.txt",
     "vectors/gbench-1.7.1.json",
     "gbench/replay-6reps.json",
     "gbench/replay-6reps.console.txt",

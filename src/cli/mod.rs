@@ -3,6 +3,7 @@
 mod check;
 mod choices;
 mod compare;
+mod docs;
 mod exec;
 mod frame;
 mod gbench;
@@ -15,6 +16,7 @@ mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
 pub use compare::{CompareArgs, CompareFormat, GateArgs, InterleaveArgs};
+pub use docs::{Shell, completion_script, man_page};
 pub use exec::ExecArgs;
 pub use frame::FrameArgs;
 pub use gbench::GbenchArgs;
@@ -87,7 +89,7 @@ pub enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for latkit.
     Completions {
         #[arg(value_enum)]
-        shell: clap_complete::Shell,
+        shell: Shell,
     },
     /// Print latkit's man page (roff), generated from the same definitions as --help.
     Man,

@@ -1,0 +1,181 @@
+//! What benchmark-tracking services ingest, read back: Bencher Metric Format
+//! (`{benchmark: {measure: {value, lower_value, upper_value}}}`) and github-action-benchmark's
+//! custom JSON (`[{name, unit, value, range, extra}]`).
+
+use crate::error::{Error, Result};
+use crate::ingest::{Input, InputFormat, Named};
+use crate::model::{BenchName, Environment, Note, RunBuilder, new_run};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::io::{BufRead, Read};
+
+/// The largest file read (both formats are small summaries).
+const MAX_BYTES: u64 = 1 << 30;
+
+fn document<T: for<'de> Deserialize<'de>>(
+    path: &str,
+    reader: &mut dyn BufRead,
+    expected: &str,
+) -> Result<T> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(Error::Input(format!("{path}: larger than 1 GiB")));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Input(format!("{path}:{}: expected {expected}: {e}", e.line())))
+}
+
+fn finished(
+    path: &str,
+    named: &Named,
+    format: &dyn InputFormat,
+    builder: RunBuilder,
+    note: &str,
+) -> Result<Input> {
+    if builder.is_empty() {
+        return Err(Error::Input(format!("{path}: no benchmarks in it")));
+    }
+    let run = new_run(
+        named.source(format),
+        Environment::default(),
+        Vec::new(),
+        builder,
+    );
+    Ok(Input {
+        runs: vec![run],
+        notes: vec![Note::info(note)],
+        malformed: 0,
+    })
+}
+
+fn finite(path: &str, what: &str, value: &Value) -> Result<f64> {
+    value
+        .as_f64()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| Error::Input(format!("{path}: {what}: `{value}` is not a finite number")))
+}
+
+pub struct Bmf;
+
+impl InputFormat for Bmf {
+    fn name(&self) -> &'static str {
+        "bmf"
+    }
+
+    fn describe(&self) -> &'static str {
+        "Bencher Metric Format JSON (`{\"bench\": {\"latency\": {\"value\": 1.0}}}`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        let head = head.trim_start();
+        head.starts_with('{')
+            && head.contains("\"value\"")
+            && !head.contains("\"results\"")
+            && !head.contains("\"runs\"")
+            && !head.contains("\"context\"")
+            && !head.contains("\"thread\"")
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let path = input.path;
+        let expected = "Bencher Metric Format: {\"benchmark\": {\"measure\": {\"value\": N}}}";
+        let doc: Map<String, Value> = document(path, reader, expected)?;
+        let mut builder = RunBuilder::default();
+        for (name, measures) in &doc {
+            let Value::Object(measures) = measures else {
+                return Err(Error::Input(format!(
+                    "{path}: `{name}`: expected {expected}"
+                )));
+            };
+            let bench = builder.benchmark(name, None, BenchName::plain);
+            // Latency first: the figure reports show by default.
+            let mut ordered: Vec<(&String, &Value)> = measures.iter().collect();
+            ordered.sort_by_key(|(measure, _)| !measure.starts_with("latency"));
+            for (measure, figure) in ordered {
+                // Bencher's latency measures are nanoseconds; BMF carries no other units.
+                let unit = if measure.starts_with("latency") {
+                    "ns"
+                } else {
+                    ""
+                };
+                let what = format!("`{name}` {measure}");
+                let value = figure
+                    .get("value")
+                    .ok_or_else(|| Error::Input(format!("{path}: {what}: no `value`")))?;
+                builder
+                    .record_checked(bench, measure, unit, finite(path, &what, value)?)
+                    .map_err(|e| Error::Input(format!("{path}: {what}: {e}")))?;
+                for bound in ["lower_value", "upper_value"] {
+                    if let Some(v) = figure.get(bound) {
+                        let metric = format!("{measure} {}", &bound[..5]);
+                        builder
+                            .record_checked(bench, &metric, unit, finite(path, &what, v)?)
+                            .map_err(|e| Error::Input(format!("{path}: {what}: {e}")))?;
+                    }
+                }
+            }
+        }
+        finished(
+            path,
+            input,
+            self,
+            builder,
+            "Bencher Metric Format: `latency*` measures read as ns, the others as plain numbers (BMF carries no units); bounds as `<measure> lower` / `upper`",
+        )
+    }
+}
+
+pub struct Gab;
+
+#[derive(Deserialize)]
+struct GabEntry {
+    name: String,
+    unit: String,
+    value: Value,
+}
+
+impl InputFormat for Gab {
+    fn name(&self) -> &'static str {
+        "gab"
+    }
+
+    fn describe(&self) -> &'static str {
+        "github-action-benchmark custom JSON (`[{\"name\", \"unit\", \"value\"}]`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.trim_start().starts_with('[')
+            && head.contains("\"name\"")
+            && head.contains("\"unit\"")
+            && head.contains("\"value\"")
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let path = input.path;
+        let entries: Vec<GabEntry> = document(
+            path,
+            reader,
+            "github-action-benchmark JSON: [{\"name\", \"unit\", \"value\"}]",
+        )?;
+        let mut builder = RunBuilder::default();
+        for e in &entries {
+            let bench = builder.benchmark(&e.name, None, BenchName::plain);
+            let what = format!("`{}`", e.name);
+            // As Go names metrics, by their unit: `ns/op`, `MB/s`.
+            builder
+                .record_checked(bench, &e.unit, &e.unit, finite(path, &what, &e.value)?)
+                .map_err(|err| Error::Input(format!("{path}: {what}: {err}")))?;
+        }
+        finished(
+            path,
+            input,
+            self,
+            builder,
+            "github-action-benchmark JSON: one value per benchmark, named by its unit; the better direction follows the unit",
+        )
+    }
+}
