@@ -7,10 +7,7 @@ use crate::model::{BenchName, ConfigEntry, Environment, Note};
 use crate::model::{RunBuilder, new_run};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read};
-
-/// The largest file read: hyperfine's JSON holds every run's time, a few bytes each.
-const MAX_BYTES: u64 = 1 << 30;
+use std::io::BufRead;
 
 pub struct Hyperfine;
 
@@ -53,22 +50,11 @@ impl InputFormat for Hyperfine {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        let mut bytes = Vec::new();
-        reader
-            .take(MAX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        if bytes.len() as u64 > MAX_BYTES {
-            return Err(Error::Input(format!(
-                "{path}: larger than 1 GiB, more than hyperfine writes"
-            )));
-        }
-        let document: Document = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::Input(format!(
-                "{path}:{}: not hyperfine JSON (expected {{\"results\": [{{\"command\", \"mean\", \"times\", ...}}]}}): {e}",
-                e.line()
-            ))
-        })?;
+        let document: Document = super::read_json_document(
+            path,
+            reader,
+            "hyperfine JSON: {\"results\": [{\"command\", \"mean\", \"times\", ...}]}",
+        )?;
         let mut builder = RunBuilder::default();
         let mut notes = Vec::new();
         for r in &document.results {

@@ -7,27 +7,7 @@ use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, Environment, Note, RunBuilder, new_run};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::io::{BufRead, Read};
-
-/// The largest file read (both formats are small summaries).
-const MAX_BYTES: u64 = 1 << 30;
-
-fn document<T: for<'de> Deserialize<'de>>(
-    path: &str,
-    reader: &mut dyn BufRead,
-    expected: &str,
-) -> Result<T> {
-    let mut bytes = Vec::new();
-    reader
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(Error::Input(format!("{path}: larger than 1 GiB")));
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Input(format!("{path}:{}: expected {expected}: {e}", e.line())))
-}
+use std::io::BufRead;
 
 fn finished(
     path: &str,
@@ -83,7 +63,7 @@ impl InputFormat for Bmf {
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
         let expected = "Bencher Metric Format: {\"benchmark\": {\"measure\": {\"value\": N}}}";
-        let doc: Map<String, Value> = document(path, reader, expected)?;
+        let doc: Map<String, Value> = super::read_json_document(path, reader, expected)?;
         let mut builder = RunBuilder::default();
         for (name, measures) in &doc {
             let Value::Object(measures) = measures else {
@@ -156,7 +136,7 @@ impl InputFormat for Gab {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        let entries: Vec<GabEntry> = document(
+        let entries: Vec<GabEntry> = super::read_json_document(
             path,
             reader,
             "github-action-benchmark JSON: [{\"name\", \"unit\", \"value\"}]",

@@ -271,13 +271,15 @@ pub fn parse_quantity(text: &str) -> Option<(f64, Unit)> {
     let split = number_prefix(text);
     let value: f64 = text[..split].parse().ok()?;
     let symbol = text[split..].trim();
+    // `1e310` parses as infinity, and `1e300 s` overflows in ns: neither is a quantity.
     if symbol.is_empty() {
-        return Some((value, Unit::new(Dimension::Count(String::new()))));
+        return value
+            .is_finite()
+            .then(|| (value, Unit::new(Dimension::Count(String::new()))));
     }
     let parsed = Unit::parse_known(symbol)?;
-    value
-        .is_finite()
-        .then_some((value * parsed.to_base, parsed.unit))
+    let base = value * parsed.to_base;
+    base.is_finite().then_some((base, parsed.unit))
 }
 
 /// Length of the number at the start of `text`: digits, a decimal point, a sign at the start
@@ -396,6 +398,9 @@ mod tests {
             Dimension::Count(String::new())
         );
         assert!(parse_quantity("5 parsecs").is_none());
+        // Infinite or overflowing quantities are refused (a target of `1e310` gated nothing).
+        assert!(parse_quantity("1e310").is_none());
+        assert!(parse_quantity("1e300 s").is_none());
         assert!(parse_quantity("fast").is_none());
         assert!(parse_quantity("").is_none());
     }
