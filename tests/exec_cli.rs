@@ -414,3 +414,106 @@ fn bencher_and_github_action_benchmark_files_read_back() {
         "bad-bmf.json",
     );
 }
+
+/// pytest with pytest-benchmark: `.ci/run` prepares the venv (LATKIT_PYTEST_VENV); made here
+/// when it is missing.
+fn pytest() -> std::path::PathBuf {
+    let venv = std::env::var_os("LATKIT_PYTEST_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pytest-venv")
+        });
+    let pytest = venv.join("bin/pytest");
+    if !pytest.exists() {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "python3 -m venv (apt-get install python3-venv)"
+        );
+        let installed = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", "pytest==9.2.0", "pytest-benchmark==5.3.1"])
+            .status()
+            .unwrap();
+        assert!(installed.success(), "pip install pytest-benchmark");
+    }
+    pytest
+}
+
+#[test]
+fn pytest_benchmark_output_from_the_real_plugin_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("test_sum.py"),
+        "def f(n):\n    return sum(range(n))\n\n\
+         def test_small(benchmark):\n    benchmark(f, 100)\n\n\
+         def test_large(benchmark):\n    benchmark(f, 10000)\n",
+    )
+    .unwrap();
+    let run = |json: &str, extra: &[&str]| {
+        let status = Command::new(pytest())
+            .current_dir(dir.path())
+            .args(["-q", "-p", "no:cacheprovider", "--benchmark-min-rounds=5"])
+            .args(["--benchmark-max-time=0.05"])
+            .arg(format!("--benchmark-json={json}"))
+            .args(extra)
+            .arg("test_sum.py")
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stdout)
+        );
+        let file = dir.path().join(json);
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        (common::parse_json(&file), theirs)
+    };
+    let (ours, theirs) = run("saved.json", &[]);
+    assert_eq!(ours["runs"][0]["source"]["format"], "pytest-benchmark");
+    for b in theirs["benchmarks"].as_array().unwrap() {
+        let name = b["fullname"].as_str().unwrap();
+        let times = values(bench(&ours, name), "time");
+        assert_eq!(
+            times.len() as u64,
+            b["stats"]["rounds"].as_u64().unwrap(),
+            "{name}"
+        );
+        // Every round, in order, in ns.
+        let data: Vec<f64> = b["stats"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() * 1e9)
+            .collect();
+        for (a, d) in times.iter().zip(&data) {
+            assert!((a - d).abs() <= d.abs() * 1e-12, "{a} vs {d}");
+        }
+    }
+    let environment = &ours["runs"][0]["environment"];
+    assert!(environment["cpu_model"].is_string(), "{environment}");
+    // Files saved without per-round data: the median stands in, and a warning says so.
+    let mut stripped = theirs.clone();
+    for b in stripped["benchmarks"].as_array_mut().unwrap() {
+        b["stats"].as_object_mut().unwrap().remove("data");
+    }
+    let file = dir.path().join("summary.json");
+    std::fs::write(&file, stripped.to_string()).unwrap();
+    let summary_only = common::parse_json(&file);
+    assert!(
+        summary_only["notes"]
+            .to_string()
+            .contains("without per-round data")
+    );
+    let first = &theirs["benchmarks"][0];
+    let median = values(
+        bench(&summary_only, first["fullname"].as_str().unwrap()),
+        "time",
+    );
+    assert_eq!(
+        median,
+        vec![first["stats"]["median"].as_f64().unwrap() * 1e9]
+    );
+}

@@ -11,7 +11,8 @@ use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 14] = [
+const SEEDS: [&str; 15] = [
+    "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
     "services/viiper.bmf.json",
     "services/viiper.gab.json",

@@ -43,6 +43,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::latkit_json::LatkitJson,
     &super::gbench::json::GbenchJson,
     &super::hyperfine::Hyperfine,
+    &super::pytest_benchmark::PytestBenchmark,
     &super::services::Bmf,
     &super::cyclictest::CyclictestJson,
     &super::services::Gab,

@@ -9,6 +9,7 @@ mod hyperfine;
 mod latkit_json;
 mod libtest;
 mod problems;
+mod pytest_benchmark;
 mod services;
 pub mod timer_common;
 mod validate;

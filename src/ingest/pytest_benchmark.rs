@@ -1,0 +1,147 @@
+//! pytest-benchmark's `--benchmark-json`: one benchmark per test, every round's time kept as a
+//! repetition when saved (`--benchmark-save-data`), else the median standing in with a note;
+//! the machine into the environment, the commit into the configuration.
+
+use crate::error::{Error, Result};
+use crate::ingest::{Input, InputFormat, Named};
+use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, new_run};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+pub struct PytestBenchmark;
+
+#[derive(Deserialize)]
+struct Document {
+    #[serde(default)]
+    machine_info: BTreeMap<String, Value>,
+    #[serde(default)]
+    commit_info: BTreeMap<String, Value>,
+    benchmarks: Vec<Benchmark>,
+}
+
+#[derive(Deserialize)]
+struct Benchmark {
+    name: String,
+    fullname: Option<String>,
+    stats: Stats,
+}
+
+#[derive(Deserialize)]
+struct Stats {
+    median: f64,
+    ops: Option<f64>,
+    /// Iterations in each round (pytest-benchmark calibrates it).
+    iterations: Option<u64>,
+    #[serde(default)]
+    data: Option<Vec<f64>>,
+}
+
+fn text(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+impl InputFormat for PytestBenchmark {
+    fn name(&self) -> &'static str {
+        "pytest-benchmark"
+    }
+
+    fn describe(&self) -> &'static str {
+        "pytest-benchmark `--benchmark-json` (`machine_info`, `benchmarks[].stats`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.trim_start().starts_with('{')
+            && head.contains("\"machine_info\"")
+            && head.contains("\"benchmarks\"")
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let path = input.path;
+        let doc: Document = super::read_json_document(
+            path,
+            reader,
+            "pytest-benchmark JSON: {\"machine_info\", \"benchmarks\": [{\"name\", \"stats\"}]}",
+        )?;
+        let mut builder = RunBuilder::default();
+        let mut notes = Vec::new();
+        let mut summarised = 0;
+        for b in &doc.benchmarks {
+            let name = b.fullname.as_deref().unwrap_or(&b.name);
+            let bench = builder.benchmark(name, None, BenchName::plain);
+            let times = match &b.stats.data {
+                Some(data) if !data.is_empty() => data.clone(),
+                _ => {
+                    summarised += 1;
+                    vec![b.stats.median]
+                }
+            };
+            if times.iter().any(|t| !t.is_finite() || *t < 0.0) {
+                return Err(Error::Input(format!(
+                    "{path}: `{name}`: a time that is negative or not a number"
+                )));
+            }
+            for t in times {
+                builder.record(bench, "time", "s", t);
+                if let Some(n) = b.stats.iterations {
+                    builder.record_iterations(bench, n);
+                }
+            }
+            if let Some(ops) = b.stats.ops.filter(|o| o.is_finite() && *o >= 0.0) {
+                builder.record(bench, "ops", "ops/s", ops);
+            }
+        }
+        if builder.is_empty() {
+            return Err(Error::Input(format!(
+                "{path}: pytest-benchmark JSON with no benchmarks"
+            )));
+        }
+        if summarised > 0 {
+            notes.push(Note::warning(format!(
+                "{path}: {summarised} benchmark(s) without per-round data (`stats.data`): the \
+                 median stands in, so there is no confidence interval and compare cannot test it"
+            )));
+        }
+        let machine = &doc.machine_info;
+        let cpu = machine.get("cpu");
+        let environment = Environment {
+            hostname: text(machine.get("node")),
+            os: text(machine.get("system")),
+            kernel: text(machine.get("release")),
+            arch: text(machine.get("machine")),
+            cpu_model: text(cpu.and_then(|c| c.get("brand_raw"))),
+            cores: cpu
+                .and_then(|c| c.get("count"))
+                .and_then(Value::as_u64)
+                .map(|n| n as usize),
+            toolchains: text(machine.get("python_version"))
+                .map(|v| ConfigEntry {
+                    key: "python".into(),
+                    value: v,
+                })
+                .into_iter()
+                .collect(),
+            ..Environment::default()
+        };
+        let config: Vec<ConfigEntry> = ["id", "branch", "dirty", "project"]
+            .iter()
+            .filter_map(|key| {
+                text(doc.commit_info.get(*key)).map(|value| ConfigEntry {
+                    key: format!("commit_{key}"),
+                    value,
+                })
+            })
+            .collect();
+        let run = new_run(input.source(self), environment, config, builder);
+        Ok(Input {
+            runs: vec![run],
+            notes,
+            malformed: 0,
+        })
+    }
+}
