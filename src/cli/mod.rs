@@ -37,11 +37,13 @@ use std::path::PathBuf;
     version,
     about = "Latency benchmarking toolkit: measure, run and read harnesses, decide.",
     long_about = "latkit measures latency with its own probes (timer wake-up, network round trip \
-                  and throughput, frame-stage cost), runs and reads the harnesses you already \
-                  have (Go benchmarks, google/benchmark, Xenomai latency, cyclictest, BENCH \
-                  lines), and turns the \
-                  numbers into decisions: medians with confidence intervals, shares of a \
-                  baseline, stage attribution, percentiles, targets and budgets as a CI gate.\n\n\
+                  and throughput, frame-stage cost) and times whole commands, runs and reads the \
+                  harnesses you already have (Go benchmarks, google/benchmark, Xenomai latency, \
+                  cyclictest, BENCH lines, hyperfine, Rust libtest, pytest-benchmark), and turns \
+                  the numbers into decisions: medians with confidence intervals, shares of a \
+                  baseline, stage attribution, percentiles, run-to-run comparison with real \
+                  statistics, a history store (SQLite or PostgreSQL), targets and budgets as a \
+                  CI gate, and reports from terminal tables to HTML with plots.\n\n\
                   Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
                   or unreadable input; 130 interrupted (after the summary was printed and the \
                   results were written)."
