@@ -6,7 +6,7 @@ use crate::cli::CompareArgs;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
-use crate::store::{RunQuery, Store};
+use crate::store::Store;
 use std::io::{self, IsTerminal};
 
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
@@ -51,7 +51,8 @@ pub fn run(args: CompareArgs) -> Result<()> {
     super::deliver(&report, sinks)
 }
 
-/// How many stored runs `--against-history` reads at most while looking for matches.
+/// How many stored runs sharing a benchmark `--against-history` decodes at most while
+/// looking for a matching environment.
 const SEARCH_LIMIT: usize = 1000;
 
 /// The newest `n` stored runs that share a benchmark with the inputs and come from a
@@ -66,16 +67,16 @@ fn history_pool(
             "--against-history: the inputs hold no run".into(),
         ));
     };
-    let names: Vec<&str> = inputs
+    // Only runs that share a benchmark are decoded: the figures index finds them.
+    let mut names: Vec<&str> = inputs
         .iter()
         .flat_map(|i| &i.runs)
         .flat_map(|r| &r.benchmarks)
-        .map(|b| b.name.name.as_str())
+        .map(|b| b.name.full_name.as_str())
         .collect();
-    let candidates = store.runs(&RunQuery {
-        last: Some(SEARCH_LIMIT),
-        ..RunQuery::default()
-    })?;
+    names.sort_unstable();
+    names.dedup();
+    let candidates = store.runs_with_benches(&names, SEARCH_LIMIT)?;
     let mut pool = Vec::new();
     let mut ids = Vec::new();
     for candidate in candidates {
@@ -85,11 +86,7 @@ fn history_pool(
         let Some((_, run, _)) = store.load(candidate.id)? else {
             continue;
         };
-        let shares = run
-            .benchmarks
-            .iter()
-            .any(|b| names.contains(&b.name.name.as_str()));
-        if shares && envdiff::differences(&run, reference).is_empty() {
+        if envdiff::differences(&run, reference).is_empty() {
             ids.push(format!("#{}", candidate.id));
             pool.push(run);
         }

@@ -124,6 +124,7 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// Parameters per statement: below SQLite's limit (32,766) and PostgreSQL's (65,535).
+/// Also the chunk size of IN lists.
 const PARAMETERS_PER_INSERT: usize = 10_000;
 
 /// `head (row), (row), ... tail` with many rows per statement: one round trip per row made
@@ -414,6 +415,34 @@ impl Store {
         }
         let rows = self.conn.query(&sql, &params)?;
         Ok(rows.iter().map(|r| stored_run(r)).collect())
+    }
+
+    /// The newest `limit` runs with figures of any of `benches` (full names), newest first,
+    /// found from the figures index without decoding a run.
+    pub fn runs_with_benches(&mut self, benches: &[&str], limit: usize) -> Result<Vec<StoredRun>> {
+        let mut ids = std::collections::BTreeSet::new();
+        // The IN list in chunks, within every backend's parameter limit.
+        for chunk in benches.chunks(PARAMETERS_PER_INSERT) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let params: Vec<Value> = chunk.iter().map(|b| Value::text(*b)).collect();
+            let rows = self.conn.query(
+                &format!(
+                    "SELECT DISTINCT run_id FROM figures WHERE bench IN ({})",
+                    marks.join(", ")
+                ),
+                &params,
+            )?;
+            ids.extend(rows.iter().filter_map(|r| r[0].as_i64()));
+        }
+        let mut runs = Vec::new();
+        for id in ids.into_iter().rev().take(limit) {
+            let rows = self.conn.query(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"),
+                &[Value::Int(Some(id))],
+            )?;
+            runs.extend(rows.iter().map(|r| stored_run(r)));
+        }
+        Ok(runs)
     }
 
     /// Runs whose commit starts with `prefix`, newest first.
