@@ -517,3 +517,143 @@ fn pytest_benchmark_output_from_the_real_plugin_reads() {
         vec![first["stats"]["median"].as_f64().unwrap() * 1e9]
     );
 }
+
+/// The cell of column `key` in the row of benchmark `name`, in latkit JSON's first table.
+fn cell<'a>(doc: &'a Value, name: &str, key: &str) -> &'a Value {
+    let table = &doc["tables"][0];
+    let column = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} column in {table}"));
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["benchmark"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"));
+    &row["cells"][column]
+}
+
+#[test]
+fn several_commands_get_a_relative_column_with_an_interval() {
+    let doc = exec_json(&["-c", "true", "-c", "sleep 0.005", "--runs", "6"]);
+    let fastest = cell(&doc, "true", "relative");
+    assert_eq!(fastest["ratio"], 1.0);
+    assert!(fastest.get("interval").is_none(), "the reference has none");
+    let slower = cell(&doc, "sleep 0.005", "relative");
+    let ratio = slower["ratio"].as_f64().unwrap();
+    // The ratio is of the mean wall times the run recorded.
+    let sleep_mean = mean(&values(bench(&doc, "sleep 0.005"), "time"));
+    let true_mean = mean(&values(bench(&doc, "true"), "time"));
+    assert!((ratio - sleep_mean / true_mean).abs() < 1e-9 * ratio);
+    let low = slower["interval"][0].as_f64().unwrap();
+    let high = slower["interval"][1].as_f64().unwrap();
+    assert!(low > 0.0 && low <= ratio && ratio <= high, "{slower}");
+    // One command alone has nothing to be relative to, unless asked.
+    let one = exec_json(&["-c", "true", "--runs", "2"]);
+    let keys = one["tables"][0]["columns"].to_string();
+    assert!(!keys.contains("relative"), "{keys}");
+}
+
+#[test]
+fn relative_ratios_follow_the_better_direction_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("go.txt");
+    // a: 100 ns/op and 10 MB/s each run; b: mean 300 ns/op (200, 400) and 5 MB/s.
+    let mut text = String::new();
+    for (a, b) in [(100, 200), (100, 400)] {
+        text += &format!("BenchmarkA-2 \t 1000\t {a} ns/op\t 10.00 MB/s\n");
+        text += &format!("BenchmarkB-2 \t 1000\t {b} ns/op\t 5.00 MB/s\n");
+    }
+    std::fs::write(&file, text).unwrap();
+    let parsed = |extra: &[&str]| {
+        json_of(
+            latkit()
+                .arg("parse")
+                .arg(&file)
+                .args(["--relative", "--format", "json"])
+                .args(extra),
+        )
+    };
+    let time = parsed(&[]);
+    assert_eq!(cell(&time, "BenchmarkA-2", "relative")["ratio"], 1.0);
+    let b = cell(&time, "BenchmarkB-2", "relative");
+    assert_eq!(b["ratio"], 3.0);
+    // a has no spread; b's relative standard error is 100/300 with 1 degree of freedom.
+    let t = 12.706_204_736_174_7;
+    let low = b["interval"][0].as_f64().unwrap();
+    assert!((low - 3.0 * (-t / 3.0f64).exp()).abs() < 1e-9, "{b}");
+    // Higher is better for a rate: the best row is the highest, and b is 2 times worse.
+    let rate = parsed(&["--metric", "MB/s"]);
+    assert_eq!(cell(&rate, "BenchmarkA-2", "relative")["ratio"], 1.0);
+    let b = cell(&rate, "BenchmarkB-2", "relative");
+    assert_eq!(b["ratio"], 2.0);
+    assert_eq!(
+        b["interval"],
+        serde_json::json!([2.0, 2.0]),
+        "no spread: exact"
+    );
+    let table = common::stdout_of(latkit().arg("parse").arg(&file).arg("--relative"));
+    assert!(
+        table.contains("Relative") && table.contains("3.00 ("),
+        "{table}"
+    );
+}
+
+/// A JSON schema from the fixtures, compiled.
+fn schema(name: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(common::fixture(&format!("services/{name}"))).unwrap();
+    jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).expect("a valid schema")
+}
+
+#[test]
+fn bmf_and_gab_outputs_validate_against_their_schemas() {
+    let bmf = schema("bmf.schema.json");
+    let gab = schema("gab.schema.json");
+    // Neither schema is vacuous.
+    assert!(!bmf.is_valid(&serde_json::json!({"b": {"latency": {"lower_value": 1.0}}})));
+    assert!(!bmf.is_valid(&serde_json::json!({"b": {"latency": {"value": "1"}}})));
+    assert!(!gab.is_valid(&serde_json::json!([{"name": "b", "unit": "ns", "value": "1"}])));
+    assert!(!gab.is_valid(&serde_json::json!({"name": "b"})));
+    let inputs = [
+        vector("viiper-count3.gobench.txt"),
+        vector("rootstream-bench.txt"),
+        vector("xenomai-latency-h.txt"),
+        vector("cyclictest-h200.json"),
+        vector("gbench-1.7.1.json"),
+        vector("hyperfine-1.15.json"),
+        common::fixture("services/cargo-criterion-1.1.0.jsonl"),
+        common::fixture("services/pytest-benchmark.json"),
+        common::fixture("services/libtest-bench.txt"),
+    ];
+    let mut validated = 0;
+    for input in &inputs {
+        for (format, schema) in [("bmf", &bmf), ("gab", &gab), ("gab-bigger", &gab)] {
+            let out = latkit()
+                .arg("parse")
+                .arg(input)
+                .args(["--format", format, "-q"])
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                // Only "nothing of that direction" may refuse; never a malformed document.
+                assert_eq!(out.status.code(), Some(2), "{}", input.display());
+                continue;
+            }
+            let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let errors: Vec<String> = schema.iter_errors(&doc).map(|e| e.to_string()).collect();
+            assert!(
+                errors.is_empty(),
+                "{} as {format}: {errors:?}",
+                input.display()
+            );
+            validated += 1;
+        }
+    }
+    assert!(
+        validated >= inputs.len() * 2,
+        "{validated} documents validated"
+    );
+}

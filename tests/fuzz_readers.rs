@@ -11,7 +11,8 @@ use latkit::report::FORMATS;
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 15] = [
+const SEEDS: [&str; 16] = [
+    "services/cargo-criterion-1.1.0.jsonl",
     "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
     "services/viiper.bmf.json",

@@ -3,10 +3,10 @@
 
 use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
-use super::view::{Cell, Column, Report, Row, Table};
+use super::view::{Cell, Column, Ratio, Report, Row, Table};
 use crate::error::Result;
 use crate::model::{
-    Benchmark, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
+    Benchmark, Better, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
 };
 use crate::spec::{AttributionSpec, input_latency_preset};
 use crate::targets::Targets;
@@ -24,6 +24,8 @@ pub struct EnrichOptions {
     pub per_run: bool,
     /// Targets and a budget to judge the runs against.
     pub targets: Option<Targets>,
+    /// A "Relative" column: each row's mean against the best row's, with a 95 % CI.
+    pub relative: bool,
 }
 
 /// Benchmarks that belong in one table: same package, top-level benchmark, variant and
@@ -115,6 +117,7 @@ pub fn build_report(
                     attribution.and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, Some(l.clone()))))
                 }),
                 attribution,
+                relative: opts.relative,
             };
             if let Some(a) = attribution {
                 let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
@@ -275,6 +278,7 @@ struct TableContext<'a> {
     /// the benchmark it matched).
     baseline: Option<(&'a Pattern, Option<String>)>,
     attribution: Option<&'a Attribution>,
+    relative: bool,
 }
 
 /// The value a row shows and how it was derived.
@@ -342,6 +346,13 @@ impl TableContext<'_> {
         if let Some((_, label)) = &baseline {
             columns.push(col(&format!("% of {label}"), "pct_of_baseline"));
         }
+        let mut relative = self
+            .relative
+            .then(|| relative_cells(members, &metric_name, cycle.map(|c| c.0)))
+            .map(Vec::into_iter);
+        if relative.is_some() {
+            columns.push(col("Relative", "relative"));
+        }
         if let Some(a) = self.attribution {
             columns.push(col(&format!("{} Share %", a.part_label), "share_part"));
             columns.push(col(&format!("{} Share %", a.rest_label), "share_rest"));
@@ -370,6 +381,9 @@ impl TableContext<'_> {
                 }
                 if let Some((base, _)) = &baseline {
                     cells.push(percent(v.value.map(|x| x / base * 100.0)));
+                }
+                if let Some(cell) = relative.as_mut().and_then(Iterator::next) {
+                    cells.push(cell);
                 }
                 if let Some(a) = self.attribution {
                     let shares = Attribution::shares(a.role_of(&bench.name), v.value, part_value);
@@ -696,6 +710,54 @@ fn display_names(members: &[&Benchmark]) -> Vec<String> {
                 (true, Some(procs)) => format!("{name}-{procs}"),
                 _ => name.clone(),
             }
+        })
+        .collect()
+}
+
+/// The "Relative" cells of a table: each row's mean of `metric` (one repetition's value with
+/// `cycle`) against the best row's (the lowest, or the highest where higher is better), as
+/// hyperfine's relative speed, with the ratio's 95 % confidence interval.
+fn relative_cells(members: &[&Benchmark], metric: &str, cycle: Option<usize>) -> Vec<Cell> {
+    let samples: Vec<Option<(&[f64], Better)>> = members
+        .iter()
+        .map(|b| {
+            let m = b.metric(metric)?;
+            let values = match cycle {
+                Some(c) => std::slice::from_ref(m.values.get(c)?),
+                None => &m.values[..],
+            };
+            (!values.is_empty()).then_some((values, m.better))
+        })
+        .collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let best = samples
+        .iter()
+        .flatten()
+        .filter(|(v, _)| mean(v) > 0.0)
+        .min_by(|(a, better), (b, _)| {
+            let (a, b) = (mean(a), mean(b));
+            match better {
+                Better::Lower => a.total_cmp(&b),
+                Better::Higher => b.total_cmp(&a),
+            }
+        });
+    samples
+        .iter()
+        .map(|s| match (s, best) {
+            (Some((values, _)), Some((best, _))) if std::ptr::eq(*values, *best) => {
+                Cell::Ratio(Ratio {
+                    ratio: 1.0,
+                    interval: None,
+                })
+            }
+            (Some((values, better)), Some((best, _))) => {
+                let (worse, better_side) = match better {
+                    Better::Lower => (*values, *best),
+                    Better::Higher => (*best, *values),
+                };
+                super::stats::ratio_of_means(worse, better_side).map_or(Cell::Empty, Cell::Ratio)
+            }
+            _ => Cell::Empty,
         })
         .collect()
 }

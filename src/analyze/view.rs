@@ -76,6 +76,8 @@ pub enum Cell {
     },
     /// A column's change against the base column (`latkit compare`).
     Change(Change),
+    /// A row against the table's best row (`--relative`).
+    Ratio(Ratio),
     Empty,
 }
 
@@ -127,4 +129,13 @@ impl Cell {
             source_unit: metric.source_unit.clone(),
         }
     }
+}
+
+/// How many times worse a row is than the table's best (hyperfine's "Relative"): 1 for the best.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ratio {
+    pub ratio: f64,
+    /// The ratio's 95 % confidence interval, when both rows have two values or more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
 }

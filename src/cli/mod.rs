@@ -39,7 +39,7 @@ use std::path::PathBuf;
     long_about = "latkit measures latency with its own probes (timer wake-up, network round trip \
                   and throughput, frame-stage cost) and times whole commands, runs and reads the \
                   harnesses you already have (Go benchmarks, google/benchmark, Xenomai latency, \
-                  cyclictest, BENCH lines, hyperfine, Rust libtest, pytest-benchmark), and turns \
+                  cyclictest, BENCH lines, hyperfine, criterion, Rust libtest, pytest-benchmark), and turns \
                   the numbers into decisions: medians with confidence intervals, shares of a \
                   baseline, stage attribution, percentiles, run-to-run comparison with real \
                   statistics, a history store (SQLite or PostgreSQL), targets and budgets as a \
@@ -247,6 +247,11 @@ pub struct ReportArgs {
     /// One table per repetition (cycle) instead of medians across repetitions.
     #[arg(long)]
     pub per_run: bool,
+    /// A "Relative" column: each row's mean against the best row's (1.00), with the ratio's
+    /// 95 % confidence interval, as hyperfine's relative speed. On by default for `exec` with
+    /// several commands.
+    #[arg(long)]
+    pub relative: bool,
 }
 
 /// The longest run a duration option accepts: one year, in seconds.

@@ -3,7 +3,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// Input files; `-` or nothing reads standard input.
+    /// Input files, or a directory of a format kept as one (criterion's `target/criterion`);
+    /// `-` or nothing reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
     #[command(flatten)]

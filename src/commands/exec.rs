@@ -85,10 +85,13 @@ pub fn run(args: ExecArgs) -> Result<()> {
         )));
     }
     let suite = load_suite(&args.report)?;
-    let opts = enrich_options(&args.report, &suite)?;
+    let mut opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
+    let commands = plan(&args)?;
+    // Several commands are run to be compared: how many times slower than the fastest.
+    opts.relative |= commands.len() > 1;
     let exec = Exec {
-        commands: plan(&args)?,
+        commands,
         runs: args.runs,
         min_runs: args.min_runs,
         max_runs: args.max_runs,

@@ -131,6 +131,7 @@ fn enrich_options(args: &ReportArgs, suite: &Suite) -> Result<EnrichOptions> {
         attribution: suite.attribution.clone(),
         per_run: args.per_run,
         targets: targets(args.output.check.as_deref())?,
+        relative: args.relative,
     })
 }
 

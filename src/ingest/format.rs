@@ -3,9 +3,10 @@
 //! one file implementing [`InputFormat`] and one line in [`BUILTIN`].
 
 use super::Input;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::Source;
 use std::io::BufRead;
+use std::path::Path;
 
 /// One foreign format.
 pub trait InputFormat: Sync {
@@ -17,6 +18,18 @@ pub trait InputFormat: Sync {
     fn detect(&self, head: &str) -> bool;
     /// Reads a whole input into runs, with what the reader must be told about them.
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input>;
+    /// Whether `dir` is a directory tree of this format (criterion's `target/criterion`).
+    fn detect_directory(&self, _dir: &Path) -> bool {
+        false
+    }
+    /// Reads a directory tree of this format into runs.
+    fn read_directory(&self, input: &Named, _dir: &Path) -> Result<Input> {
+        Err(Error::Input(format!(
+            "{}: a directory, and {} is read from a file",
+            input.path,
+            self.name()
+        )))
+    }
 }
 
 /// The input being read: its name for messages (`-` is standard input).
@@ -42,6 +55,7 @@ impl Named<'_> {
 pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::latkit_json::LatkitJson,
     &super::gbench::json::GbenchJson,
+    &super::criterion::Criterion,
     &super::hyperfine::Hyperfine,
     &super::pytest_benchmark::PytestBenchmark,
     &super::services::Bmf,
@@ -70,4 +84,22 @@ pub fn described(registry: &[&dyn InputFormat]) -> String {
         .map(|f| format!("{} ({})", f.name(), f.describe()))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// Reads the directory `path` in `format`, or in the registered format that recognises it.
+pub fn read_directory(
+    registry: &[&'static dyn InputFormat],
+    path: &str,
+    format: Option<&'static dyn InputFormat>,
+) -> Result<Input> {
+    let dir = Path::new(path);
+    let format = format
+        .or_else(|| registry.iter().copied().find(|f| f.detect_directory(dir)))
+        .ok_or_else(|| {
+            Error::Input(format!(
+                "{path}: a directory that no format latkit reads recognises. latkit reads {}",
+                described(registry)
+            ))
+        })?;
+    format.read_directory(&Named { path }, dir)
 }

@@ -88,17 +88,24 @@ impl InputFormat for Hyperfine {
                     r.command
                 )));
             }
+            let refused = |e| Error::Input(format!("{path}: `{}`: {e}", r.command));
             for t in times {
-                builder.record(bench, "time", "s", t);
+                builder
+                    .record_checked(bench, "time", "s", t)
+                    .map_err(refused)?;
             }
             // hyperfine reports user and system time as means over the runs.
             for (name, value) in [("user", r.user), ("system", r.system)] {
                 if let Some(v) = value.filter(finite) {
-                    builder.record(bench, name, "s", v);
+                    builder
+                        .record_checked(bench, name, "s", v)
+                        .map_err(refused)?;
                 }
             }
             for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
-                builder.record(bench, "max_rss", "B", *rss);
+                builder
+                    .record_checked(bench, "max_rss", "B", *rss)
+                    .map_err(refused)?;
             }
             let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
             if failed > 0 {

@@ -5,7 +5,7 @@
 use super::problems::Skipped;
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::{Error, Result};
-use crate::model::{BenchName, Environment, Note, RunBuilder};
+use crate::model::{BenchName, Environment, Note, RunBuilder, fits_base_unit};
 use std::io::BufRead;
 
 const EXAMPLE_LINE: &str = "test bench_add ... bench:       1,234 ns/iter (+/- 56)";
@@ -43,7 +43,8 @@ fn parse_line(line: &str) -> std::result::Result<(&str, f64, f64, Option<f64>), 
             r.trim()
                 .strip_suffix("MB/s")
                 .and_then(|n| number(n.trim()))
-                .ok_or(format!("`{}` is not `N MB/s`", r.trim()))?,
+                .filter(|rate| fits_base_unit(*rate, "MB/s"))
+                .ok_or(format!("`{}` is not `N MB/s` within range", r.trim()))?,
         ),
         None => None,
     };
@@ -98,18 +99,10 @@ impl InputFormat for Libtest {
                 "{path}: no libtest bench results found. A result line looks like:\n  {EXAMPLE_LINE}"
             )));
         }
-        let malformed = skipped.count;
-        let mut notes = skipped.into_notes(path);
-        notes.push(Note::info(
+        let note = Note::info(
             "libtest: `spread` is libtest's ± (the max − min of its samples), not a confidence interval",
-        ));
-        let parsed = Parsed {
-            builder,
-            config: Vec::new(),
-            timer: None,
-            malformed,
-            notes,
-        };
+        );
+        let parsed = Parsed::of_results(builder, skipped, path, vec![note]);
         Ok(parsed.into_input(input.source(self), Environment::default()))
     }
 }

@@ -1,6 +1,7 @@
 //! Foreign formats into the model: one file per format, plus detection and merging.
 
 pub mod bench;
+mod criterion;
 pub mod cyclictest;
 pub mod format;
 pub mod gbench;
@@ -36,6 +37,26 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// What a reader of results alone (no configuration, no timer) collected: the skipped
+    /// lines' notes, then the reader's own `notes`.
+    fn of_results(
+        builder: RunBuilder,
+        skipped: problems::Skipped,
+        path: &str,
+        notes: Vec<Note>,
+    ) -> Self {
+        let malformed = skipped.count;
+        let mut all = skipped.into_notes(path);
+        all.extend(notes);
+        Parsed {
+            builder,
+            config: Vec::new(),
+            timer: None,
+            notes: all,
+            malformed,
+        }
+    }
+
     /// The run these results make, from `source`, on the machine `environment` describes.
     pub fn into_input(self, source: Source, environment: Environment) -> Input {
         let mut run = new_run(source, environment, self.config, self.builder);
@@ -73,6 +94,9 @@ pub fn read_path_with(
     format: Option<&'static dyn InputFormat>,
 ) -> Result<Input> {
     let io_err = |e| Error::io(path, e);
+    if path != "-" && std::fs::metadata(path).map_err(io_err)?.is_dir() {
+        return format::read_directory(registry, path, format);
+    }
     let raw: Box<dyn Read> = if path == "-" {
         Box::new(io::stdin().lock())
     } else {

@@ -86,14 +86,19 @@ impl InputFormat for PytestBenchmark {
                     "{path}: `{name}`: a time that is negative or not a number"
                 )));
             }
+            let refused = |e| Error::Input(format!("{path}: `{name}`: {e}"));
             for t in times {
-                builder.record(bench, "time", "s", t);
+                builder
+                    .record_checked(bench, "time", "s", t)
+                    .map_err(refused)?;
                 if let Some(n) = b.stats.iterations {
                     builder.record_iterations(bench, n);
                 }
             }
             if let Some(ops) = b.stats.ops.filter(|o| o.is_finite() && *o >= 0.0) {
-                builder.record(bench, "ops", "ops/s", ops);
+                builder
+                    .record_checked(bench, "ops", "ops/s", ops)
+                    .map_err(refused)?;
             }
         }
         if builder.is_empty() {

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::{Input, InputFormat, Named};
-use crate::model::{BenchName, Environment, Note, RunBuilder, new_run};
+use crate::model::{BenchName, Dimension, Environment, Note, RunBuilder, Unit, new_run};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::io::BufRead;
@@ -32,11 +32,18 @@ fn finished(
     })
 }
 
-fn finite(path: &str, what: &str, value: &Value) -> Result<f64> {
-    value
+/// A figure in `unit`: a finite number, and not negative when it is a time.
+fn figure(path: &str, what: &str, value: &Value, unit: &str) -> Result<f64> {
+    let v = value
         .as_f64()
         .filter(|v| v.is_finite())
-        .ok_or_else(|| Error::Input(format!("{path}: {what}: `{value}` is not a finite number")))
+        .ok_or_else(|| Error::Input(format!("{path}: {what}: `{value}` is not a finite number")))?;
+    if v < 0.0 && Unit::parse(unit).unit.dimension == Dimension::Time {
+        return Err(Error::Input(format!(
+            "{path}: {what}: `{value}` is a negative time, which a benchmark cannot take"
+        )));
+    }
+    Ok(v)
 }
 
 pub struct Bmf;
@@ -75,7 +82,7 @@ impl InputFormat for Bmf {
             // Latency first: the figure reports show by default.
             let mut ordered: Vec<(&String, &Value)> = measures.iter().collect();
             ordered.sort_by_key(|(measure, _)| !measure.starts_with("latency"));
-            for (measure, figure) in ordered {
+            for (measure, figures) in ordered {
                 // Bencher's latency measures are nanoseconds; BMF carries no other units.
                 let unit = if measure.starts_with("latency") {
                     "ns"
@@ -83,17 +90,17 @@ impl InputFormat for Bmf {
                     ""
                 };
                 let what = format!("`{name}` {measure}");
-                let value = figure
+                let value = figures
                     .get("value")
                     .ok_or_else(|| Error::Input(format!("{path}: {what}: no `value`")))?;
                 builder
-                    .record_checked(bench, measure, unit, finite(path, &what, value)?)
+                    .record_checked(bench, measure, unit, figure(path, &what, value, unit)?)
                     .map_err(|e| Error::Input(format!("{path}: {what}: {e}")))?;
                 for bound in ["lower_value", "upper_value"] {
-                    if let Some(v) = figure.get(bound) {
+                    if let Some(v) = figures.get(bound) {
                         let metric = format!("{measure} {}", &bound[..5]);
                         builder
-                            .record_checked(bench, &metric, unit, finite(path, &what, v)?)
+                            .record_checked(bench, &metric, unit, figure(path, &what, v, unit)?)
                             .map_err(|e| Error::Input(format!("{path}: {what}: {e}")))?;
                     }
                 }
@@ -147,7 +154,12 @@ impl InputFormat for Gab {
             let what = format!("`{}`", e.name);
             // As Go names metrics, by their unit: `ns/op`, `MB/s`.
             builder
-                .record_checked(bench, &e.unit, &e.unit, finite(path, &what, &e.value)?)
+                .record_checked(
+                    bench,
+                    &e.unit,
+                    &e.unit,
+                    figure(path, &what, &e.value, &e.unit)?,
+                )
                 .map_err(|err| Error::Input(format!("{path}: {what}: {err}")))?;
         }
         finished(

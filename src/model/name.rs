@@ -41,10 +41,11 @@ impl BenchName {
         }
     }
 
-    /// Splits a google/benchmark name: `BM_Read/window:64/real_time/threads:2` is the family
-    /// `BM_Read` with arguments; `key:value` elements (named arguments, `threads`, `min_time`,
-    /// `repeats`) become parameters.
-    pub fn parse_gbench(full_name: &str) -> Self {
+    /// Splits a slash-separated name (google/benchmark, criterion):
+    /// `BM_Read/window:64/real_time/threads:2` is the family `BM_Read` with arguments;
+    /// `key:value` elements (named arguments, `threads`, `min_time`, `repeats`) become
+    /// parameters.
+    pub fn parse_path(full_name: &str) -> Self {
         let path: Vec<String> = full_name.split('/').map(str::to_string).collect();
         let params = path_params(&path, ':');
         BenchName {
@@ -152,7 +153,7 @@ mod tests {
 
     #[test]
     fn splits_gbench_arguments() {
-        let n = BenchName::parse_gbench("BM_Read/window:64/8/real_time/threads:2");
+        let n = BenchName::parse_path("BM_Read/window:64/8/real_time/threads:2");
         assert_eq!(
             n.path,
             ["BM_Read", "window:64", "8", "real_time", "threads:2"]

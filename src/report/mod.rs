@@ -19,7 +19,7 @@ pub mod xenomai;
 use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
-pub use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
+pub use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Ratio, Report, Row, Table};
 
 impl Column {
     /// The header with its unit, for formats that print numbers raw.
@@ -45,6 +45,10 @@ impl Cell {
             } => relative_percent.map_or_else(|| "—".to_string(), |p| format!("±{p:.2}%")),
             Cell::Percent { percent } => format!("{percent:.2}"),
             Cell::Change(change) => change_text(change),
+            Cell::Ratio(Ratio { ratio, interval }) => match interval {
+                Some((low, high)) => format!("{ratio:.2} ({low:.2}–{high:.2})"),
+                None => format!("{ratio:.2}"),
+            },
             Cell::Empty => String::new(),
         }
     }

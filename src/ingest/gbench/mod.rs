@@ -194,7 +194,7 @@ impl Recorder {
             .into_iter()
             .collect();
         self.builder
-            .benchmark_in(name, None, &config, BenchName::parse_gbench)
+            .benchmark_in(name, None, &config, BenchName::parse_path)
     }
 
     fn checked(&mut self, bench: usize, line: u64, metric: &str, unit: &str, value: f64) {
