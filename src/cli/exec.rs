@@ -7,16 +7,21 @@ pub struct ExecArgs {
     /// would, then run directly (no shell) unless --shell.
     #[arg(short = 'c', long = "command", value_name = "CMD")]
     pub commands: Vec<String>,
+    /// A name for the command at the same position (repeatable, as hyperfine's `-n`);
+    /// `{NAME}` parameters are replaced in it too.
+    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
+    pub command_names: Vec<String>,
     /// Exactly N timed runs per command (instead of --min-runs/--max-runs/--min-time).
     #[arg(short = 'r', long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub runs: Option<u64>,
     /// At least N timed runs per command.
-    #[arg(long, value_name = "N", default_value_t = 10,
+    #[arg(short = 'm', long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub min_runs: u64,
     /// At most N timed runs per command [default: no limit].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(short = 'M', long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_runs: Option<u64>,
     /// Keep running each command until this many seconds have passed (within the run counts).
     #[arg(long, value_name = "S", default_value_t = 3.0, value_parser = seconds)]
@@ -47,8 +52,11 @@ pub struct ExecArgs {
     pub ignore_failure: bool,
     /// Run commands through this shell (`sh -c CMD`) and subtract its measured start-up
     /// time, as hyperfine does; default: no shell, nothing to subtract.
-    #[arg(long, value_name = "SHELL")]
+    #[arg(short = 'S', long, value_name = "SHELL")]
     pub shell: Option<String>,
+    /// Spawn commands directly, with no shell: the default, accepted for hyperfine's `-N`.
+    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
     /// The command to time and its arguments (alternative to -c).
     #[arg(last = true, value_name = "CMD")]
     pub argv: Vec<String>,

@@ -33,7 +33,7 @@ fn parameter(args: &ExecArgs) -> Result<Option<(String, Vec<String>)>> {
     Ok(None)
 }
 
-/// Every command once per parameter value, `{NAME}` replaced.
+/// Every command once per parameter value, `{NAME}` replaced (in its name too).
 fn plan(args: &ExecArgs) -> Result<Vec<Planned>> {
     let mut commands = args.commands.clone();
     if !args.argv.is_empty() {
@@ -47,23 +47,41 @@ fn plan(args: &ExecArgs) -> Result<Vec<Planned>> {
             "nothing to time: give -c 'CMD' (repeatable) or -- CMD ARGS...".into(),
         ));
     }
+    if args.command_names.len() > commands.len() {
+        return Err(Error::Input(format!(
+            "{} --command-name for {} command(s): give at most one name per command",
+            args.command_names.len(),
+            commands.len()
+        )));
+    }
+    // As hyperfine: names go to the commands in order; the rest are named by their text.
+    let named: Vec<(String, String)> = commands
+        .into_iter()
+        .enumerate()
+        .map(|(i, command)| {
+            let name = args.command_names.get(i).unwrap_or(&command).clone();
+            (command, name)
+        })
+        .collect();
     let planned = match parameter(args)? {
-        None => commands
+        None => named
             .into_iter()
-            .map(|display| Planned {
-                display,
+            .map(|(command, name)| Planned {
+                command,
+                name,
                 params: Vec::new(),
             })
             .collect(),
-        Some((name, values)) => {
-            let placeholder = format!("{{{name}}}");
-            commands
+        Some((key, values)) => {
+            let placeholder = format!("{{{key}}}");
+            named
                 .iter()
-                .flat_map(|command| {
+                .flat_map(|(command, name)| {
                     values.iter().map(|value| Planned {
-                        display: command.replace(&placeholder, value),
+                        command: command.replace(&placeholder, value),
+                        name: name.replace(&placeholder, value),
                         params: vec![ConfigEntry {
-                            key: name.clone(),
+                            key: key.clone(),
                             value: value.clone(),
                         }],
                     })
@@ -101,7 +119,7 @@ pub fn run(args: ExecArgs) -> Result<()> {
         setup: args.setup.clone(),
         cleanup: args.cleanup.clone(),
         ignore_failure: args.ignore_failure,
-        shell: args.shell.clone(),
+        shell: args.shell.clone().filter(|_| !args.no_shell),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
     let (input, interrupted) = exec.run()?;

@@ -14,7 +14,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// One command to time: how it is shown, what is run, the parameters substituted into it.
 pub struct Planned {
-    pub display: String,
+    /// The command line, parameters substituted.
+    pub command: String,
+    /// The benchmark's name: the command line, or the name `--command-name` gave it.
+    pub name: String,
     pub params: Vec<ConfigEntry>,
 }
 
@@ -185,8 +188,8 @@ impl Exec {
         let mut interrupted = false;
         let mut means: Vec<(String, f64, f64)> = Vec::new();
         for planned in &self.commands {
-            let argv = self.argv(&planned.display)?;
-            let name = &planned.display;
+            let argv = self.argv(&planned.command)?;
+            let name = &planned.name;
             if let Some(setup) = &self.setup {
                 helper("--setup", setup)?;
             }
@@ -281,7 +284,7 @@ impl Exec {
             kind: "command".into(),
             format: "exec".into(),
             path: None,
-            command: self.commands.iter().map(|c| c.display.clone()).collect(),
+            command: self.commands.iter().map(|c| c.command.clone()).collect(),
         };
         let mut run = new_run(source, crate::host::capture(), Vec::new(), builder);
         run.started = Some(timestamp(started));
