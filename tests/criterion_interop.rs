@@ -278,3 +278,46 @@ fn bad_criterion_files_and_lines_exit_2_or_warn_with_their_place() {
     let doc = parse_json(&file);
     assert_eq!(values(bench(&doc, "a"), "time"), [10.0, 15.0]);
 }
+
+#[test]
+fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let set_mode = |path: &Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set_mode(dir.path(), 0o755);
+    let binary = dir.path().join("latkit");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
+    set_mode(&binary, 0o755);
+    for group in ["readable", "locked"] {
+        let new = dir.path().join("criterion").join(group).join("f/new");
+        std::fs::create_dir_all(&new).unwrap();
+        std::fs::write(
+            new.join("benchmark.json"),
+            format!(r#"{{"full_id":"{group}/f"}}"#),
+        )
+        .unwrap();
+        std::fs::write(new.join("sample.json"), r#"{"iters":[2.0],"times":[10.0]}"#).unwrap();
+    }
+    set_mode(&dir.path().join("criterion/locked"), 0o000);
+    // Run as an unprivileged user (root reads any directory).
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&binary)
+        .args(["parse", "criterion", "--format", "json"])
+        .current_dir(dir.path())
+        .output()
+        .expect("setpriv (util-linux) is installed");
+    set_mode(&dir.path().join("criterion/locked"), 0o755);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("criterion/locked: Permission denied") && stderr.contains("not read"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 1);
+    assert_eq!(benches[0]["full_name"], "readable/f");
+}

@@ -249,12 +249,16 @@ impl InputFormat for Criterion {
     }
 
     fn detect_directory(&self, dir: &Path) -> bool {
-        benchmark_dirs(dir).is_ok_and(|dirs| !dirs.is_empty())
+        benchmark_dirs(dir).is_ok_and(|walk| !walk.found.is_empty())
     }
 
     fn read_directory(&self, input: &Named, dir: &Path) -> Result<Input> {
         let path = input.path;
-        let dirs = benchmark_dirs(dir).map_err(|e| Error::io(path, e))?;
+        let Walk {
+            found: dirs,
+            unread,
+        } = benchmark_dirs(dir).map_err(|e| Error::io(path, e))?;
+        let mut notes: Vec<Note> = unread.into_iter().map(Note::warning).collect();
         if dirs.is_empty() {
             return Err(Error::Input(format!(
                 "{path}: no criterion benchmarks below it (criterion writes \
@@ -262,7 +266,6 @@ impl InputFormat for Criterion {
             )));
         }
         let mut builder = RunBuilder::default();
-        let mut notes = Vec::new();
         for bench_dir in &dirs {
             let file = |name: &str| bench_dir.join(name);
             let benchmark: BenchmarkFile = read_file(
@@ -310,13 +313,26 @@ fn read_file<T: for<'de> Deserialize<'de>>(file: &Path, expected: &str) -> Resul
     super::read_json_document(&name, &mut std::io::BufReader::new(opened), expected)
 }
 
+/// What the walk for benchmark directories found.
+struct Walk {
+    /// Directories holding one benchmark's latest results, sorted.
+    found: Vec<PathBuf>,
+    /// Directories below that could not be read, and why (a warning each, not an abort).
+    unread: Vec<String>,
+}
+
 /// The directories holding one benchmark's latest results: `dir` itself when it holds a
 /// `benchmark.json` (a baseline directory such as `.../new` or `.../base`), else every `new`
 /// directory within [`MAX_DEPTH`] below `dir` (or below `dir/criterion`, for a cargo target
-/// directory), sorted. Symbolic links are not followed, so a loop cannot trap the walk.
-fn benchmark_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// directory). Symbolic links are not followed, so a loop cannot trap the walk.
+fn benchmark_dirs(dir: &Path) -> std::io::Result<Walk> {
+    let mut walk = Walk {
+        found: Vec::new(),
+        unread: Vec::new(),
+    };
     if dir.join("benchmark.json").is_file() {
-        return Ok(vec![dir.to_path_buf()]);
+        walk.found.push(dir.to_path_buf());
+        return Ok(walk);
     }
     let nested = dir.join("criterion");
     let root = if nested.is_dir() {
@@ -324,7 +340,7 @@ fn benchmark_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     } else {
         dir.to_path_buf()
     };
-    let mut found = Vec::new();
+    // Paths, not open handles, wait their turn: a wide tree must not exhaust descriptors.
     let mut pending = vec![(root, 1usize)];
     let mut visited = 0;
     while let Some((current, depth)) = pending.pop() {
@@ -334,16 +350,28 @@ fn benchmark_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
                 "more than {MAX_VISITED} directories: not a criterion tree"
             )));
         }
-        for entry in std::fs::read_dir(&current)? {
-            let entry = entry?;
-            if !entry.file_type()?.is_dir() {
+        let entries = match std::fs::read_dir(&current) {
+            Ok(entries) => entries,
+            // The directory given must be readable; below it, what cannot be is reported.
+            Err(e) if visited == 1 => return Err(e),
+            Err(e) => {
+                walk.unread.push(format!(
+                    "{}: {e}: benchmarks below it are not read",
+                    current.display()
+                ));
+                continue;
+            }
+        };
+        for entry in entries {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
             let path = entry.path();
             let name = entry.file_name();
             if name == "new" {
                 if path.join("benchmark.json").is_file() {
-                    found.push(path);
+                    walk.found.push(path);
                 }
             } else if depth < MAX_DEPTH
                 && !matches!(name.to_str(), Some("base" | "change" | "report"))
@@ -352,8 +380,8 @@ fn benchmark_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             }
         }
     }
-    found.sort();
-    Ok(found)
+    walk.found.sort();
+    Ok(walk)
 }
 
 #[cfg(test)]
