@@ -106,3 +106,32 @@ fn library_types_carry_no_clap_derive() {
         assert!(!text.contains("clap::"), "src/{relative} uses clap");
     }
 }
+
+#[test]
+fn analysis_and_sinks_never_decide_by_the_source_name() {
+    // What a run holds is in the model (metric kinds, distributions, peer metrics); the name
+    // of the format it came from may be printed, never matched on.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for layer in ["analyze", "report"] {
+        rust_files(&src.join(layer), &mut files);
+    }
+    let mut decisions = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let compact: String = line.split_whitespace().collect();
+            if [
+                "source.format==",
+                "source.format.as_str()",
+                "source.format!=",
+            ]
+            .iter()
+            .any(|p| compact.contains(p))
+            {
+                decisions.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(decisions.is_empty(), "{}", decisions.join("\n"));
+}

@@ -463,3 +463,44 @@ fn a_part_larger_than_its_composite_is_flagged() {
     );
     assert!(out.contains("warning: 3_E2E-InputDelay in BenchmarkP: the Client part measured alone exceeds this composite (200.00%)"), "{out}");
 }
+
+#[test]
+fn tables_follow_what_the_run_says_of_its_metrics_not_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_of_vector = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&common::parse_as(&common::vector(name), "json")).unwrap()
+    };
+    let headers = |doc: &serde_json::Value| -> Vec<String> {
+        let file = dir.path().join("doc.json");
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let out: serde_json::Value =
+            serde_json::from_str(&common::parse_as(&file, "json")).unwrap();
+        out["tables"][0]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // A Go run whose metrics are declared peers shows them side by side.
+    let mut go = json_of_vector("viiper-count3.gobench.txt");
+    assert!(
+        headers(&go).contains(&"ci95".to_string()),
+        "narrow by default"
+    );
+    go["runs"][0]["peer_metrics"] = true.into();
+    let wide = headers(&go);
+    assert!(
+        wide.contains(&"ns/op".to_string()) && wide.contains(&"B/op".to_string()),
+        "{wide:?}"
+    );
+    // BENCH results written before the field existed still read as peers.
+    let mut bench = json_of_vector("rootstream-bench.txt");
+    assert_eq!(bench["runs"][0]["peer_metrics"], true);
+    bench["runs"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("peer_metrics");
+    let legacy = headers(&bench);
+    assert!(legacy.contains(&"max".to_string()) && legacy.contains(&"throughput".to_string()));
+}

@@ -105,7 +105,7 @@ pub fn build_report(
             let ctx = TableContext {
                 run_index,
                 timer: run.timer.is_some(),
-                wide: matches!(run.source.format.as_str(), "bench" | "net"),
+                wide: run.peer_metrics,
                 title: title(
                     run_label.as_deref(),
                     (packages.len() > 1).then_some(group.package).flatten(),

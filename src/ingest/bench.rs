@@ -133,7 +133,10 @@ fn bench_input(path: &str, out: Parsed, source: crate::model::Source) -> Result<
             EXAMPLE_LINE
         )));
     }
-    Ok(out.into_input(source, Environment::default()))
+    let mut input = out.into_input(source, Environment::default());
+    // A BENCH line's figures (min, avg, max, throughput) stand side by side.
+    input.runs[0].peer_metrics = true;
+    Ok(input)
 }
 
 #[cfg(test)]

@@ -52,9 +52,10 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
             }
         )));
     }
-    let doc = Document::deserialize(value).map_err(not_latkit)?;
-    for run in &doc.runs {
+    let mut doc = Document::deserialize(value).map_err(not_latkit)?;
+    for run in &mut doc.runs {
         validate::run(run).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+        run.infer_missing_peer_metrics();
     }
     Ok(Input {
         runs: doc.runs,

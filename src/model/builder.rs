@@ -303,6 +303,7 @@ pub fn new_run(
         config,
         benchmarks: builder.finish(),
         timer: None,
+        peer_metrics: false,
     }
 }
 

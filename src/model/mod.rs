@@ -46,6 +46,19 @@ pub struct Run {
     /// Set for timer latency tests (measured or read from their tools' output).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub timer: Option<TimerInfo>,
+    /// Each benchmark's metrics are figures of equal standing (a BENCH line's `min`, `avg`,
+    /// `max`; a network test's throughput and byte counts), not one headline figure with
+    /// extras as Go's ns/op is: tables show them side by side.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub peer_metrics: bool,
+}
+
+impl Run {
+    /// Documents written before `peer_metrics` existed lack it; their BENCH and network runs
+    /// were the ones with peer metrics. Called by everything that reads stored documents.
+    pub fn infer_missing_peer_metrics(&mut self) {
+        self.peer_metrics |= matches!(self.source.format.as_str(), "bench" | "net");
+    }
 }
 
 /// Where a run's numbers came from.

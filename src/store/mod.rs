@@ -470,8 +470,9 @@ impl Store {
                 "{place}: stored run {id}: cannot decode its {what}: {e}"
             ))
         };
-        let run: Run = serde_json::from_str(row[8].as_str().unwrap_or_default())
+        let mut run: Run = serde_json::from_str(row[8].as_str().unwrap_or_default())
             .map_err(|e| decode_err("run", e))?;
+        run.infer_missing_peer_metrics();
         let notes: Vec<Note> = serde_json::from_str(row[9].as_str().unwrap_or("[]"))
             .map_err(|e| decode_err("notes", e))?;
         Ok(Some((stored_run(row), run, notes)))
@@ -639,6 +640,7 @@ mod tests {
             config: Vec::new(),
             benchmarks: Vec::new(),
             timer: None,
+            peer_metrics: false,
         };
         store
             .put(

@@ -92,7 +92,9 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
         ("warmup_ms", config.warmup.as_millis().to_string()),
         ("authenticated", config.token.is_some().to_string()),
     ];
-    Ok(super::probe_run("net", settings, benchmarks, started))
+    let mut run = super::probe_run("net", settings, benchmarks, started);
+    run.peer_metrics = true;
+    Ok(run)
 }
 
 /// Starts a server on an ephemeral loopback port in this process, measures against it, and
