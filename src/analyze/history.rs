@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(split_metric("ns/op"), (Some("ns/op".into()), String::new()));
         assert_eq!(
             split_metric("latency:p99"),
-            (Some("latency".into()), "p99".into())
+            (Some(crate::model::vocab::LATENCY.into()), "p99".into())
         );
         assert_eq!(split_metric("p99.9"), (None, "p99.9".into()));
         assert_eq!(

@@ -2,6 +2,7 @@
 
 use super::{Input, InputFormat, Named, Parsed};
 use crate::error::{Error, Result};
+use crate::model::vocab;
 use crate::model::{Environment, LinearHistogram, Metric};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -100,7 +101,7 @@ pub fn histogram_distribution(h: &LinearHistogram, overflow_at_ns: Option<u64>) 
         let at = overflow_at_ns.unwrap_or((h.counts.len() as u64).saturating_mul(h.bucket_ns));
         hdr.saturating_record_n(at, h.overflow);
     }
-    Some(Metric::time_distribution("latency", hdr))
+    Some(Metric::time_distribution(vocab::LATENCY, hdr))
 }
 
 #[cfg(test)]

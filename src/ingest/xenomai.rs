@@ -7,6 +7,7 @@ use super::timer_common::{BucketCounts, histogram_distribution, timer_input, us_
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
 use crate::model::RunBuilder;
+use crate::model::vocab;
 use crate::model::{
     BenchName, BucketStats, LinearHistogram, TimerInfo, TimerOverall, TimerSummary,
 };
@@ -16,9 +17,9 @@ use std::io::BufRead;
 const DEFAULT_BUCKET_NS: u64 = 1000;
 
 const KINDS: [(&str, &str); 3] = [
-    ("min", "interval_min"),
+    ("min", vocab::INTERVAL_MIN),
     ("avg", "samples"),
-    ("max", "interval_max"),
+    ("max", vocab::INTERVAL_MAX),
 ];
 
 /// Xenomai `latency` output as an input format.
@@ -155,14 +156,14 @@ impl XenomaiParser {
         };
         let (overruns, switches) = (v[3] as u64, v[4] as u64);
         let (b, bench) = (&mut self.builder, self.bench);
-        b.record_series(bench, "interval_min", "ns", v[0] as f64);
-        b.record_series(bench, "interval_avg", "ns", v[1] as f64);
-        b.record_series(bench, "interval_max", "ns", v[2] as f64);
+        b.record_series(bench, vocab::INTERVAL_MIN, "ns", v[0] as f64);
+        b.record_series(bench, vocab::INTERVAL_AVG, "ns", v[1] as f64);
+        b.record_series(bench, vocab::INTERVAL_MAX, "ns", v[2] as f64);
         // Xenomai prints running totals; the model keeps each second's own count.
         let new_overruns = overruns.saturating_sub(self.last_overruns);
-        b.record_series(bench, "overruns", "overruns", new_overruns as f64);
+        b.record_series(bench, vocab::OVERRUNS, "overruns", new_overruns as f64);
         let new_switches = switches.saturating_sub(self.last_switches);
-        b.record_series(bench, "mode_switches", "switches", new_switches as f64);
+        b.record_series(bench, vocab::MODE_SWITCHES, "switches", new_switches as f64);
         (self.last_overruns, self.last_switches) = (overruns, switches);
         self.rtd_lines += 1;
     }

@@ -7,6 +7,7 @@ mod name;
 pub mod summary;
 mod timer;
 mod unit;
+pub mod vocab;
 
 pub use builder::{RunBuilder, new_run};
 pub use distribution::Distribution;

@@ -233,7 +233,7 @@ mod tests {
         // Xenomai vector: min histogram 1×[1,2) and 3×[2,3) → HSS 4, 1.750, 0.500.
         let h = LinearHistogram {
             counts: vec![0, 1, 3],
-            ..LinearHistogram::new("interval_min", 1000, 0)
+            ..LinearHistogram::new(crate::model::vocab::INTERVAL_MIN, 1000, 0)
         };
         let s = h.stats();
         assert_eq!(s.samples, 4);

@@ -3,6 +3,7 @@
 //! one of ten. Colours are the Okabe-Ito palette, distinguishable with colour-blindness.
 
 use super::{Cell, ChangeVerdict, Report, Table};
+use crate::model::vocab;
 use crate::model::{Benchmark, Metric, MetricKind, Unit};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -174,7 +175,7 @@ fn distributions(report: &Report) -> Vec<Dist<'_>> {
 
 pub(super) fn dist_label(bench: &Benchmark, metric: &Metric, run: Option<usize>) -> String {
     let mut label = bench.name.full_name.clone();
-    if metric.name != "latency" {
+    if metric.name != vocab::LATENCY {
         label.push_str(&format!(" {}", metric.name));
     }
     if let Some(run) = run {
@@ -398,11 +399,15 @@ fn timer_series(report: &Report) -> Vec<io::Result<(String, String)>> {
     let mut out = Vec::new();
     for run in &report.runs {
         for bench in &run.benchmarks {
-            let lines: Vec<(&str, &Metric)> = ["interval_max", "interval_avg", "interval_min"]
-                .iter()
-                .filter_map(|n| series_metric(bench, n).map(|m| (*n, m)))
-                .filter(|(_, m)| !m.values.is_empty())
-                .collect();
+            let lines: Vec<(&str, &Metric)> = [
+                vocab::INTERVAL_MAX,
+                vocab::INTERVAL_AVG,
+                vocab::INTERVAL_MIN,
+            ]
+            .iter()
+            .filter_map(|n| series_metric(bench, n).map(|m| (*n, m)))
+            .filter(|(_, m)| !m.values.is_empty())
+            .collect();
             let Some((_, first)) = lines.first() else {
                 continue;
             };
@@ -424,7 +429,7 @@ fn series(
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let (divisor, symbol) = unit.scale(top);
-    let overruns: Vec<f64> = series_metric(bench, "overruns")
+    let overruns: Vec<f64> = series_metric(bench, vocab::OVERRUNS)
         .map(|m| m.values.clone())
         .unwrap_or_default();
     let total_overruns: f64 = overruns.iter().sum();

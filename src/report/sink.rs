@@ -6,6 +6,7 @@
 use super::{OutputFormat, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
+use crate::model::vocab;
 use crate::model::{Level, Note, Run, TimerInfo, TimerOverall};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -234,7 +235,7 @@ impl Sink for Hgrm {
             .runs
             .iter()
             .filter_map(xenomai::shown)
-            .find_map(|b| b.metric("latency")?.histogram.as_ref());
+            .find_map(|b| b.metric(vocab::LATENCY)?.histogram.as_ref());
         match histogram {
             Some(h) => buffered(&mut self.0, |out| hgrm::write(&h.0, out)),
             None => Ok(()),

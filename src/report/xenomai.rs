@@ -3,6 +3,7 @@
 //! which Xenomai lacks.
 
 use super::{Report, Reporter};
+use crate::model::vocab;
 use crate::model::{
     Benchmark, LinearHistogram, Percentiles, Run, RunningOverall, Second, TimerInfo, TimerOverall,
 };
@@ -64,9 +65,9 @@ pub fn rtd(min: i64, avg: i64, max: i64, so_far: &TimerOverall) -> String {
 }
 
 const KINDS: [(&str, &str); 3] = [
-    ("interval_min", "min"),
+    (vocab::INTERVAL_MIN, "min"),
     ("samples", "avg"),
-    ("interval_max", "max"),
+    (vocab::INTERVAL_MAX, "max"),
 ];
 
 /// The histogram sections: `HSD` lines (when there are bucket counts and `buckets` asks for
@@ -203,7 +204,7 @@ pub fn c_g(v: f64) -> String {
 pub fn shown(run: &Run) -> Option<&Benchmark> {
     run.benchmarks
         .iter()
-        .find(|b| b.name.name == "all")
+        .find(|b| b.name.name == vocab::ALL_THREADS)
         .or_else(|| run.benchmarks.first())
 }
 
@@ -227,7 +228,10 @@ impl Reporter for Xenomai {
             }
             out.write_all(histograms(bench, self.buckets).as_bytes())?;
             out.write_all(rts(info).as_bytes())?;
-            if let Some(p) = bench.metric("latency").and_then(|m| m.percentiles.as_ref()) {
+            if let Some(p) = bench
+                .metric(vocab::LATENCY)
+                .and_then(|m| m.percentiles.as_ref())
+            {
                 let exact_max = info.overall.as_ref().map(|o| o.max_ns);
                 out.write_all(percentiles(p, exact_max).as_bytes())?;
             }
@@ -257,11 +261,11 @@ fn write_rtd_lines(info: &TimerInfo, bench: &Benchmark, out: &mut dyn Write) -> 
             .unwrap_or_default()
     };
     let (mins, avgs, maxs) = (
-        values("interval_min"),
-        values("interval_avg"),
-        values("interval_max"),
+        values(vocab::INTERVAL_MIN),
+        values(vocab::INTERVAL_AVG),
+        values(vocab::INTERVAL_MAX),
     );
-    let (overruns, switches) = (values("overruns"), values("mode_switches"));
+    let (overruns, switches) = (values(vocab::OVERRUNS), values(vocab::MODE_SWITCHES));
     let mut running = RunningOverall::default();
     for k in 0..mins.len().min(avgs.len()).min(maxs.len()) {
         let so_far = running.add(&Second {
@@ -348,9 +352,9 @@ mod tests {
 
     #[test]
     fn histogram_sections() {
-        let mut min = LinearHistogram::new("interval_min", 1000, 0);
+        let mut min = LinearHistogram::new(vocab::INTERVAL_MIN, 1000, 0);
         min.counts = vec![0, 1, 3];
-        let mut max = LinearHistogram::new("interval_max", 1000, 0);
+        let mut max = LinearHistogram::new(vocab::INTERVAL_MAX, 1000, 0);
         max.counts = vec![0; 87];
         for i in [34, 63, 83, 86] {
             max.counts[i] = 1;

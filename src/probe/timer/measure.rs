@@ -2,6 +2,7 @@
 //! After warm-up it never allocates and does no I/O (except freezing the trace when asked).
 
 use super::rt::TraceFreezer;
+use crate::model::vocab;
 use crate::model::{LinearHistogram, TimerSummary};
 use hdrhistogram::Histogram;
 use nix::sys::time::TimeSpec;
@@ -220,8 +221,8 @@ pub fn measure(
         total: fresh,
         latency: Histogram::new_with_bounds(1, HIGHEST_NS, 3).map_err(|e| e.to_string())?,
         samples: LinearHistogram::new("samples", plan.bucket_ns, plan.hist_buckets),
-        interval_min: LinearHistogram::new("interval_min", plan.bucket_ns, plan.hist_buckets),
-        interval_max: LinearHistogram::new("interval_max", plan.bucket_ns, plan.hist_buckets),
+        interval_min: LinearHistogram::new(vocab::INTERVAL_MIN, plan.bucket_ns, plan.hist_buckets),
+        interval_max: LinearHistogram::new(vocab::INTERVAL_MAX, plan.bucket_ns, plan.hist_buckets),
     };
     let period = plan.period_ns;
     // First deadline one millisecond from now, as Xenomai does.

@@ -9,6 +9,7 @@ pub use rt::set_policy;
 
 use crate::error::{Error, Result};
 use crate::interrupt;
+use crate::model::vocab;
 use crate::model::{
     BenchName, BreakHit, LinearHistogram, Note, Run, RunBuilder, RunningOverall, Second, TimerInfo,
     TimerOverall, TimerSummary,
@@ -309,7 +310,7 @@ fn assemble(
         .map(|k| combine(&series.iter().map(|s| s[k]).collect::<Vec<_>>()))
         .collect();
     if threads.len() > 1 {
-        add_series(&mut builder, "all", &combined);
+        add_series(&mut builder, vocab::ALL_THREADS, &combined);
     }
     let mut benchmarks = builder.finish();
     let mut total: Option<Recorded> = None;
@@ -399,16 +400,16 @@ fn assemble(
 fn add_series(builder: &mut RunBuilder, name: &str, series: &[IntervalStats]) {
     let bench = builder.benchmark(name, None, BenchName::plain);
     for s in series {
-        builder.record_series(bench, "interval_min", "ns", s.min as f64);
-        builder.record_series(bench, "interval_avg", "ns", s.avg() as f64);
-        builder.record_series(bench, "interval_max", "ns", s.max as f64);
-        builder.record_series(bench, "overruns", "overruns", s.overruns as f64);
+        builder.record_series(bench, vocab::INTERVAL_MIN, "ns", s.min as f64);
+        builder.record_series(bench, vocab::INTERVAL_AVG, "ns", s.avg() as f64);
+        builder.record_series(bench, vocab::INTERVAL_MAX, "ns", s.max as f64);
+        builder.record_series(bench, vocab::OVERRUNS, "overruns", s.overruns as f64);
     }
 }
 
 /// Adds the latency distribution and the fixed-bucket histograms to a benchmark.
 fn attach(bench: &mut crate::model::Benchmark, rec: &Recorded, keep_buckets: bool) {
-    let latency = crate::model::Metric::time_distribution("latency", rec.latency.clone());
+    let latency = crate::model::Metric::time_distribution(vocab::LATENCY, rec.latency.clone());
     bench.metrics.insert(0, latency);
     bench.histograms = [&rec.interval_min, &rec.samples, &rec.interval_max]
         .into_iter()

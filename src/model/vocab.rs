@@ -1,0 +1,14 @@
+//! The names timer results give their metrics and benchmarks: written by every timer source
+//! (the probe, the Xenomai and cyclictest readers) and looked up by the sinks that draw or
+//! print timer results, so both sides spell them once.
+
+/// The wake-up latency distribution.
+pub const LATENCY: &str = "latency";
+/// Per-interval series (one value per reporting interval, Xenomai's RTD columns).
+pub const INTERVAL_MIN: &str = "interval_min";
+pub const INTERVAL_AVG: &str = "interval_avg";
+pub const INTERVAL_MAX: &str = "interval_max";
+pub const OVERRUNS: &str = "overruns";
+pub const MODE_SWITCHES: &str = "mode_switches";
+/// The benchmark that combines every measuring thread.
+pub const ALL_THREADS: &str = "all";
