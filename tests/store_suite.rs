@@ -819,3 +819,39 @@ fn parse_store_keeps_the_run_and_reports_as_usual() {
         "viiper-count3.gobench.txt"
     );
 }
+
+#[test]
+fn reading_a_store_that_does_not_exist_names_it_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sub/typo.db");
+    let db_arg = db.to_str().unwrap();
+    for args in [
+        &["history", "--db", db_arg][..],
+        &["store", "list", "--db", db_arg][..],
+        &["store", "show", "@latest", "--db", db_arg][..],
+        &["store", "export", "@latest", "--db", db_arg][..],
+        &["store", "rm", "@latest", "--db", db_arg][..],
+        &["compare", "@-1", "@latest", "--db", db_arg][..],
+    ] {
+        latkit()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("no history store there yet"));
+        assert!(
+            !db.exists() && !db.parent().unwrap().exists(),
+            "{args:?} created it"
+        );
+    }
+    // Storing creates it; then reading works.
+    latkit()
+        .arg("parse")
+        .arg(vector("viiper-count3.gobench.txt"))
+        .args(["--store", "-q", "--db", db_arg])
+        .assert()
+        .success();
+    latkit()
+        .args(["store", "list", "--db", db_arg])
+        .assert()
+        .success();
+}

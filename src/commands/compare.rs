@@ -32,7 +32,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         inputs.push(CompareInput { label, runs });
     }
     if let Some(n) = args.against_history {
-        let (pool, note) = history_pool(store.get()?, &inputs, n as usize)?;
+        let (pool, note) = history_pool(store.existing()?, &inputs, n as usize)?;
         notes.extend(note);
         inputs.insert(0, pool);
     }

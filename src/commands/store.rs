@@ -22,10 +22,20 @@ impl<'a> LazyStore<'a> {
         LazyStore { db, store: None }
     }
 
+    /// The store, created if there is none yet (for adding runs).
     pub fn get(&mut self) -> Result<&mut Store> {
+        self.open_with(Store::open)
+    }
+
+    /// The store, which must exist (for reading and removing runs).
+    pub fn existing(&mut self) -> Result<&mut Store> {
+        self.open_with(Store::open_existing)
+    }
+
+    fn open_with(&mut self, open: fn(&str) -> Result<Store>) -> Result<&mut Store> {
         if self.store.is_none() {
             let location = crate::store::default_location(self.db.db.as_deref())?;
-            self.store = Some(Store::open(&location)?);
+            self.store = Some(open(&location)?);
         }
         Ok(self.store.as_mut().expect("opened above"))
     }
@@ -40,7 +50,7 @@ pub fn read_input(
 ) -> Result<(String, Vec<Run>, Vec<Note>)> {
     match StoredRef::parse(spec)? {
         Some(reference) => {
-            let (stored, run, notes) = load(store.get()?, &reference)?;
+            let (stored, run, notes) = load(store.existing()?, &reference)?;
             Ok((label_of(spec, &stored), vec![run], notes))
         }
         None => {
@@ -111,20 +121,20 @@ pub fn run(args: StoreArgs) -> Result<()> {
             format,
         } => {
             let last = last.map(|n| n as usize);
-            let runs = store.get()?.runs(&RunQuery { branch, tag, last })?;
+            let runs = store.existing()?.runs(&RunQuery { branch, tag, last })?;
             list(&runs, format)
         }
         StoreAction::Show {
             reference: r,
             report,
         } => {
-            let (_, run, notes) = load(store.get()?, &reference(&r)?)?;
+            let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let opts = enrich_options(&report, &load_suite(&report)?)?;
             let sinks = super::output_sinks(&report.output)?;
             deliver(&build_report(vec![run], notes, &opts)?, sinks)
         }
         StoreAction::Rm { references } => {
-            let store = store.get()?;
+            let store = store.existing()?;
             let mut ids = Vec::new();
             // Resolve every reference first: `rm @latest @-1` means the two newest, not the
             // newest twice.
@@ -139,7 +149,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             Ok(())
         }
         StoreAction::Export { reference: r, out } => {
-            let (_, run, notes) = load(store.get()?, &reference(&r)?)?;
+            let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let report = Report {
                 runs: vec![run],
                 tables: Vec::new(),
@@ -203,7 +213,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
     ));
     sinks.push_plots(&args.plots.pairs()?)?;
     let mut lazy = LazyStore::new(&args.db);
-    let store = lazy.get()?;
+    let store = lazy.existing()?;
     let glob = match &args.bench {
         Some(pattern) => Some(
             globset::Glob::new(pattern)

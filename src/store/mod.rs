@@ -255,16 +255,32 @@ fn stored_run(row: &[Value]) -> StoredRun {
     }
 }
 
+fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
 impl Store {
     /// Opens (creating and migrating when needed) the store at `location`: a
     /// `postgres://` or `postgresql://` URL, or a SQLite file path.
+    /// Opens a store that must already exist, for commands that only read or remove: a SQLite
+    /// path with no file is an error naming it, not a new empty store (a mistyped `--db`
+    /// would otherwise answer "no runs" and leave a stray file).
+    pub fn open_existing(location: &str) -> Result<Store> {
+        if !is_postgres(location) && !std::path::Path::new(location).exists() {
+            return Err(Error::Input(format!(
+                "{location}: no history store there yet (runs are kept with --store or \
+                 `latkit store add`; --db or LATKIT_DB names another)"
+            )));
+        }
+        Store::open(location)
+    }
+
     pub fn open(location: &str) -> Result<Store> {
-        let conn: Box<dyn Connection> =
-            if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-                Box::new(postgres::Postgres::connect(location)?)
-            } else {
-                Box::new(sqlite::Sqlite::open(location)?)
-            };
+        let conn: Box<dyn Connection> = if is_postgres(location) {
+            Box::new(postgres::Postgres::connect(location)?)
+        } else {
+            Box::new(sqlite::Sqlite::open(location)?)
+        };
         let mut store = Store { conn };
         store.migrate()?;
         Ok(store)
