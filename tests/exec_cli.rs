@@ -724,3 +724,50 @@ fn hyperfine_flags_and_command_names_work_as_there() {
             .stderr(predicates::str::contains(expected));
     }
 }
+
+#[test]
+fn a_parameter_scan_is_one_table_with_every_value_as_a_row() {
+    let doc = exec_json(&[
+        "-r",
+        "2",
+        "-c",
+        "sleep 0.00{t}",
+        "-c",
+        "true",
+        "-L",
+        "t",
+        "1,2",
+    ]);
+    let tables = doc["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let rows: Vec<&str> = tables[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cells"][0]["text"].as_str().unwrap())
+        .collect();
+    // A command that does not spell the parameter is told apart by it.
+    assert_eq!(
+        rows,
+        ["sleep 0.001", "sleep 0.002", "true (t=1)", "true (t=2)"]
+    );
+    // One Relative column over the whole scan: a single best row, one of the `true` runs.
+    let relative = tables[0]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["key"] == "relative")
+        .unwrap();
+    let best: Vec<&str> = tables[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["cells"][relative]["ratio"] == 1.0)
+        .map(|r| r["cells"][0]["text"].as_str().unwrap())
+        .collect();
+    assert!(best.len() == 1 && best[0].starts_with("true"), "{best:?}");
+    // The value stays part of each benchmark's identity and is named as its parameter.
+    let sleep = bench(&doc, "sleep 0.002");
+    assert_eq!(sleep["config"][0]["value"], "2");
+    assert_eq!(sleep["params"][0]["value"], "2");
+}

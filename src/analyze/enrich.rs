@@ -35,8 +35,9 @@ struct Group<'a> {
     parent: Option<&'a str>,
     variant: Option<&'a str>,
     procs: Option<&'a str>,
-    /// Configuration lines that differ from the run's first (a changed `commit:`).
-    config: &'a [ConfigEntry],
+    /// Configuration lines that differ from the run's first (a changed `commit:`); a
+    /// benchmark's own parameters (`exec -L`) are rows of one table, not tables apart.
+    config: Vec<&'a ConfigEntry>,
     members: Vec<&'a Benchmark>,
 }
 
@@ -48,12 +49,16 @@ fn groups(run: &Run) -> Vec<Group<'_>> {
             bench.name.parent(),
             bench.name.variant.as_deref(),
             bench.name.param("procs"),
-            bench.config.as_slice(),
+            bench
+                .config
+                .iter()
+                .filter(|c| !bench.name.params.contains(c))
+                .collect::<Vec<_>>(),
         );
-        match groups
-            .iter_mut()
-            .find(|g| (g.package, g.parent, g.variant, g.procs, g.config) == key)
-        {
+        match groups.iter_mut().find(|g| {
+            (g.package, g.parent, g.variant, g.procs) == (key.0, key.1, key.2, key.3)
+                && g.config == key.4
+        }) {
             Some(g) => g.members.push(bench),
             None => groups.push(Group {
                 package: key.0,
@@ -698,7 +703,8 @@ fn iterations_cell(iterations: &[u64]) -> Cell {
     }
 }
 
-/// Short names, disambiguated by GOMAXPROCS where the same name ran with several.
+/// Short names, disambiguated where the same name ran several ways: by GOMAXPROCS, else by
+/// the benchmark's parameters (a command that does not spell its `-L` value).
 fn display_names(members: &[&Benchmark]) -> Vec<String> {
     let short: Vec<String> = members.iter().map(|b| b.name.short_name()).collect();
     short
@@ -706,8 +712,16 @@ fn display_names(members: &[&Benchmark]) -> Vec<String> {
         .zip(members)
         .map(|(name, bench)| {
             let clashes = short.iter().filter(|n| *n == name).count() > 1;
+            let params = &bench.name.params;
             match (clashes, bench.name.param("procs")) {
                 (true, Some(procs)) => format!("{name}-{procs}"),
+                (true, None) if !params.is_empty() => {
+                    let values: Vec<String> = params
+                        .iter()
+                        .map(|p| format!("{}={}", p.key, p.value))
+                        .collect();
+                    format!("{name} ({})", values.join(", "))
+                }
                 _ => name.clone(),
             }
         })

@@ -71,6 +71,7 @@ impl InputFormat for Hyperfine {
                 })
                 .collect();
             let bench = builder.benchmark_in(&r.command, None, &config, BenchName::plain);
+            builder.name_params(bench, &config);
             let finite = |v: &f64| v.is_finite() && *v >= 0.0;
             let times: Vec<f64> = match &r.times {
                 Some(times) => times.clone(),

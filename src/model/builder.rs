@@ -81,6 +81,17 @@ impl RunBuilder {
         i
     }
 
+    /// Names `params` as the benchmark's own parameters (a command's `-L` value), beside the
+    /// configuration that keeps it apart from the same name under other values.
+    pub fn name_params(&mut self, bench: usize, params: &[ConfigEntry]) {
+        let name = &mut self.benchmarks[bench].name;
+        for p in params {
+            if !name.params.contains(p) {
+                name.params.push(p.clone());
+            }
+        }
+    }
+
     pub fn record_iterations(&mut self, bench: usize, iterations: u64) {
         self.benchmarks[bench].iterations.push(iterations);
     }

@@ -247,6 +247,7 @@ impl Exec {
                 break;
             }
             let bench = builder.benchmark_in(name, None, &planned.params, BenchName::plain);
+            builder.name_params(bench, &planned.params);
             for s in &samples {
                 builder.record(bench, "time", "s", (s.wall - shell_cost).max(0.0));
                 builder.record(bench, "user", "s", s.user);
