@@ -411,7 +411,8 @@ fn killed_writer(db: &Db, dir: &Path) {
     let benches: Vec<(&str, f64)> = names.iter().map(|n| (n.as_str(), 100.0)).collect();
     let file = dir.join("big.txt");
     go_file(&file, 3, 3, &benches);
-    db.listed(dir, &[]);
+    // The store exists before the kills, so that they land in storing, not in creating it.
+    db.ok(dir, &["store", "add", file.to_str().unwrap()]);
     for delay_ms in [10, 40, 80, 120, 170, 230, 300] {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
             .current_dir(dir)

@@ -15,6 +15,50 @@ pub struct Sqlite {
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Puts the file in WAL mode. The switch needs the file to itself and SQLite does not run
+/// the busy handler for it, so processes creating a store at once would fail with "database
+/// is locked": WAL persists in the file, so it is only switched when not yet on, and a busy
+/// switch is retried (with backoff, within the busy timeout) until someone's switch took.
+fn use_wal(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    let mode = |conn: &rusqlite::Connection| {
+        conn.query_row("PRAGMA journal_mode", [], |row| row.get::<_, String>(0))
+    };
+    let switch = |conn: &rusqlite::Connection| {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
+            row.get::<_, String>(0)
+        })
+    };
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match mode(conn).and_then(|now| {
+            if now.eq_ignore_ascii_case("wal") {
+                Ok(now)
+            } else {
+                switch(conn)
+            }
+        }) {
+            Ok(now) if now.eq_ignore_ascii_case("wal") => return Ok(()),
+            // Not switched (another connection holds the file): try again.
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                Some("could not switch to WAL mode: the file stayed locked".into()),
+            ));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
 impl Sqlite {
     pub fn open(path: &str) -> Result<Sqlite> {
         if let Some(dir) = Path::new(path).parent()
@@ -25,8 +69,7 @@ impl Sqlite {
         let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
         let conn = rusqlite::Connection::open(path).map_err(fail)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(fail)?;
+        use_wal(&conn).map_err(fail)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(fail)?;
         Ok(Sqlite {
@@ -112,5 +155,34 @@ impl Connection for Sqlite {
 
     fn describe(&self) -> String {
         self.path.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sqlite;
+
+    #[test]
+    fn processes_creating_a_store_at_once_all_open_it() {
+        // Sixteen openers released together on each of several fresh files: switching a new
+        // file to WAL takes it exclusively, without SQLite's busy handler.
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..40 {
+            let path = dir.path().join(format!("race{round}.db"));
+            let path = path.to_str().unwrap().to_string();
+            let start = std::sync::Arc::new(std::sync::Barrier::new(16));
+            let openers: Vec<_> = (0..16)
+                .map(|_| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Sqlite::open(&path).map(|_| ()).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                assert_eq!(opener.join().unwrap(), Ok(()), "round {round}");
+            }
+        }
     }
 }
