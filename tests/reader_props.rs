@@ -253,6 +253,14 @@ proptest! {
         }).collect();
         if let Ok(input) = read("criterion", text.as_bytes()) {
             sane(&input)?;
+            // Each sample is kept whole (time, iteration count, rate) or not at all.
+            for b in &input.runs[0].benchmarks {
+                let kept = |name: &str| b.metrics.iter().find(|m| m.name == name).map_or(0, |m| m.values.len());
+                let samples = b.iterations.len();
+                let per_iteration: usize = b.metrics.iter().filter(|m| m.name != "throughput").map(|m| m.values.len()).sum();
+                prop_assert_eq!(per_iteration, samples);
+                prop_assert!(kept("throughput") == 0 || kept("throughput") == kept("time"));
+            }
         }
     }
 

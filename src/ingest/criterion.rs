@@ -7,7 +7,7 @@
 use super::problems::Skipped;
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::{Error, Result};
-use crate::model::{BenchName, Dimension, Environment, Note, RunBuilder, Unit};
+use crate::model::{BenchName, Dimension, Environment, Note, RunBuilder, Unit, fits_base_unit};
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -131,19 +131,41 @@ fn record(builder: &mut RunBuilder, s: &Samples) -> std::result::Result<(), Stri
         // A custom criterion measurement (cycles, instructions) keeps the unit as its name.
         _ => s.unit,
     };
+    let to_base = Unit::parse(&time_unit).to_base;
+    let per_iteration: Vec<f64> = s.iters.iter().zip(s.times).map(|(n, t)| t / n).collect();
+    // A rate per sample, when every sample took time (a zero would have no rate to pair).
+    let rates = s
+        .throughput
+        .filter(|_| metric == "time")
+        .and_then(|(amount, unit)| {
+            let rates = per_iteration.iter().map(|t| {
+                let seconds = t * to_base * 1e-9;
+                (seconds > 0.0).then(|| amount as f64 / seconds)
+            });
+            Some((rates.collect::<Option<Vec<f64>>>()?, unit))
+        });
+    // Every value is checked before any is kept: a sample is read whole or refused whole.
+    let too_large = |values: &[f64], unit: &str| {
+        values
+            .iter()
+            .find(|v| !fits_base_unit(**v, unit))
+            .map(|v| format!("`{}`: {v:e} {unit} is too large to store", s.id))
+    };
+    if let Some(e) = too_large(&per_iteration, &time_unit)
+        .or_else(|| rates.as_ref().and_then(|(r, unit)| too_large(r, unit)))
+    {
+        return Err(e);
+    }
     let bench = builder.benchmark(s.id, None, BenchName::parse_path);
-    for (&iters, &time) in s.iters.iter().zip(s.times) {
-        let per_iteration = time / iters;
-        builder.record_checked(bench, metric, &time_unit, per_iteration)?;
-        builder.record_iterations(bench, iters as u64);
-        if let Some((amount, rate_unit)) = s.throughput
-            && metric == "time"
-        {
-            let seconds = per_iteration * Unit::parse(&time_unit).to_base * 1e-9;
-            if seconds > 0.0 {
-                builder.record_checked(bench, "throughput", rate_unit, amount as f64 / seconds)?;
-            }
-        }
+    for (value, iters) in per_iteration.iter().zip(s.iters) {
+        builder.record_checked(bench, metric, &time_unit, *value)?;
+        builder.record_iterations(bench, *iters as u64);
+    }
+    for (rate, unit) in rates
+        .iter()
+        .flat_map(|(r, unit)| r.iter().map(move |v| (v, unit)))
+    {
+        builder.record_checked(bench, "throughput", unit, *rate)?;
     }
     Ok(())
 }
@@ -222,7 +244,11 @@ impl InputFormat for Criterion {
                 id,
                 iters,
                 times,
-                unit: message.unit.as_deref().unwrap_or("ns"),
+                unit: message
+                    .unit
+                    .as_deref()
+                    .filter(|u| !u.is_empty())
+                    .unwrap_or("ns"),
                 throughput,
             };
             if let Err(reason) = record(&mut builder, &samples) {
