@@ -505,7 +505,7 @@ fn pytest_benchmark_output_from_the_real_plugin_reads() {
     }
     let environment = &ours["runs"][0]["environment"];
     assert!(environment["cpu_model"].is_string(), "{environment}");
-    // Files saved without per-round data: the median stands in, and a warning says so.
+    // Files saved without per-round data: the file's own figures stand, and a warning says so.
     let mut stripped = theirs.clone();
     for b in stripped["benchmarks"].as_array_mut().unwrap() {
         b["stats"].as_object_mut().unwrap().remove("data");
@@ -516,17 +516,29 @@ fn pytest_benchmark_output_from_the_real_plugin_reads() {
     assert!(
         summary_only["notes"]
             .to_string()
-            .contains("without per-round data")
+            .contains("without every round's time")
     );
     let first = &theirs["benchmarks"][0];
-    let median = values(
-        bench(&summary_only, first["fullname"].as_str().unwrap()),
-        "time",
-    );
+    let ours = bench(&summary_only, first["fullname"].as_str().unwrap());
     assert_eq!(
-        median,
+        values(ours, "time"),
         vec![first["stats"]["median"].as_f64().unwrap() * 1e9]
     );
+    let summary = &common::metric(ours, "time")["summary"];
+    for (field, key) in [
+        ("mean", "mean"),
+        ("min", "min"),
+        ("max", "max"),
+        ("stddev", "stddev"),
+    ] {
+        let want = first["stats"][key].as_f64().unwrap() * 1e9;
+        let got = summary[field].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= want * 1e-12,
+            "{field}: {got} vs {want}"
+        );
+    }
+    assert_eq!(summary["n"], first["stats"]["rounds"]);
 }
 
 /// The cell of column `key` in the row of benchmark `name`, in latkit JSON's first table.

@@ -5,11 +5,13 @@
 
 use super::envdiff::{self, Difference};
 use super::gate::{Measured, Status, TargetResult, Verdict, measure};
-use super::stats::{CONFIDENCE, min_samples_for_ci};
+use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
 use crate::error::{Error, Result};
-use crate::model::{Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit};
+use crate::model::{
+    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
+};
 pub use crate::targets::RegressionRule;
 use hdrhistogram::Histogram;
 
@@ -67,10 +69,8 @@ struct Compared {
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.
 pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<Report> {
-    if inputs.len() < 2 {
-        return Err(Error::Input(
-            "compare needs at least two inputs: the base and one to compare with it".into(),
-        ));
+    if inputs.is_empty() {
+        return Err(Error::Input("compare needs an input".into()));
     }
     for input in &mut inputs {
         super::enrich::summarize_all(&mut input.runs);
@@ -314,6 +314,12 @@ struct Footnotes {
     /// Benchmarks missing from some inputs: (benchmark, labels of the inputs that have it).
     partial: Vec<(String, Vec<String>)>,
     distributions: bool,
+    /// Exact values (assume=exact) that vary: warnings, one per benchmark and input.
+    inexact: Vec<String>,
+    /// A geomean over benchmark sets that differ from the base's.
+    geomean_sets_differ: bool,
+    /// A geomean left out for a zero or negative figure.
+    geomean_not_positive: bool,
 }
 
 impl Footnotes {
@@ -348,6 +354,17 @@ impl Footnotes {
                 absent.join(", ")
             )));
         }
+        notes.extend(self.inexact.iter().map(Note::warning));
+        if self.geomean_sets_differ {
+            notes.push(Note::warning(
+                "geomean: the benchmark set differs from the base's; geomeans may not be comparable",
+            ));
+        }
+        if self.geomean_not_positive {
+            notes.push(Note::info(
+                "geomean: figures must be > 0 to compute a geomean",
+            ));
+        }
         if self.distributions {
             notes.push(Note::info(
                 "distributions: each percentile's 95% bounds are order statistics of the \
@@ -358,6 +375,17 @@ impl Footnotes {
             ));
         }
         notes
+    }
+
+    /// benchstat's warning for exact values that vary.
+    fn inexact(&mut self, bench: &str, label: &str, metric: &Metric, (low, high): (f64, f64)) {
+        let scale = Unit::parse(&metric.source_unit).to_base;
+        self.inexact.push(format!(
+            "{bench} {} ({label}): exact values expected (assume=exact), but they range from {} to {}",
+            metric.name,
+            format_exact(low / scale),
+            format_exact(high / scale)
+        ));
     }
 
     fn partial(&mut self, bench: &str, columns: &[Side], present: impl Fn(&Side) -> bool) {
@@ -418,17 +446,83 @@ fn percent_change(base: f64, new: f64) -> Option<f64> {
     }
 }
 
+/// Which way is better and what may be assumed of `metric`'s values, taken from every input:
+/// a direction any input declares (`Unit X better=higher`, `--better`) over the unit's own,
+/// and exact when any input says so, as benchstat reads unit metadata from all its files.
+fn metadata(columns: &[Side], metric: &str) -> (Better, Assume) {
+    let metrics: Vec<&Metric> = columns
+        .iter()
+        .flat_map(|c| c.benchmarks.iter().flat_map(|(_, b)| b))
+        .filter_map(|b| b.metric(metric))
+        .collect();
+    let better = metrics
+        .iter()
+        .find(|m| m.better != m.unit.better())
+        .or(metrics.first())
+        .map_or(Better::Lower, |m| m.better);
+    let assume = if metrics.iter().any(|m| m.assume == Assume::Exact) {
+        Assume::Exact
+    } else {
+        Assume::Nothing
+    };
+    (better, assume)
+}
+
+/// One column's figure of a benchmark: the median with its confidence interval, or for exact
+/// values the mode with the range (benchstat's summaries).
+struct Figure {
+    centre: f64,
+    interval: Option<Interval>,
+    n: usize,
+    /// For exact values that vary: their range.
+    varies: Option<(f64, f64)>,
+}
+
+fn figure(values: &[f64], assume: Assume) -> Option<Figure> {
+    match assume {
+        Assume::Nothing => Summary::of(values).map(|s| Figure {
+            centre: s.median,
+            interval: s.median_ci,
+            n: s.n,
+            varies: None,
+        }),
+        Assume::Exact => {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            let (&low, &high) = (sorted.first()?, sorted.last()?);
+            // The most frequent value, the smallest among equally frequent ones.
+            let mut mode = (low, 0);
+            for run in sorted.chunk_by(|a, b| a == b) {
+                if run.len() > mode.1 {
+                    mode = (run[0], run.len());
+                }
+            }
+            Some(Figure {
+                centre: mode.0,
+                interval: Some(Interval {
+                    low,
+                    high,
+                    level: 1.0,
+                    coverage: 1.0,
+                }),
+                n: values.len(),
+                varies: (low != high).then_some((low, high)),
+            })
+        }
+    }
+}
+
 fn repetition_table(
     columns: &[Side],
     metric: &MetricName,
     alpha: f64,
     footnotes: &mut Footnotes,
 ) -> (Table, Vec<Compared>) {
+    let (better, assume) = metadata(columns, &metric.name);
     let mut rows = Vec::new();
     let mut compared = Vec::new();
     let mut unit_info: Option<(&Metric, String)> = None;
-    // Medians of benchmarks present in every column, for the geomean row.
-    let mut complete: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
+    let mut geomean = Geomean::new(columns.len());
     for key in keys(columns) {
         let samples: Vec<Option<(Vec<f64>, &Metric)>> = columns
             .iter()
@@ -438,55 +532,73 @@ fn repetition_table(
             continue;
         }
         footnotes.partial(&key, columns, |c| c.values(&key, &metric.name).is_some());
-        let summaries: Vec<Option<Summary>> = samples
+        let figures: Vec<Option<Figure>> = samples
             .iter()
-            .map(|s| s.as_ref().and_then(|(v, _)| Summary::of(v)))
+            .map(|s| s.as_ref().and_then(|(v, _)| figure(v, assume)))
             .collect();
         let some_metric = samples.iter().flatten().next().map(|(_, m)| *m);
         if let (None, Some(m)) = (&unit_info, some_metric) {
             unit_info = Some((m, m.source_unit.clone()));
         }
         let mut cells = vec![Cell::Text { text: key.clone() }];
-        for (i, (sample, summary)) in samples.iter().zip(&summaries).enumerate() {
-            match (sample, summary) {
-                (Some((_, m)), Some(s)) => {
-                    footnotes.too_few_for_ci |= s.median_ci.is_none();
-                    cells.push(Cell::value_of(s.median, m));
-                    cells.push(spread(s.n, s.median_ci.clone(), s.median));
+        for (i, (sample, fig)) in samples.iter().zip(&figures).enumerate() {
+            match (sample, fig) {
+                (Some((_, m)), Some(f)) => {
+                    footnotes.too_few_for_ci |= f.interval.is_none();
+                    if let Some(range) = f.varies {
+                        footnotes.inexact(&key, columns[i].label, m, range);
+                    }
+                    cells.push(Cell::value_of(f.centre, m));
+                    cells.push(spread(f.n, f.interval.clone(), f.centre));
                 }
                 _ => cells.extend([Cell::Empty, Cell::Empty]),
             }
             if i == 0 {
                 continue;
             }
-            let change = match (&samples[0], sample, &summaries[0], summary) {
-                (Some((a, _)), Some((b, m)), Some(sa), Some(sb)) => {
-                    let test = mann_whitney(a, b);
-                    footnotes.all_equal |= a.iter().chain(b).all(|v| *v == a[0]);
-                    let p = test.map_or(1.0, |t| t.p);
-                    let significant = p <= alpha && sa.median != sb.median;
-                    let need = min_samples_to_detect(alpha).unwrap_or(usize::MAX);
-                    footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
-                    let change = Change {
-                        better: m.better,
-                        percent: percent_change(sa.median, sb.median),
-                        p: Some(p),
-                        n_base: a.len() as u64,
-                        n: b.len() as u64,
-                        verdict: if significant {
-                            ChangeVerdict::Significant
-                        } else {
-                            ChangeVerdict::Noise
+            let change = match (&samples[0], sample, &figures[0], fig) {
+                (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
+                    let change = match assume {
+                        Assume::Exact => Change {
+                            better,
+                            percent: percent_change(fa.centre, fb.centre),
+                            p: None,
+                            n_base: a.len() as u64,
+                            n: b.len() as u64,
+                            verdict: ChangeVerdict::Exact,
                         },
+                        Assume::Nothing => {
+                            let test = mann_whitney(a, b);
+                            footnotes.all_equal |= a.iter().chain(b).all(|v| *v == a[0]);
+                            let p = test.map_or(1.0, |t| t.p);
+                            // benchstat's rule: the p-value alone decides, so equal medians
+                            // with p ≤ alpha are a significant 0.00 %.
+                            let significant = p <= alpha;
+                            let need = min_samples_to_detect(alpha).unwrap_or(usize::MAX);
+                            footnotes.too_few_to_detect |=
+                                !significant && a.len() < need && b.len() < need;
+                            Change {
+                                better,
+                                percent: percent_change(fa.centre, fb.centre),
+                                p: Some(p),
+                                n_base: a.len() as u64,
+                                n: b.len() as u64,
+                                verdict: if significant {
+                                    ChangeVerdict::Significant
+                                } else {
+                                    ChangeVerdict::Noise
+                                },
+                            }
+                        }
                     };
                     compared.push(Compared {
                         bench: key.clone(),
                         figure: metric.name.clone(),
                         names: vec![metric.name.clone()],
-                        better: m.better,
+                        better,
                         unit: m.unit.clone(),
                         column: columns[i].label.to_string(),
-                        value: sb.median,
+                        value: fb.centre,
                         change: change.clone(),
                     });
                     Cell::Change(change)
@@ -495,11 +607,7 @@ fn repetition_table(
             };
             cells.push(change);
         }
-        if summaries.iter().all(Option::is_some) {
-            for (i, s) in summaries.iter().flatten().enumerate() {
-                complete[i].push(s.median);
-            }
-        }
+        geomean.add(&figures);
         rows.push(Row {
             benchmark: key,
             cells,
@@ -508,9 +616,8 @@ fn repetition_table(
     let source_unit = unit_info.as_ref().map_or(String::new(), |(_, u)| u.clone());
     if let Some((m, _)) = unit_info
         && rows.len() > 1
-        && let Some(row) = geomean_row(&complete, m)
     {
-        rows.push(row);
+        rows.push(geomean.row(m, better, footnotes));
     }
     let table = Table {
         title: Some(metric.name.clone()),
@@ -522,38 +629,87 @@ fn repetition_table(
     (table, compared)
 }
 
-/// The geometric mean of each column's medians over the benchmarks every column has, and the
-/// change of the geomean (no test: it summarises the rows above).
-fn geomean_row(complete: &[Vec<f64>], metric: &Metric) -> Option<Row> {
-    let geomean = |values: &[f64]| -> Option<f64> {
-        (!values.is_empty() && values.iter().all(|v| *v > 0.0))
-            .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
-    };
-    let means: Vec<f64> = complete.iter().map(|c| geomean(c)).collect::<Option<_>>()?;
-    if complete[0].len() < 2 {
-        return None;
+/// benchstat's geomean row: each column's geometric mean over the benchmarks it has, and its
+/// change as the geometric mean of the per-benchmark ratios to the base (no test: it
+/// summarises the rows above).
+struct Geomean {
+    /// Each column's centres.
+    centres: Vec<Vec<f64>>,
+    /// Each column's ratios to the base, where both have the benchmark; `None` for a zero base
+    /// under a non-zero value.
+    ratios: Vec<Vec<Option<f64>>>,
+    /// Benchmarks the base has.
+    in_base: usize,
+}
+
+impl Geomean {
+    fn new(columns: usize) -> Self {
+        Geomean {
+            centres: vec![Vec::new(); columns],
+            ratios: vec![Vec::new(); columns],
+            in_base: 0,
+        }
     }
-    let mut cells = vec![Cell::Text {
-        text: "geomean".into(),
-    }];
-    for (i, &mean) in means.iter().enumerate() {
-        cells.push(Cell::value_of(mean, metric));
-        cells.push(Cell::Empty);
-        if i > 0 {
+
+    fn add(&mut self, figures: &[Option<Figure>]) {
+        let base = figures[0].as_ref().map(|f| f.centre);
+        self.in_base += usize::from(base.is_some());
+        for (i, figure) in figures.iter().enumerate() {
+            let Some(f) = figure else { continue };
+            self.centres[i].push(f.centre);
+            if let (true, Some(b)) = (i > 0, base) {
+                self.ratios[i].push(match (f.centre, b) {
+                    (a, b) if a == b => Some(1.0),
+                    (_, 0.0) => None,
+                    (a, b) => Some(a / b),
+                });
+            }
+        }
+    }
+
+    fn row(&self, metric: &Metric, better: Better, footnotes: &mut Footnotes) -> Row {
+        let mut cells = vec![Cell::Text {
+            text: "geomean".into(),
+        }];
+        for (i, centres) in self.centres.iter().enumerate() {
+            match geometric_mean(centres) {
+                Some(mean) => cells.push(Cell::value_of(mean, metric)),
+                None => {
+                    footnotes.geomean_not_positive = true;
+                    cells.push(Cell::Empty);
+                }
+            }
+            cells.push(Cell::Empty);
+            if i == 0 {
+                continue;
+            }
+            let ratios = &self.ratios[i];
+            footnotes.geomean_sets_differ |= ratios.len() != self.in_base;
+            let ratio = ratios
+                .iter()
+                .copied()
+                .collect::<Option<Vec<f64>>>()
+                .and_then(|r| geometric_mean(&r));
             cells.push(Cell::Change(Change {
-                better: metric.better,
-                percent: percent_change(means[0], mean),
+                better,
+                percent: ratio.map(|r| (r - 1.0) * 100.0),
                 p: None,
-                n_base: complete[0].len() as u64,
-                n: complete[i].len() as u64,
+                n_base: self.in_base as u64,
+                n: centres.len() as u64,
                 verdict: ChangeVerdict::Untested,
             }));
         }
+        Row {
+            benchmark: "geomean".into(),
+            cells,
+        }
     }
-    Some(Row {
-        benchmark: "geomean".into(),
-        cells,
-    })
+}
+
+/// The geometric mean of positive values; `None` when empty or any is not positive.
+fn geometric_mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty() && values.iter().all(|v| *v > 0.0))
+        .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
 }
 
 /// A statistic of a distribution with its 95 % order-statistic bounds.
@@ -770,7 +926,7 @@ fn gate(
                 .is_some_and(|p| rule.is_regression(p, c.better));
             let status = match (beyond, c.change.verdict) {
                 (false, _) => Status::Pass,
-                (true, ChangeVerdict::Significant) => Status::Fail,
+                (true, ChangeVerdict::Significant | ChangeVerdict::Exact) => Status::Fail,
                 (true, _) => {
                     notes.push(Note::warning(format!(
                         "{} {} ({}): {:+.2}% is beyond {} but within noise; needs more samples",
@@ -794,6 +950,7 @@ fn gate(
             let evidence = match (c.change.verdict, c.change.p) {
                 (ChangeVerdict::Significant, Some(p)) => format!("p={p:.3}"),
                 (ChangeVerdict::Significant, None) => "bounds apart".to_string(),
+                (ChangeVerdict::Exact, _) => "exact values".to_string(),
                 (ChangeVerdict::Noise, _) => "within noise".to_string(),
                 (ChangeVerdict::Untested, _) => "not tested".to_string(),
             };

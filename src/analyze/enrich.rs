@@ -189,8 +189,9 @@ pub fn summarize_all(runs: &mut [Run]) {
             scope.spawn(move || {
                 let mut work = Vec::new();
                 for (metric, timer) in share {
-                    metric.summary = match &metric.histogram {
-                        Some(h) if metric.values.is_empty() => Summary::of_histogram(&h.0),
+                    metric.summary = match (&metric.reported, &metric.histogram) {
+                        (Some(reported), _) => Some(reported.clone()),
+                        (None, Some(h)) if metric.values.is_empty() => Summary::of_histogram(&h.0),
                         _ => Summary::of_using(&metric.values, &mut work),
                     };
                     metric.percentiles = metric

@@ -87,7 +87,7 @@ fn verdict(
     let (a, b) = (&previous.repetitions, &point.repetitions);
     if a.len() >= 4 && b.len() >= 4 {
         let p = mann_whitney(a, b).map_or(1.0, |t| t.p);
-        let v = if p <= alpha && point.value != previous.value {
+        let v = if p <= alpha {
             ChangeVerdict::Significant
         } else {
             ChangeVerdict::Noise

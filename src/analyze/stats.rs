@@ -4,7 +4,7 @@
 use super::view::Ratio;
 pub use crate::model::{Interval, Percentiles, Summary};
 use hdrhistogram::Histogram;
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
+use statrs::distribution::{Binomial, ContinuousCDF, Discrete, Normal, StudentsT};
 
 /// The confidence level reports use.
 pub const CONFIDENCE: f64 = 0.95;
@@ -47,11 +47,11 @@ impl Summary {
             let lower = work[..n / 2].iter().copied().fold(f64::MIN, f64::max);
             (lower + upper_median) / 2.0
         };
-        let median_ci = median_ci_order(n, CONFIDENCE).map(|(k, coverage)| {
+        let median_ci = median_ci_orders(n, CONFIDENCE).map(|(lo, hi, coverage)| {
             let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
             Interval {
-                low: nth(k - 1),
-                high: nth(n - k),
+                low: nth(lo - 1),
+                high: nth(hi - 1),
                 level: CONFIDENCE,
                 coverage,
             }
@@ -126,36 +126,70 @@ impl Summary {
     }
 }
 
-/// Coverage of [x(k), x(n+1−k)] (1-based order statistics) for the population median:
-/// P(k ≤ B ≤ n−k) with B ~ Binomial(n, ½), the count of samples below the median.
-fn coverage(n: usize, k: usize) -> f64 {
-    // n ≥ 1 and p = ½ are always valid parameters.
-    let b = Binomial::new(0.5, n as u64).expect("p=0.5 is a valid binomial parameter");
-    1.0 - 2.0 * b.cdf((k - 1) as u64)
-}
-
-/// The narrowest symmetric order-statistics interval [x(k), x(n+1−k)] whose coverage reaches
-/// `level`: its k (1-based) and actual coverage, or `None` when n is too small for one.
-fn median_ci_order(n: usize, level: f64) -> Option<(usize, f64)> {
-    if n < 2 || coverage(n, 1) < level {
+/// The order statistics bounding the median's confidence interval at `level`, as benchstat
+/// finds them (x/perf benchmath through go-moremath's `QuantileCI`): 1-based `[lo, hi]` with
+/// the coverage they give. Up to 30 samples the binomial mass is grown outwards from the
+/// median, the heavier neighbour first and the lower one on a tie, so the interval may be
+/// one order statistic longer on one side than the other; beyond, the normal approximation
+/// with a continuity correction, shortened on the right when that still reaches the level.
+/// `None` when the interval would reach past the sample (too few values).
+fn median_ci_orders(n: usize, level: f64) -> Option<(usize, usize, f64)> {
+    if n < 2 {
         return None;
     }
-    // Coverage falls as k grows: find the largest k that still reaches the level.
-    let (mut good, mut bad) = (1, n / 2 + 1);
-    while bad - good > 1 {
-        let mid = (good + bad) / 2;
-        if coverage(n, mid) >= level {
-            good = mid;
-        } else {
-            bad = mid;
+    let n_i = n as i64;
+    let (lo, hi, coverage) = if n <= 30 {
+        let b = Binomial::new(0.5, n as u64).expect("p=0.5 is a valid binomial parameter");
+        let pmf = |k: i64| {
+            if (0..=n_i).contains(&k) {
+                b.pmf(k as u64)
+            } else {
+                0.0
+            }
+        };
+        let x = ((n + 1) as f64 * 0.5).ceil() as i64 - 1;
+        let mut coverage = pmf(x);
+        let (mut l, mut r) = (x, x + 1);
+        let (mut lp, mut rp) = (pmf(l - 1), pmf(r));
+        while coverage < level && (lp > 0.0 || rp > 0.0) {
+            if lp >= rp {
+                coverage += lp;
+                l -= 1;
+                lp = pmf(l - 1);
+            } else {
+                coverage += rp;
+                r += 1;
+                rp = pmf(r);
+            }
         }
-    }
-    Some((good, coverage(n, good)))
+        (l, r, coverage)
+    } else {
+        let half = (n as f64 * 0.25).sqrt();
+        let normal = Normal::new(n as f64 * 0.5, half).expect("a positive spread");
+        let l1 = normal.inverse_cdf((1.0 - level) / 2.0);
+        let r1 = n as f64 - l1;
+        let l = ((l1 - 0.5).floor() + 0.5).floor() as i64 + 1;
+        let mut r = ((r1 - 0.5).ceil() + 0.5).floor() as i64 + 1;
+        let cdf = |l: i64, r: i64| normal.cdf(r as f64 - 0.5) - normal.cdf(l as f64 - 0.5);
+        let mut coverage = cdf(l, r);
+        let biased = cdf(l, r - 1);
+        if biased >= level && biased < coverage {
+            coverage = biased;
+            r -= 1;
+        }
+        if l <= 0 && r > n_i {
+            coverage = 1.0;
+        }
+        (l, r, coverage)
+    };
+    (lo >= 1 && hi <= n_i).then_some((lo as usize, hi as usize, coverage))
 }
 
 /// The fewest samples for which a median interval at `level` exists.
 pub fn min_samples_for_ci(level: f64) -> usize {
-    (2..=64).find(|&n| coverage(n, 1) >= level).unwrap_or(64)
+    (2..=64)
+        .find(|&n| median_ci_orders(n, level).is_some())
+        .unwrap_or(64)
 }
 
 /// `mean(a) / mean(b)` with its [`CONFIDENCE`] interval: the delta method on the log of the

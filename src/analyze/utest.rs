@@ -88,8 +88,14 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
     let mean = (n1 * n2) as f64 / 2.0;
     let sigma = ((n1 * n2) as f64 * ((n + 1.0) - tie_term / (n * (n - 1.0))) / 12.0).sqrt();
     let diff = u1 - mean;
-    // Continuity correction towards the mean.
-    let z = (diff - diff.signum() * 0.5) / sigma;
+    // Continuity correction towards the mean, none when U is the mean (benchstat's sign(0) = 0:
+    // identical large samples give p = 1, not 0.999).
+    let correction = if diff == 0.0 {
+        0.0
+    } else {
+        diff.signum() * 0.5
+    };
+    let z = (diff - correction) / sigma;
     let normal = Normal::standard();
     let p = 2.0 * normal.cdf(z).min(1.0 - normal.cdf(z));
     Some(UTest {
@@ -198,7 +204,7 @@ mod tests {
         assert!(!t.exact);
         assert!(t.p < 1e-6);
         let same = mann_whitney(&a, &a).unwrap();
-        assert!(same.p > 0.99);
+        assert_eq!(same.p, 1.0, "U at its mean: no continuity correction");
     }
 
     #[test]

@@ -114,6 +114,8 @@ impl Change {
 pub enum ChangeVerdict {
     /// Significant at the chosen alpha, or confidence bounds that do not overlap.
     Significant,
+    /// Values assumed exact (benchstat's `assume=exact`): any difference is real, untested.
+    Exact,
     /// Not distinguishable from noise: printed `~`.
     Noise,
     /// Not tested: a geomean, or a maximum (one sample is never evidence on its own).

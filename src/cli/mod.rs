@@ -227,6 +227,10 @@ pub struct InputArgs {
     #[arg(long, value_name = "FORMAT", default_value = "auto",
           value_parser = choices::input_format_parser())]
     pub input_format: String,
+    /// Which way is better for METRIC where the input does not say (a Bencher measure, a
+    /// github-action-benchmark or custom unit): `free-memory=higher`. Repeatable.
+    #[arg(long, value_name = "METRIC=higher|lower")]
+    pub better: Vec<crate::model::BetterOverride>,
 }
 
 /// How read or harness results are analysed and reported.

@@ -38,12 +38,12 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
-    let format = crate::cli::input_format(&args.input.input_format);
-    let (runs, notes) = read_inputs(&args.inputs, format, args.strict)?;
+    let reading = super::Reading::of(&args.input);
+    let (runs, notes) = read_inputs(&args.inputs, &reading, args.strict)?;
     let regression = match &args.base {
         Some(base) => {
             let mut store = super::store::LazyStore::new(&args.db);
-            let (label, base_runs, _) = super::store::read_input(base, format, &mut store)?;
+            let (label, base_runs, _) = super::store::read_input(base, &reading, &mut store)?;
             let inputs = vec![
                 CompareInput {
                     label,

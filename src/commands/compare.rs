@@ -22,12 +22,12 @@ pub fn run(args: CompareArgs) -> Result<()> {
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
-    let format = crate::cli::input_format(&args.input.input_format);
+    let reading = super::Reading::of(&args.input);
     let mut store = LazyStore::new(&args.db);
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     for spec in &args.inputs {
-        let (label, runs, read_notes) = read_input(spec, format, &mut store)?;
+        let (label, runs, read_notes) = read_input(spec, &reading, &mut store)?;
         notes.extend(read_notes);
         inputs.push(CompareInput { label, runs });
     }

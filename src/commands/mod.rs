@@ -16,9 +16,9 @@ mod store;
 mod timer;
 
 use crate::analyze::EnrichOptions;
-use crate::cli::{Cli, Command, OutputArgs, ReportArgs};
+use crate::cli::{Cli, Command, InputArgs, OutputArgs, ReportArgs};
 use crate::error::{Error, Result};
-use crate::model::{Level, Note, Run};
+use crate::model::{BetterOverride, Level, Note, Run};
 use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::spec::Suite;
@@ -46,17 +46,45 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
-fn read_inputs(
-    files: &[String],
+/// How inputs are read: their format (`None`: detected) and the directions `--better` sets.
+pub struct Reading {
     format: Option<&'static dyn crate::ingest::InputFormat>,
-    strict: bool,
-) -> Result<(Vec<Run>, Vec<Note>)> {
+    better: Vec<BetterOverride>,
+}
+
+impl Reading {
+    fn of(args: &InputArgs) -> Reading {
+        Reading {
+            format: crate::cli::input_format(&args.input_format),
+            better: args.better.clone(),
+        }
+    }
+
+    /// Applies `--better` to runs read from `what`; an override that names no metric of
+    /// any of them is a note, since a misspelt name would otherwise change nothing quietly.
+    fn directions(&self, runs: &mut [Run], what: &str, notes: &mut Vec<Note>) {
+        for over in &self.better {
+            let mut found = false;
+            for run in runs.iter_mut() {
+                found |= run.override_better(over);
+            }
+            if !found {
+                notes.push(Note::warning(format!(
+                    "--better {}: {what} has no metric called `{}`",
+                    over.metric, over.metric
+                )));
+            }
+        }
+    }
+}
+
+/// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
+fn read_inputs(files: &[String], reading: &Reading, strict: bool) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];
     let files = if files.is_empty() { &stdin[..] } else { files };
     let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for file in files {
-        let input = crate::ingest::read_path(file, format)?;
+        let mut input = crate::ingest::read_path(file, reading.format)?;
         if strict && input.malformed > 0 {
             // The reader's note says what it did without --strict; here nothing is skipped.
             let first = input.notes.iter().find(|n| n.line.is_some());
@@ -68,6 +96,7 @@ fn read_inputs(
                 )
             )));
         }
+        reading.directions(&mut input.runs, file, &mut input.notes);
         runs.extend(input.runs);
         notes.extend(input.notes);
     }

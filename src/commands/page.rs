@@ -11,8 +11,8 @@ use std::io::Write;
 pub fn run(args: PageArgs) -> Result<()> {
     let spec = PageSpec::load(&args.spec)?;
     let destination = Destination::open(args.out.as_deref())?;
-    let format = crate::cli::input_format(&args.input.input_format);
-    let (runs, mut notes) = read_inputs(&args.files, format, false)?;
+    let reading = super::Reading::of(&args.input);
+    let (runs, mut notes) = read_inputs(&args.files, &reading, false)?;
     let count = runs.len();
     let (run, merge_notes) =
         merge(runs).ok_or_else(|| Error::Input("no results to put on the page".into()))?;

@@ -8,8 +8,8 @@ pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
-    let format = crate::cli::input_format(&args.input.input_format);
-    let (mut runs, mut notes) = read_inputs(&args.files, format, args.strict)?;
+    let reading = super::Reading::of(&args.input);
+    let (mut runs, mut notes) = read_inputs(&args.files, &reading, args.strict)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
     {

@@ -45,17 +45,18 @@ impl<'a> LazyStore<'a> {
 /// column headings, the runs and the reader's notes.
 pub fn read_input(
     spec: &str,
-    format: Option<&'static dyn crate::ingest::InputFormat>,
+    reading: &super::Reading,
     store: &mut LazyStore,
 ) -> Result<(String, Vec<Run>, Vec<Note>)> {
     match StoredRef::parse(spec)? {
         Some(reference) => {
-            let (stored, run, notes) = load(store.existing()?, &reference)?;
+            let (stored, mut run, mut notes) = load(store.existing()?, &reference)?;
+            reading.directions(std::slice::from_mut(&mut run), spec, &mut notes);
             Ok((label_of(spec, &stored), vec![run], notes))
         }
         None => {
             let (runs, notes) =
-                read_inputs(std::slice::from_ref(&spec.to_string()), format, false)?;
+                read_inputs(std::slice::from_ref(&spec.to_string()), reading, false)?;
             Ok((file_label(spec), runs, notes))
         }
     }
@@ -101,8 +102,8 @@ pub fn run(args: StoreArgs) -> Result<()> {
     let mut store = LazyStore::new(&args.db);
     match args.action {
         StoreAction::Add { files, input, tag } => {
-            let format = crate::cli::input_format(&input.input_format);
-            let (mut runs, notes) = read_inputs(&files, format, false)?;
+            let reading = super::Reading::of(&input);
+            let (mut runs, notes) = read_inputs(&files, &reading, false)?;
             crate::analyze::enrich::summarize_all(&mut runs);
             say_warnings(&notes);
             let provenance = Provenance::of_working_directory();

@@ -61,6 +61,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::services::Bmf,
     &super::cyclictest::CyclictestJson,
     &super::services::Gab,
+    &super::services::GabBigger,
     &super::xenomai::Xenomai,
     &super::bench::Bench,
     &super::libtest::Libtest,

@@ -6,7 +6,7 @@
 use super::{Input, InputFormat, Named, Parsed, READ_BUFFER, for_each_line};
 use crate::error::{Error, Result};
 use crate::model::{
-    BenchName, Better, ConfigEntry, Dimension, Environment, Note, RunBuilder, Unit,
+    Assume, BenchName, Better, ConfigEntry, Dimension, Environment, Note, RunBuilder, Unit,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -39,6 +39,7 @@ pub struct GoChunk {
     /// file read in parallel pieces is read again in one piece, in order.
     config_changed: bool,
     better: Vec<(String, Better)>,
+    assume: Vec<(String, Assume)>,
     notes: Vec<Note>,
     malformed_notes: Vec<Note>,
     malformed: u64,
@@ -65,6 +66,7 @@ impl GoParser {
                 changed: Vec::new(),
                 config_changed: false,
                 better: Vec::new(),
+                assume: Vec::new(),
                 notes: Vec::new(),
                 malformed_notes: Vec::new(),
                 malformed: 0,
@@ -200,7 +202,16 @@ impl GoParser {
                 Some(("better", other)) => self.malformed_line(format!(
                     "`better={other}` for unit {unit}: expected `higher` or `lower`"
                 )),
-                Some(_) => {} // other metadata (assume=...) does not change the numbers
+                Some(("assume", "exact")) => {
+                    self.chunk.assume.push((unit.to_string(), Assume::Exact))
+                }
+                Some(("assume", "nothing")) => {
+                    self.chunk.assume.push((unit.to_string(), Assume::Nothing))
+                }
+                Some(("assume", other)) => self.malformed_line(format!(
+                    "`assume={other}` for unit {unit}: expected `exact` or `nothing`"
+                )),
+                Some(_) => {} // other metadata does not change the numbers
                 None => self.malformed_line(format!("`{kv}` in Unit line: expected key=value")),
             }
         }
@@ -263,6 +274,7 @@ impl GoChunk {
         }
         self.config_changed |= next.config_changed;
         self.better.extend(next.better);
+        self.assume.extend(next.assume);
         let refused = self
             .builder
             .append(next.builder.finish(), self.package.as_deref());
@@ -277,6 +289,9 @@ impl GoChunk {
         let mut builder = self.builder;
         for (unit, better) in &self.better {
             builder.set_better(unit, *better);
+        }
+        for (unit, assume) in &self.assume {
+            builder.set_assume(unit, *assume);
         }
         let mut notes = self.notes;
         notes.extend(self.malformed_notes);

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::{Input, InputFormat, Named};
-use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, new_run};
+use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, Summary, new_run};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -31,12 +31,54 @@ struct Benchmark {
 #[derive(Deserialize)]
 struct Stats {
     median: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+    mean: Option<f64>,
+    stddev: Option<f64>,
+    rounds: Option<u64>,
     ops: Option<f64>,
     /// Iterations in each round (pytest-benchmark calibrates it).
     iterations: Option<u64>,
+    /// Every round's time (`--benchmark-save-data`); a shortened list carries a text marker.
     #[serde(default)]
-    data: Option<Vec<f64>>,
+    data: Option<Vec<Value>>,
 }
+
+impl Stats {
+    /// Every round's time, when `data` holds all of them as numbers.
+    fn rounds(&self) -> Option<Vec<f64>> {
+        let data = self.data.as_ref().filter(|d| !d.is_empty())?;
+        data.iter().map(Value::as_f64).collect()
+    }
+
+    /// The file's own summary, for a benchmark saved without its rounds.
+    fn reported(&self) -> Option<Summary> {
+        let n = self.rounds.filter(|n| *n > 0)? as usize;
+        let times = [self.min?, self.max?, self.mean?, self.median];
+        if times
+            .iter()
+            .any(|t| !t.is_finite() || *t < 0.0 || *t > MAX_SECONDS)
+        {
+            return None;
+        }
+        let ns = |s: f64| s * 1e9;
+        Some(Summary {
+            n,
+            min: ns(times[0]),
+            max: ns(times[1]),
+            mean: ns(times[2]),
+            median: ns(times[3]),
+            stddev: self
+                .stddev
+                .filter(|s| s.is_finite() && *s >= 0.0 && *s <= MAX_SECONDS)
+                .map(ns),
+            median_ci: None,
+        })
+    }
+}
+
+/// Longer than any benchmark round, in s; a larger figure is refused as malformed.
+const MAX_SECONDS: f64 = 1e9;
 
 fn text(value: Option<&Value>) -> Option<String> {
     match value? {
@@ -74,9 +116,10 @@ impl InputFormat for PytestBenchmark {
         for b in &doc.benchmarks {
             let name = b.fullname.as_deref().unwrap_or(&b.name);
             let bench = builder.benchmark(name, None, BenchName::plain);
-            let times = match &b.stats.data {
-                Some(data) if !data.is_empty() => data.clone(),
-                _ => {
+            let rounds = b.stats.rounds();
+            let times = match &rounds {
+                Some(data) => data.clone(),
+                None => {
                     summarised += 1;
                     vec![b.stats.median]
                 }
@@ -95,6 +138,9 @@ impl InputFormat for PytestBenchmark {
                     builder.record_iterations(bench, n);
                 }
             }
+            if rounds.is_none() {
+                builder.set_reported(bench, "time", b.stats.reported());
+            }
             if let Some(ops) = b.stats.ops.filter(|o| o.is_finite() && *o >= 0.0) {
                 builder
                     .record_checked(bench, "ops", "ops/s", ops)
@@ -108,8 +154,10 @@ impl InputFormat for PytestBenchmark {
         }
         if summarised > 0 {
             notes.push(Note::warning(format!(
-                "{path}: {summarised} benchmark(s) without per-round data (`stats.data`): the \
-                 median stands in, so there is no confidence interval and compare cannot test it"
+                "{path}: {summarised} benchmark(s) without every round's time (`stats.data` absent \
+                 or shortened): the file's own min, max, mean, median, stddev and rounds are the \
+                 figures, so there is no confidence interval and compare cannot test them \
+                 (pytest --benchmark-save-data keeps every round)"
             )));
         }
         let machine = &doc.machine_info;

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::{Input, InputFormat, Named};
-use crate::model::{BenchName, Dimension, Environment, Note, RunBuilder, Unit, new_run};
+use crate::model::{BenchName, Better, Dimension, Environment, Note, RunBuilder, Unit, new_run};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::io::BufRead;
@@ -83,12 +83,7 @@ impl InputFormat for Bmf {
             let mut ordered: Vec<(&String, &Value)> = measures.iter().collect();
             ordered.sort_by_key(|(measure, _)| !measure.starts_with("latency"));
             for (measure, figures) in ordered {
-                // Bencher's latency measures are nanoseconds; BMF carries no other units.
-                let unit = if measure.starts_with("latency") {
-                    "ns"
-                } else {
-                    ""
-                };
+                let unit = measure_unit(measure);
                 let what = format!("`{name}` {measure}");
                 let value = figures
                     .get("value")
@@ -111,12 +106,29 @@ impl InputFormat for Bmf {
             input,
             self,
             builder,
-            "Bencher Metric Format: `latency*` measures read as ns, the others as plain numbers (BMF carries no units); bounds as `<measure> lower` / `upper`",
+            "Bencher Metric Format: `latency*` measures read as ns, `throughput*` as operations/s (higher is better), `build-time` as s, `file-size` as bytes, the others as plain numbers where lower is better (BMF carries no units: --better MEASURE=higher says otherwise); bounds as `<measure> lower` / `upper`",
         )
     }
 }
 
+/// The unit of a measure, from Bencher's built-in measures (BMF itself carries no units):
+/// latency in ns, throughput in operations per second, build time in s, file size in bytes.
+fn measure_unit(measure: &str) -> &'static str {
+    match measure {
+        m if m.starts_with("latency") => "ns",
+        m if m.starts_with("throughput") => "ops/s",
+        "build-time" => "s",
+        "file-size" => "B",
+        _ => "",
+    }
+}
+
+/// github-action-benchmark's `customSmallerIsBetter` JSON (auto-detected).
 pub struct Gab;
+
+/// github-action-benchmark's `customBiggerIsBetter` JSON: the same shape, every figure higher
+/// is better; the file cannot say which it is, so this is chosen by name.
+pub struct GabBigger;
 
 #[derive(Deserialize)]
 struct GabEntry {
@@ -142,32 +154,65 @@ impl InputFormat for Gab {
     }
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
-        let path = input.path;
-        let entries: Vec<GabEntry> = super::read_json_document(
-            path,
-            reader,
-            "github-action-benchmark JSON: [{\"name\", \"unit\", \"value\"}]",
-        )?;
-        let mut builder = RunBuilder::default();
-        for e in &entries {
-            let bench = builder.benchmark(&e.name, None, BenchName::plain);
-            let what = format!("`{}`", e.name);
-            // As Go names metrics, by their unit: `ns/op`, `MB/s`.
-            builder
-                .record_checked(
-                    bench,
-                    &e.unit,
-                    &e.unit,
-                    figure(path, &what, &e.value, &e.unit)?,
-                )
-                .map_err(|err| Error::Input(format!("{path}: {what}: {err}")))?;
-        }
-        finished(
-            path,
-            input,
-            self,
-            builder,
-            "github-action-benchmark JSON: one value per benchmark, named by its unit; the better direction follows the unit",
-        )
+        read_gab(input, reader, self, None)
     }
+}
+
+impl InputFormat for GabBigger {
+    fn name(&self) -> &'static str {
+        "gab-bigger"
+    }
+
+    fn describe(&self) -> &'static str {
+        "github-action-benchmark `customBiggerIsBetter` JSON: every figure higher is better"
+    }
+
+    fn detect(&self, _head: &str) -> bool {
+        false
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        read_gab(input, reader, self, Some(Better::Higher))
+    }
+}
+
+/// `[{name, unit, value}]`, every figure `better` when the tool says so, else as its unit.
+fn read_gab(
+    input: &Named,
+    reader: &mut dyn BufRead,
+    format: &dyn InputFormat,
+    better: Option<Better>,
+) -> Result<Input> {
+    let path = input.path;
+    let entries: Vec<GabEntry> = super::read_json_document(
+        path,
+        reader,
+        "github-action-benchmark JSON: [{\"name\", \"unit\", \"value\"}]",
+    )?;
+    let mut builder = RunBuilder::default();
+    for e in &entries {
+        let bench = builder.benchmark(&e.name, None, BenchName::plain);
+        let what = format!("`{}`", e.name);
+        // As Go names metrics, by their unit: `ns/op`, `MB/s`.
+        builder
+            .record_checked(
+                bench,
+                &e.unit,
+                &e.unit,
+                figure(path, &what, &e.value, &e.unit)?,
+            )
+            .map_err(|err| Error::Input(format!("{path}: {what}: {err}")))?;
+    }
+    let note = match better {
+        Some(better) => {
+            for e in &entries {
+                builder.set_better(&e.unit, better);
+            }
+            "github-action-benchmark customBiggerIsBetter JSON: one value per benchmark, named by its unit; higher is better for every figure"
+        }
+        None => {
+            "github-action-benchmark JSON: one value per benchmark, named by its unit; the better direction follows the unit (--input-format gab-bigger reads a customBiggerIsBetter file)"
+        }
+    };
+    finished(path, input, format, builder, note)
 }

@@ -1,8 +1,8 @@
 //! Accumulates parsed results into benchmarks, folding repetitions of the same name together.
 
 use super::{
-    BenchName, Benchmark, Better, ConfigEntry, Environment, LinearHistogram, Metric, MetricKind,
-    Run, Source, TimerSummary, Unit,
+    Assume, BenchName, Benchmark, Better, ConfigEntry, Environment, LinearHistogram, Metric,
+    MetricKind, Run, Source, Summary, TimerSummary, Unit,
 };
 use rustc_hash::FxHashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -164,11 +164,31 @@ impl RunBuilder {
 
     /// Overrides the direction of improvement of every metric written in `source_unit`.
     pub fn set_better(&mut self, source_unit: &str, better: Better) {
+        self.metrics_in(source_unit).for_each(|m| m.better = better);
+    }
+
+    /// Every metric written in `source_unit`.
+    fn metrics_in<'a>(&'a mut self, source_unit: &'a str) -> impl Iterator<Item = &'a mut Metric> {
         self.benchmarks
             .iter_mut()
             .flat_map(|b| b.metrics.iter_mut())
-            .filter(|m| m.source_unit == source_unit)
-            .for_each(|m| m.better = better);
+            .filter(move |m| m.source_unit == source_unit)
+    }
+
+    /// The harness's own summary of `metric` of `bench`, for repetitions it did not keep.
+    pub fn set_reported(&mut self, bench: usize, metric: &str, reported: Option<Summary>) {
+        if let Some(m) = self.benchmarks[bench]
+            .metrics
+            .iter_mut()
+            .find(|m| m.name == metric)
+        {
+            m.reported = reported;
+        }
+    }
+
+    /// Sets what may be assumed of every metric written in `source_unit`.
+    pub fn set_assume(&mut self, source_unit: &str, assume: Assume) {
+        self.metrics_in(source_unit).for_each(|m| m.assume = assume);
     }
 
     /// A builder that continues from benchmarks already read.

@@ -19,8 +19,8 @@ pub use timer::{
     TimerSummary,
 };
 pub use unit::{
-    Better, Dimension, ParsedUnit, Unit, fits_base_unit, format_exact, format_significant,
-    number_prefix, parse_quantity,
+    Better, BetterOverride, Dimension, ParsedUnit, Unit, fits_base_unit, format_exact,
+    format_significant, number_prefix, parse_quantity,
 };
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +55,21 @@ pub struct Run {
 }
 
 impl Run {
+    /// Sets the direction of every metric an override names; returns whether any did.
+    pub fn override_better(&mut self, over: &BetterOverride) -> bool {
+        let mut found = false;
+        for metric in self
+            .benchmarks
+            .iter_mut()
+            .flat_map(|b| b.metrics.iter_mut())
+            .filter(|m| m.name == over.metric)
+        {
+            metric.better = over.better;
+            found = true;
+        }
+        found
+    }
+
     /// Documents written before `peer_metrics` existed lack it; their BENCH and network runs
     /// were the ones with peer metrics. Called by everything that reads stored documents.
     pub fn infer_missing_peer_metrics(&mut self) {
@@ -124,6 +139,24 @@ impl MetricKind {
     }
 }
 
+/// What may be assumed about a metric's repetitions (benchstat's `Unit X assume=...`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Assume {
+    /// Nothing: they vary, so medians, order-statistic intervals and the U test.
+    #[default]
+    Nothing,
+    /// They are exact (a binary's size, a count): the value itself, any difference is real,
+    /// and differing repetitions are a warning.
+    Exact,
+}
+
+impl Assume {
+    fn is_default(&self) -> bool {
+        *self == Assume::Nothing
+    }
+}
+
 /// A measured quantity of a benchmark: one value per repetition, in the unit's base unit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Metric {
@@ -135,6 +168,8 @@ pub struct Metric {
     pub better: Better,
     #[serde(skip_serializing_if = "MetricKind::is_default", default)]
     pub kind: MetricKind,
+    #[serde(skip_serializing_if = "Assume::is_default", default)]
+    pub assume: Assume,
     #[serde(serialize_with = "inline_array")]
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -143,6 +178,10 @@ pub struct Metric {
     /// thing stored.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub summary: Option<Summary>,
+    /// The harness's own summary of repetitions it did not keep (pytest-benchmark saved
+    /// without `data`): these are the figures, never re-derived from the value standing in.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reported: Option<Summary>,
     /// Derived from `histogram` by analysis before reporting.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub percentiles: Option<Percentiles>,
@@ -156,9 +195,11 @@ impl Metric {
             source_unit: source_unit.to_string(),
             better: parsed.unit.better(),
             kind: MetricKind::Repetitions,
+            assume: Assume::Nothing,
             values: Vec::new(),
             histogram: None,
             summary: None,
+            reported: None,
             percentiles: None,
         }
     }

@@ -38,6 +38,35 @@ pub enum Better {
     Higher,
 }
 
+/// `--better METRIC=higher|lower`: the direction of a metric whose input does not carry one
+/// (a Bencher measure, a github-action-benchmark file of bigger-is-better figures).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BetterOverride {
+    pub metric: String,
+    pub better: Better,
+}
+
+impl std::str::FromStr for BetterOverride {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let expected = || format!("`{text}`: expected METRIC=higher or METRIC=lower");
+        let (metric, direction) = text.rsplit_once('=').ok_or_else(expected)?;
+        let better = match direction {
+            "higher" => Better::Higher,
+            "lower" => Better::Lower,
+            _ => return Err(expected()),
+        };
+        if metric.is_empty() {
+            return Err(expected());
+        }
+        Ok(BetterOverride {
+            metric: metric.to_string(),
+            better,
+        })
+    }
+}
+
 /// A unit as written by a harness together with the factor that converts to the base unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedUnit {

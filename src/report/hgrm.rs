@@ -6,6 +6,51 @@ use std::io::{self, Write};
 
 /// Nanoseconds per printed unit (µs).
 const SCALE: f64 = 1000.0;
+/// Rows per halving of the distance to 100 %, as `outputPercentileDistribution` defaults.
+const TICKS_PER_HALF_DISTANCE: u32 = 5;
+
+/// One row of the distribution: the highest value equivalent to the bucket reached, the
+/// percentile level it was reported for, and the count up to it.
+#[derive(Debug, PartialEq)]
+struct Step {
+    value: u64,
+    percentile: f64,
+    total: u64,
+}
+
+/// HdrHistogram's `PercentileIterator`, step for step: levels are kept in percent (the
+/// iterator of the hdrhistogram crate keeps fractions, whose rounding skips a level where
+/// p × N is whole, one bucket past Java's row), a bucket is reported for every level its
+/// cumulative count reaches, and a last row at 100 % repeats the maximum.
+fn percentile_steps(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<Step> {
+    let total = h.len();
+    let mut steps = Vec::new();
+    let mut level = 0.0f64;
+    let mut running = 0u64;
+    for bucket in h.iter_recorded() {
+        running += bucket.count_at_value();
+        let value = bucket.value_iterated_to();
+        while 100.0 * running as f64 / total as f64 >= level {
+            steps.push(Step {
+                value,
+                percentile: level,
+                total: running,
+            });
+            if running == total {
+                steps.push(Step {
+                    value,
+                    percentile: 100.0,
+                    total,
+                });
+                return steps;
+            }
+            let halvings = ((100.0 / (100.0 - level)).ln() / 2f64.ln()) as u32;
+            let ticks = u64::from(ticks_per_half_distance) << halvings.saturating_add(1).min(62);
+            level += 100.0 / ticks as f64;
+        }
+    }
+    steps
+}
 
 pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
@@ -14,20 +59,21 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     )?;
     let digits = h.sigfig() as usize;
-    let mut total = 0u64;
-    for step in h.iter_quantiles(5) {
-        total += step.count_since_last_iteration();
-        let value = step.value_iterated_to() as f64 / SCALE;
-        let quantile = step.quantile_iterated_to();
-        if quantile < 1.0 {
+    let line = |out: &mut dyn Write, step: &Step| {
+        let value = step.value as f64 / SCALE;
+        let (quantile, total) = (step.percentile / 100.0, step.total);
+        if step.percentile < 100.0 {
             writeln!(
                 out,
                 "{value:12.digits$} {quantile:2.12} {total:10} {:14.2}",
                 1.0 / (1.0 - quantile)
-            )?;
+            )
         } else {
-            writeln!(out, "{value:12.digits$} {quantile:2.12} {total:10}")?;
+            writeln!(out, "{value:12.digits$} {quantile:2.12} {total:10}")
         }
+    };
+    for step in percentile_steps(h, TICKS_PER_HALF_DISTANCE) {
+        line(out, &step)?;
     }
     writeln!(
         out,
@@ -53,6 +99,21 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_level_reached_exactly_reports_the_bucket_that_reaches_it() {
+        // 3,000 values 1..=3000 µs, each in a bucket of its own: 90 % is reached exactly by the
+        // 2,700th, where Java's PercentileIterator reports it (`0.900000000000 2700`).
+        let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 5).unwrap();
+        for v in 1..=3000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let steps = percentile_steps(&h, 5);
+        let p90 = steps.iter().find(|s| s.percentile == 90.0).unwrap();
+        assert_eq!(p90.total, 2700);
+        assert_eq!(steps.last().unwrap().percentile, 100.0);
+        assert_eq!(steps.last().unwrap().total, 3000);
+    }
 
     #[test]
     fn percentile_distribution_text() {

@@ -55,8 +55,10 @@ fn cell_html(cell: &Cell) -> String {
         Cell::Text { .. } | Cell::Empty => format!("<td>{text}</td>"),
         Cell::Change(change) => {
             let class = match change.verdict {
-                ChangeVerdict::Significant if change.is_worse() => "num worse",
-                ChangeVerdict::Significant => "num better",
+                ChangeVerdict::Significant | ChangeVerdict::Exact if change.is_worse() => {
+                    "num worse"
+                }
+                ChangeVerdict::Significant | ChangeVerdict::Exact => "num better",
                 ChangeVerdict::Noise => "num noise",
                 ChangeVerdict::Untested => "num",
             };

@@ -74,6 +74,7 @@ fn change_text(change: &Change) -> String {
         (ChangeVerdict::Noise, Some(p)) => format!("~ (p={p:.3} {n})"),
         (ChangeVerdict::Significant, None) => format!("{percent} (bounds apart)"),
         (ChangeVerdict::Noise, None) => format!("~ ({percent}, bounds overlap)"),
+        (ChangeVerdict::Exact, _) => format!("{percent} ({n})"),
         (ChangeVerdict::Untested, _) => percent,
     }
 }

@@ -775,8 +775,8 @@ fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
                 && row.benchmark != "geomean"
             {
                 let c = match change.verdict {
-                    ChangeVerdict::Significant if change.is_worse() => WORSE,
-                    ChangeVerdict::Significant => BETTER,
+                    ChangeVerdict::Significant | ChangeVerdict::Exact if change.is_worse() => WORSE,
+                    ChangeVerdict::Significant | ChangeVerdict::Exact => BETTER,
                     _ => GREY,
                 };
                 // The new side's 95 % interval, as a change from the base's median.

@@ -32,12 +32,16 @@ fn figures(report: &Report) -> Vec<Figure<'_>> {
             .iter()
             .filter(|m| m.kind != MetricKind::Series)
         {
-            // The first time metric is "latency", as services name it; others keep their name.
-            let measure = if metric.unit.dimension == Dimension::Time && !latency_named {
-                latency_named = true;
-                "latency".to_string()
-            } else {
-                slug(&metric.name)
+            // The first time metric is Bencher's "latency"; the others are in ns too and say so
+            // by the prefix, as rates say theirs, since BMF carries no units to read back.
+            let measure = match (metric.unit.dimension == Dimension::Time, metric.better) {
+                (true, _) if !latency_named => {
+                    latency_named = true;
+                    "latency".to_string()
+                }
+                (true, _) => format!("latency-{}", slug(&metric.name)),
+                (false, Better::Higher) => format!("throughput-{}", slug(&metric.name)),
+                (false, Better::Lower) => slug(&metric.name),
             };
             let figure = |measure: String, value: f64, bounds, interval, n| Figure {
                 bench,
@@ -100,7 +104,8 @@ fn write_json(value: &Value, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Bencher Metric Format: `{benchmark: {measure: {value, lower_value, upper_value}}}`, times
-/// in nanoseconds (Bencher's `latency`), other units in their base unit.
+/// in nanoseconds (Bencher's `latency`, other times `latency-NAME`), rates `throughput-NAME`,
+/// other units in their base unit.
 pub struct Bmf;
 
 impl Reporter for Bmf {

@@ -99,3 +99,53 @@ pub fn bench<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Valu
         .find(|b| b["full_name"] == name)
         .unwrap_or_else(|| panic!("no benchmark {name} in {doc}"))
 }
+
+/// A peer tool the test runs for real: its path, or a failure that says in one line what is
+/// missing and how to install it.
+pub fn peer(command: &str, install: &str) -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(command))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!("`{command}` is not installed; `bash .ci/run` installs it ({install})")
+    })
+}
+
+/// benchstat, on PATH or where `go install` puts it.
+pub fn benchstat() -> PathBuf {
+    if let Ok(out) = std::process::Command::new("benchstat").arg("-h").output()
+        && !out.stderr.is_empty()
+    {
+        return PathBuf::from("benchstat");
+    }
+    let install = "go install golang.org/x/perf/cmd/benchstat@<the version .ci/run pins>";
+    let gopath = std::process::Command::new(peer("go", "apt-get install golang-go"))
+        .args(["env", "GOPATH"])
+        .output()
+        .expect("go runs");
+    let path =
+        PathBuf::from(String::from_utf8(gopath.stdout).unwrap().trim()).join("bin/benchstat");
+    assert!(
+        path.exists(),
+        "`benchstat` is not installed; `bash .ci/run` installs it ({install})"
+    );
+    path
+}
+
+/// What the real benchstat prints as CSV for `args`, run in `dir`.
+pub fn benchstat_csv(dir: &std::path::Path, args: &[&std::ffi::OsStr]) -> String {
+    let out = std::process::Command::new(benchstat())
+        .current_dir(dir)
+        .args(["-format", "csv"])
+        .args(args)
+        .output()
+        .expect("benchstat runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
