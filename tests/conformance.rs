@@ -5,12 +5,28 @@
 mod common;
 
 use common::{fixture, json_of, latkit};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 fn conformance(path: &str) -> PathBuf {
     fixture(&format!("conformance/{path}"))
+}
+
+/// Prints `what: agreed/compared` and fails listing every figure that differs, or when fewer
+/// than `at_least` figures were compared.
+fn settle(what: &str, agreed: usize, deliberate: usize, differ: &[String], at_least: usize) {
+    println!(
+        "{what}: {agreed}/{} figures agree, {deliberate} differ by a documented rule",
+        agreed + differ.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "figures that differ:\n{}",
+        differ.join("\n")
+    );
+    assert!(agreed >= at_least, "only {agreed} figures compared");
 }
 
 /// Rows that differ between `theirs` and `ours`, listed; prints `peer: agreed/total`.
@@ -108,14 +124,19 @@ fn benchstat_rows(dir: &Path, args: &[&str]) -> BTreeMap<(String, String), Bench
     rows
 }
 
-/// latkit's comparison in benchstat's cells, from its JSON report.
-fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
-    let doc = json_of(
+/// `latkit compare --format json ARGS INPUTS`.
+fn compare_json(inputs: &[PathBuf], args: &[&str]) -> Value {
+    json_of(
         latkit()
             .args(["compare", "--format", "json"])
             .args(args)
             .args(inputs),
-    );
+    )
+}
+
+/// latkit's comparison in benchstat's cells, from its JSON report.
+fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
+    let doc = compare_json(inputs, args);
     let mut rows = BTreeMap::new();
     for table in doc["tables"].as_array().unwrap() {
         let title = table["title"].as_str().unwrap();
@@ -250,16 +271,8 @@ fn benchstat_testdata_row_for_row() {
             &ours,
         ));
     }
-    println!(
-        "benchstat testdata: {}/{total} rows agree",
-        total.saturating_sub(differ.len())
-    );
-    assert!(
-        differ.is_empty(),
-        "rows that differ:\n{}",
-        differ.join("\n")
-    );
-    assert!(total >= 60, "only {total} rows compared");
+    let agreed = total.saturating_sub(differ.len());
+    settle("benchstat testdata", agreed, 0, &differ, 180);
 }
 
 /// A real Base/Tip pair from the Go toolchain: one package benchmarked twice, with -benchmem,
@@ -362,4 +375,257 @@ func BenchmarkMap(b *testing.B) {
         2 * 3 * 4,
         "3 units × (3 benchmarks + geomean), both orders"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// google/benchmark's compare.py
+
+/// compare.py (Debian's libbenchmark-tools) run with the Python that has scipy; its
+/// `--dump_to_json` report.
+fn compare_py(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let script = Path::new("/usr/share/benchmark/compare.py");
+    assert!(
+        script.exists(),
+        "google/benchmark's compare.py is not installed; `bash .ci/run` installs it \
+         (apt-get install libbenchmark-tools python3-scipy)"
+    );
+    let dump = dir.join("compare.json");
+    let out = Process::new("/usr/bin/python3")
+        .arg(script)
+        .args(["--no-color", "-d"])
+        .arg(&dump)
+        .args(args)
+        .output()
+        .expect("python3 runs compare.py");
+    assert!(
+        out.status.success(),
+        "compare.py {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&std::fs::read(&dump).unwrap())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// latkit's change cells by (metric, benchmark): the cell and the row's values per column.
+fn latkit_changes(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), Value> {
+    let doc = compare_json(inputs, args);
+    let mut changes = BTreeMap::new();
+    for table in doc["tables"].as_array().unwrap() {
+        let metric = table["title"].as_str().unwrap().to_string();
+        for row in table["rows"].as_array().unwrap() {
+            let change = row["cells"].as_array().unwrap().last().unwrap().clone();
+            let name = row["benchmark"].as_str().unwrap().to_string();
+            changes.insert((metric.clone(), name), change);
+        }
+    }
+    changes
+}
+
+/// Whether scipy's `mannwhitneyu` (method auto) and latkit both compute the exact p-value.
+fn both_exact(a: &[f64], b: &[f64]) -> bool {
+    let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    let ties = pooled.windows(2).any(|w| w[0] == w[1]);
+    // scipy counts exactly unless both samples exceed 8 or any value ties.
+    let scipy = !(ties || a.len() > 8 && b.len() > 8);
+    let latkit = a.len() <= 50 && b.len() <= 50;
+    scipy && latkit
+}
+
+#[test]
+fn compare_py_on_its_own_inputs() {
+    let data = conformance("gbench");
+    let file = |name: &str| data.join(name).to_string_lossy().into_owned();
+    // (compare.py's arguments, latkit's inputs, latkit's arguments)
+    let cases: Vec<(Vec<String>, Vec<PathBuf>, Vec<&str>)> = vec![
+        (
+            vec![
+                "benchmarks".into(),
+                file("test1_run1.json"),
+                file("test1_run2.json"),
+            ],
+            vec![data.join("test1_run1.json"), data.join("test1_run2.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test3_run0.json"),
+                file("test3_run1.json"),
+            ],
+            vec![data.join("test3_run0.json"), data.join("test3_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test4_run0.json"),
+                file("test4_run1.json"),
+            ],
+            vec![data.join("test4_run0.json"), data.join("test4_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test5_run0.json"),
+                file("test5_run1.json"),
+            ],
+            vec![data.join("test5_run0.json"), data.join("test5_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "filters".into(),
+                file("test2_run.json"),
+                "BM_Z.ro".into(),
+                "BM_O.e".into(),
+            ],
+            vec![data.join("test2_run.json")],
+            vec!["--family", "BM_Z.ro", "--family", "BM_O.e"],
+        ),
+        (
+            vec![
+                "benchmarksfiltered".into(),
+                file("test2_run.json"),
+                "BM_Z.ro".into(),
+                file("test2_run.json"),
+                "BM_O.e".into(),
+            ],
+            vec![data.join("test2_run.json"), data.join("test2_run.json")],
+            vec!["--family", "BM_Z.ro", "--family", "BM_O.e"],
+        ),
+    ];
+    let (agreed, deliberate, differ) = agree_with_compare_py(&cases);
+    settle("compare.py on its inputs", agreed, deliberate, &differ, 51);
+}
+
+/// A real google/benchmark binary built here, run twice with repetitions: every aggregate row
+/// (mean, median, stddev, cv as a percentage), the complexity fit (BigO, RMS) and the U test
+/// on the repetitions, as compare.py reports them.
+#[test]
+fn compare_py_on_a_real_run_with_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for name in ["a.json", "b.json"] {
+        let path = dir.path().join(name);
+        let status = Process::new(common::replay_bench())
+            .args([
+                "--benchmark_min_time=0.01",
+                "--benchmark_repetitions=4",
+                "--benchmark_filter=Entity|DiffFrames",
+            ])
+            .arg(format!("--benchmark_out={}", path.display()))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        files.push(path);
+    }
+    let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    let cases = vec![(
+        vec!["benchmarks".to_string(), text(&files[0]), text(&files[1])],
+        files.clone(),
+        vec![],
+    )];
+    let (agreed, deliberate, differ) = agree_with_compare_py(&cases);
+    settle("compare.py on a real run", agreed, deliberate, &differ, 48);
+    // 5 benchmarks: mean, median, stddev and cv, time and CPU each, and two p-values.
+}
+
+type CompareCase<'a> = (Vec<String>, Vec<PathBuf>, Vec<&'a str>);
+
+/// Runs each case through compare.py and latkit: (figures that agree, figures that differ by
+/// a documented rule, figures that differ).
+fn agree_with_compare_py(cases: &[CompareCase]) -> (usize, usize, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agreed, mut deliberate) = (0, 0);
+    let mut differ = Vec::new();
+    for (args, inputs, extra) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let theirs = compare_py(dir.path(), &args);
+        let ours = latkit_changes(inputs, extra);
+        let single = ours
+            .values()
+            .filter(|c| c["type"] == "change" && c["n"].is_u64())
+            .all(|c| c["n"] == 1 && c["n_base"] == 1);
+        for entry in &theirs {
+            let name = entry["name"].as_str().unwrap();
+            let row = if name == "OVERALL_GEOMEAN" {
+                "geomean"
+            } else {
+                name
+            };
+            // compare.py's geomean is over every repetition row, latkit's over each
+            // benchmark's median: the same figure when every benchmark ran once.
+            if row == "geomean" && !single {
+                deliberate += 1;
+                continue;
+            }
+            let measurements = entry["measurements"].as_array().unwrap();
+            for (field, metric, values) in [
+                ("time", "real_time", "real_time"),
+                ("cpu", "cpu_time", "cpu_time"),
+            ] {
+                let Some(change) = ours.get(&(metric.to_string(), row.to_string())) else {
+                    let rows = ours.keys().filter(|(m, _)| m == metric).count();
+                    if row == "geomean" && rows == 1 {
+                        // One benchmark: its geomean is itself, which latkit (as benchstat)
+                        // does not repeat.
+                        deliberate += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric}: not in latkit's output"));
+                    }
+                    continue;
+                };
+                let one_each = change["n"] == 1 && change["n_base"] == 1;
+                if measurements.len() == 1 && (one_each || row == "geomean") {
+                    let want = format!("{:+.4}", measurements[0][field].as_f64().unwrap());
+                    let got = change["percent"]
+                        .as_f64()
+                        .map(|p| format!("{:+.4}", p / 100.0));
+                    if got.as_deref() == Some(want.as_str()) {
+                        agreed += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric}: {want} vs {got:?}"));
+                    }
+                }
+                let utest = &entry["utest"];
+                let Some(p) = utest[format!("{field}_pvalue")].as_f64() else {
+                    continue;
+                };
+                let (n1, n2) = (
+                    utest["nr_of_repetitions"].as_u64().unwrap(),
+                    utest["nr_of_repetitions_other"].as_u64().unwrap(),
+                );
+                let samples = |file: &Path| -> Vec<f64> {
+                    let doc: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+                    doc["benchmarks"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|b| b["name"] == name && b.get("aggregate_name").is_none())
+                        .map(|b| b[values].as_f64().unwrap())
+                        .collect()
+                };
+                let (a, b) = (samples(&inputs[0]), samples(&inputs[inputs.len() - 1]));
+                assert_eq!((a.len() as u64, b.len() as u64), (n1, n2), "{name}");
+                if both_exact(&a, &b) {
+                    let got = change["p"].as_f64().unwrap();
+                    if (got - p).abs() < 1e-9 {
+                        agreed += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric} p: {p} vs {got}"));
+                    }
+                } else {
+                    // scipy takes the normal approximation here; latkit counts exactly.
+                    deliberate += 1;
+                }
+            }
+        }
+    }
+    (agreed, deliberate, differ)
 }

@@ -15,6 +15,42 @@ use crate::model::{
 pub use crate::targets::RegressionRule;
 use hdrhistogram::Histogram;
 
+/// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
+/// replaced so that two families line up row by row (compare.py's `filter_benchmark`).
+pub struct Family(regex::Regex);
+
+impl Family {
+    pub fn new(pattern: &str) -> Result<Family> {
+        regex::Regex::new(pattern).map(Family).map_err(|e| {
+            Error::Input(format!(
+                "--family `{pattern}`: not a regular expression: {e}"
+            ))
+        })
+    }
+
+    pub fn pattern(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The runs with only this family's benchmarks, each match in their names replaced.
+    pub fn select(&self, mut runs: Vec<Run>, replacement: &str) -> Vec<Run> {
+        for run in &mut runs {
+            run.benchmarks
+                .retain(|b| self.0.is_match(&b.name.full_name));
+            for bench in &mut run.benchmarks {
+                let name = &mut bench.name;
+                name.full_name = self
+                    .0
+                    .replace_all(&name.full_name, replacement)
+                    .into_owned();
+                name.name = self.0.replace_all(&name.name, replacement).into_owned();
+                name.path = name.name.split('/').map(str::to_string).collect();
+            }
+        }
+        runs
+    }
+}
+
 /// One column of the comparison: the runs read from one input (a file or a stored run).
 pub struct CompareInput {
     pub label: String,
@@ -224,6 +260,12 @@ impl<'a> Side<'a> {
         procs.sort_unstable();
         procs.dedup();
         procs
+    }
+
+    /// Whether `key` is an aggregate of another benchmark's repetitions.
+    fn is_aggregate(&self, key: &str) -> bool {
+        self.get(key)
+            .is_some_and(|b| b.iter().any(|b| b.aggregate.is_some()))
     }
 
     fn get(&self, key: &str) -> Option<&[&'a Benchmark]> {
@@ -607,7 +649,11 @@ fn repetition_table(
             };
             cells.push(change);
         }
-        geomean.add(&figures);
+        // A statistic of another row's repetitions (a mean, a stddev, a fit) is no benchmark
+        // of its own, as compare.py leaves aggregates out of its geomean.
+        if !columns.iter().any(|c| c.is_aggregate(&key)) {
+            geomean.add(&figures);
+        }
         rows.push(Row {
             benchmark: key,
             cells,
@@ -615,7 +661,7 @@ fn repetition_table(
     }
     let source_unit = unit_info.as_ref().map_or(String::new(), |(_, u)| u.clone());
     if let Some((m, _)) = unit_info
-        && rows.len() > 1
+        && geomean.rows > 1
     {
         rows.push(geomean.row(m, better, footnotes));
     }
@@ -640,6 +686,8 @@ struct Geomean {
     ratios: Vec<Vec<Option<f64>>>,
     /// Benchmarks the base has.
     in_base: usize,
+    /// Benchmarks in it.
+    rows: usize,
 }
 
 impl Geomean {
@@ -648,12 +696,14 @@ impl Geomean {
             centres: vec![Vec::new(); columns],
             ratios: vec![Vec::new(); columns],
             in_base: 0,
+            rows: 0,
         }
     }
 
     fn add(&mut self, figures: &[Option<Figure>]) {
         let base = figures[0].as_ref().map(|f| f.centre);
         self.in_base += usize::from(base.is_some());
+        self.rows += 1;
         for (i, figure) in figures.iter().enumerate() {
             let Some(f) = figure else { continue };
             self.centres[i].push(f.centre);

@@ -38,6 +38,12 @@ pub struct CompareArgs {
     pub input: super::InputArgs,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Compare families of benchmarks, as google/benchmark's compare.py `filters` and
+    /// `benchmarksfiltered` modes do: each input keeps the benchmarks whose name matches its
+    /// REGEX, the matched part replaced by `[A vs. B]` so the families pair up. One per input,
+    /// or two with a single input to compare two families of one file.
+    #[arg(long, value_name = "REGEX")]
+    pub family: Vec<String>,
     /// Compare only this metric (`ns/op`, `real_time`, `latency`, ...).
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,

@@ -1,6 +1,6 @@
 use super::say_warnings;
 use super::store::{LazyStore, read_input};
-use crate::analyze::compare::{CompareInput, CompareOptions, compare};
+use crate::analyze::compare::{CompareInput, CompareOptions, Family, compare};
 use crate::analyze::envdiff;
 use crate::cli::CompareArgs;
 use crate::error::{Error, Result};
@@ -31,6 +31,9 @@ pub fn run(args: CompareArgs) -> Result<()> {
         notes.extend(read_notes);
         inputs.push(CompareInput { label, runs });
     }
+    if !args.family.is_empty() {
+        inputs = families(inputs, &args.family)?;
+    }
     if let Some(n) = args.against_history {
         let (pool, note) = history_pool(store.existing()?, &inputs, n as usize)?;
         notes.extend(note);
@@ -49,6 +52,47 @@ pub fn run(args: CompareArgs) -> Result<()> {
         say_warnings(&report.notes);
     }
     super::deliver(&report, sinks)
+}
+
+/// `--family`: each input narrowed to its family (a single input serves both of two).
+fn families(mut inputs: Vec<CompareInput>, patterns: &[String]) -> Result<Vec<CompareInput>> {
+    let families: Vec<Family> = patterns
+        .iter()
+        .map(|p| Family::new(p))
+        .collect::<Result<_>>()?;
+    if inputs.len() == 1 && families.len() == 2 {
+        let copy = CompareInput {
+            label: inputs[0].label.clone(),
+            runs: inputs[0].runs.clone(),
+        };
+        inputs.push(copy);
+    }
+    if families.len() != inputs.len() {
+        return Err(Error::Input(format!(
+            "--family given {} times for {} inputs: give one per input, or two with a single input",
+            families.len(),
+            inputs.len()
+        )));
+    }
+    let replacement = format!("[{}]", patterns.join(" vs. "));
+    inputs
+        .into_iter()
+        .zip(&families)
+        .map(|(input, family)| {
+            let runs = family.select(input.runs, &replacement);
+            if runs.iter().all(|r| r.benchmarks.is_empty()) {
+                return Err(Error::Input(format!(
+                    "--family {}: no benchmark of {} matches it",
+                    family.pattern(),
+                    input.label
+                )));
+            }
+            Ok(CompareInput {
+                label: format!("{} ({})", input.label, family.pattern()),
+                runs,
+            })
+        })
+        .collect()
 }
 
 /// How many stored runs sharing a benchmark `--against-history` decodes at most while

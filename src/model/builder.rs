@@ -55,6 +55,7 @@ impl RunBuilder {
             histograms: Vec::new(),
             config: config.to_vec(),
             timer: None,
+            aggregate: None,
         })
     }
 
@@ -90,6 +91,11 @@ impl RunBuilder {
                 name.params.push(p.clone());
             }
         }
+    }
+
+    /// Marks `bench` as the statistic `aggregate` of another benchmark's repetitions.
+    pub fn mark_aggregate(&mut self, bench: usize, aggregate: &str) {
+        self.benchmarks[bench].aggregate = Some(aggregate.to_string());
     }
 
     pub fn record_iterations(&mut self, bench: usize, iterations: u64) {

@@ -119,6 +119,11 @@ pub struct Benchmark {
     /// A timer test's own overall figures for this benchmark (thread).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub timer: Option<TimerSummary>,
+    /// Set when this is a statistic over another benchmark's repetitions or a fit to them, as
+    /// the harness reported it (google/benchmark's `_mean`, `_stddev`, `_cv`, `_BigO`, `_RMS`
+    /// rows), not a benchmark of its own: shown and compared, left out of geomeans.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregate: Option<String>,
 }
 
 /// What a metric's values are.

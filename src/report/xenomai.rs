@@ -367,6 +367,7 @@ mod tests {
             histograms: vec![min, max],
             config: Vec::new(),
             timer: None,
+            aggregate: None,
         };
         let text = histograms(&bench, true);
         assert!(text.starts_with(

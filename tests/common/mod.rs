@@ -149,3 +149,24 @@ pub fn benchstat_csv(dir: &std::path::Path, args: &[&std::ffi::OsStr]) -> String
     );
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
+
+/// The google/benchmark fixture suite (`tests/fixtures/gbench/replay_bench.cc`), compiled once
+/// per test process against the installed libbenchmark-dev.
+pub fn replay_bench() -> &'static std::path::Path {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay_bench");
+        let status = std::process::Command::new(peer("g++", "apt-get install g++"))
+            .args(["-O2", "-std=c++17", "-o"])
+            .arg(&binary)
+            .arg(fixture("gbench/replay_bench.cc"))
+            .args(["-lbenchmark", "-lpthread"])
+            .status()
+            .expect("g++ runs");
+        assert!(
+            status.success(),
+            "the fixture builds against libbenchmark (apt-get install libbenchmark-dev)"
+        );
+        binary
+    })
+}

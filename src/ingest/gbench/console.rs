@@ -193,6 +193,8 @@ impl ConsoleParser {
         let (real, cpu) = (finite(real)?, finite(cpu)?);
         let (run_name, kind) = self.kind(name, unit)?;
         let mut row = Row::new(self.line, &run_name, kind);
+        row.name = name.to_string();
+        row.percentage = *unit == "%" && matches!(row.kind, RowKind::Aggregate(_));
         let fraction = |v: f64| if *unit == "%" { v / 100.0 } else { v };
         row.real_time = Some(fraction(real));
         row.cpu_time = Some(fraction(cpu));

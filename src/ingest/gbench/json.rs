@@ -193,12 +193,13 @@ fn row(line: u64, f: &Map<String, Value>) -> std::result::Result<Row, String> {
         (Some("aggregate"), Some("BigO")) => RowKind::BigO(text("big_o").unwrap_or("f(N)").into()),
         (Some("aggregate"), Some("RMS")) => RowKind::Rms,
         (Some("aggregate"), Some(statistic)) => RowKind::Aggregate(statistic.to_string()),
-        (Some("aggregate"), None) => {
-            return Err(format!("{name}: aggregate without `aggregate_name`"));
-        }
+        // Before `aggregate_name` existed, google/benchmark marked repetitions `aggregate`
+        // too; compare.py reads them as repetitions, and so does latkit.
         _ => RowKind::Iteration,
     };
     let mut row = Row::new(line, run_name, kind);
+    row.name = name.to_string();
+    row.percentage = text("aggregate_unit") == Some("percentage");
     row.label = text("label").filter(|l| !l.is_empty()).map(str::to_string);
     if f.get("error_occurred").and_then(Value::as_bool) == Some(true) {
         row.problem = Some(Problem::Error(text("error_message").unwrap_or("").into()));

@@ -28,6 +28,8 @@ pub enum RowKind {
 #[derive(Clone, Debug)]
 pub struct Row {
     pub line: u64,
+    /// The row's name as printed: an aggregate's carries its suffix (`BM_x_mean`).
+    pub name: String,
     /// The benchmark the row belongs to (`run_name`: without an aggregate suffix).
     pub run_name: String,
     pub kind: RowKind,
@@ -42,6 +44,8 @@ pub struct Row {
     pub label: Option<String>,
     /// Why the row has no result: `SkipWithError` or `SkipWithMessage`.
     pub problem: Option<Problem>,
+    /// The times are fractions (`aggregate_unit: percentage`, the `cv` row).
+    pub percentage: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +58,7 @@ impl Row {
     pub fn new(line: u64, run_name: &str, kind: RowKind) -> Self {
         Row {
             line,
+            name: run_name.to_string(),
             run_name: run_name.to_string(),
             kind,
             iterations: None,
@@ -63,6 +68,7 @@ impl Row {
             counters: Vec::new(),
             label: None,
             problem: None,
+            percentage: false,
         }
     }
 }
@@ -156,7 +162,8 @@ impl Recorder {
                 self.repeated.insert(key);
                 self.record(&row, &row.run_name);
             }
-            RowKind::Aggregate(_) => {
+            RowKind::Aggregate(statistic) => {
+                self.record_aggregate(&row, statistic);
                 if !self.aggregates.contains_key(&key) {
                     self.aggregate_order.push(key.clone());
                 }
@@ -167,6 +174,7 @@ impl Recorder {
                 let unit = format!("{}/{curve}", row.time_unit);
                 let name = format!("{}_BigO", row.run_name);
                 let bench = self.bench(&name, row.label.as_deref());
+                self.builder.mark_aggregate(bench, "BigO");
                 for (metric, value) in [(WALL, row.real_time), (CPU, row.cpu_time)] {
                     if let Some(v) = value {
                         self.checked(bench, row.line, metric, &unit, v);
@@ -176,6 +184,7 @@ impl Recorder {
             RowKind::Rms => {
                 let name = format!("{}_RMS", row.run_name);
                 let bench = self.bench(&name, row.label.as_deref());
+                self.builder.mark_aggregate(bench, "RMS");
                 for (metric, value) in [(WALL, row.real_time), (CPU, row.cpu_time)] {
                     if let Some(v) = value {
                         self.checked(bench, row.line, metric, "%", v * 100.0);
@@ -200,6 +209,27 @@ impl Recorder {
     fn checked(&mut self, bench: usize, line: u64, metric: &str, unit: &str, value: f64) {
         if let Err(e) = self.builder.record_checked(bench, metric, unit, value) {
             self.skip(line, format!("{e}; value skipped"));
+        }
+    }
+
+    /// An aggregate row as a figure of its own, under the name google/benchmark printed
+    /// (`BM_x_mean`), as compare.py shows it; percentages (`cv`) in %.
+    fn record_aggregate(&mut self, row: &Row, statistic: &str) {
+        let bench = self.bench(&row.name, row.label.as_deref());
+        self.builder.mark_aggregate(bench, statistic);
+        let (unit, scale) = if row.percentage {
+            ("%", 100.0)
+        } else {
+            (row.time_unit.as_str(), 1.0)
+        };
+        let unit = unit.to_string();
+        for (metric, value) in [(WALL, row.real_time), (CPU, row.cpu_time)] {
+            if let Some(v) = value {
+                self.checked(bench, row.line, metric, &unit, v * scale);
+            }
+        }
+        for (counter, value) in &row.counters {
+            self.checked(bench, row.line, counter, counter_unit(counter), *value);
         }
     }
 
@@ -248,7 +278,8 @@ impl Recorder {
                     &self.file,
                     rows.first().map_or(0, |r| r.line),
                     format!(
-                        "{}: only the aggregates {} were given, neither a median nor a mean; no result",
+                        "{}: only the aggregates {} were given (each shown as a figure of its own), \
+                         neither a median nor a mean to stand for the benchmark",
                         key.0,
                         names.join(", ")
                     ),
