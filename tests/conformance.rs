@@ -629,3 +629,431 @@ fn agree_with_compare_py(cases: &[CompareCase]) -> (usize, usize, Vec<String>) {
     }
     (agreed, deliberate, differ)
 }
+
+// ---------------------------------------------------------------------------------------------
+// HdrHistogram (the Java reference implementation)
+
+/// Sample sets in ns: a sequence where many percentile levels fall on whole counts, a long
+/// tail, values repeated in few buckets, and a handful.
+fn sample_sets() -> Vec<(&'static str, Vec<u64>)> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let tail: Vec<u64> = (0..20_000)
+        .map(|_| {
+            let u: f64 = next();
+            // A body near 20 µs with a Pareto tail reaching tens of ms.
+            (20_000.0 * (1.0 + 0.2 * u) / (1.0 - 0.999 * next()).powf(0.8)) as u64
+        })
+        .collect();
+    let few_buckets: Vec<u64> = (0..5_000)
+        .map(|i| [1_000, 5_000, 5_000, 80_000][i % 4])
+        .collect();
+    vec![
+        ("sequence", (1..=3000).map(|v| v * 1000).collect()),
+        ("tail", tail),
+        ("few-buckets", few_buckets),
+        (
+            "seven",
+            vec![3_100, 2_900, 3_000, 150_000, 3_050, 2_950, 3_020],
+        ),
+    ]
+}
+
+#[test]
+fn hdrhistogram_reference_rows_and_figures() {
+    let jar = Path::new("/usr/share/java/hdrhistogram.jar");
+    assert!(
+        jar.exists(),
+        "HdrHistogram's Java implementation is not installed; `bash .ci/run` installs it \
+         (apt-get install libhdrhistogram-java default-jdk-headless)"
+    );
+    let java = common::peer("java", "apt-get install default-jdk-headless");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agreed, mut compared) = (0, 0);
+    let mut differ = Vec::new();
+    for (name, samples) in sample_sets() {
+        let values = dir.path().join(format!("{name}.txt"));
+        let text: Vec<String> = samples.iter().map(u64::to_string).collect();
+        std::fs::write(&values, text.join("\n")).unwrap();
+        let out = dir.path().join(name);
+        let status = Process::new(&java)
+            .arg("-cp")
+            .arg(jar)
+            .arg(conformance("hdrhistogram/Reference.java"))
+            .arg(&values)
+            .arg(&out)
+            .arg("3")
+            .status()
+            .expect("java runs");
+        assert!(status.success(), "Reference.java on {name}");
+        let file = |ext: &str| out.with_extension(ext);
+        // 1. The .hgrm latkit writes from the interval log, row for row.
+        let theirs = std::fs::read_to_string(file("hgrm")).unwrap();
+        let ours = common::stdout_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hlog"))
+                .args(["--format", "hgrm"]),
+        );
+        let (theirs, ours): (Vec<&str>, Vec<&str>) =
+            (theirs.lines().collect(), ours.lines().collect());
+        for (i, want) in theirs.iter().enumerate() {
+            compared += 1;
+            match ours.get(i) {
+                Some(got) if got == want => agreed += 1,
+                got => differ.push(format!("{name}.hgrm line {}: {want:?} vs {got:?}", i + 1)),
+            }
+        }
+        if ours.len() != theirs.len() {
+            differ.push(format!(
+                "{name}.hgrm: {} lines vs {}",
+                theirs.len(),
+                ours.len()
+            ));
+        }
+        // 2. latkit's own figures of the log equal the reference's.
+        let figures: BTreeMap<String, f64> = std::fs::read_to_string(file("txt"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+            .collect();
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hlog"))
+                .args(["--format", "json"]),
+        );
+        let latency = common::metric(&doc["runs"][0]["benchmarks"][0], "latency");
+        let (p, s) = (&latency["percentiles"], &latency["summary"]);
+        for (key, got) in [
+            ("count", &p["count"]),
+            ("min", &p["min"]),
+            ("max", &p["max"]),
+            ("p50.0", &p["p50"]),
+            ("p90.0", &p["p90"]),
+            ("p99.0", &p["p99"]),
+            ("p99.9", &p["p99_9"]),
+            ("p99.99", &p["p99_99"]),
+            ("mean", &s["mean"]),
+        ] {
+            compared += 1;
+            let (want, got) = (figures[key], got.as_f64().unwrap());
+            if (want - got).abs() <= 1e-6 * want.abs().max(1.0) {
+                agreed += 1;
+            } else {
+                differ.push(format!("{name} {key}: {want} vs {got}"));
+            }
+        }
+        // 3. The .hgrm read back: its own count, maximum and mean.
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hgrm"))
+                .args(["--format", "json"]),
+        );
+        let s = &common::metric(&doc["runs"][0]["benchmarks"][0], "latency")["summary"];
+        for (key, got, tolerance) in [
+            ("count", &s["n"], 0.0),
+            ("max", &s["max"], 0.5),
+            ("mean", &s["mean"], 0.5),
+        ] {
+            compared += 1;
+            let (want, got) = (figures[key], got.as_f64().unwrap());
+            // The .hgrm prints µs to three decimals.
+            if (want - got).abs() <= tolerance {
+                agreed += 1;
+            } else {
+                differ.push(format!("{name}.hgrm read back {key}: {want} vs {got}"));
+            }
+        }
+    }
+    settle("HdrHistogram", agreed, 0, &differ, compared.min(100));
+    assert_eq!(agreed, compared);
+}
+
+// ---------------------------------------------------------------------------------------------
+// pytest-benchmark
+
+/// pytest-benchmark's own storage files (saved without per-round data, as version 2.5 and
+/// `--benchmark-autosave` keep them): `pytest-benchmark compare --csv` on each against
+/// latkit's figures of the same file.
+#[test]
+fn pytest_benchmark_storage_files_figure_for_figure() {
+    let compare = common::pytest().with_file_name("pytest-benchmark");
+    let dir = tempfile::tempdir().unwrap();
+    let data = conformance("pytest-benchmark");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let columns = ["min", "max", "mean", "stddev", "median", "rounds", "ops"];
+    let (mut agreed, mut differ) = (0, Vec::new());
+    for file in &files {
+        let csv = dir.path().join("out");
+        let out = Process::new(&compare)
+            .arg("compare")
+            .arg(format!("--csv={}", csv.display()))
+            .arg(format!("--columns={}", columns.join(",")))
+            .arg(file)
+            .output()
+            .expect("pytest-benchmark runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(csv.with_extension("csv")).unwrap();
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file)
+                .args(["--format", "json", "-q"]),
+        );
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split(',').collect();
+            let bench = common::bench(&doc, fields[0]);
+            let summary = &common::metric(bench, "time")["summary"];
+            let ops = common::first_value(bench, "ops");
+            for (column, theirs) in columns.iter().zip(&fields[1..]) {
+                let theirs: f64 = theirs.parse().unwrap();
+                let ours = match *column {
+                    "rounds" => summary["n"].as_f64().unwrap(),
+                    "ops" => ops,
+                    // latkit keeps times in ns.
+                    key => summary[key].as_f64().unwrap_or(0.0) / 1e9,
+                };
+                if (ours - theirs).abs() <= 1e-12 * theirs.abs().max(1e-300) {
+                    agreed += 1;
+                } else {
+                    differ.push(format!("{} {}: {theirs} vs {ours}", file.display(), column));
+                }
+            }
+        }
+    }
+    settle("pytest-benchmark", agreed, 0, &differ, 7 * files.len());
+    // A shortened `data` list (a text marker where rounds were left out) is no list of every
+    // round: the file's own figures stand, as without `data`.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let stats = &mut doc["benchmarks"][0]["stats"];
+    stats["data"] = serde_json::json!([2.2e-7, 2.3e-7, "... omitted"]);
+    let rounds = stats["rounds"].clone();
+    let shortened = dir.path().join("shortened.json");
+    std::fs::write(&shortened, doc.to_string()).unwrap();
+    let ours = json_of(
+        latkit()
+            .arg("parse")
+            .arg(&shortened)
+            .args(["--format", "json", "-q"]),
+    );
+    let bench = &ours["runs"][0]["benchmarks"][0];
+    assert_eq!(common::metric(bench, "time")["summary"]["n"], rounds);
+    assert!(
+        ours["notes"].to_string().contains("shortened"),
+        "{}",
+        ours["notes"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bencher and github-action-benchmark (no peer runs here: their published files and meaning)
+
+/// Exit code of `latkit compare ARGS` on `base` and `new`.
+fn compare_exit(base: &Path, new: &Path, args: &[&str]) -> i32 {
+    let out = latkit()
+        .arg("compare")
+        .args(args)
+        .arg(base)
+        .arg(new)
+        .output()
+        .unwrap();
+    out.status.code().unwrap()
+}
+
+/// `file` with the `value` (and bounds) of every figure of `measure` scaled by `factor`.
+fn scaled_bmf(file: &Path, measure: &str, factor: f64, out: &Path) {
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    for (_, measures) in doc.as_object_mut().unwrap() {
+        if let Some(figures) = measures.get_mut(measure).and_then(Value::as_object_mut) {
+            for (_, v) in figures.iter_mut() {
+                *v = serde_json::json!(v.as_f64().unwrap() * factor);
+            }
+        }
+    }
+    std::fs::write(out, doc.to_string()).unwrap();
+}
+
+#[test]
+fn bencher_metric_format_values_units_and_directions() {
+    let (mut agreed, mut differ) = (0, Vec::new());
+    let mut check = |what: String, ok: bool| {
+        if ok {
+            agreed += 1;
+        } else {
+            differ.push(what);
+        }
+    };
+    // Bencher's adapter fixture: every value and bound, in ns.
+    let doc = common::parse_json(&conformance("bencher/report_latency.json"));
+    for (name, value, bound) in [
+        ("tests::benchmark_a", 3247.0, 1044.0),
+        ("tests::benchmark_b", 3443.0, 2275.0),
+        ("tests::benchmark_c", 3361.0, 1093.0),
+    ] {
+        let bench = common::bench(&doc, name);
+        check(
+            format!("{name} latency"),
+            common::first_value(bench, "latency") == value,
+        );
+        check(
+            format!("{name} latency lower"),
+            common::first_value(bench, "latency lower") == bound,
+        );
+        check(
+            format!("{name} latency upper"),
+            common::first_value(bench, "latency upper") == bound,
+        );
+    }
+    // The reference page's example: Bencher's built-in measures with their units and
+    // directions (throughput is operations per second, higher is better).
+    let example = conformance("bencher/reference-example.json");
+    let doc = common::parse_json(&example);
+    for (bench, measure, base_value, dimension, better) in [
+        ("benchmark_name", "latency", 88.0, "time", "lower"),
+        ("benchmark_name", "throughput", 5.55, "event_rate", "higher"),
+        (
+            "/bin/sh -c ./my_build_script.sh",
+            "build-time",
+            87e9,
+            "time",
+            "lower",
+        ),
+        ("my_binary", "file-size", 42.0, "bytes", "lower"),
+    ] {
+        let m = common::metric(common::bench(&doc, bench), measure);
+        check(
+            format!("{bench} {measure}: {m}"),
+            m["values"][0].as_f64() == Some(base_value)
+                && m["unit"]["dimension"] == dimension
+                && m["better"] == better,
+        );
+    }
+    // A gate on throughput fails when it falls, not when it rises.
+    let dir = tempfile::tempdir().unwrap();
+    let (fell, rose) = (dir.path().join("fell.json"), dir.path().join("rose.json"));
+    scaled_bmf(&example, "throughput", 0.8, &fell);
+    scaled_bmf(&example, "throughput", 1.2, &rose);
+    let gate = ["--fail-on", "throughput:5%", "--strict"];
+    check(
+        "throughput -20 % fails".into(),
+        compare_exit(&example, &fell, &gate) == 1,
+    );
+    check(
+        "throughput +20 % passes".into(),
+        compare_exit(&example, &rose, &gate) == 0,
+    );
+    // latkit's own BMF keeps every time a time: exec's user and system read back in ns.
+    let bmf = dir.path().join("exec.bmf.json");
+    let status = latkit()
+        .args(["exec", "--runs", "3", "-q", "--format", "bmf", "--out"])
+        .arg(&bmf)
+        .args(["-c", "true"])
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let doc = common::parse_json(&bmf);
+    let bench = &doc["runs"][0]["benchmarks"][0];
+    for measure in ["latency", "latency-user", "latency-system"] {
+        check(
+            format!("exec BMF {measure} is a time"),
+            common::metric(bench, measure)["unit"]["dimension"] == "time",
+        );
+    }
+    settle("Bencher Metric Format", agreed, 0, &differ, 17);
+}
+
+#[test]
+fn github_action_benchmark_files_both_ways() {
+    let bigger = conformance("github-action-benchmark/customBiggerIsBetter_output.json");
+    let smaller = conformance("github-action-benchmark/customSmallerIsBetter_output2.json");
+    let (mut agreed, mut differ) = (0, Vec::new());
+    let doc = common::parse_json(&smaller);
+    for (name, value) in [
+        ("No instrumentation", 90.9439),
+        ("Deactivated probe", 445.661),
+        ("No logging", 1847.38),
+        ("Binary file", 3886.75),
+    ] {
+        let m = common::metric(common::bench(&doc, name), "ns");
+        if m["values"][0].as_f64() == Some(value) && m["better"] == "lower" {
+            agreed += 1;
+        } else {
+            differ.push(format!("{name}: {m}"));
+        }
+    }
+    // A customBiggerIsBetter file: every figure higher is better, by its tool's name or by
+    // --better; a fall fails the gate, a rise passes.
+    let doc = json_of(
+        latkit()
+            .args([
+                "parse",
+                "--input-format",
+                "gab-bigger",
+                "--format",
+                "json",
+                "-q",
+            ])
+            .arg(&bigger),
+    );
+    for (name, unit, value) in [
+        (
+            "My Custom Bigger Is Better Benchmark - Throughput",
+            "req/s",
+            70.0,
+        ),
+        (
+            "My Custom Bigger Is Better Benchmark - Free Memory",
+            "Megabytes",
+            150.0,
+        ),
+    ] {
+        let m = common::metric(common::bench(&doc, name), unit);
+        if m["values"][0].as_f64() == Some(value) && m["better"] == "higher" {
+            agreed += 1;
+        } else {
+            differ.push(format!("{name}: {m}"));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut less: Value = serde_json::from_slice(&std::fs::read(&bigger).unwrap()).unwrap();
+    for entry in less.as_array_mut().unwrap() {
+        entry["value"] = serde_json::json!(entry["value"].as_f64().unwrap() * 0.8);
+    }
+    let fell = dir.path().join("fell.json");
+    std::fs::write(&fell, less.to_string()).unwrap();
+    for (args, expected) in [
+        (vec!["--input-format", "gab-bigger"], 1),
+        (vec!["--better", "Megabytes=higher"], 1),
+        (vec![], 0),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--fail-on", "Megabytes:5%", "--strict"]);
+        let got = compare_exit(&bigger, &fell, &all);
+        if got == expected {
+            agreed += 1;
+        } else {
+            differ.push(format!(
+                "Free Memory -20 % with {args:?}: exit {got}, expected {expected}"
+            ));
+        }
+    }
+    settle("github-action-benchmark", agreed, 0, &differ, 9);
+}

@@ -426,33 +426,6 @@ fn bencher_and_github_action_benchmark_files_read_back() {
     );
 }
 
-/// pytest with pytest-benchmark: `.ci/run` prepares the venv (LATKIT_PYTEST_VENV); made here
-/// when it is missing.
-fn pytest() -> std::path::PathBuf {
-    let venv = std::env::var_os("LATKIT_PYTEST_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pytest-venv")
-        });
-    let pytest = venv.join("bin/pytest");
-    if !pytest.exists() {
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status();
-        assert!(
-            made.is_ok_and(|s| s.success()),
-            "python3 -m venv (apt-get install python3-venv)"
-        );
-        let installed = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "pytest==9.2.0", "pytest-benchmark==5.3.1"])
-            .status()
-            .unwrap();
-        assert!(installed.success(), "pip install pytest-benchmark");
-    }
-    pytest
-}
-
 #[test]
 fn pytest_benchmark_output_from_the_real_plugin_reads() {
     let dir = tempfile::tempdir().unwrap();
@@ -464,7 +437,7 @@ fn pytest_benchmark_output_from_the_real_plugin_reads() {
     )
     .unwrap();
     let run = |json: &str, extra: &[&str]| {
-        let status = Command::new(pytest())
+        let status = Command::new(common::pytest())
             .current_dir(dir.path())
             .args(["-q", "-p", "no:cacheprovider", "--benchmark-min-rounds=5"])
             .args(["--benchmark-max-time=0.05"])

@@ -5,7 +5,7 @@
 //! test criterion's samples themselves; a declared throughput becomes a rate per sample.
 
 use super::problems::Skipped;
-use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
+use super::{Input, InputFormat, Named, Parsed, for_each_numbered_line};
 use crate::error::{Error, Result};
 use crate::model::{BenchName, Dimension, Environment, Note, RunBuilder, Unit, fits_base_unit};
 use serde::Deserialize;
@@ -189,11 +189,17 @@ impl InputFormat for Criterion {
     }
 
     fn detect(&self, head: &str) -> bool {
-        head.lines().any(|l| {
-            let l = l.trim_start();
+        let lines = || head.lines().map(str::trim_start);
+        let messages = lines().any(|l| {
             l.starts_with(r#"{"reason":"benchmark-complete""#)
                 || l.starts_with(r#"{"reason":"group-complete""#)
-        })
+        });
+        // A fresh build puts cargo's own messages first, often more of them than detection
+        // reads; `cargo criterion --message-format=json` is what writes them to a results
+        // file, unless libtest's bench lines follow (`cargo bench --message-format=json`).
+        let cargo_messages = lines().any(|l| l.starts_with(r#"{"reason":"compiler-artifact""#))
+            && !lines().any(|l| l.starts_with("test ") && l.contains(" ... bench:"));
+        messages || cargo_messages
     }
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
@@ -201,12 +207,7 @@ impl InputFormat for Criterion {
         let mut builder = RunBuilder::default();
         let mut skipped = Skipped::default();
         let mut verdicts = Vec::new();
-        let mut line_number = 0u64;
-        for_each_text_line(reader, path, |line| {
-            line_number += 1;
-            let Some(line) = line else {
-                return skipped.line(path, line_number, super::LINE_TOO_LONG);
-            };
+        for_each_numbered_line(reader, path, &mut skipped, |skipped, line_number, line| {
             // `2>&1` mixes criterion's progress text in: only JSON lines are messages.
             if !line.trim_start().starts_with('{') {
                 return;

@@ -54,6 +54,8 @@ impl Named<'_> {
 /// wins, so the more specific come first.
 pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::latkit_json::LatkitJson,
+    &super::hdrhistogram::Hlog,
+    &super::hdrhistogram::Hgrm,
     &super::gbench::json::GbenchJson,
     &super::criterion::Criterion,
     &super::hyperfine::Hyperfine,

@@ -3,7 +3,7 @@
 //! outliers), not a confidence interval: it is kept as its own metric, `spread`, and said so.
 
 use super::problems::Skipped;
-use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
+use super::{Input, InputFormat, Named, Parsed, for_each_numbered_line};
 use crate::error::{Error, Result};
 use crate::model::{BenchName, Environment, Note, RunBuilder, fits_base_unit};
 use std::io::BufRead;
@@ -69,12 +69,7 @@ impl InputFormat for Libtest {
         let path = input.path;
         let mut builder = RunBuilder::default();
         let mut skipped = Skipped::default();
-        let mut line_number = 0u64;
-        for_each_text_line(reader, path, |line| {
-            line_number += 1;
-            let Some(line) = line else {
-                return skipped.line(path, line_number, super::LINE_TOO_LONG);
-            };
+        for_each_numbered_line(reader, path, &mut skipped, |skipped, line_number, line| {
             if !(line.starts_with("test ") && line.contains(" ... bench:")) {
                 return;
             }

@@ -6,6 +6,7 @@ pub mod cyclictest;
 pub mod format;
 pub mod gbench;
 pub mod go;
+mod hdrhistogram;
 mod hyperfine;
 mod latkit_json;
 mod libtest;
@@ -39,7 +40,7 @@ pub struct Parsed {
 impl Parsed {
     /// What a reader of results alone (no configuration, no timer) collected: the skipped
     /// lines' notes, then the reader's own `notes`.
-    fn of_results(
+    pub(crate) fn of_results(
         builder: RunBuilder,
         skipped: problems::Skipped,
         path: &str,
@@ -151,6 +152,24 @@ pub(crate) fn for_each_text_line(
         None => f(None),
     })
     .map_err(|e| Error::io(path, e))
+}
+
+/// Calls `f` with each line's number and text; a line too long to read is noted in `skipped`
+/// instead.
+pub(crate) fn for_each_numbered_line(
+    reader: &mut (impl BufRead + ?Sized),
+    path: &str,
+    skipped: &mut problems::Skipped,
+    mut f: impl FnMut(&mut problems::Skipped, u64, &str),
+) -> Result<()> {
+    let mut number = 0u64;
+    for_each_text_line(reader, path, |line| {
+        number += 1;
+        match line {
+            Some(line) => f(skipped, number, line),
+            None => skipped.line(path, number, LINE_TOO_LONG),
+        }
+    })
 }
 
 pub(crate) fn read_json(path: &str, reader: &mut dyn BufRead) -> Result<serde_json::Value> {

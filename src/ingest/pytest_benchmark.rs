@@ -141,7 +141,12 @@ impl InputFormat for PytestBenchmark {
             if rounds.is_none() {
                 builder.set_reported(bench, "time", b.stats.reported());
             }
-            if let Some(ops) = b.stats.ops.filter(|o| o.is_finite() && *o >= 0.0) {
+            // Files older than `ops` give it as pytest-benchmark computes it: 1 / mean.
+            let ops = b.stats.ops.or_else(|| {
+                let mean = b.stats.mean.filter(|m| *m > 0.0)?;
+                Some(1.0 / mean)
+            });
+            if let Some(ops) = ops.filter(|o| o.is_finite() && *o >= 0.0) {
                 builder
                     .record_checked(bench, "ops", "ops/s", ops)
                     .map_err(refused)?;

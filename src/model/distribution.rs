@@ -25,13 +25,19 @@ impl Serialize for Distribution {
 impl<'de> Deserialize<'de> for Distribution {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        let bytes = STANDARD
-            .decode(text.as_bytes())
-            .map_err(|e| serde::de::Error::custom(format!("histogram base64: {e}")))?;
-        decode(&bytes)
+        decode_histogram(&text)
             .map(Distribution)
             .map_err(serde::de::Error::custom)
     }
+}
+
+/// A histogram in HdrHistogram's exchange form: its V2 encoding, compressed or not, in base64
+/// (as latkit's JSON and HdrHistogram's interval logs carry it).
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| format!("histogram base64: {e}"))?;
+    decode(&bytes)
 }
 
 // HdrHistogram's V2 cookies, with the word-size bits (0x10) its Rust encoder sets.

@@ -10,7 +10,7 @@ mod unit;
 pub mod vocab;
 
 pub use builder::{RunBuilder, new_run};
-pub use distribution::Distribution;
+pub use distribution::{Distribution, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
 pub use name::BenchName;
 pub use summary::{Interval, Percentiles, Summary};

@@ -1,6 +1,7 @@
 //! HdrHistogram's percentile-distribution text (`.hgrm`), values in microseconds, as
 //! `outputPercentileDistribution` writes it (5 ticks per half distance).
 
+use super::{Report, Reporter};
 use hdrhistogram::Histogram;
 use std::io::{self, Write};
 
@@ -52,6 +53,28 @@ fn percentile_steps(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<Ste
     steps
 }
 
+/// `--format hgrm`: the first distribution of the report (a timer's latency, a round trip, a
+/// frame stage, an HdrHistogram log's intervals), as HdrHistogram prints it.
+pub struct Hgrm;
+
+impl Reporter for Hgrm {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let first = report
+            .runs
+            .iter()
+            .flat_map(|r| &r.benchmarks)
+            .flat_map(|b| &b.metrics)
+            .find_map(|m| m.histogram.as_ref());
+        match first {
+            Some(h) => write(&h.0, out),
+            None => Err(io::Error::other(
+                "--format hgrm prints a latency distribution (timer, net or frame results, \
+                 cyclictest, Xenomai, an HdrHistogram log), and the input holds none",
+            )),
+        }
+    }
+}
+
 pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
@@ -59,32 +82,28 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     )?;
     let digits = h.sigfig() as usize;
-    let line = |out: &mut dyn Write, step: &Step| {
-        let value = step.value as f64 / SCALE;
-        let (quantile, total) = (step.percentile / 100.0, step.total);
-        if step.percentile < 100.0 {
-            writeln!(
-                out,
-                "{value:12.digits$} {quantile:2.12} {total:10} {:14.2}",
-                1.0 / (1.0 - quantile)
-            )
-        } else {
-            writeln!(out, "{value:12.digits$} {quantile:2.12} {total:10}")
-        }
-    };
+    let fixed = |v: f64, decimals: usize| java_fixed(v, decimals);
     for step in percentile_steps(h, TICKS_PER_HALF_DISTANCE) {
-        line(out, &step)?;
+        let value = fixed(step.value as f64 / SCALE, digits);
+        let quantile = step.percentile / 100.0;
+        let (level, total) = (fixed(quantile, 12), step.total);
+        if step.percentile < 100.0 {
+            let inverse = fixed(1.0 / (1.0 - quantile), 2);
+            writeln!(out, "{value:>12} {level:>2} {total:10} {inverse:>14}")?;
+        } else {
+            writeln!(out, "{value:>12} {level:>2} {total:10}")?;
+        }
     }
     writeln!(
         out,
-        "#[Mean    = {:12.digits$}, StdDeviation   = {:12.digits$}]",
-        h.mean() / SCALE,
-        h.stdev() / SCALE
+        "#[Mean    = {:>12}, StdDeviation   = {:>12}]",
+        fixed(h.mean() / SCALE, digits),
+        fixed(h.stdev() / SCALE, digits)
     )?;
     writeln!(
         out,
-        "#[Max     = {:12.digits$}, Total count    = {:12}]",
-        h.max() as f64 / SCALE,
+        "#[Max     = {:>12}, Total count    = {:12}]",
+        fixed(h.max() as f64 / SCALE, digits),
         h.len()
     )?;
     let sub_buckets = (2 * 10u64.pow(h.sigfig() as u32)).next_power_of_two();
@@ -96,9 +115,70 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// `v` with `decimals` digits after the point as Java's `%.Nf` prints it: the shortest
+/// decimal that reads back as `v`, rounded half up (Rust rounds the binary value half to
+/// even, so `0.9997802734375` would end in …437 where HdrHistogram's rows end in …438).
+fn java_fixed(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    let shortest = format!("{}", v.abs());
+    let (whole, fraction) = shortest.split_once('.').unwrap_or((&shortest, ""));
+    let mut digits: Vec<u8> = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .map(|b| b - b'0')
+        .collect();
+    let point = whole.len();
+    let keep = point + decimals;
+    let round_up = digits.get(keep).is_some_and(|&d| d >= 5);
+    digits.resize(keep, 0);
+    if round_up {
+        let mut i = keep;
+        loop {
+            if i == 0 {
+                digits.insert(0, 1);
+                break;
+            }
+            i -= 1;
+            if digits[i] == 9 {
+                digits[i] = 0;
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let point = digits.len() - decimals;
+    let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
+    let sign = if v.is_sign_negative() && digits.iter().any(|&d| d > 0) {
+        "-"
+    } else {
+        ""
+    };
+    if decimals == 0 {
+        format!("{sign}{text}")
+    } else {
+        format!("{sign}{}.{}", &text[..point], &text[point..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_point_as_java_prints_it() {
+        assert_eq!(java_fixed(0.9997802734375, 12), "0.999780273438");
+        assert_eq!(java_fixed(0.9999267578125, 12), "0.999926757813");
+        assert_eq!(java_fixed(1500.159, 3), "1500.159");
+        assert_eq!(java_fixed(0.1, 12), "0.100000000000");
+        assert_eq!(java_fixed(9.995, 2), "10.00");
+        assert_eq!(java_fixed(1.0, 2), "1.00");
+        assert_eq!(java_fixed(0.0, 3), "0.000");
+        assert_eq!(java_fixed(4551.111111111111, 2), "4551.11");
+        assert_eq!(java_fixed(123.0, 0), "123");
+    }
 
     #[test]
     fn a_level_reached_exactly_reports_the_bucket_that_reaches_it() {

@@ -155,6 +155,11 @@ pub static FORMATS: &[OutputFormat] = &[
         },
     },
     OutputFormat {
+        name: "hgrm",
+        help: "HdrHistogram percentile distribution (.hgrm, µs) of the first distribution",
+        reporter: || Box::new(hgrm::Hgrm),
+    },
+    OutputFormat {
         name: "bench",
         help: "`BENCH name: key=value<unit>` lines",
         reporter: || Box::new(bench::Bench),

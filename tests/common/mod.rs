@@ -170,3 +170,30 @@ pub fn replay_bench() -> &'static std::path::Path {
         binary
     })
 }
+
+/// pytest with pytest-benchmark: `.ci/run` prepares the venv (LATKIT_PYTEST_VENV); made here
+/// when it is missing.
+pub fn pytest() -> std::path::PathBuf {
+    let venv = std::env::var_os("LATKIT_PYTEST_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pytest-venv")
+        });
+    let pytest = venv.join("bin/pytest");
+    if !pytest.exists() {
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "python3 -m venv (apt-get install python3-venv)"
+        );
+        let installed = std::process::Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", "pytest==9.2.0", "pytest-benchmark==5.3.1"])
+            .status()
+            .unwrap();
+        assert!(installed.success(), "pip install pytest-benchmark");
+    }
+    pytest
+}

@@ -397,11 +397,25 @@ mod tests {
         assert_eq!(run.environment.cores, Some(2));
         let b = &run.benchmarks;
         let names: Vec<&str> = b.iter().map(|b| b.name.full_name.as_str()).collect();
-        assert_eq!(names, ["BM_W", "BM_D/256", "BM_D_BigO", "BM_D_RMS"]);
+        assert_eq!(
+            names,
+            [
+                "BM_W",
+                "BM_W_mean",
+                "BM_W_cv",
+                "BM_D/256",
+                "BM_D_BigO",
+                "BM_D_RMS"
+            ]
+        );
         assert_eq!(b[0].metric("real_time").unwrap().values, [65.6]);
         assert_eq!(b[0].metric("items_per_second").unwrap().values, [15.25e6]);
-        assert_eq!(b[2].metric("cpu_time").unwrap().source_unit, "ns/N");
-        assert_eq!(b[3].metric("real_time").unwrap().values, [3.0]);
+        // Aggregates are figures of their own, the cv in %.
+        assert_eq!(b[1].aggregate.as_deref(), Some("mean"));
+        assert_eq!(b[2].metric("real_time").unwrap().values, [3.62]);
+        assert_eq!(b[2].metric("real_time").unwrap().source_unit, "%");
+        assert_eq!(b[4].metric("cpu_time").unwrap().source_unit, "ns/N");
+        assert_eq!(b[5].metric("real_time").unwrap().values, [3.0]);
     }
 
     #[test]

@@ -428,6 +428,11 @@ mod tests {
             real_time: Some(real),
             cpu_time: Some(real),
             iterations: Some(10),
+            name: match &kind {
+                RowKind::Aggregate(statistic) => format!("{name}_{statistic}"),
+                _ => name.to_string(),
+            },
+            percentage: kind == RowKind::Aggregate("cv".into()),
             ..Row::new(line, name, kind)
         }
     }
@@ -440,9 +445,12 @@ mod tests {
         r.add(row(3, "BM_A", RowKind::Aggregate("mean".into()), 11.0));
         r.add(row(4, "BM_A", RowKind::Aggregate("median".into()), 11.0));
         let b = r.finish(Vec::new()).builder.finish();
-        assert_eq!(b.len(), 1);
+        let names: Vec<&str> = b.iter().map(|b| b.name.full_name.as_str()).collect();
+        assert_eq!(names, ["BM_A", "BM_A_mean", "BM_A_median"]);
         assert_eq!(b[0].metric(WALL).unwrap().values, [10.0, 12.0]);
         assert_eq!(b[0].iterations, [10, 10]);
+        assert_eq!(b[1].aggregate.as_deref(), Some("mean"));
+        assert_eq!(b[1].metric(WALL).unwrap().values, [11.0]);
     }
 
     #[test]
@@ -455,8 +463,11 @@ mod tests {
         let out = r.finish(Vec::new());
         assert!(out.notes[0].message.contains("their median, cv 9.00 %"));
         let b = out.builder.finish();
-        assert_eq!(b[0].metric(WALL).unwrap().values, [10.5]);
-        assert!(b[0].iterations.is_empty(), "10 is the repetition count");
+        let stand_in = b.iter().find(|b| b.name.full_name == "BM_A").unwrap();
+        assert_eq!(stand_in.metric(WALL).unwrap().values, [10.5]);
+        assert!(stand_in.iterations.is_empty(), "10 is the repetition count");
+        let cv = b.iter().find(|b| b.name.full_name == "BM_A_cv").unwrap();
+        assert_eq!(cv.metric(WALL).unwrap().values, [9.0]);
     }
 
     #[test]
