@@ -527,3 +527,36 @@ fn check_judges_regression_rules_against_a_base() {
         "{text}"
     );
 }
+
+/// x/perf unit metadata holds for every input wherever it was written, as benchstat reads it:
+/// `better=higher` in the base file alone makes a fall in the other a regression (a unit it
+/// does not know is lower-is-better otherwise).
+#[test]
+fn unit_metadata_from_one_input_holds_for_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, new) = (dir.path().join("base.txt"), dir.path().join("new.txt"));
+    let lines = |v: f64| -> String {
+        (0..6)
+            .map(|i| format!("BenchmarkServe 1 {} points\n", v + f64::from(i)))
+            .collect()
+    };
+    std::fs::write(
+        &base,
+        format!("Unit points better=higher\n{}", lines(100.0)),
+    )
+    .unwrap();
+    std::fs::write(&new, lines(80.0)).unwrap();
+    let gate = |a: &Path, b: &Path| {
+        latkit()
+            .arg("compare")
+            .args(["--fail-on", "points:5%"])
+            .arg(a)
+            .arg(b)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(gate(&base, &new), Some(1), "a 20 % fall in points is worse");
+    assert_eq!(gate(&new, &base), Some(0), "a 25 % rise is better");
+}

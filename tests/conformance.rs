@@ -501,6 +501,15 @@ fn compare_py_on_its_own_inputs() {
     ];
     let (agreed, deliberate, differ) = agree_with_compare_py(&cases);
     settle("compare.py on its inputs", agreed, deliberate, &differ, 51);
+    // Where its p-values differ by rule (test3's ties), the report says why.
+    let doc = compare_json(&cases[1].1, &[]);
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("compare.py (scipy) takes the normal approximation"),
+        "{}",
+        doc["notes"]
+    );
 }
 
 /// A real google/benchmark binary built here, run twice with repetitions: every aggregate row

@@ -10,7 +10,7 @@ use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
 use crate::error::{Error, Result};
 use crate::model::{
-    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
+    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact, vocab,
 };
 pub use crate::targets::RegressionRule;
 use hdrhistogram::Histogram;
@@ -358,6 +358,9 @@ struct Footnotes {
     distributions: bool,
     /// Exact values (assume=exact) that vary: warnings, one per benchmark and input.
     inexact: Vec<String>,
+    /// An exact p-value where scipy's U test (google/benchmark's compare.py) would take the
+    /// normal approximation: ties, or more than 8 values on each side.
+    exact_beyond_scipy: bool,
     /// A geomean over benchmark sets that differ from the base's.
     geomean_sets_differ: bool,
     /// A geomean left out for a zero or negative figure.
@@ -397,6 +400,14 @@ impl Footnotes {
             )));
         }
         notes.extend(self.inexact.iter().map(Note::warning));
+        if self.exact_beyond_scipy {
+            notes.push(Note::info(
+                "p-values count the U test's exact distribution (up to 25 values with ties, 50 \
+                 without, as benchstat does); google/benchmark's compare.py (scipy) takes the \
+                 normal approximation where values tie or both sides exceed 8, so its p-values \
+                 differ there",
+            ));
+        }
         if self.geomean_sets_differ {
             notes.push(Note::warning(
                 "geomean: the benchmark set differs from the base's; geomeans may not be comparable",
@@ -611,7 +622,17 @@ fn repetition_table(
                         },
                         Assume::Nothing => {
                             let test = mann_whitney(a, b);
-                            footnotes.all_equal |= a.iter().chain(b).all(|v| *v == a[0]);
+                            let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
+                            footnotes.all_equal |= all_equal;
+                            // google/benchmark's times are what compare.py tests too.
+                            let gbench_time =
+                                [vocab::REAL_TIME, vocab::CPU_TIME].contains(&metric.name.as_str());
+                            footnotes.exact_beyond_scipy |= gbench_time
+                                && test.is_some_and(|t| {
+                                    t.exact
+                                        && !all_equal
+                                        && (t.ties || (a.len() > 8 && b.len() > 8))
+                                });
                             let p = test.map_or(1.0, |t| t.p);
                             // benchstat's rule: the p-value alone decides, so equal medians
                             // with p ≤ alpha are a significant 0.00 %.

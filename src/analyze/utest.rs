@@ -19,6 +19,8 @@ pub struct UTest {
     /// The two-sided p-value; 1 when every value is equal.
     pub p: f64,
     pub exact: bool,
+    /// Whether any values tie.
+    pub ties: bool,
 }
 
 /// Tests whether `a` and `b` differ in location (two-sided). `None` when a sample is empty.
@@ -60,15 +62,16 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
     let twice_r1: usize = groups.iter().map(|&(_, m, twice)| m * twice).sum();
     let twice_u1 = twice_r1 - n1 * (n1 + 1);
     let u1 = twice_u1 as f64 / 2.0;
+    let ties = groups.iter().any(|g| g.0 > 1);
     if groups.len() == 1 {
         return Some(UTest {
             u: u1,
             p: 1.0,
             exact: true,
+            ties,
         });
     }
     let u2 = (n1 * n2) as f64 - u1;
-    let ties = groups.iter().any(|g| g.0 > 1);
     let limit = if ties { TIES_EXACT_LIMIT } else { EXACT_LIMIT };
     if n1 <= limit && n2 <= limit {
         let p = if u1 == u2 {
@@ -81,6 +84,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
             u: u1,
             p,
             exact: true,
+            ties,
         });
     }
     let n = (n1 + n2) as f64;
@@ -102,6 +106,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
         u: u1,
         p,
         exact: false,
+        ties,
     })
 }
 

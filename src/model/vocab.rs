@@ -12,3 +12,7 @@ pub const OVERRUNS: &str = "overruns";
 pub const MODE_SWITCHES: &str = "mode_switches";
 /// The benchmark that combines every measuring thread.
 pub const ALL_THREADS: &str = "all";
+
+/// google/benchmark's two times per iteration: wall clock and CPU.
+pub const REAL_TIME: &str = "real_time";
+pub const CPU_TIME: &str = "cpu_time";

@@ -74,8 +74,7 @@ impl Row {
 }
 
 /// The metric names of the two times, as google/benchmark calls them.
-pub const WALL: &str = "real_time";
-pub const CPU: &str = "cpu_time";
+pub use crate::model::vocab::{CPU_TIME as CPU, REAL_TIME as WALL};
 
 /// The unit a counter's values are in.
 fn counter_unit(name: &str) -> &'static str {
