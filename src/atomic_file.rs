@@ -1,7 +1,10 @@
-//! Output files written whole or not at all: each goes to a temporary file beside its
-//! destination and is renamed over it only when everything was written, so a full disk or a
-//! failure midway never leaves a truncated report that reads back as valid. Creating one
-//! checks the destination before any measuring starts.
+//! Output files written whole or not at all: a regular file (or a new path) is written to a
+//! temporary file beside it and renamed over it only when everything was written, so a full
+//! disk or a failure midway never leaves a truncated report that reads back as valid. Anything
+//! else at the path — a device such as /dev/null, a FIFO, a terminal, `/dev/stdout`, a shell's
+//! `>(cmd)` — is written straight through and never replaced, and a symbolic link is followed
+//! to the file it names, which is then written as any other. Creating one checks (or opens)
+//! the destination before any measuring starts.
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -10,64 +13,145 @@ use std::path::{Path, PathBuf};
 
 /// Unbuffered: wrap it in a `BufWriter` or `LineWriter` as the writing calls for.
 pub struct OutputFile {
-    path: PathBuf,
-    temp: tempfile::NamedTempFile,
+    /// The path as given, for messages.
+    name: PathBuf,
+    target: Target,
 }
 
+enum Target {
+    /// A regular file or a new path: a temporary file renamed to `path` on commit.
+    Atomic {
+        path: PathBuf,
+        temp: tempfile::NamedTempFile,
+    },
+    /// A device, FIFO, socket or terminal: written as it is.
+    Direct(File),
+}
+
+/// Symbolic links followed at most, as the kernel does.
+const MAX_LINKS: usize = 40;
+
 impl OutputFile {
-    /// Opens a temporary file in `path`'s directory: a missing directory or one latkit cannot
-    /// write to is an error now, not after a run.
+    /// Opens the destination: a temporary file in the directory of a regular file or new path
+    /// (a missing directory or one latkit cannot write to is an error now, not after a run), or
+    /// the special file itself for writing.
     pub fn create(path: &Path) -> Result<OutputFile> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+        let name = path.to_path_buf();
+        let io_err = |e| Error::io(&path.display().to_string(), e);
+        // The kernel follows the links (including /proc's, as /dev/stdout is one) to what is
+        // there now.
+        let target = match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(Error::Input(format!(
+                    "{}: is a directory, not a file to write",
+                    path.display()
+                )));
+            }
+            Ok(meta) if !meta.is_file() => Target::Direct(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err)?,
+            ),
+            Ok(_) => {
+                let path = std::fs::canonicalize(path).map_err(io_err)?;
+                Target::Atomic {
+                    temp: temporary_beside(&path).map_err(io_err)?,
+                    path,
+                }
+            }
+            Err(_) => {
+                let path = resolve_links(path).map_err(io_err)?;
+                Target::Atomic {
+                    temp: temporary_beside(&path).map_err(io_err)?,
+                    path,
+                }
+            }
         };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(&path.display().to_string(), e))?;
-        Ok(OutputFile {
-            path: path.to_path_buf(),
-            temp,
-        })
+        Ok(OutputFile { name, target })
     }
 
-    /// Where the content is written until [`OutputFile::commit`], for a program that writes
-    /// the file itself.
-    pub fn temp_path(&self) -> &Path {
-        self.temp.path()
+    /// Where a program that writes the file itself may write it until
+    /// [`OutputFile::commit`]; `None` for a special file, which takes only what is written
+    /// through this handle.
+    pub fn temp_path(&self) -> Option<&Path> {
+        match &self.target {
+            Target::Atomic { temp, .. } => Some(temp.path()),
+            Target::Direct(_) => None,
+        }
     }
 
     pub fn name(&self) -> String {
-        self.path.display().to_string()
+        self.name.display().to_string()
     }
 
-    /// Flushes, syncs and renames the file into place; on any error the destination is left
-    /// as it was and the temporary file is removed.
+    /// Puts the file in place: flushes, syncs and renames a regular file (on any error the
+    /// destination is left as it was and the temporary file is removed); flushes a special one.
     pub fn commit(self) -> Result<()> {
         let name = self.name();
         let io_err = |e| Error::io(&name, e);
-        let temp = self.temp;
-        temp.as_file().sync_all().map_err(io_err)?;
-        // A report is for others to read, unlike the private temporary file.
-        set_readable(temp.as_file()).map_err(io_err)?;
-        temp.persist(&self.path).map_err(|e| io_err(e.error))?;
+        match self.target {
+            Target::Atomic { path, temp } => {
+                temp.as_file().sync_all().map_err(io_err)?;
+                // A report is for others to read, unlike the private temporary file.
+                set_readable(temp.as_file()).map_err(io_err)?;
+                temp.persist(&path).map_err(|e| io_err(e.error))?;
+            }
+            Target::Direct(mut file) => file.flush().map_err(io_err)?,
+        }
         Ok(())
     }
 }
 
+/// `path` with every symbolic link of its last component followed to a path that does not
+/// exist yet: a dangling link names the file to create.
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow"
+    )))
+}
+
+fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+}
+
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.temp.write(buf)
+        match &mut self.target {
+            Target::Atomic { temp, .. } => temp.write(buf),
+            Target::Direct(file) => file.write(buf),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.temp.flush()
+        match &mut self.target {
+            Target::Atomic { temp, .. } => temp.flush(),
+            Target::Direct(file) => file.flush(),
+        }
     }
 }
 
@@ -102,5 +186,52 @@ mod tests {
         write_file(&path, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert!(OutputFile::create(&dir.path().join("missing/r.json")).is_err());
+    }
+
+    #[test]
+    fn a_symlink_is_followed_and_its_target_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        // Dangling: the link names the file to create.
+        write_file(&link, b"first").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "first");
+        write_file(&link, b"second").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "second");
+    }
+
+    #[test]
+    fn a_fifo_is_written_through_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        write_file(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+            "still a FIFO"
+        );
+        assert!(
+            OutputFile::create(dir.path()).is_err(),
+            "a directory is refused"
+        );
     }
 }

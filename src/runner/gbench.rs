@@ -134,46 +134,61 @@ impl GbenchRun {
     }
 }
 
-/// Where the binary writes its JSON: the temporary file `--raw` is renamed from, or a private
-/// one removed when done.
+/// Where the binary writes its JSON: the temporary file a regular `--raw` file is renamed
+/// from, or a private one (removed when done, and copied into a `--raw` that is a device or a
+/// pipe, which the binary could not be read back from).
 enum JsonOut {
     Raw(OutputFile),
+    Copied(tempfile::NamedTempFile, OutputFile),
     Scratch(tempfile::NamedTempFile),
 }
 
 impl JsonOut {
     fn open(raw: Option<&Path>) -> Result<JsonOut> {
-        Ok(match raw {
-            Some(path) => JsonOut::Raw(OutputFile::create(path)?),
-            None => JsonOut::Scratch(
-                tempfile::Builder::new()
-                    .prefix("latkit-gbench-")
-                    .suffix(".json")
-                    .tempfile()
-                    .map_err(|e| Error::Failed(format!("creating a temporary file: {e}")))?,
-            ),
+        let scratch = || {
+            tempfile::Builder::new()
+                .prefix("latkit-gbench-")
+                .suffix(".json")
+                .tempfile()
+                .map_err(|e| Error::Failed(format!("creating a temporary file: {e}")))
+        };
+        Ok(match raw.map(OutputFile::create).transpose()? {
+            Some(file) if file.temp_path().is_some() => JsonOut::Raw(file),
+            Some(file) => JsonOut::Copied(scratch()?, file),
+            None => JsonOut::Scratch(scratch()?),
         })
     }
 
     fn path(&self) -> &Path {
         match self {
-            JsonOut::Raw(file) => file.temp_path(),
-            JsonOut::Scratch(file) => file.path(),
+            JsonOut::Raw(file) => file
+                .temp_path()
+                .expect("a regular file has a temporary path"),
+            JsonOut::Copied(scratch, _) | JsonOut::Scratch(scratch) => scratch.path(),
         }
     }
 
     /// What messages call the JSON: the `--raw` file, or the binary's output.
     fn name(&self, program: &str) -> String {
         match self {
-            JsonOut::Raw(file) => file.name(),
+            JsonOut::Raw(file) | JsonOut::Copied(_, file) => file.name(),
             JsonOut::Scratch(_) => format!("{program} --benchmark_out"),
         }
     }
 
-    /// Renames `--raw` into place; the private file goes.
+    /// Puts `--raw` in place; the private file goes.
     fn keep(self) -> Result<()> {
         match self {
             JsonOut::Raw(file) => file.commit(),
+            JsonOut::Copied(scratch, mut file) => {
+                let name = file.name();
+                std::io::copy(
+                    &mut scratch.reopen().map_err(|e| Error::io(&name, e))?,
+                    &mut file,
+                )
+                .map_err(|e| Error::io(&name, e))?;
+                file.commit()
+            }
             JsonOut::Scratch(_) => Ok(()),
         }
     }

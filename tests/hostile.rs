@@ -1,0 +1,146 @@
+//! latkit under misuse and attack: special files as outputs, hostile names, panics on
+//! degenerate inputs. Special files are made with mknod/mkfifo in a temporary directory, never
+//! on the machine's /dev.
+
+mod common;
+
+use common::{latkit, vector};
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `latkit parse` of the Go vector written to `out` as CSV.
+fn parse_to(out: &Path) -> std::process::Output {
+    latkit()
+        .arg("parse")
+        .arg(vector("viiper-count3.gobench.txt"))
+        .args(["--format", "csv", "--out"])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_character_device_is_written_through_never_replaced() {
+    assert!(
+        is_root(),
+        "this test makes a device node: run it as root (CI does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null");
+    // The same device as /dev/null (1, 3), made here.
+    nix::sys::stat::mknod(
+        &null,
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+        nix::sys::stat::makedev(1, 3),
+    )
+    .unwrap();
+    for extra in [vec![], vec!["--json"]] {
+        let mut cmd = latkit();
+        cmd.arg("parse").arg(vector("viiper-count3.gobench.txt"));
+        if extra.is_empty() {
+            cmd.arg("--out").arg(&null);
+        } else {
+            cmd.arg("--json").arg(&null).args(["--format", "csv"]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+        assert!(
+            kind.is_char_device(),
+            "{extra:?}: the device is still a device"
+        );
+    }
+    // Nothing was left beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_fifo_reader_gets_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // An end of our own on the FIFO (read-write never blocks) keeps the reader from waiting for
+    // ever should latkit not write to it: closing ours ends the reader's input either way.
+    let ours = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = parse_to(&fifo);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(ours);
+    let got = reader.join().unwrap();
+    assert!(got.starts_with("table,cycle,Benchmark"), "{got}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
+
+#[test]
+fn a_symlink_keeps_pointing_and_its_target_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("report.csv");
+    let link = dir.path().join("latest.csv");
+    std::fs::write(&target, "old").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = parse_to(&link);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .starts_with("table,cycle")
+    );
+}
+
+/// `--out /dev/stdout`, through a link of its own in a temporary directory (the machine's
+/// /dev/stdout is what a broken latkit would replace).
+#[test]
+fn dev_stdout_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
+    let out = parse_to(&stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("table,cycle,Benchmark"));
+    assert!(
+        std::fs::symlink_metadata(&stdout)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
