@@ -308,7 +308,17 @@ impl PageSpec {
                         })
                         .collect::<Result<Vec<_>>>()?;
                     Rule::Headroom {
-                        budget_ns: time(line, "budget", &budget_text)?,
+                        budget_ns: match time(line, "budget", &budget_text)? {
+                            ns if ns > 0.0 => ns,
+                            _ => {
+                                return Err(bad(
+                                    line,
+                                    format!(
+                                        "budget `{budget_text}` must be more than zero: headroom is budget ÷ time"
+                                    ),
+                                ));
+                            }
+                        },
                         budget_text,
                         levels: if levels.is_empty() {
                             vec![Level {

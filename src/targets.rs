@@ -258,8 +258,18 @@ impl Targets {
                         format!("budget `{}` has no [[budget.stage]]", b.name),
                     ));
                 }
+                let total = limit(&b.total)?;
+                if total.value <= 0.0 {
+                    return Err(bad(
+                        total.line,
+                        format!(
+                            "budget total `{}` must be more than zero: the stages are shares of it",
+                            total.text
+                        ),
+                    ));
+                }
                 Some(Budget {
-                    total: limit(&b.total)?,
+                    total,
                     name: b.name,
                     stages: b
                         .stage

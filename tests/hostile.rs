@@ -144,3 +144,78 @@ fn dev_stdout_is_standard_output() {
             .is_symlink()
     );
 }
+
+/// `text` with `from` replaced, written to `dir/name`.
+fn edited(dir: &Path, name: &str, text: &str, from: &str, to: &str) -> std::path::PathBuf {
+    assert!(text.contains(from), "{from}");
+    let path = dir.join(name);
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    path
+}
+
+#[test]
+fn a_budget_of_nothing_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let targets =
+        std::fs::read_to_string(common::fixture("check/rootstream-targets.toml")).unwrap();
+    for total in ["0 ms", "1e-400 ms", "-5 ms"] {
+        let file = edited(
+            dir.path(),
+            "t.toml",
+            &targets,
+            "total = \"20 ms\"",
+            &format!("total = \"{total}\""),
+        );
+        let out = latkit()
+            .args(["check", "--targets"])
+            .arg(&file)
+            .arg(vector("rootstream-bench.txt"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{total}: {err}");
+        assert!(
+            err.contains("t.toml:20: budget total") && err.contains("more than zero"),
+            "{err}"
+        );
+    }
+    let spec = std::fs::read_to_string(common::fixture("page/sdk-page.toml")).unwrap();
+    let file = edited(
+        dir.path(),
+        "p.toml",
+        &spec,
+        "budget = \"16.67 ms\"",
+        "budget = \"0 ms\"",
+    );
+    let out = latkit()
+        .args(["page", "--spec"])
+        .arg(&file)
+        .arg(common::fixture("page/sdk.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("p.toml:16: budget `0 ms` must be more than zero")
+    );
+}
+
+#[test]
+fn a_page_of_zero_times_has_infinite_factors_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(common::fixture("page/sdk.json")).unwrap()).unwrap();
+    for b in doc["benchmarks"].as_array_mut().unwrap() {
+        b["real_time"] = 0.into();
+        b["cpu_time"] = 0.into();
+    }
+    let zero = dir.path().join("zero.json");
+    std::fs::write(&zero, doc.to_string()).unwrap();
+    let page = common::stdout_of(
+        latkit()
+            .args(["page", "--spec"])
+            .arg(common::fixture("page/sdk-page.toml"))
+            .arg(&zero),
+    );
+    assert!(page.contains("~∞x headroom"), "{page}");
+}

@@ -509,6 +509,16 @@ fn pair_caveat(micro: &Found, realistic: &Found, why: Option<&str>) -> String {
 /// A number as people write it: two significant digits (three from 100 up), and whether
 /// rounding moved it by more than 0.5 % (then it is shown with a `~`).
 fn approx(value: f64) -> (String, bool) {
+    // A time of zero makes a factor infinite; zero itself has no magnitude to round.
+    if value.is_nan() {
+        return ("?".to_string(), false);
+    }
+    if value.is_infinite() {
+        return (if value < 0.0 { "-∞" } else { "∞" }.to_string(), false);
+    }
+    if value == 0.0 {
+        return ("0".to_string(), false);
+    }
     let magnitude = value.abs();
     let (rounded, digits) = if magnitude >= 100.0 {
         // Three significant digits, the rest zeros: 158712 → 159000.

@@ -28,6 +28,10 @@ fn rows(verdict: &Verdict) -> Vec<[String; 5]> {
 /// rounded sum: each is rounded down, and the hundredths left over go to the parts that lost
 /// the most (the largest-remainder method).
 fn hundredths_adding_up(parts: &[f64]) -> Vec<f64> {
+    // Shares beyond what hundredths can count (a tiny budget) are shown as they are.
+    if parts.iter().any(|p| !p.is_finite() || p.abs() > 1e12) {
+        return parts.to_vec();
+    }
     let scaled: Vec<f64> = parts.iter().map(|p| p * 100.0).collect();
     let mut units: Vec<i64> = scaled.iter().map(|p| p.floor() as i64).collect();
     let target = scaled.iter().sum::<f64>().round() as i64;
