@@ -756,3 +756,64 @@ fn a_parameter_scan_is_one_table_with_every_value_as_a_row() {
     assert_eq!(sleep["config"][0]["value"], "2");
     assert_eq!(sleep["params"][0]["value"], "2");
 }
+
+/// Two `-L` lists run every combination, in hyperfine's order (the real hyperfine's).
+#[test]
+fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("h.json");
+    let status = Command::new("hyperfine")
+        .args([
+            "-N",
+            "--runs",
+            "2",
+            "-L",
+            "a",
+            "1,2",
+            "-L",
+            "b",
+            "3,4",
+            "echo {a} {b}",
+        ])
+        .arg("--export-json")
+        .arg(&theirs)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("hyperfine runs (apt-get install hyperfine)");
+    assert!(status.success());
+    let theirs: Vec<String> = common::parse_json(&theirs)["runs"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["full_name"].as_str().unwrap().to_string())
+        .collect();
+    let ours = json_of(latkit().args([
+        "exec",
+        "--runs",
+        "2",
+        "-q",
+        "--format",
+        "json",
+        "-L",
+        "a",
+        "1,2",
+        "-L",
+        "b",
+        "3,4",
+        "-c",
+        "echo {a} {b}",
+    ]));
+    let ours: Vec<String> = ours["runs"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["full_name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ours.len(), 4, "{ours:?}");
+    assert_eq!(ours, theirs);
+    let twice = latkit()
+        .args(["exec", "-L", "a", "1", "-L", "a", "2", "-c", "echo {a}"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+}

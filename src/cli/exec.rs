@@ -40,6 +40,7 @@ pub struct ExecArgs {
     #[arg(short = 'C', long, value_name = "CMD")]
     pub cleanup: Option<String>,
     /// Run every command once per value, `{NAME}` replaced: `-L size 64,1024,65536`.
+    /// Repeatable: every combination of the lists' values is run.
     #[arg(short = 'L', long = "parameter-list", num_args = 2,
           value_names = ["NAME", "VALUES"], conflicts_with = "parameter_scan")]
     pub parameter_list: Vec<String>,

@@ -6,13 +6,37 @@ use crate::model::ConfigEntry;
 use crate::runner::exec::{Exec, Planned};
 use std::io::{IsTerminal, stderr};
 
-/// The values a parameter takes: `-L NAME a,b,c` or `-P NAME MIN MAX`.
-fn parameter(args: &ExecArgs) -> Result<Option<(String, Vec<String>)>> {
-    if let [name, values] = &args.parameter_list[..] {
-        return Ok(Some((
-            name.clone(),
-            values.split(',').map(str::to_string).collect(),
-        )));
+/// The most commands a parameter scan may plan.
+const MAX_COMBINATIONS: usize = 100_000;
+
+/// The values each parameter takes: `-L NAME a,b,c` (repeatable) or `-P NAME MIN MAX`.
+fn parameters(args: &ExecArgs) -> Result<Vec<(String, Vec<String>)>> {
+    if !args.parameter_list.is_empty() {
+        let mut lists: Vec<(String, Vec<String>)> = Vec::new();
+        for pair in args.parameter_list.chunks(2) {
+            let [name, values] = pair else {
+                return Err(Error::Input("--parameter-list takes NAME VALUES".into()));
+            };
+            if lists.iter().any(|(n, _)| n == name) {
+                return Err(Error::Input(format!(
+                    "--parameter-list {name} given twice: give each parameter once"
+                )));
+            }
+            lists.push((
+                name.clone(),
+                values.split(',').map(str::to_string).collect(),
+            ));
+        }
+        let combinations = lists
+            .iter()
+            .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+            .filter(|n| *n <= MAX_COMBINATIONS);
+        if combinations.is_none() {
+            return Err(Error::Input(format!(
+                "--parameter-list: more than {MAX_COMBINATIONS} combinations of values"
+            )));
+        }
+        return Ok(lists);
     }
     if let [name, min, max] = &args.parameter_scan[..] {
         let bound = |text: &str| {
@@ -25,12 +49,42 @@ fn parameter(args: &ExecArgs) -> Result<Option<(String, Vec<String>)>> {
                 "--parameter-scan {name} {min} {max}: expected MIN <= MAX, at most 100000 apart"
             )));
         }
-        return Ok(Some((
+        return Ok(vec![(
             name.clone(),
             (min..=max).map(|v| v.to_string()).collect(),
-        )));
+        )]);
     }
-    Ok(None)
+    Ok(Vec::new())
+}
+
+/// Every combination of the parameters' values, the first parameter varying fastest, in the
+/// order hyperfine runs `-L a 1,2 -L b 3,4`: a=1 b=3, a=2 b=3, a=1 b=4, a=2 b=4.
+fn combinations(parameters: &[(String, Vec<String>)]) -> Vec<Vec<ConfigEntry>> {
+    // Nested from the last parameter (outermost) to the first, then listed first to last.
+    let nested = parameters
+        .iter()
+        .rev()
+        .fold(vec![Vec::new()], |done, (key, values)| {
+            done.iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |value| {
+                        let mut next = prefix.clone();
+                        next.push(ConfigEntry {
+                            key: key.clone(),
+                            value: value.clone(),
+                        });
+                        next
+                    })
+                })
+                .collect::<Vec<Vec<ConfigEntry>>>()
+        });
+    nested
+        .into_iter()
+        .map(|mut c| {
+            c.reverse();
+            c
+        })
+        .collect()
 }
 
 /// Every command once per parameter value, `{NAME}` replaced (in its name too).
@@ -63,33 +117,22 @@ fn plan(args: &ExecArgs) -> Result<Vec<Planned>> {
             (command, name)
         })
         .collect();
-    let planned = match parameter(args)? {
-        None => named
-            .into_iter()
-            .map(|(command, name)| Planned {
-                command,
-                name,
-                params: Vec::new(),
-            })
-            .collect(),
-        Some((key, values)) => {
-            let placeholder = format!("{{{key}}}");
-            named
-                .iter()
-                .flat_map(|(command, name)| {
-                    values.iter().map(|value| Planned {
-                        command: command.replace(&placeholder, value),
-                        name: name.replace(&placeholder, value),
-                        params: vec![ConfigEntry {
-                            key: key.clone(),
-                            value: value.clone(),
-                        }],
-                    })
-                })
-                .collect()
-        }
+    let combinations = combinations(&parameters(args)?);
+    let substituted = |text: &str, params: &[ConfigEntry]| {
+        params.iter().fold(text.to_string(), |text, p| {
+            text.replace(&format!("{{{}}}", p.key), &p.value)
+        })
     };
-    Ok(planned)
+    Ok(named
+        .iter()
+        .flat_map(|(command, name)| {
+            combinations.iter().map(|params| Planned {
+                command: substituted(command, params),
+                name: substituted(name, params),
+                params: params.clone(),
+            })
+        })
+        .collect())
 }
 
 pub fn run(args: ExecArgs) -> Result<()> {
