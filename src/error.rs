@@ -16,11 +16,41 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// Writes a line to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
 /// reader such as `| head` went away): a diagnostic nobody can read is simply dropped.
+/// `text` with every control character shown as a symbol instead of acting: a benchmark name
+/// read from a file can hold an escape sequence that would recolour or clear a terminal, set
+/// its title, or make an SVG invalid. C0 controls and DEL become their Control Pictures
+/// (`␛` for ESC, `␊` for a newline), C1 controls U+FFFD.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    shown(text, |_| false)
+}
+
+/// As [`visible`], keeping line breaks and tabs: for a document (an SVG) whose own layout
+/// uses them, where only the other controls are invalid.
+pub fn visible_keeping_lines(text: &str) -> String {
+    shown(text, |c| matches!(c, '\n' | '\r' | '\t')).into_owned()
+}
+
+fn shown(text: &str, keep: fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() && !keep(c);
+    if !text.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c as u32 {
+            _ if !acts(c) => c,
+            code @ 0..=0x1f => char::from_u32(0x2400 + code).unwrap_or('\u{fffd}'),
+            0x7f => '\u{2421}',
+            _ => '\u{fffd}',
+        })
+        .collect::<String>()
+        .into()
+}
+
 pub fn say(line: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     let _ = err
-        .write_all(line.as_bytes())
+        .write_all(visible(line).as_bytes())
         .and_then(|_| err.write_all(b"\n"));
 }
 

@@ -219,3 +219,76 @@ fn a_page_of_zero_times_has_infinite_factors_not_a_panic() {
     );
     assert!(page.contains("~∞x headroom"), "{page}");
 }
+
+/// A benchmark name that clears the screen, sets the window title and opens a script tag.
+const EVIL: &str = "BenchmarkEvil\u{1b}[2J\u{1b}]0;pwned\u{7}<script>alert(1)</script>";
+
+fn controls(bytes: &[u8], keep_lines: bool) -> Vec<u8> {
+    bytes
+        .iter()
+        .copied()
+        .filter(|&b| (b < 0x20 || b == 0x7f) && !(keep_lines && matches!(b, b'\n' | b'\r' | b'\t')))
+        .collect()
+}
+
+#[test]
+fn control_characters_from_input_never_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("evil.txt");
+    std::fs::write(
+        &input,
+        format!("{EVIL}-8 100 5 ns/op\n{EVIL}-8 100 6 ns/op\n{EVIL} 1 x\u{1b}[31m ns/op\n"),
+    )
+    .unwrap();
+    let svg = dir.path().join("evil.svg");
+    for format in ["table", "markdown", "html", "csv"] {
+        let out = latkit()
+            .arg("parse")
+            .arg(&input)
+            .args(["--format", format, "--plot"])
+            .arg(&svg)
+            .args(["--plot-kind", "bars"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The malformed third line is a warning on stderr, with its text.
+        assert!(!out.stderr.is_empty());
+        assert_eq!(
+            controls(&out.stderr, true),
+            b"\n".repeat(controls(&out.stderr, true).len())
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+            "{format}: {stdout}"
+        );
+        // A terminal runs no HTML; markdown and HTML viewers might.
+        if matches!(format, "markdown" | "html") {
+            assert!(!stdout.contains("<script"), "{format}: {stdout}");
+        }
+        let drawn = std::fs::read(&svg).unwrap();
+        assert!(
+            controls(&drawn, true)
+                .iter()
+                .all(|b| matches!(b, b'\n' | b'\r' | b'\t'))
+        );
+    }
+    // A page title is markdown too.
+    let spec = dir.path().join("page.toml");
+    std::fs::write(
+        &spec,
+        "title = \"<script>alert(1)</script>\"\n[[glance]]\ntask = \"t\"\nbench = \"BM_Write\"\n",
+    )
+    .unwrap();
+    let page = common::stdout_of(
+        latkit()
+            .args(["page", "--spec"])
+            .arg(&spec)
+            .arg(common::fixture("page/sdk.json")),
+    );
+    assert!(page.starts_with("# &lt;script>"), "{page}");
+}

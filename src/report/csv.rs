@@ -7,8 +7,11 @@ use std::io::{self, Write};
 
 pub struct Csv;
 
+/// A field quoted where CSV needs it; control characters (from benchmark names) are shown as
+/// symbols, since CSV is read on terminals too.
 fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
+    let field = crate::error::visible(field);
+    if field.contains([',', '"']) {
         format!("\"{}\"", field.replace('"', "\"\""))
     } else {
         field.to_string()

@@ -36,7 +36,7 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; } 
 /// `<`, `>`, `&` and quotes made safe for text and attributes.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::error::visible(text).chars() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

@@ -5,9 +5,25 @@ use std::io::{self, Write};
 
 pub struct Markdown;
 
-/// A table cell's text with its `|` escaped.
+/// A table cell's text with its `|` escaped, control characters shown as symbols, and a `<`
+/// that would open an HTML tag (`<script>`) written as `&lt;` (`< 5 ms` stays as it is).
 pub fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    let text = crate::error::visible(text);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
+            {
+                out.push_str("&lt;")
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {

@@ -181,6 +181,6 @@ fn note_lines(notes: &[Note]) -> impl Iterator<Item = String> + '_ {
             crate::model::Level::Info => "note",
             crate::model::Level::Warning => "warning",
         };
-        format!("{level}: {n}")
+        format!("{level}: {}", crate::error::visible(&n.to_string()))
     })
 }

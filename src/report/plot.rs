@@ -131,7 +131,13 @@ pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<Plot> {
     drawn
         .into_iter()
         .filter_map(|r: io::Result<(String, String)>| r.ok())
-        .map(|(title, svg)| Plot { kind, title, svg })
+        // Names from the input reach labels and titles: a control character there is no
+        // valid XML.
+        .map(|(title, svg)| Plot {
+            kind,
+            title,
+            svg: crate::error::visible_keeping_lines(&svg),
+        })
         .collect()
 }
 

@@ -1,6 +1,7 @@
 //! An aligned terminal table with units scaled for reading.
 
 use super::{Cell, Report, Reporter, note_lines};
+use crate::error::visible;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 use std::io::{self, Write};
 
@@ -35,12 +36,12 @@ impl Reporter for Terminal {
                 writeln!(out)?;
             }
             if let Some(title) = &table.title {
-                writeln!(out, "{title}")?;
+                writeln!(out, "{}", visible(title))?;
             }
             let mut grid = Grid::new();
             grid.load_style(presets::UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Disabled)
-                .set_header(table.columns.iter().map(|c| c.header.as_str()));
+                .set_header(table.columns.iter().map(|c| visible(&c.header)));
             for row in &table.rows {
                 grid.add_row(row.cells.iter().map(|c| {
                     let alignment = if c.is_text() {
@@ -48,7 +49,7 @@ impl Reporter for Terminal {
                     } else {
                         CellAlignment::Right
                     };
-                    comfy_table::Cell::new(text(c)).set_alignment(alignment)
+                    comfy_table::Cell::new(visible(&text(c))).set_alignment(alignment)
                 }));
             }
             writeln!(out, "{grid}")?;
