@@ -292,3 +292,56 @@ fn control_characters_from_input_never_act() {
     );
     assert!(page.starts_with("# &lt;script>"), "{page}");
 }
+
+/// A store another user owns reads as it is (list, history, show, export): reading writes
+/// nothing, so it needs no write access.
+#[test]
+fn a_store_this_user_may_not_write_can_be_read() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        is_root(),
+        "this test reads a root-owned store as uid 65534: run it as root"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let stored = latkit()
+        .args(["store", "add", "--db", db])
+        .arg(vector("viiper-count3.gobench.txt"))
+        .output()
+        .unwrap();
+    assert!(
+        stored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stored.stderr)
+    );
+    std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("latkit");
+    for args in [
+        vec!["store", "list"],
+        vec!["store", "show", "@latest"],
+        vec!["store", "export", "@latest"],
+        vec!["history", "Benchmark_Xbox360_Delay*"],
+    ] {
+        let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&binary)
+            .args(&args)
+            .args(["--db", db])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} as uid 65534: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    // Nothing was written beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["history.db"]);
+}

@@ -272,7 +272,31 @@ impl Store {
                  `latkit store add`; --db or LATKIT_DB names another)"
             )));
         }
+        let path = std::path::Path::new(location);
+        if !is_postgres(location) && !sqlite::writable(path) {
+            return Store::open_read_only(location);
+        }
         Store::open(location)
+    }
+
+    /// A SQLite store this user may only read: nothing written, and a store whose schema
+    /// is older than this latkit's is named rather than migrated.
+    fn open_read_only(location: &str) -> Result<Store> {
+        let mut store = Store {
+            conn: Box::new(sqlite::Sqlite::open_read_only(location)?),
+        };
+        let rows = store
+            .conn
+            .query("SELECT MAX(version) FROM latkit_schema", &[])?;
+        let have = rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0).max(0) as usize;
+        if have != MIGRATIONS.len() {
+            return Err(Error::Input(format!(
+                "{location}: history schema version {have}, this latkit reads {}; it is \
+                 read-only here, so it cannot be migrated: open it once as a user who may write it",
+                MIGRATIONS.len()
+            )));
+        }
+        Ok(store)
     }
 
     pub fn open(location: &str) -> Result<Store> {

@@ -78,9 +78,57 @@ impl Sqlite {
         })
     }
 
+    /// Opens a store this user may read but not write (another user's, or a read-only
+    /// mount) without writing anything: no WAL switch, no migration, no journal. Where the
+    /// directory allows no `-shm` file either, the file is read as immutable.
+    pub fn open_read_only(path: &str) -> Result<Sqlite> {
+        use rusqlite::OpenFlags;
+        let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
+        let dir = match Path::new(path).parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let shm_possible = Path::new(&format!("{path}-shm")).exists() || writable(dir);
+        let mode = if shm_possible {
+            "mode=ro"
+        } else {
+            "immutable=1"
+        };
+        let uri = format!("file:{}?{mode}", uri_path(path));
+        let conn = rusqlite::Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(fail)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        Ok(Sqlite {
+            conn,
+            path: path.to_string(),
+        })
+    }
+
     fn fail(&self, e: rusqlite::Error) -> Error {
         Error::Input(format!("{}: {e}", self.path))
     }
+}
+
+/// Whether this process may write `path` (a file, or a directory to create files in).
+pub fn writable(path: &Path) -> bool {
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+/// A path as a SQLite URI's path: `%`, `?` and `#` percent-encoded.
+fn uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn to_sql(value: &Value) -> ToSqlOutput<'_> {
