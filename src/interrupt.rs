@@ -24,6 +24,21 @@ pub fn install() {
     });
 }
 
+/// Makes a write past the file-size limit (`ulimit -f`) an error latkit reports, instead of
+/// SIGXFSZ killing it silently with a temporary file left behind. A handler that does
+/// nothing rather than ignoring the signal, so that the programs latkit runs (and times)
+/// get the default again at exec.
+pub fn report_oversized_writes() {
+    extern "C" fn nothing(_: libc::c_int) {}
+    let action = nix::sys::signal::SigAction::new(
+        nix::sys::signal::SigHandler::Handler(nothing),
+        nix::sys::signal::SaFlags::SA_RESTART,
+        nix::sys::signal::SigSet::empty(),
+    );
+    // SAFETY: the handler does nothing, so it is async-signal-safe.
+    let _ = unsafe { nix::sys::signal::sigaction(Signal::SIGXFSZ, &action) };
+}
+
 /// Stops the current work as Ctrl-C would, e.g. when nobody reads the output any more.
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);

@@ -307,7 +307,7 @@ fn a_store_this_user_may_not_write_can_be_read() {
     let db = dir.path().join("history.db");
     let db = db.to_str().unwrap();
     let stored = latkit()
-        .args(["store", "add", "--db", db])
+        .args(["store", "add", "-q", "--db", db])
         .arg(vector("viiper-count3.gobench.txt"))
         .output()
         .unwrap();
@@ -344,4 +344,86 @@ fn a_store_this_user_may_not_write_can_be_read() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, ["history.db"]);
+}
+
+/// Past `ulimit -f` a write fails with an error latkit reports (exit 2, no temporary file
+/// left), instead of SIGXFSZ killing it silently.
+#[test]
+fn a_file_size_limit_is_an_error_not_a_silent_death() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("big.json");
+    let out = std::process::Command::new(common::peer("prlimit", "apt-get install util-linux"))
+        .arg("--fsize=2000")
+        .arg(assert_cmd::cargo::cargo_bin("latkit"))
+        .arg("parse")
+        .arg(vector("viiper-steamdeck.gobench.txt"))
+        .args(["--format", "json", "--out"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("File too large"));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("c.txt");
+    std::fs::copy(vector("viiper-count3.gobench.txt"), &results).unwrap();
+    let before = std::fs::read(&results).unwrap();
+    for command in [
+        vec!["parse", "c.txt", "--out", "./c.txt"],
+        vec!["parse", "c.txt", "--json", "c.txt"],
+        vec!["compare", "c.txt", "c.txt", "--out", "c.txt"],
+    ] {
+        let out = latkit()
+            .current_dir(dir.path())
+            .args(&command)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("is also an input"));
+    }
+    assert_eq!(
+        std::fs::read(&results).unwrap(),
+        before,
+        "the input is untouched"
+    );
+}
+
+/// A revision git cannot find is named, with no empty cause after it.
+#[test]
+fn a_bad_revision_names_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new(common::peer("git", "apt-get install git"))
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("go.mod"), "module example.com/x\n").unwrap();
+    let out = latkit()
+        .current_dir(dir.path())
+        .args(["go", ".", "--interleave", "no-such-rev"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.trim_end().ends_with(&format!(
+            "`no-such-rev` is not a commit of {}",
+            dir.path().canonicalize().unwrap().display()
+        )),
+        "{err}"
+    );
 }

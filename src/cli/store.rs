@@ -23,6 +23,9 @@ pub enum StoreAction {
         /// Tag the stored runs, so that `@tag:NAME` names them.
         #[arg(long, value_name = "NAME")]
         tag: Option<String>,
+        /// No warnings on stderr (what the files' readers noted is stored with the runs).
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// List stored runs, newest first.
     List {

@@ -12,6 +12,7 @@ use std::io::{self, IsTerminal};
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
 pub fn run(args: CompareArgs) -> Result<()> {
+    super::refuse_overwriting_inputs(&args.inputs, &[args.out.as_deref(), args.junit.as_deref()])?;
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
         crate::cli::output_format(args.format.name())?,

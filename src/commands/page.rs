@@ -9,6 +9,7 @@ use crate::report::sink::Destination;
 use std::io::Write;
 
 pub fn run(args: PageArgs) -> Result<()> {
+    super::refuse_overwriting_inputs(&args.files, &[args.out.as_deref()])?;
     let spec = PageSpec::load(&args.spec)?;
     let destination = Destination::open(args.out.as_deref())?;
     let reading = super::Reading::of(&args.input);

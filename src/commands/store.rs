@@ -101,11 +101,18 @@ fn reference(text: &str) -> Result<StoredRef> {
 pub fn run(args: StoreArgs) -> Result<()> {
     let mut store = LazyStore::new(&args.db);
     match args.action {
-        StoreAction::Add { files, input, tag } => {
+        StoreAction::Add {
+            files,
+            input,
+            tag,
+            quiet,
+        } => {
             let reading = super::Reading::of(&input);
             let (mut runs, notes) = read_inputs(&files, &reading, false)?;
             crate::analyze::enrich::summarize_all(&mut runs);
-            say_warnings(&notes);
+            if !quiet {
+                say_warnings(&notes);
+            }
             let provenance = Provenance::of_working_directory();
             let store = store.get()?;
             for run in &runs {

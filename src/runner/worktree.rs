@@ -26,10 +26,12 @@ fn git_text(dir: &Path, args: &[&str], what: &str) -> Result<String> {
         _ => Error::Input(format!("could not run git: {e}")),
     })?;
     if !out.status.success() {
-        return Err(Error::Input(format!(
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        // `--quiet` questions fail with nothing said: the question is the message.
+        let said = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Input(match said.trim() {
+            "" => what.to_string(),
+            cause => format!("{what}: {cause}"),
+        }));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
