@@ -125,6 +125,65 @@ fn postgres_store() {
     }
 }
 
+/// PostgreSQL errors say what went wrong and never show a password; a keyword connection
+/// string is PostgreSQL, not a SQLite file to create.
+#[test]
+fn postgres_errors_name_the_cause_and_hide_the_password() {
+    let server = PgServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |location: &str| -> String {
+        let db = Db::Postgres(location.to_string());
+        db.refused(dir.path(), &["store", "list"])
+    };
+    let port = server.port;
+    let missing = refused(&format!(
+        "postgres://latkit@127.0.0.1:{port}/nope?password=hunter2&connect_timeout=5"
+    ));
+    assert!(
+        missing.contains("database \"nope\" does not exist"),
+        "{missing}"
+    );
+    assert!(!missing.contains("hunter2"), "{missing}");
+    // A port nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let no_server = refused(&format!("postgres://latkit:hunter2@127.0.0.1:{closed}/x"));
+    assert!(no_server.contains("Connection refused"), "{no_server}");
+    assert!(!no_server.contains("hunter2"), "{no_server}");
+    let keyword_missing = refused(&format!(
+        "host=127.0.0.1 port={port} user=latkit dbname=nope password='hunter 2'"
+    ));
+    assert!(
+        keyword_missing.contains("does not exist"),
+        "{keyword_missing}"
+    );
+    assert!(!keyword_missing.contains("hunter"), "{keyword_missing}");
+    // A keyword string reaches the server: runs go there, and no file is made for it.
+    let Db::Postgres(_) = server.database("keywords") else {
+        unreachable!()
+    };
+    let keywords = Db::Postgres(format!(
+        "host=127.0.0.1 port={port} user=latkit dbname=keywords"
+    ));
+    keywords.ok(
+        dir.path(),
+        &[
+            "store",
+            "add",
+            &vector("viiper-count3.gobench.txt").display().to_string(),
+        ],
+    );
+    assert_eq!(keywords.listed(dir.path(), &[]).len(), 1);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no SQLite file was made"
+    );
+}
+
 /// A throwaway PostgreSQL cluster on a free loopback port, stopped when dropped.
 struct PgServer {
     dir: tempfile::TempDir,
