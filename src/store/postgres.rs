@@ -214,30 +214,25 @@ impl Connection for Postgres {
 mod tests {
     #[test]
     fn passwords_never_reach_messages() {
-        assert_eq!(
-            super::without_password("postgres://ci:s3cret@db.example:5432/bench"),
-            "postgres://ci@db.example:5432/bench"
-        );
-        assert_eq!(
-            super::without_password("postgres://127.0.0.1/x"),
-            "postgres://127.0.0.1/x"
-        );
-        assert_eq!(
-            super::without_password("postgres://ci@h/x?password=s3cret&sslmode=disable"),
-            "postgres://ci@h/x?sslmode=disable"
-        );
-        assert_eq!(
-            super::without_password("postgresql://h/x?password=s3cret"),
-            "postgresql://h/x"
-        );
-        assert_eq!(
-            super::without_password("host=db password='a s3cret' dbname=bench"),
-            "host=db dbname=bench"
-        );
-        assert_eq!(
-            super::without_password("host=db password=s3cret"),
-            "host=db"
-        );
+        for (given, shown) in [
+            (
+                "postgres://ci:s3cret@db.example:5432/bench",
+                "postgres://ci@db.example:5432/bench",
+            ),
+            ("postgres://127.0.0.1/x", "postgres://127.0.0.1/x"),
+            (
+                "postgres://ci@h/x?password=s3cret&sslmode=disable",
+                "postgres://ci@h/x?sslmode=disable",
+            ),
+            ("postgresql://h/x?password=s3cret", "postgresql://h/x"),
+            (
+                "host=db password='a s3cret' dbname=bench",
+                "host=db dbname=bench",
+            ),
+            ("host=db password=s3cret", "host=db"),
+        ] {
+            assert_eq!(super::without_password(given), shown);
+        }
         assert!(super::is_keyword_string(
             "host=127.0.0.1 port=5432 dbname=x"
         ));
