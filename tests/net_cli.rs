@@ -534,6 +534,30 @@ fn slow_handshakes_neither_lock_out_clients_nor_live_forever() {
     );
 }
 
+/// More idle connections than the server keeps handshakes for (256) never keep a good client
+/// out: the oldest pending handshake makes room for a new one.
+#[test]
+fn idle_connections_beyond_the_handshake_slots_never_lock_out_a_client() {
+    let _turn = one_at_a_time();
+    let server = Server::start(&["--bind", "127.0.0.1:0"], None);
+    let idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(&server.addr).unwrap())
+        .collect();
+    for attempt in 0..5 {
+        let out = latkit()
+            .args(["net", "client", &server.addr, "--test", "tcp-rtt"])
+            .args(["--count", "20", "--warmup", "0", "-q"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "attempt {attempt} with {} idle connections held: {}",
+            idle.len(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn max_duration_holds_against_a_trickling_client() {
     let _turn = one_at_a_time();

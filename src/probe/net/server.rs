@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_MESSAGE: usize = 1 << 20;
-/// Connections still in their handshake; more are closed at once. Authenticated clients are
-/// counted apart (`--max-clients`), so unauthenticated ones cannot lock them out.
+/// Connections still in their handshake at once. Beyond it the oldest is closed to make room,
+/// so idle or slow unauthenticated peers can never keep a new client out; authenticated
+/// clients are counted apart (`--max-clients`).
 const MAX_PENDING: usize = 256;
 /// Pauses after failing accepts (out of file descriptors, say).
 const INITIAL_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -45,8 +46,10 @@ struct Shared {
     sessions: Mutex<HashMap<[u8; SESSION_BYTES], Session>>,
     /// Authenticated clients being served.
     active: AtomicUsize,
-    /// Connections in their handshake.
-    pending: AtomicUsize,
+    /// Connections in their handshake, oldest first, each with its id: the oldest is shut
+    /// down when a new one needs its place.
+    pending: Mutex<std::collections::VecDeque<(u64, TcpStream)>>,
+    next_pending: std::sync::atomic::AtomicU64,
     stop: AtomicBool,
     udp_port: u16,
     /// Running out of descriptors or memory fails accepts and clients alike, many times a
@@ -99,7 +102,8 @@ impl Server {
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 active: AtomicUsize::new(0),
-                pending: AtomicUsize::new(0),
+                pending: Mutex::new(std::collections::VecDeque::new()),
+                next_pending: std::sync::atomic::AtomicU64::new(0),
                 stop: AtomicBool::new(false),
                 exhaustion: Mutex::new(Throttle::default()),
                 udp_port,
@@ -132,14 +136,12 @@ impl Server {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
                     backoff = INITIAL_ACCEPT_BACKOFF;
-                    if self.shared.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
-                        // Closing at once costs nothing; a thread per connection would.
-                        self.shared.pending.fetch_sub(1, Ordering::SeqCst);
+                    let Some(id) = self.shared.admit(&stream) else {
                         continue;
-                    }
+                    };
                     let shared = Arc::clone(&self.shared);
                     let log = Arc::clone(&log);
-                    std::thread::spawn(move || match serve_client(stream, peer, &shared) {
+                    std::thread::spawn(move || match serve_client(stream, peer, id, &shared) {
                         Ok(test) => log(&format!("{peer}: {test} done")),
                         Err(e) if is_exhaustion(&e) => {
                             if let Some(line) = shared.throttled(&format!("{peer}: {e}")) {
@@ -170,6 +172,29 @@ impl Server {
 }
 
 impl Shared {
+    /// Registers a connection starting its handshake, closing the oldest pending one when
+    /// all places are taken; `None` when it cannot be registered (no descriptor to spare).
+    fn admit(&self, stream: &TcpStream) -> Option<u64> {
+        let handle = stream.try_clone().ok()?;
+        let id = self.next_pending.fetch_add(1, Ordering::SeqCst);
+        let mut pending = self.pending.lock().ok()?;
+        while pending.len() >= MAX_PENDING {
+            if let Some((_, oldest)) = pending.pop_front() {
+                // Its handshake read fails at once and its thread ends.
+                let _ = oldest.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        pending.push_back((id, handle));
+        Some(id)
+    }
+
+    /// The connection `id` finished its handshake (or was closed): its place is free.
+    fn release(&self, id: u64) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.retain(|(i, _)| *i != id);
+        }
+    }
+
     /// `line` if it may be logged now, with the count of those held back since the last one.
     fn throttled(&self, line: &str) -> Option<String> {
         let held = self.exhaustion.lock().ok()?.admit()?;
@@ -289,9 +314,14 @@ fn refuse(stream: &mut TcpStream, why: String) -> std::io::Error {
     std::io::Error::new(ErrorKind::PermissionDenied, why)
 }
 
-fn serve_client(stream: TcpStream, peer: SocketAddr, shared: &Shared) -> std::io::Result<String> {
+fn serve_client(
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    shared: &Shared,
+) -> std::io::Result<String> {
     let handshake = handshake(stream, peer, shared);
-    shared.pending.fetch_sub(1, Ordering::SeqCst);
+    shared.release(id);
     let (mut stream, reader, request, limit, session) = handshake?;
     let deadline = Instant::now() + limit;
     let mut reader = BufReader::new(Deadline::new(reader, deadline, IDLE_TIMEOUT));
