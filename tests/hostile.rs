@@ -427,3 +427,31 @@ fn a_bad_revision_names_itself() {
         "{err}"
     );
 }
+
+/// A command that fails before any run is stored leaves no empty store behind; one that
+/// stores keeps it.
+#[test]
+fn a_failed_run_leaves_no_empty_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let failed = latkit()
+        .args(["exec", "--store", "-q", "--runs", "2", "--db"])
+        .arg(&db)
+        .args(["-c", "no-such-command-latkit"])
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no store was left"
+    );
+    let stored = latkit()
+        .args(["exec", "--store", "-q", "--runs", "2", "--db"])
+        .arg(&db)
+        .args(["-c", "true"])
+        .output()
+        .unwrap();
+    assert!(stored.status.success());
+    assert!(db.exists());
+}

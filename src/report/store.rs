@@ -6,32 +6,58 @@ use super::sink::Sink;
 use crate::error::Result;
 use crate::store::{Provenance, Store};
 use std::io;
+use std::path::{Path, PathBuf};
 
 pub struct Stored {
-    store: Store,
+    /// `None` only while being dropped.
+    store: Option<Store>,
     provenance: Provenance,
     tag: Option<String>,
     quiet: bool,
+    /// The SQLite file this sink created, removed again if no run was stored in it (a
+    /// command that failed leaves no empty store behind).
+    created: Option<PathBuf>,
 }
 
 impl Stored {
     /// Opens the store now, so a bad `--db` fails before any measuring.
     pub fn open(location: &str, tag: Option<String>, quiet: bool) -> Result<Stored> {
+        let path = Path::new(location);
+        let created = (!location.contains("://") && !path.exists()).then(|| path.to_path_buf());
+        let store = Store::open(location)?;
+        // A keyword connection string is no file: nothing to remove.
+        let created = created.filter(|p| p.exists());
         Ok(Stored {
-            store: Store::open(location)?,
+            store: Some(store),
             provenance: Provenance::of_working_directory(),
             tag,
             quiet,
+            created,
         })
+    }
+}
+
+impl Drop for Stored {
+    fn drop(&mut self) {
+        drop(self.store.take());
+        if let Some(path) = &self.created {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut file = path.clone().into_os_string();
+                file.push(suffix);
+                let _ = std::fs::remove_file(file);
+            }
+        }
     }
 }
 
 impl Sink for Stored {
     fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
         for run in &report.runs {
             let figures = crate::analyze::history::figures(run);
-            let id = self
-                .store
+            let id = store
                 .put(
                     run,
                     &report.notes,
@@ -40,11 +66,10 @@ impl Sink for Stored {
                     &figures,
                 )
                 .map_err(|e| io::Error::other(e.to_string()))?;
+            // A store holding a run stays, whatever happens next.
+            self.created = None;
             if !self.quiet {
-                crate::error::say(&format!(
-                    "latkit: stored run #{id} in {}",
-                    self.store.describe()
-                ));
+                crate::error::say(&format!("latkit: stored run #{id} in {}", store.describe()));
             }
         }
         Ok(())
@@ -55,6 +80,6 @@ impl Sink for Stored {
     }
 
     fn name(&self) -> String {
-        self.store.describe()
+        self.store.as_ref().map(Store::describe).unwrap_or_default()
     }
 }
