@@ -455,3 +455,38 @@ fn a_failed_run_leaves_no_empty_store() {
     assert!(stored.status.success());
     assert!(db.exists());
 }
+
+/// latkit's JSON from the first schema (v1: no metric `kind`, no tool's own summary) stays
+/// readable: its timer per-interval figures are series again.
+#[test]
+fn a_v1_document_is_migrated_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = common::json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("xenomai-latency-h.txt"))
+            .args(["--format", "json"]),
+    );
+    doc["schema"] = "latkit.result.v1".into();
+    for bench in doc["runs"][0]["benchmarks"].as_array_mut().unwrap() {
+        let bench = bench.as_object_mut().unwrap();
+        bench.remove("timer");
+        for metric in bench["metrics"].as_array_mut().unwrap() {
+            let metric = metric.as_object_mut().unwrap();
+            for derived in ["kind", "summary", "percentiles"] {
+                metric.remove(derived);
+            }
+        }
+    }
+    let v1 = dir.path().join("v1.json");
+    std::fs::write(&v1, doc.to_string()).unwrap();
+    let back = common::json_of(latkit().arg("parse").arg(&v1).args(["--format", "json"]));
+    let bench = &back["runs"][0]["benchmarks"][0];
+    assert_eq!(common::metric(bench, "interval_max")["kind"], "series");
+    assert!(common::metric(bench, "latency")["percentiles"]["p99"].is_number());
+    assert!(
+        back["notes"]
+            .to_string()
+            .contains("latkit.result.v1 document")
+    );
+}

@@ -225,11 +225,11 @@ fn latkit_json_that_lies_is_refused() {
     );
     let path = file_with(&dir, "lying.json", lying.to_string().as_bytes());
     parse_refused(&path, "claims 4294967295 payload bytes");
-    // A schema from before timer summaries existed.
-    let mut old = doc;
-    old["schema"] = serde_json::json!("latkit.result.v1");
-    let path = file_with(&dir, "old.json", old.to_string().as_bytes());
-    parse_refused(&path, "parse the original tool output again");
+    // A schema this latkit does not know (v1 documents are migrated: tests/hostile.rs).
+    let mut newer = doc;
+    newer["schema"] = serde_json::json!("latkit.result.v9");
+    let path = file_with(&dir, "newer.json", newer.to_string().as_bytes());
+    parse_refused(&path, "schema `latkit.result.v9` is not `latkit.result.v2`");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::{Input, InputFormat, Named, read_json, validate};
 use crate::error::{Error, Result};
-use crate::model::{JSON_SCHEMA, Run};
+use crate::model::{JSON_SCHEMA, MetricKind, Note, Run, vocab};
 use serde::Deserialize;
 use std::io::BufRead;
 
@@ -42,24 +42,58 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
     let not_latkit =
         |e: serde_json::Error| Error::Input(format!("{path}: not a latkit JSON result: {e}"));
     let schema = Schema::deserialize(&value).map_err(not_latkit)?.schema;
-    if schema != JSON_SCHEMA {
+    let v1 = schema == SCHEMA_V1;
+    if schema != JSON_SCHEMA && !v1 {
         return Err(Error::Input(format!(
-            "{path}: schema `{schema}` is not `{JSON_SCHEMA}`, which this latkit reads{}",
-            if schema == "latkit.result.v1" {
-                " (v1 files stored per-second series as timer figures: parse the original tool output again)"
-            } else {
-                ""
-            }
+            "{path}: schema `{schema}` is not `{JSON_SCHEMA}` (or `{SCHEMA_V1}`), which this latkit reads"
         )));
     }
     let mut doc = Document::deserialize(value).map_err(not_latkit)?;
     for run in &mut doc.runs {
+        if v1 {
+            migrate_v1(run);
+        }
         validate::run(run).map_err(|e| Error::Input(format!("{path}: {e}")))?;
         run.infer_missing_peer_metrics();
     }
+    let notes = if v1 {
+        vec![Note::info(format!(
+            "{path}: a {SCHEMA_V1} document, read as {JSON_SCHEMA}: timer per-interval \
+             figures are series again; it has no tool's own overall summary, so timer \
+             minimum, average and maximum come from the distribution"
+        ))]
+    } else {
+        Vec::new()
+    };
     Ok(Input {
         runs: doc.runs,
-        notes: Vec::new(),
+        notes,
         malformed: 0,
     })
+}
+
+/// The first schema, which stored a timer's per-interval figures as repetitions.
+const SCHEMA_V1: &str = "latkit.result.v1";
+
+/// A v1 run as v2 has it: metrics with a timer series' name, in a timer run, are series (v1
+/// had no `kind`, so they read as repetitions, one "repetition" per interval).
+fn migrate_v1(run: &mut Run) {
+    if run.timer.is_none() {
+        return;
+    }
+    const SERIES: [&str; 5] = [
+        vocab::INTERVAL_MIN,
+        vocab::INTERVAL_AVG,
+        vocab::INTERVAL_MAX,
+        vocab::OVERRUNS,
+        vocab::MODE_SWITCHES,
+    ];
+    for metric in run
+        .benchmarks
+        .iter_mut()
+        .flat_map(|b| b.metrics.iter_mut())
+        .filter(|m| SERIES.contains(&m.name.as_str()))
+    {
+        metric.kind = MetricKind::Series;
+    }
 }
