@@ -761,54 +761,33 @@ fn a_parameter_scan_is_one_table_with_every_value_as_a_row() {
 #[test]
 fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
     let dir = tempfile::tempdir().unwrap();
+    let scan = ["--runs", "2", "-L", "a", "1,2", "-L", "b", "3,4"];
     let theirs = dir.path().join("h.json");
     let status = Command::new("hyperfine")
-        .args([
-            "-N",
-            "--runs",
-            "2",
-            "-L",
-            "a",
-            "1,2",
-            "-L",
-            "b",
-            "3,4",
-            "echo {a} {b}",
-        ])
+        .arg("-N")
+        .args(scan)
+        .arg("echo {a} {b}")
         .arg("--export-json")
         .arg(&theirs)
         .stdout(std::process::Stdio::null())
         .status()
         .expect("hyperfine runs (apt-get install hyperfine)");
     assert!(status.success());
-    let theirs: Vec<String> = common::parse_json(&theirs)["runs"][0]["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["full_name"].as_str().unwrap().to_string())
-        .collect();
-    let ours = json_of(latkit().args([
-        "exec",
-        "--runs",
-        "2",
-        "-q",
-        "--format",
-        "json",
-        "-L",
-        "a",
-        "1,2",
-        "-L",
-        "b",
-        "3,4",
-        "-c",
-        "echo {a} {b}",
-    ]));
-    let ours: Vec<String> = ours["runs"][0]["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["full_name"].as_str().unwrap().to_string())
-        .collect();
+    let names = |doc: &serde_json::Value| -> Vec<String> {
+        doc["runs"][0]["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["full_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let theirs = names(&common::parse_json(&theirs));
+    let ours = names(&json_of(
+        latkit()
+            .args(["exec", "-q", "--format", "json"])
+            .args(scan)
+            .args(["-c", "echo {a} {b}"]),
+    ));
     assert_eq!(ours.len(), 4, "{ours:?}");
     assert_eq!(ours, theirs);
     let twice = latkit()

@@ -49,11 +49,7 @@ fn a_character_device_is_written_through_never_replaced() {
             cmd.arg("--json").arg(&null).args(["--format", "csv"]);
         }
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_succeeded(&out);
         let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
         assert!(
             kind.is_char_device(),
@@ -81,11 +77,7 @@ fn a_fifo_reader_gets_the_report() {
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
     let out = parse_to(&fifo);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_succeeded(&out);
     drop(ours);
     let got = reader.join().unwrap();
     assert!(got.starts_with("table,cycle,Benchmark"), "{got}");
@@ -105,11 +97,7 @@ fn a_symlink_keeps_pointing_and_its_target_is_written() {
     std::fs::write(&target, "old").unwrap();
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let out = parse_to(&link);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_succeeded(&out);
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -131,11 +119,7 @@ fn dev_stdout_is_standard_output() {
     let stdout = dir.path().join("stdout");
     std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
     let out = parse_to(&stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_succeeded(&out);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("table,cycle,Benchmark"));
     assert!(
         std::fs::symlink_metadata(&stdout)
@@ -250,11 +234,7 @@ fn control_characters_from_input_never_act() {
             .args(["--plot-kind", "bars"])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_succeeded(&out);
         // The malformed third line is a warning on stderr, with its text.
         assert!(!out.stderr.is_empty());
         assert_eq!(
@@ -311,11 +291,7 @@ fn a_store_this_user_may_not_write_can_be_read() {
         .arg(vector("viiper-count3.gobench.txt"))
         .output()
         .unwrap();
-    assert!(
-        stored.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stored.stderr)
-    );
+    common::assert_succeeded(&stored);
     std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o644)).unwrap();
     let binary = assert_cmd::cargo::cargo_bin("latkit");
     for args in [

@@ -115,3 +115,28 @@ fn every_finished_run_reaches_the_sinks() {
     sinks.finish(&report).unwrap();
     assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
+
+/// `--format hgrm` of a saved timer result shows the distribution `timer --hgrm` wrote: the
+/// thread Xenomai's format shows (`all` with several threads), not merely the first.
+#[test]
+fn format_hgrm_and_timer_hgrm_show_the_same_distribution() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, hgrm) = (dir.path().join("t.json"), dir.path().join("t.hgrm"));
+    let out = common::latkit()
+        .args([
+            "timer", "-T", "1", "-c", "all", "-q", "--format", "json", "--out",
+        ])
+        .arg(&json)
+        .arg("--hgrm")
+        .arg(&hgrm)
+        .output()
+        .unwrap();
+    common::assert_succeeded(&out);
+    let doc = common::parse_json(&json);
+    let threads = doc["runs"][0]["benchmarks"].as_array().unwrap().len();
+    let from_json = common::parse_as(&json, "hgrm");
+    assert_eq!(from_json, std::fs::read_to_string(&hgrm).unwrap());
+    // Several threads and their `all`: the first benchmark is not the one shown.
+    assert!(threads > 1, "{threads} threads");
+    assert_ne!(doc["runs"][0]["benchmarks"][0]["name"], "all");
+}

@@ -57,16 +57,29 @@ fn percentile_steps(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<Ste
 /// frame stage, an HdrHistogram log's intervals), as HdrHistogram prints it.
 pub struct Hgrm;
 
-impl Reporter for Hgrm {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let first = report
+/// The distribution an `.hgrm` shows: a timer's latency of the thread Xenomai's format shows
+/// (`all` where there is one), else the first distribution of any run.
+pub fn distribution(report: &Report) -> Option<&Histogram<u64>> {
+    let timer = report
+        .runs
+        .iter()
+        .filter_map(super::xenomai::shown)
+        .find_map(|b| b.metric(crate::model::vocab::LATENCY)?.histogram.as_ref());
+    let first = || {
+        report
             .runs
             .iter()
             .flat_map(|r| &r.benchmarks)
             .flat_map(|b| &b.metrics)
-            .find_map(|m| m.histogram.as_ref());
-        match first {
-            Some(h) => write(&h.0, out),
+            .find_map(|m| m.histogram.as_ref())
+    };
+    timer.or_else(first).map(|d| &d.0)
+}
+
+impl Reporter for Hgrm {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        match distribution(report) {
+            Some(h) => write(h, out),
             None => Err(io::Error::other(
                 "--format hgrm prints a latency distribution (timer, net or frame results, \
                  cyclictest, Xenomai, an HdrHistogram log), and the input holds none",
@@ -82,13 +95,12 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     )?;
     let digits = h.sigfig() as usize;
-    let fixed = |v: f64, decimals: usize| java_fixed(v, decimals);
     for step in percentile_steps(h, TICKS_PER_HALF_DISTANCE) {
-        let value = fixed(step.value as f64 / SCALE, digits);
+        let value = java_fixed(step.value as f64 / SCALE, digits);
         let quantile = step.percentile / 100.0;
-        let (level, total) = (fixed(quantile, 12), step.total);
+        let (level, total) = (java_fixed(quantile, 12), step.total);
         if step.percentile < 100.0 {
-            let inverse = fixed(1.0 / (1.0 - quantile), 2);
+            let inverse = java_fixed(1.0 / (1.0 - quantile), 2);
             writeln!(out, "{value:>12} {level:>2} {total:10} {inverse:>14}")?;
         } else {
             writeln!(out, "{value:>12} {level:>2} {total:10}")?;
@@ -97,13 +109,13 @@ pub fn write(h: &Histogram<u64>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "#[Mean    = {:>12}, StdDeviation   = {:>12}]",
-        fixed(h.mean() / SCALE, digits),
-        fixed(h.stdev() / SCALE, digits)
+        java_fixed(h.mean() / SCALE, digits),
+        java_fixed(h.stdev() / SCALE, digits)
     )?;
     writeln!(
         out,
         "#[Max     = {:>12}, Total count    = {:12}]",
-        fixed(h.max() as f64 / SCALE, digits),
+        java_fixed(h.max() as f64 / SCALE, digits),
         h.len()
     )?;
     let sub_buckets = (2 * 10u64.pow(h.sigfig() as u32)).next_power_of_two();

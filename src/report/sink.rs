@@ -6,7 +6,6 @@
 use super::{OutputFormat, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
-use crate::model::vocab;
 use crate::model::{Level, Note, Run, TimerInfo, TimerOverall};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -231,13 +230,8 @@ pub struct Gnuplot(pub Destination);
 
 impl Sink for Hgrm {
     fn finish(&mut self, report: &Report) -> io::Result<()> {
-        let histogram = report
-            .runs
-            .iter()
-            .filter_map(xenomai::shown)
-            .find_map(|b| b.metric(vocab::LATENCY)?.histogram.as_ref());
-        match histogram {
-            Some(h) => buffered(&mut self.0, |out| hgrm::write(&h.0, out)),
+        match hgrm::distribution(report) {
+            Some(h) => buffered(&mut self.0, |out| hgrm::write(h, out)),
             None => Ok(()),
         }
     }

@@ -23,10 +23,9 @@ impl Stored {
     /// Opens the store now, so a bad `--db` fails before any measuring.
     pub fn open(location: &str, tag: Option<String>, quiet: bool) -> Result<Stored> {
         let path = Path::new(location);
-        let created = (!location.contains("://") && !path.exists()).then(|| path.to_path_buf());
+        let created =
+            (!crate::store::is_postgres(location) && !path.exists()).then(|| path.to_path_buf());
         let store = Store::open(location)?;
-        // A keyword connection string is no file: nothing to remove.
-        let created = created.filter(|p| p.exists());
         Ok(Stored {
             store: Some(store),
             provenance: Provenance::of_working_directory(),

@@ -257,7 +257,7 @@ fn stored_run(row: &[Value]) -> StoredRun {
 
 /// A PostgreSQL URL or keyword connection string (`host=db dbname=bench`), else a SQLite
 /// path.
-fn is_postgres(location: &str) -> bool {
+pub fn is_postgres(location: &str) -> bool {
     location.starts_with("postgres://")
         || location.starts_with("postgresql://")
         || postgres::is_keyword_string(location)

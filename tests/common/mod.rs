@@ -197,3 +197,13 @@ pub fn pytest() -> std::path::PathBuf {
     }
     pytest
 }
+
+/// Fails with the command's stderr unless it succeeded.
+pub fn assert_succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
