@@ -45,9 +45,16 @@ fn percentile_steps(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<Ste
                 });
                 return steps;
             }
-            let halvings = ((100.0 / (100.0 - level)).ln() / 2f64.ln()) as u32;
-            let ticks = u64::from(ticks_per_half_distance) << halvings.saturating_add(1).min(62);
-            level += 100.0 / ticks as f64;
+            let halvings = ((100.0 / (100.0 - level)).ln() / 2f64.ln()) as i32;
+            let ticks = f64::from(ticks_per_half_distance) * 2f64.powi(halvings.saturating_add(1));
+            let next = level + 100.0 / ticks;
+            // Where the next level is no longer a different number (a count so large that
+            // this bucket sits a hair below 100 %), there is no finer level to report: go on
+            // to the next bucket instead of reporting this one for ever.
+            if next <= level {
+                break;
+            }
+            level = next;
         }
     }
     steps
@@ -205,6 +212,19 @@ mod tests {
         assert_eq!(p90.total, 2700);
         assert_eq!(steps.last().unwrap().percentile, 100.0);
         assert_eq!(steps.last().unwrap().total, 3000);
+    }
+
+    #[test]
+    fn counts_too_large_for_finer_levels_end() {
+        // Everything but one sample in the first bucket: 100 × (N−1)/N rounds to 100, and
+        // the levels below it stop being distinct numbers long before they reach it.
+        let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).unwrap();
+        h.record_n(1000, u64::MAX / 4).unwrap();
+        h.record(2000).unwrap();
+        let steps = percentile_steps(&h, 5);
+        assert!(steps.len() < 10_000, "{} steps", steps.len());
+        assert_eq!(steps.last().unwrap().percentile, 100.0);
+        assert_eq!(steps.last().unwrap().total, u64::MAX / 4 + 1);
     }
 
     #[test]
