@@ -85,6 +85,21 @@ impl OutputFile {
         self.name.display().to_string()
     }
 
+    /// Puts `bytes` in place now as the file's content so far, whole, through a temporary
+    /// file of their own, leaving this one open for the final content. A special file is left
+    /// alone: it takes only the final content.
+    pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
+        let Target::Atomic { path, .. } = &self.target else {
+            return Ok(());
+        };
+        let mut early = temporary_beside(path)?;
+        early.write_all(bytes)?;
+        early.as_file().sync_all()?;
+        set_readable(early.as_file())?;
+        early.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
     /// Puts the file in place: flushes, syncs and renames a regular file (on any error the
     /// destination is left as it was and the temporary file is removed); flushes a special one.
     pub fn commit(self) -> Result<()> {

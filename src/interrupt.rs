@@ -1,10 +1,16 @@
 //! Ctrl-C and SIGTERM: remember that they came, and pass them on to a child we are running, so
-//! the command can stop, print its summary and write its results.
+//! the command can stop, print its summary and write its results. A child that does not stop
+//! within [`GRACE`] (it ignores SIGINT, or hangs on the way out), or when the interrupt comes
+//! again, is killed with its whole process group.
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+/// How long an interrupted child has to exit before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(3);
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
@@ -15,12 +21,27 @@ pub fn install() {
     INSTALL.call_once(|| {
         // Failing to install only means Ctrl-C kills us outright, as it would anyway.
         let _ = ctrlc::set_handler(|| {
-            REQUESTED.store(true, Ordering::SeqCst);
+            let again = REQUESTED.swap(true, Ordering::SeqCst);
             let group = CHILD_GROUP.load(Ordering::SeqCst);
             if group > 0 {
-                let _ = killpg(Pid::from_raw(group), Signal::SIGINT);
+                if again {
+                    let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+                } else {
+                    stop(group);
+                }
             }
         });
+    });
+}
+
+/// SIGINT to `group` now, SIGKILL after [`GRACE`] if it is still the child being waited for.
+fn stop(group: i32) {
+    let _ = killpg(Pid::from_raw(group), Signal::SIGINT);
+    std::thread::spawn(move || {
+        std::thread::sleep(GRACE);
+        if CHILD_GROUP.load(Ordering::SeqCst) == group {
+            let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+        }
     });
 }
 
@@ -48,7 +69,11 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
 
-/// The process group that receives the interrupt (0 for none).
+/// The process group that receives the interrupt (0 for none). A child started after the
+/// interrupt came (it raced the handler) is stopped at once.
 pub fn set_child_group(pgid: u32) {
     CHILD_GROUP.store(pgid as i32, Ordering::SeqCst);
+    if pgid > 0 && requested() {
+        stop(pgid as i32);
+    }
 }

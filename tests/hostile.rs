@@ -466,3 +466,250 @@ fn a_v1_document_is_migrated_on_read() {
             .contains("latkit.result.v1 document")
     );
 }
+
+/// A latkit started in a process group of its own, as a shell starts a foreground job, so
+/// that the test can send a terminal's Ctrl-C (SIGINT to the whole group) without receiving it.
+/// The group is killed if the test fails before the job ends.
+struct Job(Option<std::process::Child>);
+
+impl Job {
+    fn start(args: &[&str], dir: &Path) -> Job {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+            .args(args)
+            .current_dir(dir)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Job(Some(child))
+    }
+
+    fn group(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(self.0.as_ref().map_or(0, |c| c.id() as i32))
+    }
+
+    fn ctrl_c(&self) {
+        nix::sys::signal::killpg(self.group(), nix::sys::signal::Signal::SIGINT).unwrap();
+    }
+
+    /// Waits (bounded: a hang is a failure, not a stuck suite) for the job to exit.
+    fn finish(&mut self, what: &str) -> std::process::Output {
+        let child = self.0.take().unwrap();
+        let group = nix::unistd::Pid::from_raw(child.id() as i32);
+        let (done, waited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(child.wait_with_output().unwrap()));
+        waited
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                panic!("{what}: latkit did not exit within a minute")
+            })
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits (bounded) until `ready` holds.
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn times_of(doc: &serde_json::Value, name: &str) -> Vec<f64> {
+    doc["runs"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .map(|b| {
+            common::metric(b, "time")["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Ctrl-C on a terminal reaches latkit and the command it times alike. The commands that
+/// finished are printed, written and stored, the run cut short is no sample (even with -i),
+/// and the exit code is 130. The first command's results are on disk before the second starts.
+#[test]
+fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut job = Job::start(
+        &[
+            "exec",
+            "-i",
+            "--runs",
+            "5",
+            "--json",
+            "r.json",
+            "--store",
+            "--db",
+            "h.db",
+            "-c",
+            "sleep 0.05",
+            "-c",
+            "sleep 0.4",
+        ],
+        dir.path(),
+    );
+    wait_until("the first command's results are written", || json.exists());
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(times_of(&first, "sleep 0.05").len(), 5);
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    job.ctrl_c();
+    let out = job.finish("Ctrl-C");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sleep 0.05"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(times_of(&doc, "sleep 0.05").len(), 5);
+    let second = times_of(&doc, "sleep 0.4");
+    assert!(second.len() < 5, "{second:?}");
+    assert!(
+        second.iter().all(|t| *t >= 0.4),
+        "a run cut short became a sample: {second:?}"
+    );
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("in progress was discarded")
+    );
+    let listed = latkit()
+        .current_dir(dir.path())
+        .args(["store", "list", "--db", "h.db", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let stored: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(stored.as_array().unwrap().len(), 1);
+    assert_eq!(
+        stored[0]["benchmarks"].as_u64().unwrap() as usize,
+        doc["runs"][0]["benchmarks"].as_array().unwrap().len()
+    );
+}
+
+/// A command that ignores SIGINT and SIGTERM is killed, with everything it started, after
+/// the grace period; nothing it did counts as a sample.
+#[test]
+fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = Job::start(
+        &[
+            "exec",
+            "--runs",
+            "2",
+            "--json",
+            "r.json",
+            "-c",
+            "true",
+            "-c",
+            "sh -c 'trap \"\" INT TERM; sleep 300; sleep 300'",
+        ],
+        dir.path(),
+    );
+    let json = dir.path().join("r.json");
+    wait_until("the first command's results are written", || json.exists());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    job.ctrl_c();
+    let out = job.finish("a deaf command");
+    assert_eq!(out.status.code(), Some(130));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(times_of(&doc, "true").len(), 2);
+    assert_eq!(doc["runs"][0]["benchmarks"].as_array().unwrap().len(), 1);
+    // The sleeps it started are gone too.
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 300"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+/// A CI job's time limit: GNU timeout sends SIGTERM (to latkit and its group). The finished
+/// runs are reported and the exit code is latkit's 130.
+#[test]
+fn a_ci_time_limit_reports_what_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("timeout")
+        .args(["--preserve-status", "-s", "TERM", "2"])
+        .arg(assert_cmd::cargo::cargo_bin("latkit"))
+        .args([
+            "exec",
+            "--runs",
+            "1000",
+            "-c",
+            "sleep 0.1",
+            "--format",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let times = times_of(&doc, "sleep 0.1");
+    assert!(
+        !times.is_empty() && times.iter().all(|t| *t >= 0.1),
+        "{times:?}"
+    );
+}
+
+/// A command that fails after others were timed: exit 1, and the others are printed and
+/// written, not lost.
+#[test]
+fn a_failing_command_keeps_those_timed_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = latkit()
+        .current_dir(dir.path())
+        .args(["exec", "--runs", "2", "--json", "r.json"])
+        .args(["-c", "true", "-c", "echo", "-c", "false"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("`false` failed"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("true") && stdout.contains("echo"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(times_of(&doc, "true").len(), 2);
+    assert_eq!(times_of(&doc, "echo").len(), 2);
+    assert!(times_of(&doc, "false").is_empty());
+}

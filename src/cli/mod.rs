@@ -68,6 +68,11 @@ pub enum Command {
     Timer(TimerArgs),
     /// Time whole commands, as hyperfine does: wall, user and system time and max RSS per
     /// run, warm-up, parameters, several commands compared.
+    #[command(
+        after_help = "Ctrl-C or SIGTERM: the run in progress is discarded, every \
+finished run is printed, written and stored, exit 130; a command still running 3 s later \
+is killed. --out/--json files are written as each command finishes."
+    )]
     Exec(ExecArgs),
     /// Network round trip, rate and throughput: client, server, or both on loopback.
     Net(NetArgs),

@@ -3,7 +3,7 @@ use crate::analyze::build_report;
 use crate::cli::ExecArgs;
 use crate::error::{Error, Result};
 use crate::model::ConfigEntry;
-use crate::runner::exec::{Exec, Planned};
+use crate::runner::exec::{Ending, Exec, Planned};
 use std::io::{IsTerminal, stderr};
 
 /// The most commands a parameter scan may plan.
@@ -165,12 +165,31 @@ pub fn run(args: ExecArgs) -> Result<()> {
         shell: args.shell.clone().filter(|_| !args.no_shell),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
-    let (input, interrupted) = exec.run()?;
+    let mut sinks = sinks;
+    // Each finished command is written at once (as hyperfine exports), so that a failure or
+    // an interrupt later on cannot lose it.
+    let timed = exec.run(&mut |so_far| {
+        let report = build_report(so_far.runs.clone(), so_far.notes.clone(), &opts)?;
+        sinks.checkpoint(&report)
+    })?;
+    let Some(input) = timed.input else {
+        return Err(match timed.ending {
+            Ending::Failed(failure) => failure,
+            _ => Error::Interrupted,
+        });
+    };
     let report = build_report(input.runs, input.notes, &opts)?;
     warn_on_stderr(&report, &args.report.output);
-    if interrupted {
-        sinks.finish(&report)?;
-        return Err(Error::Interrupted);
+    match timed.ending {
+        Ending::Done => deliver(&report, sinks),
+        // What finished is reported, written and stored; the exit code says how it ended.
+        Ending::Interrupted => {
+            sinks.finish(&report)?;
+            Err(Error::Interrupted)
+        }
+        Ending::Failed(failure) => {
+            sinks.finish(&report)?;
+            Err(failure)
+        }
     }
-    deliver(&report, sinks)
 }

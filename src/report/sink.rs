@@ -34,6 +34,11 @@ pub trait Sink {
     fn run_finished(&mut self, _run: &Run) -> io::Result<()> {
         Ok(())
     }
+    /// Part of the work is done and the rest may never be (a command of several timed): a
+    /// file is written with what there is now, to be replaced by the finished report.
+    fn checkpoint(&mut self, _report: &Report) -> io::Result<()> {
+        Ok(())
+    }
     /// Everything is measured and analysed.
     fn finish(&mut self, report: &Report) -> io::Result<()>;
     /// Makes the output permanent (a file is renamed into place).
@@ -131,6 +136,19 @@ impl Rendered {
 }
 
 impl Sink for Rendered {
+    fn checkpoint(&mut self, report: &Report) -> io::Result<()> {
+        // Only a file can be replaced later; a stream or a FIFO takes one report.
+        let Destination::File(file) = &self.dest else {
+            return Ok(());
+        };
+        if self.xenomai {
+            return Ok(());
+        }
+        let mut text = Vec::new();
+        self.reporter.render(report, &mut text)?;
+        file.publish(&text)
+    }
+
     fn finish(&mut self, report: &Report) -> io::Result<()> {
         if self.xenomai && report.runs.iter().all(|r| r.timer.is_none()) {
             return Err(io::Error::other(
@@ -389,6 +407,10 @@ impl FanOut {
             }
         }
         Ok(())
+    }
+
+    pub fn checkpoint(&mut self, report: &Report) -> Result<()> {
+        self.each(|s| s.checkpoint(report))
     }
 
     pub fn started(&mut self, info: &TimerInfo) -> std::result::Result<(), (String, io::Error)> {

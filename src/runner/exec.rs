@@ -8,7 +8,7 @@ use crate::interrupt;
 use crate::model::summary::median;
 use crate::model::{BenchName, ConfigEntry, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -57,13 +57,17 @@ fn seconds(tv: libc::timeval) -> f64 {
 /// Runs `argv` once, output discarded, and measures it.
 fn run_once(argv: &[String]) -> std::io::Result<Sample> {
     let start = Instant::now();
+    // Its own process group: an interrupt reaches it through latkit, which can then tell a
+    // run cut short from a finished one, and kill everything it started if it will not stop.
     let child = Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()?;
     let pid = child.id() as libc::pid_t;
+    interrupt::set_child_group(child.id());
     let mut status: libc::c_int = 0;
     // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -75,10 +79,12 @@ fn run_once(argv: &[String]) -> std::io::Result<Sample> {
         }
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
+            interrupt::set_child_group(0);
             return Err(err);
         }
     }
     let wall = start.elapsed().as_secs_f64();
+    interrupt::set_child_group(0);
     drop(child); // already reaped: dropping a Child neither waits nor kills
     Ok(Sample {
         wall,
@@ -99,7 +105,9 @@ fn own_peak_rss() -> Option<f64> {
     Some(kib * 1024.0)
 }
 
-/// `sh -c CMD` for the untimed helpers (--prepare, --setup, --cleanup).
+/// `sh -c CMD` for the untimed helpers (--prepare, --setup, --cleanup), in latkit's own process
+/// group, so that Ctrl-C on a terminal reaches them directly. One that fails because it was
+/// interrupted is no failure of its own: the caller sees the interrupt and stops.
 fn helper(what: &str, command: &str) -> Result<()> {
     let status = Command::new("sh")
         .args(["-c", command])
@@ -107,7 +115,7 @@ fn helper(what: &str, command: &str) -> Result<()> {
         .stdout(Stdio::null())
         .status()
         .map_err(|e| Error::Failed(format!("could not run sh for {what}: {e}")))?;
-    if !status.success() {
+    if !status.success() && !interrupt::requested() {
         return Err(Error::Failed(format!(
             "{what} `{command}` failed ({status})"
         )));
@@ -178,126 +186,117 @@ impl Exec {
         Ok(mean)
     }
 
-    /// Runs every command and returns the run, its notes, and whether Ctrl-C cut it short.
-    pub fn run(&self) -> Result<(Input, bool)> {
+    /// Times every command in turn. `finished` hears the result so far each time a command
+    /// other than the last is done, so that it can be written before the next one starts.
+    /// A failure or an interrupt part-way keeps what finished before it; an error before any
+    /// run (a command that cannot be split) is returned as such.
+    pub fn run(&self, finished: &mut dyn FnMut(&Input) -> Result<()>) -> Result<Timed> {
         interrupt::install();
+        let argvs = self
+            .commands
+            .iter()
+            .map(|planned| self.argv(&planned.command))
+            .collect::<Result<Vec<_>>>()?;
         let started = SystemTime::now();
         let mut notes = Vec::new();
         let shell_cost = self.shell_cost(&mut notes)?;
-        let mut builder = RunBuilder::default();
-        let mut interrupted = false;
-        let mut means: Vec<(String, f64, f64)> = Vec::new();
-        for planned in &self.commands {
-            let argv = self.argv(&planned.command)?;
-            let name = &planned.name;
-            if let Some(setup) = &self.setup {
-                helper("--setup", setup)?;
-            }
-            let spawn = |argv: &[String]| {
-                run_once(argv).map_err(|e| {
-                    Error::Failed(match e.kind() {
-                        std::io::ErrorKind::NotFound => {
-                            format!("`{}`: no such command", argv[0])
-                        }
-                        _ => format!("could not run `{name}`: {e}"),
-                    })
-                })
+        let mut record = Record {
+            started,
+            host: crate::host::capture(),
+            id: None,
+            shell_cost,
+            timed: Vec::new(),
+            notes,
+        };
+        for (index, (planned, argv)) in self.commands.iter().zip(&argvs).enumerate() {
+            let (samples, stopped) = match self.time_command(planned, argv) {
+                Ok(timed) => timed,
+                Err(failure) => return Ok(record.ending(self, Ending::Failed(failure))),
             };
-            for _ in 0..self.warmup {
-                if let Some(prepare) = &self.prepare {
-                    helper("--prepare", prepare)?;
-                }
-                spawn(&argv)?;
-                if interrupt::requested() {
-                    break;
-                }
+            if !samples.is_empty() {
+                self.warn(&planned.name, &samples, &mut record.notes);
+                record.timed.push((index, samples));
             }
-            let mut samples: Vec<Sample> = Vec::new();
-            let mut target = self.runs.unwrap_or(self.min_runs);
-            let progress = self.bar(name);
-            while (samples.len() as u64) < target && !interrupt::requested() {
-                if let Some(prepare) = &self.prepare {
-                    helper("--prepare", prepare)?;
-                }
-                let sample = spawn(&argv)?;
-                if !sample.status.success() && !self.ignore_failure {
-                    return Err(Error::Failed(format!(
-                        "`{name}` failed ({}); --ignore-failure times it anyway",
-                        sample.status
-                    )));
-                }
-                if samples.is_empty() && self.runs.is_none() {
-                    // As hyperfine: enough runs to fill --min-time, within the bounds.
-                    let fit = (self.min_time / sample.wall.max(1e-9)).ceil() as u64;
-                    target = fit
-                        .max(self.min_runs)
-                        .min(self.max_runs.unwrap_or(u64::MAX))
-                        .max(1);
-                    progress.set_length(target);
-                }
-                samples.push(sample);
-                progress.set_position(samples.len() as u64);
+            if let Some(discarded) = stopped {
+                record
+                    .notes
+                    .push(interrupted_note(&self.commands[index..], discarded));
+                return Ok(record.ending(self, Ending::Interrupted));
             }
-            progress.finish_and_clear();
-            interrupted |= interrupt::requested();
-            if let Some(cleanup) = &self.cleanup {
-                helper("--cleanup", cleanup)?;
+            if index + 1 < self.commands.len() {
+                finished(&record.input(self))?;
             }
-            if samples.is_empty() {
+        }
+        Ok(record.ending(self, Ending::Done))
+    }
+
+    /// Runs one command's helpers, warm-up and timed runs. The samples that finished come
+    /// back with, when an interrupt stopped them, how many runs it cut short (0 or 1).
+    fn time_command(
+        &self,
+        planned: &Planned,
+        argv: &[String],
+    ) -> Result<(Vec<Sample>, Option<u64>)> {
+        let name = &planned.name;
+        if let Some(setup) = &self.setup {
+            helper("--setup", setup)?;
+        }
+        let spawn = |argv: &[String]| {
+            run_once(argv).map_err(|e| {
+                Error::Failed(match e.kind() {
+                    std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
+                    _ => format!("could not run `{name}`: {e}"),
+                })
+            })
+        };
+        // --prepare before each run; false when an interrupt came meanwhile.
+        let prepared = || -> Result<bool> {
+            if let Some(prepare) = &self.prepare {
+                helper("--prepare", prepare)?;
+            }
+            Ok(!interrupt::requested())
+        };
+        let mut samples: Vec<Sample> = Vec::new();
+        let mut cut_short = 0;
+        for _ in 0..self.warmup {
+            if !prepared()? {
                 break;
             }
-            let bench = builder.benchmark_in(name, None, &planned.params, BenchName::plain);
-            builder.name_params(bench, &planned.params);
-            for s in &samples {
-                builder.record(bench, "time", "s", (s.wall - shell_cost).max(0.0));
-                builder.record(bench, "user", "s", s.user);
-                builder.record(bench, "system", "s", s.system);
-                builder.record(bench, "max_rss", "B", s.max_rss);
+            spawn(argv)?;
+        }
+        let mut target = self.runs.unwrap_or(self.min_runs);
+        let progress = self.bar(name);
+        while (samples.len() as u64) < target && prepared()? {
+            let sample = spawn(argv)?;
+            if interrupt::requested() {
+                // Stopped part-way by the interrupt (or racing it): not a measurement.
+                cut_short = 1;
+                break;
             }
-            self.warn(name, &samples, &mut notes);
-            let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
-            if let Some(floor) = own_peak_rss()
-                && peak <= floor * 1.1
-            {
-                notes.push(Note::info(format!(
-                    "`{name}`: max_rss {:.1} MiB is at latkit's own peak ({:.1} MiB), which \
-                     Linux carries into every child at exec: the command used no more than that",
-                    peak / 1048576.0,
-                    floor / 1048576.0
+            if !sample.status.success() && !self.ignore_failure {
+                return Err(Error::Failed(format!(
+                    "`{name}` failed ({}); --ignore-failure times it anyway",
+                    sample.status
                 )));
             }
-            let walls: Vec<f64> = samples.iter().map(|s| s.wall - shell_cost).collect();
-            let (mean, stddev) = mean_and_stddev(&walls);
-            means.push((name.clone(), mean, stddev));
-            if interrupted {
-                break;
+            if samples.is_empty() && self.runs.is_none() {
+                // As hyperfine: enough runs to fill --min-time, within the bounds.
+                let fit = (self.min_time / sample.wall.max(1e-9)).ceil() as u64;
+                target = fit
+                    .max(self.min_runs)
+                    .min(self.max_runs.unwrap_or(u64::MAX))
+                    .max(1);
+                progress.set_length(target);
             }
+            samples.push(sample);
+            progress.set_position(samples.len() as u64);
         }
-        if builder.is_empty() {
-            return Err(if interrupted {
-                Error::Interrupted
-            } else {
-                Error::Failed("no command was timed".into())
-            });
+        progress.finish_and_clear();
+        if let Some(cleanup) = &self.cleanup {
+            // After an interrupt too: it undoes what --setup did.
+            helper("--cleanup", cleanup)?;
         }
-        notes.extend(relative_speed(&means));
-        let source = Source {
-            kind: "command".into(),
-            format: "exec".into(),
-            path: None,
-            command: self.commands.iter().map(|c| c.command.clone()).collect(),
-        };
-        let mut run = new_run(source, crate::host::capture(), Vec::new(), builder);
-        run.started = Some(timestamp(started));
-        run.ended = Some(timestamp(SystemTime::now()));
-        Ok((
-            Input {
-                runs: vec![run],
-                notes,
-                malformed: 0,
-            },
-            interrupted,
-        ))
+        Ok((samples, interrupt::requested().then_some(cut_short)))
     }
 
     fn bar(&self, name: &str) -> ProgressBar {
@@ -342,6 +341,117 @@ impl Exec {
             )));
         }
     }
+}
+
+/// How timing ended.
+pub enum Ending {
+    Done,
+    /// Ctrl-C or SIGTERM: the run in progress was discarded.
+    Interrupted,
+    /// A command, or one of its helpers, failed.
+    Failed(Error),
+}
+
+/// What was timed, when it ended: `input` is `None` when no command finished a run.
+pub struct Timed {
+    pub input: Option<Input>,
+    pub ending: Ending,
+}
+
+/// The commands timed so far, from which the run is built (again, as each one finishes).
+struct Record {
+    started: SystemTime,
+    host: crate::model::Environment,
+    /// The run's id, the same in every result written along the way.
+    id: Option<String>,
+    shell_cost: f64,
+    /// The index of each timed command in the plan, with its samples.
+    timed: Vec<(usize, Vec<Sample>)>,
+    notes: Vec<Note>,
+}
+
+impl Record {
+    fn input(&mut self, exec: &Exec) -> Input {
+        let mut builder = RunBuilder::default();
+        let mut means = Vec::new();
+        let mut notes = self.notes.clone();
+        for (index, samples) in &self.timed {
+            let planned = &exec.commands[*index];
+            let bench =
+                builder.benchmark_in(&planned.name, None, &planned.params, BenchName::plain);
+            builder.name_params(bench, &planned.params);
+            let walls: Vec<f64> = samples
+                .iter()
+                .map(|s| (s.wall - self.shell_cost).max(0.0))
+                .collect();
+            for (s, wall) in samples.iter().zip(&walls) {
+                builder.record(bench, "time", "s", *wall);
+                builder.record(bench, "user", "s", s.user);
+                builder.record(bench, "system", "s", s.system);
+                builder.record(bench, "max_rss", "B", s.max_rss);
+            }
+            notes.extend(rss_floor_note(&planned.name, samples));
+            let (mean, stddev) = mean_and_stddev(&walls);
+            means.push((planned.name.clone(), mean, stddev));
+        }
+        notes.extend(relative_speed(&means));
+        let source = Source {
+            kind: "command".into(),
+            format: "exec".into(),
+            path: None,
+            command: exec.commands.iter().map(|c| c.command.clone()).collect(),
+        };
+        let mut run = new_run(source, self.host.clone(), Vec::new(), builder);
+        run.id = self.id.get_or_insert_with(|| run.id.clone()).clone();
+        run.started = Some(timestamp(self.started));
+        run.ended = Some(timestamp(SystemTime::now()));
+        Input {
+            runs: vec![run],
+            notes,
+            malformed: 0,
+        }
+    }
+
+    fn ending(mut self, exec: &Exec, ending: Ending) -> Timed {
+        if let Ending::Failed(failure) = &ending
+            && let Some((last, _)) = self.timed.last()
+        {
+            self.notes.push(Note::warning(format!(
+                "{failure}: the results hold the commands timed before it, up to `{}`",
+                exec.commands[*last].name
+            )));
+        }
+        Timed {
+            input: (!self.timed.is_empty()).then(|| self.input(exec)),
+            ending,
+        }
+    }
+}
+
+/// Says what an interrupt left out: the run it cut short and the commands never started.
+fn interrupted_note(from: &[Planned], cut_short: u64) -> Note {
+    let current = &from[0].name;
+    let mut text = if cut_short > 0 {
+        format!("interrupted: the run of `{current}` in progress was discarded")
+    } else {
+        format!("interrupted while timing `{current}`")
+    };
+    if from.len() > 1 {
+        text += &format!("; {} command(s) after it were not timed", from.len() - 1);
+    }
+    Note::warning(text)
+}
+
+/// When every run's max RSS is at latkit's own peak, which Linux carries into every child.
+fn rss_floor_note(name: &str, samples: &[Sample]) -> Option<Note> {
+    let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
+    let floor = own_peak_rss().filter(|floor| peak <= floor * 1.1)?;
+    Some(Note::info(format!(
+        "`{name}`: max_rss {:.1} MiB is at latkit's own peak ({:.1} MiB), which Linux carries \
+         into every child at exec: the command used no more than that",
+        peak / 1048576.0,
+        floor / 1048576.0
+    )))
 }
 
 /// "`a` ran 1.23 ± 0.05 times faster than `b`", with hyperfine's error propagation.
