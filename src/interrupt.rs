@@ -77,3 +77,15 @@ pub fn set_child_group(pgid: u32) {
         stop(pgid as i32);
     }
 }
+
+/// Runs `command` to its end in a process group of its own, which an interrupt stops (and
+/// kills after [`GRACE`]), with everything it started.
+pub fn status_of(command: &mut std::process::Command) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    install();
+    let mut child = command.process_group(0).spawn()?;
+    set_child_group(child.id());
+    let status = child.wait();
+    set_child_group(0);
+    status
+}

@@ -467,68 +467,6 @@ fn a_v1_document_is_migrated_on_read() {
     );
 }
 
-/// A latkit started in a process group of its own, as a shell starts a foreground job, so
-/// that the test can send a terminal's Ctrl-C (SIGINT to the whole group) without receiving it.
-/// The group is killed if the test fails before the job ends.
-struct Job(Option<std::process::Child>);
-
-impl Job {
-    fn start(args: &[&str], dir: &Path) -> Job {
-        use std::os::unix::process::CommandExt;
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
-            .args(args)
-            .current_dir(dir)
-            .env("NO_COLOR", "1")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        Job(Some(child))
-    }
-
-    fn group(&self) -> nix::unistd::Pid {
-        nix::unistd::Pid::from_raw(self.0.as_ref().map_or(0, |c| c.id() as i32))
-    }
-
-    fn ctrl_c(&self) {
-        nix::sys::signal::killpg(self.group(), nix::sys::signal::Signal::SIGINT).unwrap();
-    }
-
-    /// Waits (bounded: a hang is a failure, not a stuck suite) for the job to exit.
-    fn finish(&mut self, what: &str) -> std::process::Output {
-        let child = self.0.take().unwrap();
-        let group = nix::unistd::Pid::from_raw(child.id() as i32);
-        let (done, waited) = std::sync::mpsc::channel();
-        std::thread::spawn(move || done.send(child.wait_with_output().unwrap()));
-        waited
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| {
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-                panic!("{what}: latkit did not exit within a minute")
-            })
-    }
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let group = nix::unistd::Pid::from_raw(child.id() as i32);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            let _ = child.wait();
-        }
-    }
-}
-
-/// Waits (bounded) until `ready` holds.
-fn wait_until(what: &str, ready: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !ready() {
-        assert!(std::time::Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 fn times_of(doc: &serde_json::Value, name: &str) -> Vec<f64> {
     doc["runs"][0]["benchmarks"]
         .as_array()
@@ -553,7 +491,7 @@ fn times_of(doc: &serde_json::Value, name: &str) -> Vec<f64> {
 fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let mut job = Job::start(
+    let mut job = common::Job::start(
         &[
             "exec",
             "-i",
@@ -571,7 +509,7 @@ fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
         ],
         dir.path(),
     );
-    wait_until("the first command's results are written", || json.exists());
+    common::wait_until("the first command's results are written", || json.exists());
     let first: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(times_of(&first, "sleep 0.05").len(), 5);
@@ -618,7 +556,7 @@ fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
 #[test]
 fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
     let dir = tempfile::tempdir().unwrap();
-    let mut job = Job::start(
+    let mut job = common::Job::start(
         &[
             "exec",
             "--runs",
@@ -633,7 +571,7 @@ fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
         dir.path(),
     );
     let json = dir.path().join("r.json");
-    wait_until("the first command's results are written", || json.exists());
+    common::wait_until("the first command's results are written", || json.exists());
     std::thread::sleep(std::time::Duration::from_millis(300));
     job.ctrl_c();
     let out = job.finish("a deaf command");

@@ -211,3 +211,102 @@ fn gbench_builds_both_trees_and_compares_them() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--build `exit 3` failed"));
 }
+
+/// The worktrees git knows of in `repo`, the working tree included.
+fn worktrees(repo: &Path) -> Vec<String> {
+    let list = Command::new("git")
+        .current_dir(repo)
+        .args(["worktree", "list", "--porcelain"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree ").map(str::to_string))
+        .collect()
+}
+
+/// `latkit gbench ./spin --interleave HEAD --build CMD`, started as a terminal job in `repo`.
+fn building(repo: &Path, build: &str) -> common::Job {
+    common::Job::start(
+        &[
+            "gbench",
+            "./spin",
+            "--interleave",
+            "HEAD",
+            "--format",
+            "json",
+            "-q",
+            "--build",
+            build,
+        ],
+        repo,
+    )
+}
+
+/// A build that says it started (the file `mark`), then takes far longer than any test.
+fn slow_build(mark: &Path) -> String {
+    format!("touch '{}'; sleep 300; sleep 300", mark.display())
+}
+
+/// Ctrl-C (SIGINT to the job) or SIGTERM (to latkit alone, as `kill` sends it) while the base
+/// checkout builds: the build is stopped, the benchmark never runs, the checkout is removed
+/// and latkit exits 130.
+#[test]
+fn an_interrupt_during_the_build_stops_it_and_removes_the_checkout() {
+    for terminal in [true, false] {
+        let repo = repository(&[("spin.cc", &gbench_source(10))], &[]);
+        let mark = repo.path().join("build-started");
+        let mut job = building(repo.path(), &slow_build(&mark));
+        common::wait_until("the build started", || mark.exists());
+        assert_eq!(worktrees(repo.path()).len(), 2, "the base is checked out");
+        match terminal {
+            true => job.ctrl_c(),
+            false => {
+                nix::sys::signal::kill(job.group(), nix::sys::signal::Signal::SIGTERM).unwrap()
+            }
+        }
+        let out = job.finish("interrupted build");
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "terminal {terminal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(worktrees(repo.path()).len(), 1, "terminal {terminal}");
+        let left = Command::new("pgrep")
+            .args(["-f", &mark.display().to_string()])
+            .output()
+            .unwrap();
+        assert!(left.stdout.is_empty(), "the build is still running");
+    }
+}
+
+/// A run killed outright (SIGKILL cannot be caught) leaves its checkout behind; the next
+/// `--interleave` in that repository removes it.
+#[test]
+fn a_checkout_left_by_a_killed_run_is_pruned_by_the_next() {
+    let repo = repository(&[("spin.cc", &gbench_source(10))], &[]);
+    let mark = repo.path().join("build-started");
+    let mut job = building(repo.path(), &slow_build(&mark));
+    common::wait_until("the build started", || mark.exists());
+    let stale = worktrees(repo.path())[1].clone();
+    use nix::sys::signal::{Signal, kill, killpg};
+    kill(job.group(), Signal::SIGKILL).unwrap();
+    // The orphaned build (it holds latkit's stderr open) is ended by hand, with its sleeps,
+    // in whichever process group it is.
+    let builds = Command::new("pgrep")
+        .args(["-f", &mark.display().to_string()])
+        .output()
+        .unwrap();
+    for pid in String::from_utf8_lossy(&builds.stdout).split_whitespace() {
+        let pid = nix::unistd::Pid::from_raw(pid.parse().unwrap());
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+    let _ = killpg(job.group(), Signal::SIGKILL);
+    let _ = job.finish("killed run");
+    assert!(Path::new(&stale).exists());
+    let out = building(repo.path(), "exit 3").finish("next run");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(worktrees(repo.path()).len(), 1);
+    assert!(!Path::new(&stale).exists(), "{stale} was removed");
+}

@@ -90,16 +90,20 @@ pub fn run(args: GbenchArgs) -> Result<()> {
     )
 }
 
-/// Runs the `--build` command in `dir` (one tree), its output on stderr (stdout is the report); a failure is
-/// exit 1 naming the tree.
+/// Runs the `--build` command in `dir` (one tree), its output on stderr (stdout is the
+/// report); a failure is exit 1 naming the tree, an interrupt stops it (exit 130).
 fn run_build(command: &str, dir: &Path) -> Result<()> {
-    let status = std::process::Command::new("sh")
-        .args(["-c", command])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .map_err(|e| Error::Failed(format!("could not run sh for --build: {e}")))?;
+    let status = crate::interrupt::status_of(
+        std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::io::stderr()),
+    )
+    .map_err(|e| Error::Failed(format!("could not run sh for --build: {e}")))?;
+    if crate::interrupt::requested() {
+        return Err(Error::Interrupted);
+    }
     if !status.success() {
         return Err(Error::Failed(format!(
             "--build `{command}` failed in {} ({status})",

@@ -76,8 +76,13 @@ pub fn run_rounds(
         sinks.push_verdict_if(!args.gate.fail_on.is_empty());
         sinks
     };
+    // Before the checkout exists: from here an interrupt removes it on the way out.
+    crate::interrupt::install();
     let base = Worktree::add(within, rev)?;
     prepare(&base)?;
+    if crate::interrupt::requested() {
+        return Err(Error::Interrupted);
+    }
     let talk = !output.quiet && stderr().is_terminal();
     let (mut base_runs, mut working_runs, mut notes): (Vec<Run>, Vec<Run>, Vec<Note>) =
         Default::default();

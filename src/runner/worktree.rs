@@ -1,9 +1,14 @@
 //! A base revision checked out beside the working tree (`git worktree`), for A/B runs that
-//! interleave the two; removed again when dropped.
+//! interleave the two; removed again when dropped. Each checkout is locked with the pid of the
+//! latkit that owns it, so that one left by a latkit killed outright (SIGKILL, a lost
+//! machine) is known for stale and removed by the next `--interleave` in that repository.
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The scratch directory holding a checkout.
+const SCRATCH_PREFIX: &str = "latkit-base-";
 
 pub struct Worktree {
     /// The repository the working tree belongs to.
@@ -60,8 +65,9 @@ impl Worktree {
                 top.display()
             )));
         }
+        prune_stale(&top);
         let scratch = tempfile::Builder::new()
-            .prefix("latkit-base-")
+            .prefix(SCRATCH_PREFIX)
             .tempdir()
             .map_err(|e| Error::io("a temporary directory", e))?;
         let root = scratch.path().join("tree");
@@ -69,7 +75,15 @@ impl Worktree {
         git_text(
             &top,
             &[
-                "worktree", "add", "--quiet", "--detach", &root_text, &commit,
+                "worktree",
+                "add",
+                "--quiet",
+                "--detach",
+                "--lock",
+                "--reason",
+                &format!("{OWNER}{}", std::process::id()),
+                &root_text,
+                &commit,
             ],
             &format!("git worktree add {rev}"),
         )?;
@@ -109,10 +123,61 @@ impl Worktree {
     }
 }
 
+/// The lock reason of a latkit checkout, followed by the owner's pid.
+const OWNER: &str = "latkit pid ";
+
+/// Whether `pid` is a running latkit (not a process that reused a dead one's pid).
+fn is_running_latkit(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == "latkit")
+}
+
+/// Removes checkouts whose owner is gone, with their scratch directories, and forgets those
+/// whose directory was deleted (a cleaned /tmp). Best effort: a checkout that cannot be
+/// removed stays, as it would have anyway.
+fn prune_stale(top: &Path) {
+    let Ok(list) = git(top, &["worktree", "list", "--porcelain"]) else {
+        return;
+    };
+    let listing = String::from_utf8_lossy(&list.stdout);
+    for entry in listing.split("\n\n") {
+        let field = |name: &str| {
+            entry
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .map(str::trim)
+        };
+        let (Some(root), Some(owner)) = (
+            field("worktree "),
+            field("locked ").and_then(|reason| reason.strip_prefix(OWNER)),
+        ) else {
+            continue;
+        };
+        if !is_running_latkit(owner) {
+            remove(top, Path::new(root));
+        }
+    }
+    let _ = git(top, &["worktree", "prune"]);
+}
+
+/// Removes the checkout at `root` (locked: hence the second --force) and the scratch
+/// directory latkit made for it.
+fn remove(top: &Path, root: &Path) {
+    let root_text = root.display().to_string();
+    let _ = git(
+        top,
+        &["worktree", "remove", "--force", "--force", &root_text],
+    );
+    if let Some(scratch) = root.parent().filter(|dir| {
+        dir.file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with(SCRATCH_PREFIX))
+    }) {
+        let _ = std::fs::remove_dir_all(scratch);
+    }
+}
+
 impl Drop for Worktree {
     fn drop(&mut self) {
-        let root = self.root.display().to_string();
-        let _ = git(&self.top, &["worktree", "remove", "--force", &root]);
+        remove(&self.top, &self.root);
         let _ = git(&self.top, &["worktree", "prune"]);
     }
 }

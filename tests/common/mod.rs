@@ -207,3 +207,65 @@ pub fn assert_succeeded(out: &std::process::Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A latkit started in a process group of its own, as a shell starts a foreground job, so
+/// that the test can send a terminal's Ctrl-C (SIGINT to the whole group) without receiving it.
+/// The group is killed if the test fails before the job ends.
+pub struct Job(Option<std::process::Child>);
+
+impl Job {
+    pub fn start(args: &[&str], dir: &std::path::Path) -> Job {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+            .args(args)
+            .current_dir(dir)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Job(Some(child))
+    }
+
+    pub fn group(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(self.0.as_ref().map_or(0, |c| c.id() as i32))
+    }
+
+    pub fn ctrl_c(&self) {
+        nix::sys::signal::killpg(self.group(), nix::sys::signal::Signal::SIGINT).unwrap();
+    }
+
+    /// Waits (bounded: a hang is a failure, not a stuck suite) for the job to exit.
+    pub fn finish(&mut self, what: &str) -> std::process::Output {
+        let child = self.0.take().unwrap();
+        let group = nix::unistd::Pid::from_raw(child.id() as i32);
+        let (done, waited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(child.wait_with_output().unwrap()));
+        waited
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                panic!("{what}: latkit did not exit within a minute")
+            })
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits (bounded) until `ready` holds.
+pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
