@@ -69,11 +69,25 @@ impl Error {
     }
 }
 
-/// Reads a small text file (a targets or suite file) whole; invalid UTF-8 is an error naming
-/// the line it is on.
+/// The largest hand-written file read (targets, suite, page spec): parsing TOML costs many
+/// times a file's size, and no hand-written spec comes near this.
+pub const MAX_TEXT_FILE: u64 = 1 << 20;
+
+/// Reads a small hand-written text file (a targets, suite or page spec file) whole; a file
+/// over [`MAX_TEXT_FILE`] or invalid UTF-8 is an error naming the file (and the line).
 pub fn read_text(path: &std::path::Path) -> Result<String> {
+    use std::io::Read;
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(&name, e))?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_TEXT_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::io(&name, e))?;
+    if bytes.len() as u64 > MAX_TEXT_FILE {
+        return Err(Error::Input(format!(
+            "{name}: larger than {} MiB, too large for a hand-written spec: is it the right file?",
+            MAX_TEXT_FILE >> 20
+        )));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid]

@@ -178,3 +178,428 @@ proptest! {
         read_and_render(doc.to_string().as_bytes())?;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The release binary, as users run it, on mutated inputs of every format and every spec it
+// takes. Each case is a process of its own: a panic (exit 101), a death by signal, a hang
+// (over a minute) or more than 200 MB of RSS is a failure. `LATKIT_FUZZ_CASES` sets how many
+// (10,000 by default, as CI runs them).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The most RSS one case may use.
+const RSS_LIMIT_KIB: i64 = 200 << 10;
+/// A case running longer than this is a hang.
+const HANG: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Every format latkit reads, by a real output: the file and the reader that is its own.
+const READ_SEEDS: [(&str, &str); 21] = [
+    ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
+    ("services/pytest-benchmark.json", "pytest-benchmark"),
+    ("vectors/hyperfine-1.15.json", "hyperfine"),
+    ("services/viiper.bmf.json", "bmf"),
+    ("services/viiper.gab.json", "gab"),
+    ("services/viiper.gab.json", "gab-bigger"),
+    ("services/libtest-bench.txt", "libtest"),
+    ("vectors/gbench-1.7.1.json", "gbench-json"),
+    ("gbench/replay-6reps.json", "gbench-json"),
+    ("gbench/replay-6reps.console.txt", "gbench"),
+    ("vectors/viiper-count3.gobench.txt", "go"),
+    ("variants.gobench.txt", "go"),
+    ("vectors/xenomai-latency-h.txt", "xenomai"),
+    ("vectors/cyclictest-h200.txt", "cyclictest"),
+    ("vectors/cyclictest-h200.json", "cyclictest-json"),
+    ("vectors/rootstream-bench.txt", "bench"),
+    ("fuzz/hdrhistogram-java.hgrm", "hgrm"),
+    ("fuzz/tagged-Log.logV2.hlog", "hlog"),
+    ("page/sdk.json", "gbench-json"),
+    // latkit's own JSON, of a timer test and of a Go run (written by the test).
+    ("latkit:vectors/xenomai-latency-h.txt", "latkit"),
+    ("latkit:vectors/viiper-count3.gobench.txt", "latkit"),
+];
+
+/// What a case runs: the files it writes into its own directory, and latkit's arguments
+/// (relative paths name those files, or fixtures by absolute path).
+struct Case {
+    files: Vec<(PathBuf, Vec<u8>)>,
+    args: Vec<String>,
+}
+
+/// How a case ended.
+struct Ended {
+    code: Option<i32>,
+    signal: Option<i32>,
+    rss_kib: i64,
+    hung: bool,
+    stderr: String,
+}
+
+impl Ended {
+    fn failed(&self) -> bool {
+        self.hung
+            || self.signal.is_some()
+            || !matches!(self.code, Some(0..=2))
+            || self.rss_kib > RSS_LIMIT_KIB
+            || self.stderr.contains("panicked")
+    }
+}
+
+/// Runs the release binary in `dir` with `args`, output discarded but stderr kept, and
+/// measures its peak RSS; a case over [`HANG`] is killed. GNU time starts it and reports its
+/// RSS: Linux carries the spawner's own peak into a child at exec, and this test process
+/// holds large inputs, while time forks latkit from a process of a few MiB.
+fn run_binary(dir: &Path, args: &[String]) -> Ended {
+    use std::os::unix::process::CommandExt;
+    let stderr_file = dir.join(".stderr");
+    let rss_file = dir.join(".rss");
+    let mut child = Command::new(common::peer("time", "apt-get install time"))
+        .args(["--quiet", "-f", "%M", "-o"])
+        .arg(&rss_file)
+        .arg(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_file).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut hung = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HANG && !hung {
+            hung = true;
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let rss_kib = std::fs::read_to_string(&rss_file)
+        .ok()
+        .and_then(|text| text.lines().last()?.trim().parse().ok())
+        .unwrap_or(i64::MAX);
+    // GNU time exits 128 + N when the command died of signal N.
+    let code = status.code();
+    Ended {
+        code: code.filter(|c| *c < 128),
+        signal: code.filter(|c| *c >= 128).map(|c| c - 128),
+        rss_kib,
+        hung,
+        stderr: std::fs::read_to_string(&stderr_file).unwrap_or_default(),
+    }
+}
+
+/// A seed's bytes: a fixture, or latkit's JSON of one (`latkit:NAME`).
+fn seed_bytes(seed: &str) -> Vec<u8> {
+    match seed.strip_prefix("latkit:") {
+        Some(name) => common::parse_as(&common::fixture(name), "json").into_bytes(),
+        None => std::fs::read(common::fixture(seed)).unwrap(),
+    }
+}
+
+fn fixture_arg(name: &str) -> String {
+    common::fixture(name).display().to_string()
+}
+
+/// The files under `dir`, relative to it, with their bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let relative = path.strip_prefix(dir).unwrap().to_path_buf();
+                files.push((relative, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The seeds, read once.
+struct Seeds {
+    inputs: Vec<(Vec<u8>, &'static str)>,
+    criterion: Vec<(PathBuf, Vec<u8>)>,
+    specs: [Vec<u8>; 4],
+    formats: Vec<&'static str>,
+}
+
+impl Seeds {
+    fn load() -> Seeds {
+        Seeds {
+            inputs: READ_SEEDS
+                .iter()
+                .map(|(seed, reader)| (seed_bytes(seed), *reader))
+                .collect(),
+            criterion: tree(&common::fixture("fuzz/criterion")),
+            specs: [
+                "check/rootstream-targets.toml",
+                "fuzz/regression-targets.toml",
+                "stream-suite.toml",
+                "page/sdk-page.toml",
+            ]
+            .map(|name| std::fs::read(common::fixture(name)).unwrap()),
+            formats: FORMATS.iter().map(|f| f.name).collect(),
+        }
+    }
+
+    /// Case `index`: its kind by `index % 8`, its mutations from a generator seeded by it.
+    fn case(&self, index: usize) -> Case {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&(index as u64).to_le_bytes());
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
+        );
+        let mutations = proptest::collection::vec(mutation(), 1..6)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let mutated = |bytes: &[u8]| apply(bytes, &mutations);
+        let round = index / 8;
+        let format = self.formats[round % self.formats.len()].to_string();
+        let file = |name: &str, bytes: Vec<u8>| vec![(PathBuf::from(name), bytes)];
+        let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        match index % 8 {
+            0..=2 => {
+                let (bytes, reader) = &self.inputs[(index / 3 + round) % self.inputs.len()];
+                // The reader forced every other time: detection would not pick it for
+                // every mutation, and each reader must hold on its own.
+                let forced = if round % 2 == 0 { *reader } else { "auto" };
+                Case {
+                    files: file("input", mutated(bytes)),
+                    args: args(&[
+                        "parse",
+                        "input",
+                        "--input-format",
+                        forced,
+                        "--format",
+                        &format,
+                    ]),
+                }
+            }
+            3 => {
+                let which = round % 2;
+                let mut list = vec!["check", "--targets", "targets.toml"];
+                let (base, input) = match which {
+                    0 => (None, fixture_arg("vectors/rootstream-bench.txt")),
+                    _ => (
+                        Some(fixture_arg("vectors/viiper-count3.gobench.txt")),
+                        fixture_arg("vectors/viiper-steamdeck.gobench.txt"),
+                    ),
+                };
+                if let Some(base) = &base {
+                    list.extend(["--base", base]);
+                }
+                list.push(&input);
+                Case {
+                    files: file("targets.toml", mutated(&self.specs[which])),
+                    args: args(&list),
+                }
+            }
+            4 => Case {
+                files: file("suite.toml", mutated(&self.specs[2])),
+                args: args(&[
+                    "parse",
+                    &fixture_arg("stream.gobench.txt"),
+                    "--suite",
+                    "suite.toml",
+                    "--format",
+                    &format,
+                ]),
+            },
+            5 => Case {
+                files: file("page.toml", mutated(&self.specs[3])),
+                args: args(&["page", "--spec", "page.toml", &fixture_arg("page/sdk.json")]),
+            },
+            6 => {
+                let mut files = self.criterion.clone();
+                let target = round % files.len();
+                files[target].1 = mutated(&files[target].1);
+                for (path, _) in &mut files {
+                    *path = Path::new("criterion").join(&*path);
+                }
+                Case {
+                    files,
+                    args: args(&["parse", "criterion", "--format", &format]),
+                }
+            }
+            _ => Case {
+                files: file("new.txt", mutated(&self.inputs[10].0)),
+                args: args(&[
+                    "compare",
+                    &fixture_arg("vectors/viiper-count3.gobench.txt"),
+                    "new.txt",
+                    "--format",
+                    &format,
+                ]),
+            },
+        }
+    }
+}
+
+/// Runs `case` in a directory of its own; a failure keeps the directory for a look.
+fn run_case(index: usize, case: &Case) -> Result<(i64, i32), String> {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, bytes) in &case.files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let ended = run_binary(dir.path(), &case.args);
+    if !ended.failed() {
+        return Ok((ended.rss_kib, ended.code.unwrap_or(-1)));
+    }
+    let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("fuzz-failures")
+        .join(index.to_string());
+    let _ = std::fs::remove_dir_all(&kept);
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    let _ = std::fs::rename(dir.keep(), &kept);
+    Err(format!(
+        "case {index}: latkit {} in {}: exit {:?}, signal {:?}, hung {}, {} MiB RSS\n{}",
+        case.args.join(" "),
+        kept.display(),
+        ended.code,
+        ended.signal,
+        ended.hung,
+        ended.rss_kib >> 10,
+        ended.stderr.lines().take(5).collect::<Vec<_>>().join("\n")
+    ))
+}
+
+#[test]
+fn the_release_binary_survives_mutated_inputs_and_specs() {
+    let cases: usize = std::env::var("LATKIT_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    let seeds = Seeds::load();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let peak = std::sync::atomic::AtomicI64::new(0);
+    // How many cases ended with exit 0, 1 and 2: most must get past the readers.
+    let exits = [0, 1, 2].map(|_| std::sync::atomic::AtomicUsize::new(0));
+    let failures = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if index >= cases {
+                        break;
+                    }
+                    match run_case(index, &seeds.case(index)) {
+                        Ok((rss, code)) => {
+                            peak.fetch_max(rss, std::sync::atomic::Ordering::Relaxed);
+                            exits[code as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(failure) => failures.lock().unwrap().push(failure),
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let exits = exits.map(|n| n.into_inner());
+    eprintln!(
+        "fuzz: {cases} cases through the release binary, {} failed, exit 0/1/2: {exits:?}, \
+         peak RSS {} MiB",
+        failures.len(),
+        peak.into_inner() >> 10
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Inputs far larger than their content: memory must follow what they hold, not their size.
+#[test]
+fn large_inputs_cost_memory_by_content_not_size() {
+    const PADDING: usize = 220 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let padded = |seed: &str| {
+        let mut bytes = std::fs::read(common::fixture(seed)).unwrap();
+        let end = bytes
+            .iter()
+            .rposition(|b| *b == b'}' || *b == b']')
+            .unwrap();
+        bytes.splice(end..end, std::iter::repeat_n(b' ', PADDING));
+        bytes
+    };
+    let mut big_context = std::fs::read(common::fixture("vectors/gbench-1.7.1.json")).unwrap();
+    let at = big_context
+        .windows(11)
+        .position(|w| w == b"\"context\": ")
+        .unwrap()
+        + 12;
+    let long = format!("\"padding\": \"{}\", ", "x".repeat(300 << 20));
+    big_context.splice(at..at, long.into_bytes());
+    let mut long_line = b"BenchmarkA-2 10 100 ns/op\n".to_vec();
+    long_line.extend(std::iter::repeat_n(b'x', PADDING));
+    long_line.extend(b"\nBenchmarkB-2 10 200 ns/op\n");
+    let mut toml = b"[[target]]\nbench = \"".to_vec();
+    toml.extend(std::iter::repeat_n(b'x', 10 << 20));
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        (
+            "hyperfine",
+            padded("vectors/hyperfine-1.15.json"),
+            vec!["parse"],
+        ),
+        (
+            "pytest-benchmark",
+            padded("services/pytest-benchmark.json"),
+            vec!["parse"],
+        ),
+        ("bmf", padded("services/viiper.bmf.json"), vec!["parse"]),
+        ("gab", padded("services/viiper.gab.json"), vec!["parse"]),
+        (
+            "gbench-json",
+            padded("vectors/gbench-1.7.1.json"),
+            vec!["parse"],
+        ),
+        ("gbench context", big_context, vec!["parse"]),
+        ("go long line", long_line, vec!["parse"]),
+        ("targets TOML", toml, vec!["check", "--targets"]),
+    ];
+    let mut report = Vec::new();
+    for (name, bytes, command) in cases {
+        let file = dir.path().join("input");
+        std::fs::write(&file, &bytes).unwrap();
+        let mut args: Vec<String> = command.iter().map(|a| a.to_string()).collect();
+        args.push("input".into());
+        if command[0] == "check" {
+            args.push(fixture_arg("vectors/viiper-count3.gobench.txt"));
+        }
+        let ended = run_binary(dir.path(), &args);
+        report.push(format!(
+            "{name}: {} MiB file, {} MiB RSS, exit {:?}",
+            bytes.len() >> 20,
+            ended.rss_kib >> 10,
+            ended.code
+        ));
+        // What these files hold fits in a few MiB; their size must not show.
+        assert!(
+            !ended.failed() && ended.rss_kib < 64 << 10,
+            "{name}: exit {:?}, {} MiB RSS: {}",
+            ended.code,
+            ended.rss_kib >> 10,
+            ended.stderr
+        );
+        assert!(
+            ended.code == Some(0) || ended.stderr.contains("input"),
+            "{name}: {}",
+            ended.stderr
+        );
+    }
+    eprintln!("large inputs:\n{}", report.join("\n"));
+}

@@ -343,7 +343,7 @@ fn bad_input_names_the_file_and_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "bad.json:1: not a google/benchmark JSON document",
+            "bad.json:1: expected a google/benchmark JSON document",
         ));
 }
 

@@ -651,3 +651,44 @@ fn a_failing_command_keeps_those_timed_before_it() {
     assert_eq!(times_of(&doc, "echo").len(), 2);
     assert!(times_of(&doc, "false").is_empty());
 }
+
+/// Scripts pass `-q` to every latkit command: the store's and history's accept it, and
+/// `store rm -q` says nothing.
+#[test]
+fn every_store_command_takes_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let db = db.to_str().unwrap();
+    for _ in 0..2 {
+        common::assert_succeeded(
+            &latkit()
+                .args(["store", "add", "-q", "--db", db])
+                .arg(vector("viiper-count3.gobench.txt"))
+                .output()
+                .unwrap(),
+        );
+    }
+    for args in [
+        vec!["store", "list", "-q"],
+        vec!["store", "show", "-q", "@latest"],
+        vec!["store", "export", "-q", "@latest"],
+        vec!["history", "-q", "Benchmark_Xbox360_Delay*"],
+    ] {
+        let out = latkit().args(&args).args(["--db", db]).output().unwrap();
+        common::assert_succeeded(&out);
+        assert!(!out.stdout.is_empty(), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+    let removed = latkit()
+        .args(["store", "rm", "-q", "@latest", "--db", db])
+        .output()
+        .unwrap();
+    common::assert_succeeded(&removed);
+    assert!(removed.stdout.is_empty() && removed.stderr.is_empty());
+    let left = latkit()
+        .args(["store", "list", "--format", "json", "--db", db])
+        .output()
+        .unwrap();
+    let left: serde_json::Value = serde_json::from_slice(&left.stdout).unwrap();
+    assert_eq!(left.as_array().unwrap().len(), 1);
+}

@@ -167,7 +167,7 @@ proptest! {
     ) {
         let doc = format!("{{\"context\": {{\"num_cpus\": 2}}, \"benchmarks\": [{}]}}", rows.join(",\n"));
         let source = latkit::model::Source { kind: "file".into(), format: "gbench-json".into(), path: None, command: Vec::new() };
-        if let Ok(input) = latkit::ingest::gbench::json::read_bytes("prop", doc.as_bytes(), source) {
+        if let Ok(input) = latkit::ingest::gbench::json::read_from("prop", &mut doc.as_bytes(), source) {
             for bench in &input.runs[0].benchmarks {
                 for m in &bench.metrics {
                     prop_assert!(m.values.iter().all(|v| v.is_finite()));

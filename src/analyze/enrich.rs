@@ -708,11 +708,16 @@ fn iterations_cell(iterations: &[u64]) -> Cell {
 /// the benchmark's parameters (a command that does not spell its `-L` value).
 fn display_names(members: &[&Benchmark]) -> Vec<String> {
     let short: Vec<String> = members.iter().map(|b| b.name.short_name()).collect();
+    // Counted once, not per row: a table may have 100,000 rows.
+    let mut uses: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    for name in &short {
+        *uses.entry(name).or_default() += 1;
+    }
     short
         .iter()
         .zip(members)
         .map(|(name, bench)| {
-            let clashes = short.iter().filter(|n| *n == name).count() > 1;
+            let clashes = uses[name.as_str()] > 1;
             let params = &bench.name.params;
             match (clashes, bench.name.param("procs")) {
                 (true, Some(procs)) => format!("{name}-{procs}"),

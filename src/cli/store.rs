@@ -40,6 +40,8 @@ pub enum StoreAction {
         tag: Option<String>,
         #[arg(long, value_enum, default_value = "table")]
         format: ListFormat,
+        #[command(flatten)]
+        quiet: Quiet,
     },
     /// Report a stored run as `latkit parse` would (`@latest`, `@-1`, `@ID`, `@COMMIT`, ...).
     Show {
@@ -52,6 +54,9 @@ pub enum StoreAction {
     Rm {
         #[arg(value_name = "REF", required = true)]
         references: Vec<String>,
+        /// No `removed #ID` line per run.
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// Write a stored run as latkit JSON, which reads back exactly.
     Export {
@@ -60,7 +65,17 @@ pub enum StoreAction {
         /// Write to FILE instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        quiet: Quiet,
     },
+}
+
+/// `-q` where there is nothing to silence: scripts pass it to every latkit command.
+#[derive(Debug, Args)]
+pub struct Quiet {
+    /// Accepted as by every command: this one writes nothing on stderr but errors.
+    #[arg(short = 'q', long = "quiet")]
+    _quiet: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -100,4 +115,6 @@ pub struct HistoryArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub plots: super::PlotArgs,
+    #[command(flatten)]
+    pub quiet: Quiet,
 }

@@ -127,6 +127,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             branch,
             tag,
             format,
+            ..
         } => {
             let last = last.map(|n| n as usize);
             let runs = store.existing()?.runs(&RunQuery { branch, tag, last })?;
@@ -141,7 +142,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             let sinks = super::output_sinks(&report.output)?;
             deliver(&build_report(vec![run], notes, &opts)?, sinks)
         }
-        StoreAction::Rm { references } => {
+        StoreAction::Rm { references, quiet } => {
             let store = store.existing()?;
             let mut ids = Vec::new();
             // Resolve every reference first: `rm @latest @-1` means the two newest, not the
@@ -150,13 +151,15 @@ pub fn run(args: StoreArgs) -> Result<()> {
                 ids.push(reference(r)?.resolve(store)?.id);
             }
             for id in ids {
-                if store.remove(id)? {
+                if store.remove(id)? && !quiet {
                     println!("removed #{id}");
                 }
             }
             Ok(())
         }
-        StoreAction::Export { reference: r, out } => {
+        StoreAction::Export {
+            reference: r, out, ..
+        } => {
             let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let report = Report {
                 runs: vec![run],

@@ -463,9 +463,9 @@ fn parse_pieces(path: &str, mut file: File, len: u64, pieces: u64) -> Result<GoC
     for i in 1..pieces {
         let at = (len * i / pieces).max(*bounds.last().unwrap_or(&0));
         file.seek(SeekFrom::Start(at)).map_err(io_err)?;
-        let mut rest_of_line = Vec::new();
+        // Past the rest of the line the piece starts in, however long, without holding it.
         let skipped = BufReader::new(&mut file)
-            .read_until(b'\n', &mut rest_of_line)
+            .skip_until(b'\n')
             .map_err(io_err)?;
         bounds.push((at + skipped as u64).min(len));
     }

@@ -8,6 +8,7 @@ pub mod gbench;
 pub mod go;
 mod hdrhistogram;
 mod hyperfine;
+pub(crate) mod json_stream;
 mod latkit_json;
 mod libtest;
 mod problems;
@@ -172,32 +173,12 @@ pub(crate) fn for_each_numbered_line(
     })
 }
 
+/// Any JSON value, streamed (see [`json_stream`]).
 pub(crate) fn read_json(path: &str, reader: &mut dyn BufRead) -> Result<serde_json::Value> {
-    serde_json::from_reader(reader)
-        .map_err(|e| Error::Input(format!("{path}:{}: not valid JSON: {e}", e.line())))
+    read_json_document(path, reader, "a JSON document")
 }
 
-/// The largest summary JSON document read whole (hyperfine, Bencher, github-action-benchmark).
-const MAX_JSON_BYTES: u64 = 1 << 30;
-
-/// A whole JSON document of type `T`; an error names the file, the line and what was
-/// `expected`.
-fn read_json_document<T: for<'de> serde::Deserialize<'de>>(
-    path: &str,
-    reader: &mut dyn BufRead,
-    expected: &str,
-) -> Result<T> {
-    let mut bytes = Vec::new();
-    reader
-        .take(MAX_JSON_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > MAX_JSON_BYTES {
-        return Err(Error::Input(format!("{path}: larger than 1 GiB")));
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Input(format!("{path}:{}: expected {expected}: {e}", e.line())))
-}
+use json_stream::read_document as read_json_document;
 
 /// The longest line a reader reads; a longer one is skipped without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;

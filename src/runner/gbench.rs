@@ -10,7 +10,7 @@ use crate::ingest::gbench::json;
 use crate::ingest::{Input, for_each_line};
 use crate::interrupt;
 use crate::model::{Note, Source, timestamp};
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -195,11 +195,8 @@ impl JsonOut {
 }
 
 fn read_json(path: &Path, name: &str, source: Source) -> Result<Input> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| Error::io(name, e))?;
-    json::read_bytes(name, &bytes, source)
+    let file = std::fs::File::open(path).map_err(|e| Error::io(name, e))?;
+    json::read_from(name, &mut std::io::BufReader::new(file), source)
 }
 
 #[cfg(test)]

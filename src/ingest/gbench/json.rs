@@ -3,15 +3,13 @@
 
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
+use crate::ingest::json_stream::{Position, Tracked};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::Source;
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use std::io::{BufRead, Read};
-
-/// The largest file read: the whole document is held while its rows are read.
-const MAX_BYTES: u64 = 4 << 30;
+use std::io::BufRead;
+use std::rc::Rc;
 
 pub struct GbenchJson;
 
@@ -33,89 +31,100 @@ impl InputFormat for GbenchJson {
     }
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
-        let path = input.path;
-        let mut bytes = Vec::new();
-        reader
-            .take(MAX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        if bytes.len() as u64 > MAX_BYTES {
-            return Err(Error::Input(format!(
-                "{path}: larger than {} GiB, the most a google/benchmark JSON file may be",
-                MAX_BYTES >> 30
-            )));
-        }
-        read_bytes(path, &bytes, input.source(self))
+        read_from(input.path, reader, input.source(self))
     }
 }
 
-/// A whole google/benchmark JSON document, held in memory, as the run it describes.
-pub fn read_bytes(path: &str, bytes: &[u8], source: Source) -> Result<Input> {
-    let (context, recorder) = read_document(path, bytes)?;
-    Ok(context.into_input(recorder, source))
-}
-
-#[derive(Deserialize)]
-struct Document<'a> {
-    #[serde(default)]
-    context: Map<String, Value>,
-    #[serde(borrow)]
-    benchmarks: Vec<&'a RawValue>,
-}
-
-/// Reads the document and hands every row to a recorder.
-fn read_document(path: &str, bytes: &[u8]) -> Result<(Context, Recorder)> {
-    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
-        Error::Input(format!(
-            "{path}:{}: not a google/benchmark JSON document: {e}",
-            e.line()
-        ))
-    })?;
-    let context = read_context(&doc.context);
-    let mut recorder = Recorder::new(path);
-    let mut lines = LineCounter::new(bytes);
-    for raw in doc.benchmarks {
-        let line = lines.line_of(raw.get().as_ptr());
-        match serde_json::from_str::<Map<String, Value>>(raw.get()) {
-            Ok(fields) => match row(line, &fields) {
-                Ok(row) => recorder.add(row),
-                Err(why) => recorder.skip(line, format!("{why}; row skipped")),
-            },
-            Err(_) => recorder.skip(line, "a row that is not an object; skipped".into()),
-        }
-    }
-    if recorder.is_empty() {
+/// A google/benchmark JSON document, streamed, as the run it describes.
+pub fn read_from(path: &str, reader: &mut dyn BufRead, source: Source) -> Result<Input> {
+    let mut tracked = Tracked::new(reader);
+    let document = Document {
+        position: tracked.position(),
+        context: Context::default(),
+        recorder: Recorder::new(path),
+    };
+    let mut de = serde_json::Deserializer::from_reader(&mut tracked);
+    let read = de
+        .deserialize_map(document)
+        .and_then(|document| de.end().map(|()| document));
+    drop(de);
+    let document = read.map_err(|e| tracked.error(path, EXPECTED, e))?;
+    if document.recorder.is_empty() {
         return Err(Error::Input(format!(
             "{path}: no google/benchmark results in `benchmarks`"
         )));
     }
-    Ok((context, recorder))
+    Ok(document.context.into_input(document.recorder, source))
 }
 
-/// Line numbers of positions in the document, counted forward as rows are read in order.
-struct LineCounter<'a> {
-    bytes: &'a [u8],
-    offset: usize,
-    line: u64,
+const EXPECTED: &str = "a google/benchmark JSON document ({\"context\", \"benchmarks\": [...]})";
+
+/// The document as it is read: the context kept, every row handed to the recorder as it
+/// comes (never the whole array at once), other fields skipped.
+struct Document {
+    position: Rc<Position>,
+    context: Context,
+    recorder: Recorder,
 }
 
-impl<'a> LineCounter<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
-        LineCounter {
-            bytes,
-            offset: 0,
-            line: 1,
-        }
+impl<'de> Visitor<'de> for Document {
+    type Value = Document;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object with `context` and `benchmarks`")
     }
 
-    /// The line of `at`, a pointer into the document at or after the last one asked about.
-    fn line_of(&mut self, at: *const u8) -> u64 {
-        let target = (at as usize)
-            .saturating_sub(self.bytes.as_ptr() as usize)
-            .clamp(self.offset, self.bytes.len());
-        self.line += memchr::memchr_iter(b'\n', &self.bytes[self.offset..target]).count() as u64;
-        self.offset = target;
-        self.line
+    fn visit_map<A: MapAccess<'de>>(
+        mut self,
+        mut map: A,
+    ) -> std::result::Result<Document, A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "context" => self.context = read_context(&map.next_value()?),
+                "benchmarks" => map.next_value_seed(Rows(&mut self))?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// The `benchmarks` array, row by row.
+struct Rows<'a>(&'a mut Document);
+
+impl<'de> DeserializeSeed<'de> for Rows<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> std::result::Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Rows<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of benchmark rows")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        let Document {
+            position, recorder, ..
+        } = self.0;
+        while let Some(value) = seq.next_element::<Value>()? {
+            // The document is depth 0, `benchmarks` 1, a row 2.
+            let line = position.started_at(2);
+            match value {
+                Value::Object(fields) => match row(line, &fields) {
+                    Ok(row) => recorder.add(row),
+                    Err(why) => recorder.skip(line, format!("{why}; row skipped")),
+                },
+                _ => recorder.skip(line, "a row that is not an object; skipped".into()),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -274,12 +283,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_counted_forward() {
-        let text = b"{\n\"a\": [\n  1,\n  2\n]}";
-        let mut lines = LineCounter::new(text);
-        let at = |i: usize| text[i..].as_ptr();
-        assert_eq!(lines.line_of(at(10)), 3);
-        assert_eq!(lines.line_of(at(15)), 4);
-        assert_eq!(lines.line_of(at(15)), 4);
+    fn rows_are_named_by_the_line_they_start_on() {
+        let text = "{\"context\": {\"num_cpus\": 2, \"note\": \"{[\"},\n\"benchmarks\": [\n\
+                    {\"name\": \"BM_A\", \"iterations\": 1, \"real_time\": 1, \"cpu_time\": 1, \"time_unit\": \"ns\"},\n\
+                    {\"name\": \"BM_B\",\n \"iterations\": 1, \"real_time\": -1, \"cpu_time\": 1, \"time_unit\": \"ns\"},\n\
+                    7\n]}";
+        let source = Source {
+            kind: "file".into(),
+            format: "gbench-json".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        let input = read_from("g.json", &mut text.as_bytes(), source).unwrap();
+        let notes: Vec<String> = input.notes.iter().map(ToString::to_string).collect();
+        assert!(
+            notes.iter().any(|n| n.starts_with("g.json:4: BM_B")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("g.json:6: a row that is not")),
+            "{notes:?}"
+        );
     }
 }

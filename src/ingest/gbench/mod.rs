@@ -107,11 +107,14 @@ pub struct Recorder {
     /// Aggregate rows, kept until the end: they count only for benchmarks without repetitions.
     aggregates: FxHashMap<(String, Option<String>), Vec<Row>>,
     aggregate_order: Vec<(String, Option<String>)>,
-    /// Benchmarks whose rate counters are per CPU second.
+    /// Benchmarks whose rate counters are per CPU second, in order, and as a set to look up.
     cpu_rates: Vec<String>,
+    cpu_rate_names: FxHashSet<String>,
     /// Errors and skips, each with how many rows reported it, and the line of the first.
     problems: Vec<(String, u64)>,
     problem_lines: Vec<u64>,
+    /// Where each message is in `problems`.
+    problem_index: FxHashMap<String, usize>,
 }
 
 /// Names listed in one note before "and N more".
@@ -128,8 +131,10 @@ impl Recorder {
             aggregates: FxHashMap::default(),
             aggregate_order: Vec::new(),
             cpu_rates: Vec::new(),
+            cpu_rate_names: FxHashSet::default(),
             problems: Vec::new(),
             problem_lines: Vec::new(),
+            problem_index: FxHashMap::default(),
         }
     }
 
@@ -146,9 +151,11 @@ impl Recorder {
             };
             let message = format!("{}: {what}: {why}; no result", row.run_name);
             // Each repetition fails alike: one note, with how many.
-            match self.problems.iter_mut().find(|(m, _)| *m == message) {
-                Some((_, times)) => *times += 1,
+            match self.problem_index.get(&message) {
+                Some(&at) => self.problems[at].1 += 1,
                 None => {
+                    self.problem_index
+                        .insert(message.clone(), self.problems.len());
                     self.problems.push((message, 1));
                     self.problem_lines.push(row.line);
                 }
@@ -248,7 +255,7 @@ impl Recorder {
         }
         if row.counters.iter().any(|(c, _)| is_rate(c))
             && !uses_wall_time(&row.run_name)
-            && !self.cpu_rates.contains(&row.run_name)
+            && self.cpu_rate_names.insert(row.run_name.clone())
         {
             self.cpu_rates.push(row.run_name.clone());
         }
