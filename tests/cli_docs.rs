@@ -76,7 +76,7 @@ fn the_man_page_documents_every_subcommand_and_renders_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("latkit.1");
     std::fs::write(&file, &page).unwrap();
-    let out = Command::new("groff")
+    let out = Command::new(common::peer("groff", "apt-get install groff-base"))
         .args(["-k", "-man", "-Tutf8", "-ww", "-z"]) // -k: preconv, as man does for UTF-8
         .arg(&file)
         .output()

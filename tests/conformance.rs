@@ -386,7 +386,7 @@ fn compare_py(dir: &Path, args: &[&str]) -> Vec<Value> {
     let script = Path::new("/usr/share/benchmark/compare.py");
     assert!(
         script.exists(),
-        "google/benchmark's compare.py is not installed; `bash .ci/run` installs it \
+        "google/benchmark's compare.py is not installed; `bash .ci/setup` installs it \
          (apt-get install libbenchmark-tools python3-scipy)"
     );
     let dump = dir.join("compare.json");
@@ -678,7 +678,7 @@ fn hdrhistogram_reference_rows_and_figures() {
     let jar = Path::new("/usr/share/java/hdrhistogram.jar");
     assert!(
         jar.exists(),
-        "HdrHistogram's Java implementation is not installed; `bash .ci/run` installs it \
+        "HdrHistogram's Java implementation is not installed; `bash .ci/setup` installs it \
          (apt-get install libhdrhistogram-java default-jdk-headless)"
     );
     let java = common::peer("java", "apt-get install default-jdk-headless");

@@ -1,6 +1,6 @@
 //! The criterion reader on what the real tools write: `cargo bench` on a fixture crate using
 //! criterion 0.8 (its `target/criterion` directory) and `cargo criterion
-//! --message-format=json` (cargo-criterion, installed by `.ci/run`), checked sample by sample
+//! --message-format=json` (cargo-criterion, installed by `.ci/setup`), checked sample by sample
 //! against the files and messages themselves and against criterion's own estimates.
 
 mod common;
@@ -302,7 +302,7 @@ fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
     }
     set_mode(&dir.path().join("criterion/locked"), 0o000);
     // Run as an unprivileged user (root reads any directory).
-    let out = Command::new("setpriv")
+    let out = Command::new(common::peer("setpriv", "apt-get install util-linux"))
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&binary)
         .args(["parse", "criterion", "--format", "json"])

@@ -197,7 +197,7 @@ fn interrupt_reports_what_finished_and_exits_130() {
 
 fn hyperfine_json(dir: &Path, command: &str, runs: u32) -> Value {
     let file = dir.join("hyperfine.json");
-    let status = Command::new("hyperfine")
+    let status = Command::new(common::peer("hyperfine", "apt-get install hyperfine"))
         .args(["-N", "--style", "none", "--runs", &runs.to_string()])
         .arg("--export-json")
         .arg(&file)
@@ -763,7 +763,7 @@ fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
     let dir = tempfile::tempdir().unwrap();
     let scan = ["--runs", "2", "-L", "a", "1,2", "-L", "b", "3,4"];
     let theirs = dir.path().join("h.json");
-    let status = Command::new("hyperfine")
+    let status = Command::new(common::peer("hyperfine", "apt-get install hyperfine"))
         .arg("-N")
         .args(scan)
         .arg("echo {a} {b}")

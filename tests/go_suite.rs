@@ -214,3 +214,17 @@ fn interrupt_reports_what_finished_and_exits_130() {
         values.len()
     );
 }
+
+#[test]
+fn a_missing_directory_is_named_not_taken_for_a_missing_go() {
+    let out = latkit()
+        .args(["go", ".", "--dir", "/nonexistent/latkit-dir"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--dir /nonexistent/latkit-dir: no such directory"),
+        "{stderr}"
+    );
+}

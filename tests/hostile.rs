@@ -581,7 +581,7 @@ fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
     assert_eq!(times_of(&doc, "true").len(), 2);
     assert_eq!(doc["runs"][0]["benchmarks"].as_array().unwrap().len(), 1);
     // The sleeps it started are gone too.
-    let left = std::process::Command::new("pgrep")
+    let left = std::process::Command::new(common::peer("pgrep", "apt-get install procps"))
         .args(["-f", "sleep 300"])
         .output()
         .unwrap();
@@ -597,7 +597,7 @@ fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
 #[test]
 fn a_ci_time_limit_reports_what_finished() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("timeout")
+    let out = std::process::Command::new(common::peer("timeout", "apt-get install coreutils"))
         .args(["--preserve-status", "-s", "TERM", "2"])
         .arg(assert_cmd::cargo::cargo_bin("latkit"))
         .args([

@@ -185,7 +185,7 @@ fn chromium() -> PathBuf {
             return PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
         }
     }
-    panic!("headless Chromium is needed (apt-get install chromium; .ci/run installs it)");
+    panic!("headless Chromium is needed (apt-get install chromium; .ci/setup installs it)");
 }
 
 /// Chromium's view of `page`: the DOM after load, and the page's console messages.
@@ -341,7 +341,7 @@ fn every_html_report_opens_cleanly_in_chromium() {
         ),
     ];
     let gbench = d.join("replay_bench");
-    let built = Command::new("g++")
+    let built = Command::new(common::peer("g++", "apt-get install g++"))
         .args(["-O2", "-std=c++17", "-o"])
         .arg(&gbench)
         .arg(common::fixture("gbench/replay_bench.cc"))
@@ -431,7 +431,7 @@ fn terminal_tables_show_distribution_shapes_only_on_a_terminal() {
     let xenomai = vector("xenomai-latency-h.txt");
     // `script` gives latkit a real terminal.
     let on_terminal = |no_color: Option<&str>| {
-        let mut cmd = Command::new("script");
+        let mut cmd = Command::new(common::peer("script", "apt-get install bsdutils"));
         cmd.args(["-qc"])
             .arg(format!(
                 "{} parse {}",

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
+    let out = Command::new(common::peer("git", "apt-get install git"))
         .current_dir(repo)
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(args)
@@ -113,7 +113,7 @@ fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
         "{columns:?}"
     );
     // The base checkout is gone again.
-    let list = Command::new("git")
+    let list = Command::new(common::peer("git", "apt-get install git"))
         .current_dir(repo.path())
         .args(["worktree", "list"])
         .output()
@@ -214,7 +214,7 @@ fn gbench_builds_both_trees_and_compares_them() {
 
 /// The worktrees git knows of in `repo`, the working tree included.
 fn worktrees(repo: &Path) -> Vec<String> {
-    let list = Command::new("git")
+    let list = Command::new(common::peer("git", "apt-get install git"))
         .current_dir(repo)
         .args(["worktree", "list", "--porcelain"])
         .output()
@@ -273,7 +273,7 @@ fn an_interrupt_during_the_build_stops_it_and_removes_the_checkout() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(worktrees(repo.path()).len(), 1, "terminal {terminal}");
-        let left = Command::new("pgrep")
+        let left = Command::new(common::peer("pgrep", "apt-get install procps"))
             .args(["-f", &mark.display().to_string()])
             .output()
             .unwrap();
@@ -294,7 +294,7 @@ fn a_checkout_left_by_a_killed_run_is_pruned_by_the_next() {
     kill(job.group(), Signal::SIGKILL).unwrap();
     // The orphaned build (it holds latkit's stderr open) is ended by hand, with its sleeps,
     // in whichever process group it is.
-    let builds = Command::new("pgrep")
+    let builds = Command::new(common::peer("pgrep", "apt-get install procps"))
         .args(["-f", &mark.display().to_string()])
         .output()
         .unwrap();

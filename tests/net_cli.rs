@@ -193,7 +193,7 @@ impl Server {
         let latkit = assert_cmd::cargo::cargo_bin("latkit");
         let mut cmd = match netns {
             Some(ns) => {
-                let mut c = Command::new("ip");
+                let mut c = Command::new(common::peer("ip", "apt-get install iproute2"));
                 c.args(["netns", "exec", ns]).arg(latkit);
                 c
             }
@@ -319,7 +319,7 @@ impl TwoHosts {
         let id = std::process::id();
         let (a, b) = (format!("latkit-a-{id}"), format!("latkit-b-{id}"));
         let ip = |args: &[&str]| {
-            let status = Command::new("ip")
+            let status = Command::new(common::peer("ip", "apt-get install iproute2"))
                 .args(args)
                 .status()
                 .expect("iproute2 is installed");
@@ -348,7 +348,9 @@ impl TwoHosts {
 impl Drop for TwoHosts {
     fn drop(&mut self) {
         for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+            let _ = Command::new(common::peer("ip", "apt-get install iproute2"))
+                .args(["netns", "del", ns])
+                .status();
         }
     }
 }
@@ -359,7 +361,7 @@ fn client_and_server_on_two_hosts() {
     let hosts = TwoHosts::create();
     let latkit_bin = assert_cmd::cargo::cargo_bin("latkit");
     // Off loopback the server insists on a token.
-    let refused = Command::new("ip")
+    let refused = Command::new(common::peer("ip", "apt-get install iproute2"))
         .args(["netns", "exec", &hosts.a])
         .arg(&latkit_bin)
         .args(["net", "server", "--bind", "10.199.0.1:47000"])
@@ -372,7 +374,7 @@ fn client_and_server_on_two_hosts() {
     );
     assert_eq!(server.addr, "10.199.0.1:47000");
     for test in ["tcp-rtt", "udp-rtt"] {
-        let out = Command::new("ip")
+        let out = Command::new(common::peer("ip", "apt-get install iproute2"))
             .args(["netns", "exec", &hosts.b])
             .arg(&latkit_bin)
             .args([
@@ -401,7 +403,7 @@ fn client_and_server_on_two_hosts() {
         check_round_trips(&doc, 300);
         assert_eq!(doc["runs"][0]["config"][0]["value"], "10.199.0.1:47000");
     }
-    let out = Command::new("ip")
+    let out = Command::new(common::peer("ip", "apt-get install iproute2"))
         .args(["netns", "exec", &hosts.b])
         .arg(&latkit_bin)
         .args([
@@ -631,7 +633,7 @@ fn a_udp_test_cut_by_the_server_reports_why_and_fails() {
 fn accept_errors_back_off_instead_of_flooding_the_log() {
     let _turn = one_at_a_time();
     // Few file descriptors: accepting fails (EMFILE) while connections keep arriving.
-    let mut child = Command::new("prlimit")
+    let mut child = Command::new(common::peer("prlimit", "apt-get install util-linux"))
         .arg("--nofile=24:24")
         .arg(assert_cmd::cargo::cargo_bin("latkit"))
         .args(["net", "server", "--bind", "127.0.0.1:0"])

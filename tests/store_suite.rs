@@ -203,7 +203,7 @@ fn postgres_bin() -> PathBuf {
         return real.parent().unwrap().to_path_buf();
     }
     let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL is installed (.ci/run installs the postgresql package)")
+        .expect("PostgreSQL is installed (.ci/setup installs the postgresql package)")
         .map(|e| e.unwrap().path().join("bin"))
         .filter(|bin| bin.join("initdb").exists())
         .collect();

@@ -330,7 +330,7 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
     // One thread and one per CPU: every measuring thread starts within the user's 8 MiB
     // RLIMIT_MEMLOCK (locking future memory made thread creation fail).
     for cpus in [&[][..], &["-c", "all"][..]] {
-        let out = std::process::Command::new("setpriv")
+        let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(&binary)
             .current_dir(dir.path())
@@ -373,7 +373,7 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
         );
     }
     // -q: only the result; the warnings stay in the report.
-    let out = std::process::Command::new("setpriv")
+    let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&binary)
         .current_dir(dir.path())
@@ -459,4 +459,32 @@ fn several_sinks_at_once_from_one_run() {
         .map(|n| n - 1)
         .sum();
     assert_eq!(counted, 1000, "gnuplot buckets hold every sample (+1 each)");
+}
+
+/// `-h` is the histogram, as in Xenomai and cyclictest; someone who meant help is told at
+/// once, before the endless test gets going, how to get help and how to stop.
+#[test]
+fn dash_h_says_at_once_that_it_is_the_histogram() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["timer", "-h", "-p", "1000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    common::interrupt_expecting_130(child);
+    assert!(
+        first.contains("-h is --histogram") && first.contains("--help") && first.contains("Ctrl-C"),
+        "{first}"
+    );
+    // With a duration, or -q, nothing is said.
+    let out = latkit()
+        .args(["timer", "-h", "-T", "1", "-p", "1000"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("-h is --histogram"));
 }

@@ -102,13 +102,13 @@ fn real_cyclictest_outputs_parse_to_its_own_figures() {
     let json_path = dir.path().join("ct.json");
     // Two threads, a small histogram so that some samples may overflow it.
     let run = |extra: &[&str]| {
-        Command::new("cyclictest")
+        Command::new(common::peer("cyclictest", "apt-get install rt-tests"))
             .args([
                 "-m", "-p", "80", "-i", "1000", "-l", "1500", "-t", "2", "-q",
             ])
             .args(extra)
             .output()
-            .expect("cyclictest is installed (rt-tests; .ci/run installs it)")
+            .expect("cyclictest is installed (rt-tests; .ci/setup installs it)")
     };
     let with_hist = run(&["-h", "60", &format!("--json={}", json_path.display())]);
     assert!(

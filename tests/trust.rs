@@ -443,7 +443,7 @@ fn a_full_disk_leaves_no_truncated_report() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mounted = std::process::Command::new("mount")
+    let mounted = std::process::Command::new(common::peer("mount", "apt-get install mount"))
         .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
         .arg(dir.path())
         .status()
@@ -464,7 +464,7 @@ fn a_full_disk_leaves_no_truncated_report() {
         .map(|e| e.unwrap().file_name())
         .collect();
     let previous = fs::read_to_string(&target).unwrap();
-    let _ = std::process::Command::new("umount")
+    let _ = std::process::Command::new(common::peer("umount", "apt-get install mount"))
         .arg(dir.path())
         .status();
     assert_eq!(out.status.code(), Some(2));

@@ -31,6 +31,16 @@ pub fn run(args: TimerArgs) -> Result<()> {
     // Every output and the targets file are opened before measuring: a bad path costs no run.
     let targets = targets(args.output.check.as_deref())?;
     let mut sinks = sinks(&args)?;
+    // From here Ctrl-C stops the test and still reports it.
+    crate::interrupt::install();
+    if args.histogram && args.duration_s == 0 && !args.output.quiet {
+        // `-h` is Xenomai's and cyclictest's histogram; someone asking for help would
+        // otherwise watch an endless test start.
+        crate::error::say(
+            "latkit: -h is --histogram (as in Xenomai and cyclictest), help is --help; \
+             measuring until Ctrl-C (-T S stops after S seconds)",
+        );
+    }
     let mut live = Live {
         sinks: &mut sinks,
         quiet: args.output.quiet,

@@ -109,29 +109,23 @@ pub fn peer(command: &str, install: &str) -> PathBuf {
             .find(|p| p.is_file())
     });
     found.unwrap_or_else(|| {
-        panic!("`{command}` is not installed; `bash .ci/run` installs it ({install})")
+        panic!("`{command}` is not installed; `bash .ci/setup` installs it ({install})")
     })
 }
 
-/// benchstat, on PATH or where `go install` puts it.
+/// benchstat: the one `.ci/setup` pins, where `go install` puts it, else the one on PATH.
 pub fn benchstat() -> PathBuf {
-    if let Ok(out) = std::process::Command::new("benchstat").arg("-h").output()
-        && !out.stderr.is_empty()
-    {
-        return PathBuf::from("benchstat");
-    }
-    let install = "go install golang.org/x/perf/cmd/benchstat@<the version .ci/run pins>";
+    let install = "bash .ci/setup installs the version it pins with `go install`";
     let gopath = std::process::Command::new(peer("go", "apt-get install golang-go"))
         .args(["env", "GOPATH"])
         .output()
-        .expect("go runs");
-    let path =
+        .expect("go env GOPATH");
+    let pinned =
         PathBuf::from(String::from_utf8(gopath.stdout).unwrap().trim()).join("bin/benchstat");
-    assert!(
-        path.exists(),
-        "`benchstat` is not installed; `bash .ci/run` installs it ({install})"
-    );
-    path
+    if pinned.exists() {
+        return pinned;
+    }
+    peer("benchstat", install)
 }
 
 /// What the real benchstat prints as CSV for `args`, run in `dir`.
@@ -171,17 +165,21 @@ pub fn replay_bench() -> &'static std::path::Path {
     })
 }
 
-/// pytest with pytest-benchmark: `.ci/run` prepares the venv (LATKIT_PYTEST_VENV); made here
-/// when it is missing.
+/// pytest with pytest-benchmark: `.ci/setup` prepares the venv (`LATKIT_PYTEST_VENV`, by
+/// default ~/.cache/latkit/pytest-venv); made here when it is missing.
 pub fn pytest() -> std::path::PathBuf {
     let venv = std::env::var_os("LATKIT_PYTEST_VENV")
         .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| std::path::PathBuf::from(home).join(".cache/latkit/pytest-venv"))
+        })
         .unwrap_or_else(|| {
             std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pytest-venv")
         });
     let pytest = venv.join("bin/pytest");
     if !pytest.exists() {
-        let made = std::process::Command::new("python3")
+        let made = std::process::Command::new(peer("python3", "apt-get install python3"))
             .args(["-m", "venv"])
             .arg(&venv)
             .status();
