@@ -376,7 +376,11 @@ impl Seeds {
                 let (bytes, reader) = &self.inputs[(index / 3 + round) % self.inputs.len()];
                 // The reader forced every other time: detection would not pick it for
                 // every mutation, and each reader must hold on its own.
-                let forced = if round % 2 == 0 { *reader } else { "auto" };
+                let forced = if round.is_multiple_of(2) {
+                    *reader
+                } else {
+                    "auto"
+                };
                 Case {
                     files: file("input", mutated(bytes)),
                     args: args(&[

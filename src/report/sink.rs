@@ -215,7 +215,7 @@ impl Sink for XenomaiLive {
         if self.quiet {
             return Ok(());
         }
-        if self.lines_per_header > 0 && s.index % self.lines_per_header == 0 {
+        if self.lines_per_header > 0 && s.index.is_multiple_of(self.lines_per_header) {
             let header = xenomai::rtt_rth(s.index as i64 + 1, &self.info);
             self.emit(&header)?;
         }
