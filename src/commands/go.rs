@@ -33,6 +33,13 @@ pub fn run(args: GoArgs) -> Result<()> {
         raw: args.raw,
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
+    if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
+        // Spawning in a missing directory fails as a missing `go` would.
+        return Err(Error::Input(format!(
+            "--dir {}: no such directory",
+            dir.display()
+        )));
+    }
     if test.count == 0 {
         return Err(Error::Input("--count must be at least 1".into()));
     }

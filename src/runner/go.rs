@@ -60,13 +60,6 @@ impl GoTest {
             .as_deref()
             .map(|path| OutputFile::create(path).map(LineWriter::new))
             .transpose()?;
-        if let Some(dir) = self.dir.as_deref().filter(|dir| !dir.is_dir()) {
-            // Spawning in a missing directory fails as a missing `go` would.
-            return Err(Error::Input(format!(
-                "--dir {}: no such directory",
-                dir.display()
-            )));
-        }
         let args = self.args();
         interrupt::install();
         let started = SystemTime::now();
