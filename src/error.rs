@@ -46,6 +46,28 @@ fn shown(text: &str, keep: fn(char) -> bool) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// Warnings said on stderr while it is a terminal, so that a report shown on that same
+/// terminal does not print them a second time.
+static SAID_ON_TERMINAL: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Says `latkit: warning: TEXT` on stderr, and remembers it when a person reads stderr.
+pub fn say_warning(text: &str) {
+    use std::io::IsTerminal;
+    say(&format!("latkit: warning: {text}"));
+    if std::io::stderr().is_terminal()
+        && let Ok(mut said) = SAID_ON_TERMINAL.lock()
+    {
+        said.push(text.to_string());
+    }
+}
+
+/// Whether `text` was said as a warning on the terminal.
+pub fn said_on_terminal(text: &str) -> bool {
+    SAID_ON_TERMINAL
+        .lock()
+        .is_ok_and(|said| said.iter().any(|s| s == text))
+}
+
 pub fn say(line: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();

@@ -488,3 +488,39 @@ fn dash_h_says_at_once_that_it_is_the_histogram() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("-h is --histogram"));
 }
+
+/// On a terminal, a warning said on stderr as the test starts (SCHED_FIFO refused to an
+/// unprivileged user) is not printed again in the report at the end; piped, the report
+/// still carries it. The terminal is a real pty (`script`).
+#[test]
+fn a_warning_is_shown_once_on_a_terminal() {
+    let latkit = assert_cmd::cargo::cargo_bin("latkit");
+    let setpriv = common::peer("setpriv", "apt-get install util-linux");
+    let unprivileged = format!(
+        "{} --reuid=65534 --regid=65534 --clear-groups {} timer -T 1 -p 1000",
+        setpriv.display(),
+        latkit.display()
+    );
+    let refused = "SCHED_FIFO priority 99 failed";
+    for format in ["xenomai", "table"] {
+        let out = std::process::Command::new(common::peer("script", "apt-get install bsdutils"))
+            .args([
+                "-qec",
+                &format!("{unprivileged} --format {format}"),
+                "/dev/null",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{format}: {text}");
+        assert_eq!(text.matches(refused).count(), 1, "{format}: {text}");
+    }
+    let piped = std::process::Command::new(&setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&latkit)
+        .args(["timer", "-T", "1", "-p", "1000", "--format", "table"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&piped.stdout).contains(refused));
+    assert!(String::from_utf8_lossy(&piped.stderr).contains(refused));
+}

@@ -217,7 +217,7 @@ fn warn_on_stderr(report: &Report, output: &OutputArgs) {
 /// The warnings among `notes`, on stderr.
 fn say_warnings(notes: &[Note]) {
     for note in notes.iter().filter(|n| n.level == Level::Warning) {
-        crate::error::say(&format!("latkit: warning: {note}"));
+        crate::error::say_warning(&note.to_string());
     }
 }
 

@@ -174,13 +174,35 @@ pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
     FORMATS.iter().find(|f| f.name == name)
 }
 
-/// Notes as `level: text` lines, shared by the text formats.
+thread_local! {
+    /// Set while a report is rendered to the terminal that stderr is on.
+    static ON_TERMINAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `render` for the terminal, where warnings already said on stderr are not repeated.
+fn for_terminal<T>(render: impl FnOnce() -> T) -> T {
+    ON_TERMINAL.with(|on| on.set(true));
+    let rendered = render();
+    ON_TERMINAL.with(|on| on.set(false));
+    rendered
+}
+
+/// Notes as `level: text` lines, shared by the text formats; on the terminal, without the
+/// warnings stderr already showed there.
 fn note_lines(notes: &[Note]) -> impl Iterator<Item = String> + '_ {
-    notes.iter().map(|n| {
-        let level = match n.level {
-            crate::model::Level::Info => "note",
-            crate::model::Level::Warning => "warning",
-        };
-        format!("{level}: {}", crate::error::visible(&n.to_string()))
-    })
+    let on_terminal = ON_TERMINAL.with(std::cell::Cell::get);
+    notes
+        .iter()
+        .filter(move |n| {
+            !(on_terminal
+                && n.level == crate::model::Level::Warning
+                && crate::error::said_on_terminal(&n.to_string()))
+        })
+        .map(|n| {
+            let level = match n.level {
+                crate::model::Level::Info => "note",
+                crate::model::Level::Warning => "warning",
+            };
+            format!("{level}: {}", crate::error::visible(&n.to_string()))
+        })
 }

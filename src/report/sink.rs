@@ -65,6 +65,16 @@ impl Destination {
         }
     }
 
+    /// Whether a person reads it on a terminal.
+    pub fn is_terminal(&self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Destination::Stdout => io::stdout().is_terminal(),
+            Destination::Stderr => io::stderr().is_terminal(),
+            Destination::File(_) => false,
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             Destination::Stdout => "stdout".into(),
@@ -100,13 +110,18 @@ impl Write for Destination {
     }
 }
 
-/// Renders `report` with `render` through a buffer, then flushes.
+/// Renders `report` with `render` through a buffer, then flushes; on a terminal, without the
+/// warnings stderr already showed there.
 fn buffered(
     dest: &mut Destination,
     render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    let terminal = dest.is_terminal();
     let mut out = BufWriter::with_capacity(1 << 20, dest);
-    render(&mut out)?;
+    match terminal {
+        true => super::for_terminal(|| render(&mut out))?,
+        false => render(&mut out)?,
+    }
     out.flush()
 }
 
