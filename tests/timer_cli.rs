@@ -524,3 +524,30 @@ fn a_warning_is_shown_once_on_a_terminal() {
     assert!(String::from_utf8_lossy(&piped.stdout).contains(refused));
     assert!(String::from_utf8_lossy(&piped.stderr).contains(refused));
 }
+
+/// When SCHED_FIFO is refused (an unprivileged user), the warning comes before the header,
+/// not between RTD lines, and the header and the run name the priority in force: 0.
+#[test]
+fn a_refused_priority_is_said_first_and_not_claimed() {
+    let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+        ])
+        .arg(format!(
+            "{} timer -T 1 -p 1000 2>&1",
+            assert_cmd::cargo::cargo_bin("latkit").display()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let refused = text.find("SCHED_FIFO priority 99 failed").expect(&text);
+    let header = text.find("== Sampling period").expect(&text);
+    assert!(refused < header, "{text}");
+    assert!(text.contains("period, priority 0)"), "{text}");
+    assert!(!text.contains("priority 99)"), "{text}");
+}

@@ -180,6 +180,8 @@ impl Live<'_> {
 impl Display for Live<'_> {
     fn started(&mut self, config: &TimerConfig, warnings: &[Note]) {
         self.warned = warnings.len();
+        // The priority in force: none when SCHED_FIFO was refused.
+        self.info.priority = config.priority.unwrap_or(0);
         if !self.quiet {
             say_warnings(warnings);
         } else if self.xenomai {

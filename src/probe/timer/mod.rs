@@ -24,6 +24,7 @@ const MEASURING_STACK: usize = 256 * 1024;
 /// Xenomai's name for what latkit measures.
 pub const MODE: &str = "periodic user-mode task";
 
+#[derive(Clone)]
 pub struct TimerConfig {
     pub period_us: u64,
     /// Seconds to measure after warm-up; 0 = until interrupted.
@@ -43,6 +44,10 @@ pub struct TimerConfig {
     pub freeze_trace: bool,
     pub break_us: Option<f64>,
 }
+
+/// What measuring without SCHED_FIFO does to the numbers.
+const AT_NORMAL_PRIORITY: &str =
+    "measuring at normal priority: other tasks delay wake-ups, expect higher and noisier latencies";
 
 /// What the live display is told each second (all threads combined).
 pub trait Display {
@@ -141,6 +146,23 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     }
 
     interrupt::install();
+    // SCHED_FIFO refused (no privilege, no RT budget) is known before the test starts, so
+    // that the warning comes before the header and the header names the priority in force.
+    let config = &{
+        let mut effective = config.clone();
+        if let Some(p) = config.priority
+            && let Err(e) = rt::policy_allowed(p)
+        {
+            warn(
+                &mut notes,
+                &format!("SCHED_FIFO priority {p}"),
+                &e,
+                AT_NORMAL_PRIORITY,
+            );
+            effective.priority = None;
+        }
+        effective
+    };
     if let Err(e) = rt::avoid(&config.cpus) {
         warn(
             &mut notes,
@@ -167,29 +189,33 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
                     .name(format!("latkit-timer-{i}"))
                     .stack_size(MEASURING_STACK)
                     .spawn_scoped(scope, move || {
-                    let mut problems = Vec::new();
-                    if let Some(cpu) = cpu
-                        && let Err(e) = rt::pin_to(cpu)
-                    {
-                        problems.push((format!("pinning to CPU {cpu}"), e, "the thread may migrate between CPUs"));
-                    }
-                    if let Err(e) = rt::set_policy(priority) {
-                        let what = match priority {
-                            Some(p) => format!("SCHED_FIFO priority {p}"),
-                            None => "SCHED_OTHER".to_string(),
-                        };
-                        problems.push((what, e, "measuring at normal priority: other tasks delay wake-ups, expect higher and noisier latencies"));
-                    }
-                    if let Ok(mut errors) = setup_errors.lock() {
-                        errors.extend(problems);
-                    }
-                    let result = measure::measure(i, plan, live, stop, freezer);
-                    // A thread that fails stops the others: the test is over.
-                    if result.is_err() {
-                        stop.store(true, Ordering::Release);
-                    }
-                    result
-                })
+                        let mut problems = Vec::new();
+                        if let Some(cpu) = cpu
+                            && let Err(e) = rt::pin_to(cpu)
+                        {
+                            problems.push((
+                                format!("pinning to CPU {cpu}"),
+                                e,
+                                "the thread may migrate between CPUs",
+                            ));
+                        }
+                        if let Err(e) = rt::set_policy(priority) {
+                            let what = match priority {
+                                Some(p) => format!("SCHED_FIFO priority {p}"),
+                                None => "SCHED_OTHER".to_string(),
+                            };
+                            problems.push((what, e, AT_NORMAL_PRIORITY));
+                        }
+                        if let Ok(mut errors) = setup_errors.lock() {
+                            errors.extend(problems);
+                        }
+                        let result = measure::measure(i, plan, live, stop, freezer);
+                        // A thread that fails stops the others: the test is over.
+                        if result.is_err() {
+                            stop.store(true, Ordering::Release);
+                        }
+                        result
+                    })
             })
             .collect();
         // A thread that could not start ends the test, with the reason, once the others stop.

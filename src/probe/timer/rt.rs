@@ -22,6 +22,14 @@ pub fn set_policy(priority: Option<i32>) -> Result<(), String> {
     }
 }
 
+/// Whether a thread may run at SCHED_FIFO `priority`: tried on a short-lived thread of its
+/// own, so that the caller's scheduling is untouched.
+pub fn policy_allowed(priority: i32) -> Result<(), String> {
+    std::thread::spawn(move || set_policy(Some(priority)))
+        .join()
+        .unwrap_or_else(|_| Err("the trial thread panicked".into()))
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_to(cpu: usize) -> Result<(), String> {
     let mut set = nix::sched::CpuSet::new();
