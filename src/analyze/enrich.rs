@@ -335,7 +335,7 @@ impl TableContext<'_> {
         let mut columns = vec![
             col("Benchmark", "benchmark"),
             col("Count", "count"),
-            col(&metric_name, &metric_name),
+            metric_column(members, &metric_name),
         ];
         if show_spread {
             columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95"));
@@ -644,9 +644,11 @@ fn metric_names<'a>(members: &[&'a Benchmark], keep: impl Fn(&Metric) -> bool) -
     names
 }
 
-/// A column for the metric `name`; formats that print numbers as written get its unit.
+/// A column for the metric `name`; formats that print numbers as written get its unit,
+/// unless the name is the unit already (Go's `ns/op`).
 fn metric_column(members: &[&Benchmark], name: &str) -> Column {
-    col_in(name, name, source_unit_of(members, name))
+    let unit = source_unit_of(members, name);
+    col_in(name, name, if unit == name { "" } else { unit })
 }
 
 /// The unit a metric's values are written in, as the harness wrote them.

@@ -447,8 +447,9 @@ fn rss_floor_note(name: &str, samples: &[Sample]) -> Option<Note> {
     let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
     let floor = own_peak_rss().filter(|floor| peak <= floor * 1.1)?;
     Some(Note::info(format!(
-        "`{name}`: max_rss {:.1} MiB is at latkit's own peak ({:.1} MiB), which Linux carries \
-         into every child at exec: the command used no more than that",
+        "`{name}`: max_rss {:.1} MiB is within latkit's own peak ({:.1} MiB), which Linux \
+         counts in every child from exec: an upper bound on the command's use, not a measure \
+         of it",
         peak / 1048576.0,
         floor / 1048576.0
     )))
