@@ -48,6 +48,11 @@ fn every_registered_format_is_an_input_format_choice_and_listed_when_unrecognise
             "--help lacks {}",
             format.name()
         );
-        assert!(message.contains(format.describe()), "{message}");
+        assert!(
+            help.contains(format.describe().split('`').next().unwrap()),
+            "--help lacks {}",
+            format.describe()
+        );
+        assert!(message.contains(format.name()), "{message}");
     }
 }

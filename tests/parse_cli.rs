@@ -505,3 +505,31 @@ fn tables_follow_what_the_run_says_of_its_metrics_not_its_source() {
     let legacy = headers(&bench);
     assert!(legacy.contains(&"max".to_string()) && legacy.contains(&"throughput".to_string()));
 }
+
+/// `parse` with no file on a terminal says it reads standard input instead of waiting without
+/// a word; empty input is one short line pointing to the formats' help.
+#[test]
+fn parse_on_a_terminal_says_it_reads_stdin_and_empty_input_is_short() {
+    let out = std::process::Command::new(common::peer("script", "apt-get install bsdutils"))
+        .args([
+            "-qec",
+            &format!("{} parse", assert_cmd::cargo::cargo_bin("latkit").display()),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reading results from standard input (Ctrl-D ends them)"),
+        "{text}"
+    );
+    let piped = latkit().arg("parse").write_stdin("").output().unwrap();
+    let said = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(piped.status.code(), Some(2));
+    assert!(!said.contains("reading results"), "{said}");
+    assert!(
+        said.contains("-: empty: no results to read") && said.len() < 200,
+        "{said}"
+    );
+}

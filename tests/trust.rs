@@ -328,8 +328,9 @@ fn unrecognised_input_lists_what_latkit_reads() {
         .stderr(contains(
             "not a format latkit reads (its first line is `hello world`)",
         ))
-        .stderr(contains("Xenomai"))
-        .stderr(contains("cyclictest"));
+        .stderr(contains("xenomai, bench"))
+        .stderr(contains("cyclictest"))
+        .stderr(contains("`latkit parse --help` shows what each looks like"));
 }
 
 #[test]

@@ -105,7 +105,18 @@ fn refuse_overwriting_inputs(inputs: &[String], outputs: &[Option<&Path>]) -> Re
 /// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
 fn read_inputs(files: &[String], reading: &Reading, strict: bool) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];
-    let files = if files.is_empty() { &stdin[..] } else { files };
+    let files = if files.is_empty() {
+        if io::stdin().is_terminal() {
+            // Otherwise it would wait without a word for what is typed or pasted.
+            crate::error::say(
+                "latkit: reading results from standard input (Ctrl-D ends them); give files \
+                 to read those instead",
+            );
+        }
+        &stdin[..]
+    } else {
+        files
+    };
     let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for file in files {
         let mut input = crate::ingest::read_path(file, reading.format)?;

@@ -80,13 +80,15 @@ pub fn by_name(
     registry.iter().copied().find(|f| f.name() == name)
 }
 
-/// What the message for unrecognised input lists: every format and what it looks like.
+/// What the message for unrecognised input lists: every format by name, and where each is
+/// described (a description each made the message 1,500 characters long).
 pub fn described(registry: &[&dyn InputFormat]) -> String {
-    registry
-        .iter()
-        .map(|f| format!("{} ({})", f.name(), f.describe()))
-        .collect::<Vec<_>>()
-        .join("; ")
+    let names: Vec<&str> = registry.iter().map(|f| f.name()).collect();
+    format!(
+        "{}; `latkit parse --help` shows what each looks like, and --input-format NAME reads \
+         one explicitly",
+        names.join(", ")
+    )
 }
 
 /// Reads the directory `path` in `format`, or in the registered format that recognises it.

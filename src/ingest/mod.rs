@@ -132,12 +132,14 @@ fn unrecognised(registry: &[&'static dyn InputFormat], path: &str, head: &str) -
         .map(str::trim)
         .find(|l| !l.is_empty())
         .map(|l| l.chars().take(60).collect::<String>());
-    let saw = match first {
-        Some(line) => format!("its first line is `{line}`"),
-        None => "it is empty".to_string(),
+    let Some(line) = first else {
+        return Error::Input(format!(
+            "{path}: empty: no results to read (`latkit parse --help` lists the formats latkit \
+             reads under --input-format)"
+        ));
     };
     Error::Input(format!(
-        "{path}: not a format latkit reads ({saw}). latkit reads {}. --input-format names one explicitly",
+        "{path}: not a format latkit reads (its first line is `{line}`). latkit reads {}",
         format::described(registry)
     ))
 }
