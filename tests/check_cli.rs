@@ -27,15 +27,15 @@ fn rootstream_vector_passes_its_targets() {
         "{out}"
     );
     assert!(
-        out.contains("| encode_raw | avg | 38.00 µs | < 5 ms | ✅ Pass |"),
+        out.contains("| encode_raw | avg | 38.00 µs | < 5.000 ms | ✅ Pass |"),
         "{out}"
     );
     assert!(
-        out.contains("| tcp_loopback | throughput | 2.515 GB/s | > 100 MB/s | ✅ Pass |"),
+        out.contains("| tcp_loopback | throughput | 2.515 GB/s | > 100.0 MB/s | ✅ Pass |"),
         "{out}"
     );
     assert!(
-        out.contains("| tcp_loopback | latency | 43.00 µs | < 500 us | ✅ Pass |"),
+        out.contains("| tcp_loopback | latency | 43.00 µs | < 500.0 µs | ✅ Pass |"),
         "{out}"
     );
     // Budget: 38 µs + 43 µs of 20 ms.
@@ -71,7 +71,7 @@ fn a_missed_average_fails_with_exit_1_and_junit() {
         .assert()
         .code(1)
         .stdout(
-            predicate::str::is_match(r"encode_raw\s+┆ avg\s+┆ 5.210 ms\s+┆ < 5 ms\s+┆ ❌ Fail")
+            predicate::str::is_match(r"encode_raw\s+┆ avg\s+┆ 5.210 ms\s+┆ < 5.000 ms\s+┆ ❌ Fail")
                 .unwrap(),
         );
     let xml = fs::read_to_string(&junit).unwrap();

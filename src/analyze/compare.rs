@@ -1025,6 +1025,7 @@ fn gate(
                 (ChangeVerdict::Noise, _) => "within noise".to_string(),
                 (ChangeVerdict::Untested, _) => "not tested".to_string(),
             };
+            let target = format!("{} (got {change}, {evidence})", rule.text);
             targets.push(TargetResult {
                 bench: c.bench.clone(),
                 metric: format!("{}: {} vs {base}", c.figure, c.column),
@@ -1032,7 +1033,8 @@ fn gate(
                     value: c.value,
                     unit: c.unit.clone(),
                 }),
-                target: format!("{} (got {change}, {evidence})", rule.text),
+                shown: target.clone(),
+                target,
                 status,
             });
         }

@@ -43,8 +43,12 @@ pub struct TargetResult {
     pub bench: String,
     pub metric: String,
     pub value: Option<Measured>,
-    /// `< 5 ms`, `> 100 MB/s`, or both.
+    /// `< 5 ms`, `> 100 MB/s`, or both, as the targets file writes them: the target's
+    /// identity (a JUnit test case's name).
     pub target: String,
+    /// The same in the units and precision values are shown in (`< 5.000 ms`).
+    #[serde(skip)]
+    pub shown: String,
     pub status: Status,
 }
 
@@ -258,14 +262,20 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
 /// One result per benchmark the target matches, or one "not measured".
 fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<TargetResult>> {
     let pattern = Pattern::new(&target.bench)?;
-    let text = [
-        target.above.as_ref().map(|l| format!("> {}", l.text)),
-        target.below.as_ref().map(|l| format!("< {}", l.text)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join(" and ");
+    let limits = |show: fn(&Limit) -> String| {
+        [
+            target.above.as_ref().map(|l| format!("> {}", show(l))),
+            target.below.as_ref().map(|l| format!("< {}", show(l))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" and ")
+    };
+    let text = limits(|l| l.text.clone());
+    // In the units and precision the measured values are shown in (`500 us` was shown
+    // beside `43.00 µs`).
+    let shown = limits(|l| l.unit.format_scaled(l.value));
     let found: Vec<(&Benchmark, Measured)> = matching(runs, &pattern)
         .into_iter()
         .filter_map(|b| Some((b, measure(b, &target.metric)?)))
@@ -276,6 +286,7 @@ fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<Targ
             metric: target.metric.clone(),
             value: None,
             target: text,
+            shown,
             status: Status::NotMeasured,
         }]);
     }
@@ -296,6 +307,7 @@ fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<Targ
             metric: target.metric.clone(),
             value: Some(measured),
             target: text.clone(),
+            shown: shown.clone(),
             status: if pass { Status::Pass } else { Status::Fail },
         });
     }
@@ -332,7 +344,7 @@ fn evaluate_budget(file: &str, b: &Budget, runs: &[Run]) -> Result<BudgetResult>
     };
     Ok(BudgetResult {
         name: b.name.clone(),
-        total: b.total.text.clone(),
+        total: b.total.unit.format_scaled(b.total.value),
         total_value: b.total.value,
         unit: b.total.unit.clone(),
         remainder: sum.map(|s| b.total.value - s),

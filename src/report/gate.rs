@@ -17,7 +17,7 @@ fn rows(verdict: &Verdict) -> Vec<[String; 5]> {
                     .as_ref()
                     .map(|v| v.text())
                     .unwrap_or_else(|| "—".into()),
-                t.target.clone(),
+                t.shown.clone(),
                 t.status.label().to_string(),
             ]
         })
