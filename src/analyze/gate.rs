@@ -344,7 +344,7 @@ fn evaluate_budget(file: &str, b: &Budget, runs: &[Run]) -> Result<BudgetResult>
     };
     Ok(BudgetResult {
         name: b.name.clone(),
-        total: b.total.unit.format_scaled(b.total.value),
+        total: b.total.text.clone(),
         total_value: b.total.value,
         unit: b.total.unit.clone(),
         remainder: sum.map(|s| b.total.value - s),
