@@ -533,3 +533,34 @@ fn parse_on_a_terminal_says_it_reads_stdin_and_empty_input_is_short() {
         "{said}"
     );
 }
+
+/// A confidence interval wider than the median itself reads "too noisy" on the terminal, not
+/// as a percentage nobody can use; CSV keeps the number.
+#[test]
+fn an_interval_wider_than_the_median_reads_too_noisy() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("noisy.txt");
+    let mut text = String::new();
+    for ns in [100, 3000, 50, 9000, 70, 120, 20000] {
+        text += &format!("BenchmarkA-2 10 {ns} ns/op\n");
+    }
+    for ns in [100, 101, 99, 100, 102, 100] {
+        text += &format!("BenchmarkB-2 10 {ns} ns/op\n");
+    }
+    std::fs::write(&file, text).unwrap();
+    let table = common::stdout_of(latkit().arg("parse").arg(&file));
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("{table}"))
+            .to_string()
+    };
+    assert!(row("A").contains("too noisy (± "), "{table}");
+    assert!(
+        row("B").contains("± 2.00%") && !row("B").contains("noisy"),
+        "{table}"
+    );
+    let csv = common::parse_as(&file, "csv");
+    assert!(csv.contains(",,A,10,120,16566.66"), "{csv}");
+}

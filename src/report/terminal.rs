@@ -21,6 +21,12 @@ pub(super) fn text(cell: &Cell) -> String {
             )
         }
         Cell::Value { value, unit, .. } => unit.format_scaled(*value),
+        // An interval wider than the median itself says nothing about the figure but that
+        // the samples scatter: say that, with the width.
+        Cell::Spread {
+            relative_percent: Some(p),
+            ..
+        } if *p >= TOO_NOISY_PERCENT => format!("too noisy (± {p:.0}%)"),
         Cell::Spread {
             relative_percent: Some(p),
             ..
@@ -28,6 +34,9 @@ pub(super) fn text(cell: &Cell) -> String {
         other => other.plain(),
     }
 }
+
+/// A confidence interval at least this wide, in % of the median, is shown as too noisy.
+const TOO_NOISY_PERCENT: f64 = 100.0;
 
 impl Reporter for Terminal {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
