@@ -14,8 +14,6 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Writes a line to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
-/// reader such as `| head` went away): a diagnostic nobody can read is simply dropped.
 /// `text` with every control character shown as a symbol instead of acting: a benchmark name
 /// read from a file can hold an escape sequence that would recolour or clear a terminal, set
 /// its title, or make an SVG invalid. C0 controls and DEL become their Control Pictures
@@ -68,6 +66,9 @@ pub fn said_on_terminal(text: &str) -> bool {
         .is_ok_and(|said| said.iter().any(|s| s == text))
 }
 
+/// Writes a line to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
+/// reader such as `| head` went away): a diagnostic nobody can read is simply dropped.
+/// Control characters in it are shown, never acted on.
 pub fn say(line: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();

@@ -147,7 +147,7 @@ pub fn run(args: ExecArgs) -> Result<()> {
     }
     let suite = load_suite(&args.report)?;
     let mut opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output)?;
+    let mut sinks = output_sinks(&args.report.output)?;
     let commands = plan(&args)?;
     // Several commands are run to be compared: how many times slower than the fastest.
     opts.relative |= commands.len() > 1;
@@ -165,7 +165,6 @@ pub fn run(args: ExecArgs) -> Result<()> {
         shell: args.shell.clone().filter(|_| !args.no_shell),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
-    let mut sinks = sinks;
     // Each finished command is written at once (as hyperfine exports), so that a failure or
     // an interrupt later on cannot lose it.
     let timed = exec.run(&mut |so_far| {

@@ -20,6 +20,7 @@ pub mod xenomai;
 
 use crate::error::{Error, Result};
 use crate::model::{ConfigEntry, Environment, Note, Run, Source, TimerInfo, TimerOverall};
+use json_stream::read_document as read_json_document;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 
@@ -179,8 +180,6 @@ pub(crate) fn for_each_numbered_line(
 pub(crate) fn read_json(path: &str, reader: &mut dyn BufRead) -> Result<serde_json::Value> {
     read_json_document(path, reader, "a JSON document")
 }
-
-use json_stream::read_document as read_json_document;
 
 /// The longest line a reader reads; a longer one is skipped without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;

@@ -215,12 +215,14 @@ impl Exec {
             };
             if !samples.is_empty() {
                 self.warn(&planned.name, &samples, &mut record.notes);
+                // Read once, beside the runs it explains (latkit's own peak grows later).
+                record.notes.extend(rss_floor_note(&planned.name, &samples));
                 record.timed.push((index, samples));
             }
-            if let Some(discarded) = stopped {
+            if let Some(cut_short) = stopped {
                 record
                     .notes
-                    .push(interrupted_note(&self.commands[index..], discarded));
+                    .push(interrupted_note(&self.commands[index..], cut_short));
                 return Ok(record.ending(self, Ending::Interrupted));
             }
             if index + 1 < self.commands.len() {
@@ -231,12 +233,12 @@ impl Exec {
     }
 
     /// Runs one command's helpers, warm-up and timed runs. The samples that finished come
-    /// back with, when an interrupt stopped them, how many runs it cut short (0 or 1).
+    /// back with, when an interrupt stopped them, whether it cut a timed run short.
     fn time_command(
         &self,
         planned: &Planned,
         argv: &[String],
-    ) -> Result<(Vec<Sample>, Option<u64>)> {
+    ) -> Result<(Vec<Sample>, Option<bool>)> {
         let name = &planned.name;
         if let Some(setup) = &self.setup {
             helper("--setup", setup)?;
@@ -257,7 +259,7 @@ impl Exec {
             Ok(!interrupt::requested())
         };
         let mut samples: Vec<Sample> = Vec::new();
-        let mut cut_short = 0;
+        let mut cut_short = false;
         for _ in 0..self.warmup {
             if !prepared()? {
                 break;
@@ -270,7 +272,7 @@ impl Exec {
             let sample = spawn(argv)?;
             if interrupt::requested() {
                 // Stopped part-way by the interrupt (or racing it): not a measurement.
-                cut_short = 1;
+                cut_short = true;
                 break;
             }
             if !sample.status.success() && !self.ignore_failure {
@@ -390,7 +392,6 @@ impl Record {
                 builder.record(bench, "system", "s", s.system);
                 builder.record(bench, "max_rss", "B", s.max_rss);
             }
-            notes.extend(rss_floor_note(&planned.name, samples));
             let (mean, stddev) = mean_and_stddev(&walls);
             means.push((planned.name.clone(), mean, stddev));
         }
@@ -429,9 +430,9 @@ impl Record {
 }
 
 /// Says what an interrupt left out: the run it cut short and the commands never started.
-fn interrupted_note(from: &[Planned], cut_short: u64) -> Note {
+fn interrupted_note(from: &[Planned], cut_short: bool) -> Note {
     let current = &from[0].name;
-    let mut text = if cut_short > 0 {
+    let mut text = if cut_short {
         format!("interrupted: the run of `{current}` in progress was discarded")
     } else {
         format!("interrupted while timing `{current}`")
