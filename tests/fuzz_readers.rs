@@ -7,7 +7,7 @@ mod common;
 
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::read_path;
-use latkit::report::FORMATS;
+use latkit::report::{FORMATS, Reader};
 use proptest::prelude::*;
 use std::io::Write;
 
@@ -135,9 +135,17 @@ fn read_and_render(bytes: &[u8]) -> Result<(), TestCaseError> {
     let Ok(report) = build_report(input.runs, input.notes, &EnrichOptions::default()) else {
         return Ok(());
     };
-    for format in FORMATS {
+    // Whole, and folded for a narrow terminal (which leaves columns out and wraps).
+    let narrow = Reader {
+        width: Some(40),
+        at_terminal: true,
+    };
+    for (format, reader) in FORMATS
+        .iter()
+        .flat_map(|f| [(f, Reader::default()), (f, narrow)])
+    {
         let mut out = Vec::new();
-        let _ = (format.reporter)().render(&report, &mut out);
+        let _ = (format.reporter)().render(&report, reader, &mut out);
         prop_assert!(out.len() < 64 << 20, "{}: {} bytes", format.name, out.len());
     }
     Ok(())

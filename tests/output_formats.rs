@@ -7,14 +7,14 @@ mod common;
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::read_path;
 use latkit::report::sink::{Destination, FanOut, Rendered};
-use latkit::report::{FORMATS, OutputFormat, Report, Reporter};
+use latkit::report::{FORMATS, OutputFormat, Reader, Report, Reporter};
 use std::io::{self, Write};
 
 /// A format that exists only for the test: one line per benchmark.
 struct Names;
 
 impl Reporter for Names {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         for bench in report.runs.iter().flat_map(|r| &r.benchmarks) {
             writeln!(out, "{}", bench.name.full_name)?;
         }

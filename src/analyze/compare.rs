@@ -454,31 +454,44 @@ impl Footnotes {
 }
 
 fn header_columns(columns: &[Side], unit: &str, first: &[(&str, &str)]) -> Vec<Column> {
-    let col = |header: String, key: String, unit: Option<&str>| Column {
-        header,
-        key,
-        unit: unit.map(str::to_string),
-    };
-    let mut out: Vec<Column> = first
-        .iter()
-        .map(|(h, k)| col(h.to_string(), k.to_string(), None))
-        .collect();
-    for (i, c) in columns.iter().enumerate() {
-        out.push(col(c.label.to_string(), format!("value_{i}"), Some(unit)));
-        out.push(col(
-            format!("± 95% CI ({})", c.label),
-            format!("ci95_{i}"),
-            None,
-        ));
+    let mut out: Vec<Column> = first.iter().map(|(h, k)| Column::new(*h, *k)).collect();
+    let labels: Vec<&str> = columns.iter().map(|c| c.label).collect();
+    let short = short_labels(&labels);
+    for (i, (c, short)) in columns.iter().zip(short).enumerate() {
+        out.push(
+            Column::new(c.label.to_string(), format!("value_{i}"))
+                .in_unit(unit)
+                .narrow_header(short),
+        );
+        out.push(Column::new(format!("± 95% CI ({})", c.label), format!("ci95_{i}")).dropped_at(2));
         if i > 0 {
-            out.push(col(
-                format!("vs base ({})", c.label),
-                format!("change_{i}"),
-                None,
-            ));
+            out.push(
+                Column::new(format!("vs base ({})", c.label), format!("change_{i}"))
+                    .narrow_header("vs base"),
+            );
         }
     }
     out
+}
+
+/// The labels without the ending they all share (`old`, `new` for `old.txt`, `new.txt`),
+/// each kept whole where that would leave nothing.
+fn short_labels(labels: &[&str]) -> Vec<String> {
+    let shared_ending = match labels {
+        [first, rest @ ..] if !rest.is_empty() => first
+            .char_indices()
+            .map(|(i, _)| &first[i..])
+            .find(|ending| ending.starts_with('.') && rest.iter().all(|l| l.ends_with(ending)))
+            .unwrap_or(""),
+        _ => "",
+    };
+    labels
+        .iter()
+        .map(|l| match l.strip_suffix(shared_ending) {
+            Some(short) if !short.is_empty() => short.to_string(),
+            _ => l.to_string(),
+        })
+        .collect()
 }
 
 fn spread(n: usize, interval: Option<super::stats::Interval>, centre: f64) -> Cell {

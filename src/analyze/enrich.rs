@@ -334,11 +334,11 @@ impl TableContext<'_> {
 
         let mut columns = vec![
             col("Benchmark", "benchmark"),
-            col("Count", "count"),
+            col("Count", "count").dropped_at(3),
             metric_column(members, &metric_name),
         ];
         if show_spread {
-            columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95"));
+            columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95").dropped_at(2));
         }
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
@@ -350,18 +350,18 @@ impl TableContext<'_> {
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
         if let Some((_, label)) = &baseline {
-            columns.push(col(&format!("% of {label}"), "pct_of_baseline"));
+            columns.push(col(&format!("% of {label}"), "pct_of_baseline").dropped_at(1));
         }
         let mut relative = self
             .relative
             .then(|| relative_cells(members, &metric_name, cycle.map(|c| c.0)))
             .map(Vec::into_iter);
         if relative.is_some() {
-            columns.push(col("Relative", "relative"));
+            columns.push(col("Relative", "relative").dropped_at(1));
         }
         if let Some(a) = self.attribution {
-            columns.push(col(&format!("{} Share %", a.part_label), "share_part"));
-            columns.push(col(&format!("{} Share %", a.rest_label), "share_rest"));
+            columns.push(col(&format!("{} Share %", a.part_label), "share_part").dropped_at(1));
+            columns.push(col(&format!("{} Share %", a.rest_label), "share_rest").dropped_at(1));
         }
         let part_value = self.attribution.and_then(|a| {
             members
@@ -442,7 +442,11 @@ impl TableContext<'_> {
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
         let names = metric_names(members, |m| m.kind != MetricKind::Series);
         let mut columns = vec![col("Benchmark", "benchmark")];
-        columns.extend(names.iter().map(|n| metric_column(members, n)));
+        // The first metric is the benchmark's own; a narrow terminal drops the others first.
+        columns.extend(names.iter().enumerate().map(|(i, n)| {
+            let rank = if i == 0 { 0 } else { 3 };
+            metric_column(members, n).dropped_at(rank)
+        }));
         let rows = members
             .iter()
             .zip(display_names(members))
@@ -464,20 +468,34 @@ impl TableContext<'_> {
     /// them (a timer test's summary), tail percentiles and overruns. A benchmark with several
     /// distributions (a round trip and its half) gets a row for each.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
-        let mut columns = vec![col("Benchmark", "benchmark"), col("Samples", "samples")];
+        let mut columns = vec![
+            col("Benchmark", "benchmark"),
+            col("Samples", "samples").dropped_at(2),
+        ];
         let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
-        columns.extend(stats.iter().map(|s| col_in(s, s, "ns")));
+        // What a narrow terminal keeps longest: the extremes, the median and p99.
+        let drop_ranks = [0, 2, 0, 2, 0, 2, 4, 0];
+        columns.extend(
+            stats
+                .iter()
+                .zip(drop_ranks)
+                .map(|(s, rank)| col_in(s, s, "ns").dropped_at(rank)),
+        );
         let with_overruns = members
             .iter()
             .any(|b| b.timer.as_ref().is_some_and(|t| t.overruns.is_some()));
         if with_overruns {
-            columns.push(col("Overruns", "overruns"));
+            columns.push(col("Overruns", "overruns").dropped_at(1));
         }
         // Other single figures (a probe's bandwidth, frame size) get a column each.
         let extras = metric_names(members, |m| {
             m.kind == MetricKind::Repetitions && m.values.len() == 1 && m.histogram.is_none()
         });
-        columns.extend(extras.iter().map(|n| metric_column(members, n)));
+        columns.extend(
+            extras
+                .iter()
+                .map(|n| metric_column(members, n).dropped_at(3)),
+        );
         let mut rows = Vec::new();
         for (bench, name) in members.iter().zip(display_names(members)) {
             let shown: Vec<Option<&Metric>> = match bench.metric(metric_name) {
@@ -618,19 +636,12 @@ fn resolve_baseline(
 }
 
 fn col(header: &str, key: &str) -> Column {
-    Column {
-        header: header.to_string(),
-        key: key.to_string(),
-        unit: None,
-    }
+    Column::new(header, key)
 }
 
 /// A column of values that formats printing raw numbers label with `unit`.
 fn col_in(header: &str, key: &str, unit: &str) -> Column {
-    Column {
-        unit: (!unit.is_empty()).then(|| unit.to_string()),
-        ..col(header, key)
-    }
+    Column::new(header, key).in_unit(unit)
 }
 
 /// Distinct names of the metrics that `keep` accepts, in order of first appearance.

@@ -135,11 +135,6 @@ fn verdict(
 /// The trend of one benchmark's figure: one row per stored run, oldest first, with the
 /// change from the run before and change points marked.
 pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
-    let col = |header: &str, key: &str, unit: Option<&str>| Column {
-        header: header.to_string(),
-        key: key.to_string(),
-        unit: unit.map(str::to_string),
-    };
     let figure = points.first().map(|p| &p.figure);
     let source_unit = figure.map_or("", |f| f.source_unit.as_str());
     let what = figure.map_or(String::new(), |f| {
@@ -150,14 +145,14 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
         }
     });
     let columns = vec![
-        col("Run", "run", None),
-        col("Stored", "stored_at", None),
-        col("Commit", "commit", None),
-        col("Branch", "branch", None),
-        col(&what, "value", Some(source_unit)),
-        col("± 95% CI", "ci95", None),
-        col("vs previous", "change", None),
-        col("Change point", "change_point", None),
+        Column::new("Run", "run"),
+        Column::new("Stored", "stored_at").dropped_at(3),
+        Column::new("Commit", "commit").dropped_at(1),
+        Column::new("Branch", "branch").dropped_at(3),
+        Column::new(&what, "value").in_unit(source_unit),
+        Column::new("± 95% CI", "ci95").dropped_at(2),
+        Column::new("vs previous", "change"),
+        Column::new("Change point", "change_point").dropped_at(1),
     ];
     let mut rows = Vec::new();
     for (i, point) in points.iter().enumerate() {

@@ -39,6 +39,50 @@ pub struct Column {
     /// terminal table scales every cell and prints its unit there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
+    /// How a terminal too narrow for the whole table shows the column (the terminal's alone).
+    #[serde(skip)]
+    pub narrow: Narrow,
+}
+
+/// What a terminal too narrow for a whole table may do with one of its columns.
+#[derive(Clone, Debug, Default)]
+pub struct Narrow {
+    /// A shorter header (`vs base` for `vs base (new.txt)`).
+    pub header: Option<String>,
+    /// Columns are left out highest rank first, the rightmost of a rank first; 0 stays.
+    pub drop_rank: u8,
+}
+
+impl Column {
+    /// A column of text or counts, never left out on a narrow terminal.
+    pub fn new(header: impl Into<String>, key: impl Into<String>) -> Column {
+        Column {
+            header: header.into(),
+            key: key.into(),
+            unit: None,
+            narrow: Narrow::default(),
+        }
+    }
+
+    /// Numbers that formats printing them raw label with `unit` (none when empty).
+    pub fn in_unit(self, unit: &str) -> Column {
+        Column {
+            unit: (!unit.is_empty()).then(|| unit.to_string()),
+            ..self
+        }
+    }
+
+    /// Left out on a narrow terminal before columns of a lower `rank`.
+    pub fn dropped_at(mut self, rank: u8) -> Column {
+        self.narrow.drop_rank = rank;
+        self
+    }
+
+    /// Headed `header` on a narrow terminal.
+    pub fn narrow_header(mut self, header: impl Into<String>) -> Column {
+        self.narrow.header = Some(header.into());
+        self
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -183,17 +183,16 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
         ListFormat::Json => serde_json::to_string_pretty(runs)
             .map_err(|e| Error::Input(format!("cannot encode the list: {e}")))?,
         ListFormat::Table => {
-            let mut grid = comfy_table::Table::new();
-            grid.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
-                .set_header([
-                    "Run",
-                    "Stored",
-                    "Commit",
-                    "Branch",
-                    "Tag",
-                    "Format",
-                    "Benchmarks",
-                ]);
+            let mut grid = crate::report::terminal::grid(Destination::Stdout.reader().width);
+            grid.set_header([
+                "Run",
+                "Stored",
+                "Commit",
+                "Branch",
+                "Tag",
+                "Format",
+                "Benchmarks",
+            ]);
             for r in runs {
                 let commit = r.short_commit().unwrap_or_default();
                 grid.add_row([

@@ -1,7 +1,7 @@
 //! `BENCH <name>: key=value<unit> ...` lines, so existing CI scripts keep working. A metric
 //! with several repetitions prints its median; a distribution prints min, avg, p50, p99, max.
 
-use super::{Report, Reporter};
+use super::{Reader, Report, Reporter};
 use crate::model::{Benchmark, Metric, MetricKind, Percentiles, TimerSummary, Unit, format_exact};
 use std::io::{self, Write};
 
@@ -91,7 +91,7 @@ fn line(bench: &Benchmark) -> Option<String> {
 }
 
 impl Reporter for Bench {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         for bench in report.runs.iter().flat_map(|r| &r.benchmarks) {
             if let Some(line) = line(bench) {
                 writeln!(out, "{line}")?;

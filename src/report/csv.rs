@@ -1,7 +1,7 @@
 //! CSV: one header row (the union of every table's columns), one row per table row, numbers
 //! in the harness's units at full precision; notes follow as `#` comment lines.
 
-use super::{Cell, Report, Reporter, note_lines};
+use super::{Cell, Reader, Report, Reporter, note_lines};
 use crate::model::format_exact;
 use std::io::{self, Write};
 
@@ -29,7 +29,7 @@ fn value(cell: &Cell) -> String {
 }
 
 impl Reporter for Csv {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
         let mut headers: Vec<String> = Vec::new();
         for column in report.tables.iter().flat_map(|t| &t.columns) {
             let header = column.header_with_unit();
@@ -58,7 +58,7 @@ impl Reporter for Csv {
                 writeln!(out, "{}", line.join(","))?;
             }
         }
-        for note in note_lines(&report.notes) {
+        for note in note_lines(&report.notes, reader) {
             writeln!(out, "# {}", note.replace('\n', " "))?;
         }
         Ok(())

@@ -2,7 +2,6 @@
 
 use crate::analyze::gate::{Status, Verdict};
 use crate::model::Note;
-use comfy_table::{ContentArrangement, Table, presets};
 use std::fmt::Write as _;
 
 fn rows(verdict: &Verdict) -> Vec<[String; 5]> {
@@ -132,11 +131,9 @@ pub fn tables(verdict: &Verdict) -> Vec<VerdictTable> {
     out
 }
 
-fn grid(header: [&str; 5], rows: &[[String; 5]]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
+fn grid(header: [&str; 5], rows: &[[String; 5]], width: Option<usize>) -> String {
+    let mut t = super::terminal::grid(width);
+    t.set_header(header);
     for r in rows {
         t.add_row(r.iter());
     }
@@ -159,7 +156,7 @@ fn skipped_lines(skipped: &[&Note], bullet: &str) -> String {
     out
 }
 
-fn md_table(header: [&str; 5], rows: &[[String; 5]]) -> String {
+fn md_table(header: [&str; 5], rows: &[[String; 5]], _: Option<usize>) -> String {
     let mut out = format!("| {} |\n|---|---|---:|---|---|\n", header.join(" | "));
     for r in rows {
         let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
@@ -168,13 +165,19 @@ fn md_table(header: [&str; 5], rows: &[[String; 5]]) -> String {
     out
 }
 
-/// The verdict as a terminal table (`markdown` false) or GitHub markdown: the targets, the
-/// budget under its title, and the input lines that could not be read.
-pub fn render(verdict: &Verdict, skipped: &[&Note], markdown: bool) -> String {
+/// The verdict as a terminal table (`markdown` false, cells wrapped to `width` if given) or
+/// GitHub markdown: the targets, the budget under its title, and the input lines that could
+/// not be read.
+pub fn render(
+    verdict: &Verdict,
+    skipped: &[&Note],
+    markdown: bool,
+    width: Option<usize>,
+) -> String {
     let table = if markdown { md_table } else { grid };
     let mut out = String::new();
     if !verdict.targets.is_empty() {
-        out.push_str(&table(TARGET_HEADER, &rows(verdict)));
+        out.push_str(&table(TARGET_HEADER, &rows(verdict), width));
     }
     if let Some((title, rows)) = budget_rows(verdict) {
         match markdown {
@@ -188,7 +191,7 @@ pub fn render(verdict: &Verdict, skipped: &[&Note], markdown: bool) -> String {
                 let _ = writeln!(out, "{title}");
             }
         }
-        out.push_str(&table(BUDGET_HEADER, &rows));
+        out.push_str(&table(BUDGET_HEADER, &rows, width));
     }
     out.push_str(&skipped_lines(skipped, if markdown { "- " } else { "  " }));
     out

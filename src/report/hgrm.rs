@@ -1,7 +1,7 @@
 //! HdrHistogram's percentile-distribution text (`.hgrm`), values in microseconds, as
 //! `outputPercentileDistribution` writes it (5 ticks per half distance).
 
-use super::{Report, Reporter};
+use super::{Reader, Report, Reporter};
 use hdrhistogram::Histogram;
 use std::io::{self, Write};
 
@@ -84,7 +84,7 @@ pub fn distribution(report: &Report) -> Option<&Histogram<u64>> {
 }
 
 impl Reporter for Hgrm {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         match distribution(report) {
             Some(h) => write(h, out),
             None => Err(io::Error::other(

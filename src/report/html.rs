@@ -4,7 +4,7 @@
 //! every run's environment.
 
 use super::plot::{self, Plot};
-use super::{Cell, ChangeVerdict, Report, Reporter, Table, gate, note_lines, terminal};
+use super::{Cell, ChangeVerdict, Reader, Report, Reporter, Table, gate, note_lines, terminal};
 use crate::analyze::page::Page;
 use crate::model::{Run, timestamp};
 use std::io::{self, Write};
@@ -240,7 +240,7 @@ pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()>
 }
 
 impl Reporter for Html {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
         open_document(out, "latkit report", report.runs.len())?;
         if let Some(verdict) = &report.verdict {
             let status = if verdict.passed() {
@@ -266,7 +266,7 @@ impl Reporter for Html {
         }
         if !report.notes.is_empty() {
             writeln!(out, "<h2>Notes</h2><ul>")?;
-            for (note, line) in report.notes.iter().zip(note_lines(&report.notes)) {
+            for (note, line) in report.notes.iter().zip(note_lines(&report.notes, reader)) {
                 let class = match note.level {
                     crate::model::Level::Warning => "warning",
                     crate::model::Level::Info => "info",

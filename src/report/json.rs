@@ -1,7 +1,7 @@
 //! JSON: the model (every value and its summary), the derived tables and the notes.
 //! The schema is documented in docs/json-schema.md; bump [`JSON_SCHEMA`] on breaking changes.
 
-use super::{Report, Reporter, Table};
+use super::{Reader, Report, Reporter, Table};
 use crate::analyze::gate::Verdict;
 use crate::model::{Note, Run, timestamp};
 use serde::Serialize;
@@ -25,7 +25,7 @@ struct Document<'a> {
 }
 
 impl Reporter for Json {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         let document = Document {
             schema: JSON_SCHEMA,
             latkit_version: env!("CARGO_PKG_VERSION"),

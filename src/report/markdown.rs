@@ -1,6 +1,6 @@
 //! GitHub-flavoured markdown: numbers right-aligned, written as the harness wrote them.
 
-use super::{Report, Reporter, Table, note_lines};
+use super::{Reader, Report, Reporter, Table, note_lines};
 use std::io::{self, Write};
 
 pub struct Markdown;
@@ -53,7 +53,7 @@ fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
 }
 
 impl Reporter for Markdown {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
         for (i, table) in report.tables.iter().enumerate() {
             if i > 0 {
                 writeln!(out)?;
@@ -62,7 +62,7 @@ impl Reporter for Markdown {
         }
         if !report.notes.is_empty() {
             writeln!(out)?;
-            for line in note_lines(&report.notes) {
+            for line in note_lines(&report.notes, reader) {
                 writeln!(out, "- {}", escape(&line))?;
             }
         }

@@ -3,6 +3,7 @@
 
 mod bench;
 mod csv;
+mod fit;
 pub mod gate;
 pub mod hgrm;
 pub mod html;
@@ -81,7 +82,7 @@ fn change_text(change: &Change) -> String {
 
 /// An output format.
 pub trait Reporter {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()>;
 }
 
 /// A report format `--format` can name.
@@ -174,27 +175,43 @@ pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
     FORMATS.iter().find(|f| f.name == name)
 }
 
-thread_local! {
-    /// Set while a report is rendered to the terminal that stderr is on.
-    static ON_TERMINAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// Who reads a rendered report: what a text format may fold, wrap or leave out for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reader {
+    /// Columns a line may take (`COLUMNS`, or the terminal's); `None` is no limit.
+    pub width: Option<usize>,
+    /// A person at the terminal where stderr's warnings were already shown.
+    pub at_terminal: bool,
 }
 
-/// Runs `render` for the terminal, where warnings already said on stderr are not repeated.
-fn for_terminal<T>(render: impl FnOnce() -> T) -> T {
-    ON_TERMINAL.with(|on| on.set(true));
-    let rendered = render();
-    ON_TERMINAL.with(|on| on.set(false));
-    rendered
+impl Reader {
+    /// Whoever reads `stream`: a terminal's width, or `COLUMNS` when it is set (a pipe to a
+    /// pager, a test); a file or a pipe without `COLUMNS` has no limit.
+    pub fn of(stream: &impl std::os::fd::AsFd, at_terminal: bool) -> Reader {
+        let columns = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0);
+        let terminal_width = || {
+            at_terminal
+                .then(|| terminal_size::terminal_size_of(stream))
+                .flatten()
+                .map(|(w, _)| usize::from(w.0))
+        };
+        Reader {
+            width: columns.or_else(terminal_width),
+            at_terminal,
+        }
+    }
 }
 
 /// Notes as `level: text` lines, shared by the text formats; on the terminal, without the
 /// warnings stderr already showed there.
-fn note_lines(notes: &[Note]) -> impl Iterator<Item = String> + '_ {
-    let on_terminal = ON_TERMINAL.with(std::cell::Cell::get);
+fn note_lines(notes: &[Note], reader: Reader) -> impl Iterator<Item = String> + '_ {
     notes
         .iter()
         .filter(move |n| {
-            !(on_terminal
+            !(reader.at_terminal
                 && n.level == crate::model::Level::Warning
                 && crate::error::said_on_terminal(&n.to_string()))
         })

@@ -2,7 +2,7 @@
 //! github-action-benchmark's custom JSON (`gab`, `gab-bigger`). Each benchmark's figures come
 //! from the same summaries every other format prints.
 
-use super::{Report, Reporter};
+use super::{Reader, Report, Reporter};
 use crate::model::{Benchmark, Better, Dimension, Metric, MetricKind, Unit};
 use serde_json::{Map, Value, json};
 use std::io::{self, Write};
@@ -109,7 +109,7 @@ fn write_json(value: &Value, out: &mut dyn Write) -> io::Result<()> {
 pub struct Bmf;
 
 impl Reporter for Bmf {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         let mut document = Map::new();
         for f in figures(report) {
             let mut measure = Map::new();
@@ -137,7 +137,7 @@ pub struct Gab {
 }
 
 impl Reporter for Gab {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         let entries: Vec<Value> = figures(report)
             .into_iter()
             .filter(|f| f.metric.better == self.better)

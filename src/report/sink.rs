@@ -3,7 +3,7 @@
 //! at once through one [`FanOut`], e.g. Xenomai text live on the terminal, JSON to a file and
 //! an `.hgrm`, each written as soon as its part exists and made permanent on close.
 
-use super::{OutputFormat, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
+use super::{OutputFormat, Reader, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run, TimerInfo, TimerOverall};
@@ -65,13 +65,13 @@ impl Destination {
         }
     }
 
-    /// Whether a person reads it on a terminal.
-    pub fn is_terminal(&self) -> bool {
+    /// Who reads it: a person at a terminal (of some width), or a file or pipe.
+    pub fn reader(&self) -> Reader {
         use std::io::IsTerminal;
         match self {
-            Destination::Stdout => io::stdout().is_terminal(),
-            Destination::Stderr => io::stderr().is_terminal(),
-            Destination::File(_) => false,
+            Destination::Stdout => Reader::of(&io::stdout(), io::stdout().is_terminal()),
+            Destination::Stderr => Reader::of(&io::stderr(), io::stderr().is_terminal()),
+            Destination::File(_) => Reader::default(),
         }
     }
 
@@ -110,18 +110,14 @@ impl Write for Destination {
     }
 }
 
-/// Renders `report` with `render` through a buffer, then flushes; on a terminal, without the
-/// warnings stderr already showed there.
+/// Renders `report` with `render` for whoever reads `dest`, through a buffer, then flushes.
 fn buffered(
     dest: &mut Destination,
-    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    render: impl FnOnce(Reader, &mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let terminal = dest.is_terminal();
+    let reader = dest.reader();
     let mut out = BufWriter::with_capacity(1 << 20, dest);
-    match terminal {
-        true => super::for_terminal(|| render(&mut out))?,
-        false => render(&mut out)?,
-    }
+    render(reader, &mut out)?;
     out.flush()
 }
 
@@ -160,7 +156,7 @@ impl Sink for Rendered {
             return Ok(());
         }
         let mut text = Vec::new();
-        self.reporter.render(report, &mut text)?;
+        self.reporter.render(report, Reader::default(), &mut text)?;
         file.publish(&text)
     }
 
@@ -171,8 +167,8 @@ impl Sink for Rendered {
             ));
         }
         let (reporter, pictures) = (&self.reporter, self.pictures);
-        buffered(&mut self.dest, |out| {
-            reporter.render(report, out)?;
+        buffered(&mut self.dest, |reader, out| {
+            reporter.render(report, reader, out)?;
             if pictures {
                 for line in super::terminal::sparklines(report) {
                     writeln!(out, "{line}")?;
@@ -242,7 +238,9 @@ impl Sink for XenomaiLive {
             live_part_done: true,
             buckets: self.buckets,
         };
-        buffered(&mut self.dest, |out| reporter.render(report, out))
+        buffered(&mut self.dest, |reader, out| {
+            reporter.render(report, reader, out)
+        })
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -264,7 +262,7 @@ pub struct Gnuplot(pub Destination);
 impl Sink for Hgrm {
     fn finish(&mut self, report: &Report) -> io::Result<()> {
         match hgrm::distribution(report) {
-            Some(h) => buffered(&mut self.0, |out| hgrm::write(h, out)),
+            Some(h) => buffered(&mut self.0, |_, out| hgrm::write(h, out)),
             None => Ok(()),
         }
     }
@@ -317,7 +315,7 @@ impl Sink for Verdict {
             .iter()
             .filter(|n| n.level == Level::Warning && n.line.is_some())
             .collect();
-        let text = gate::render(verdict, &skipped, self.markdown);
+        let text = gate::render(verdict, &skipped, self.markdown, self.dest.reader().width);
         self.dest.write_all(text.as_bytes())?;
         self.dest.flush()
     }

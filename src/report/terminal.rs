@@ -1,6 +1,7 @@
 //! An aligned terminal table with units scaled for reading.
 
-use super::{Cell, Report, Reporter, note_lines};
+use super::fit::{fit, wrap};
+use super::{Cell, Reader, Report, Reporter, note_lines};
 use crate::error::visible;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 use std::io::{self, Write};
@@ -35,11 +36,24 @@ pub(super) fn text(cell: &Cell) -> String {
     }
 }
 
+/// An empty grid in the terminal tables' style, its cells wrapped to fit `width` if given.
+pub fn grid(width: Option<usize>) -> Grid {
+    let mut grid = Grid::new();
+    grid.load_style(presets::UTF8_FULL_CONDENSED);
+    match width {
+        Some(width) => grid
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(u16::try_from(width).unwrap_or(u16::MAX)),
+        None => grid.set_content_arrangement(ContentArrangement::Disabled),
+    };
+    grid
+}
+
 /// A confidence interval at least this wide, in % of the median, is shown as too noisy.
 const TOO_NOISY_PERCENT: f64 = 100.0;
 
 impl Reporter for Terminal {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
         for (i, table) in report.tables.iter().enumerate() {
             if i > 0 {
                 writeln!(out)?;
@@ -47,24 +61,34 @@ impl Reporter for Terminal {
             if let Some(title) = &table.title {
                 writeln!(out, "{}", visible(title))?;
             }
-            let mut grid = Grid::new();
-            grid.load_style(presets::UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Disabled)
-                .set_header(table.columns.iter().map(|c| visible(&c.header)));
-            for row in &table.rows {
-                grid.add_row(row.cells.iter().map(|c| {
-                    let alignment = if c.is_text() {
-                        CellAlignment::Left
-                    } else {
-                        CellAlignment::Right
+            let fitted = fit(table, reader.width);
+            let mut grid = grid(fitted.wrap_to);
+            grid.set_header(fitted.columns.iter().map(|c| c.header.as_str()));
+            for row in 0..table.rows.len() {
+                grid.add_row(fitted.columns.iter().map(|c| {
+                    let alignment = match c.figures {
+                        true => CellAlignment::Right,
+                        false => CellAlignment::Left,
                     };
-                    comfy_table::Cell::new(visible(&text(c))).set_alignment(alignment)
+                    comfy_table::Cell::new(&c.cells[row]).set_alignment(alignment)
                 }));
             }
             writeln!(out, "{grid}")?;
+            if !fitted.left_out.is_empty() {
+                let line = format!(
+                    "(left out to fit {} columns: {}; --format markdown shows them all)",
+                    reader.width.unwrap_or_default(),
+                    fitted.left_out.join(", ")
+                );
+                for line in wrap(&line, reader.width, 1) {
+                    writeln!(out, "{line}")?;
+                }
+            }
         }
-        for line in note_lines(&report.notes) {
-            writeln!(out, "{line}")?;
+        for note in note_lines(&report.notes, reader) {
+            for line in wrap(&note, reader.width, 2) {
+                writeln!(out, "{line}")?;
+            }
         }
         Ok(())
     }

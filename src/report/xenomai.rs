@@ -2,7 +2,7 @@
 //! `HSS` histogram sections, the `RTS` summary; then latkit's `PCH`/`PCT` percentile lines,
 //! which Xenomai lacks.
 
-use super::{Report, Reporter};
+use super::{Reader, Report, Reporter};
 use crate::model::vocab;
 use crate::model::{
     Benchmark, LinearHistogram, Percentiles, Run, RunningOverall, Second, TimerInfo, TimerOverall,
@@ -216,7 +216,7 @@ pub struct Xenomai {
 }
 
 impl Reporter for Xenomai {
-    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
         for run in &report.runs {
             let (Some(info), Some(bench)) = (&run.timer, shown(run)) else {
                 continue;
@@ -245,7 +245,7 @@ impl Reporter for Xenomai {
                 )?;
             }
         }
-        for note in super::note_lines(&report.notes) {
+        for note in super::note_lines(&report.notes, reader) {
             writeln!(out, "# {note}")?;
         }
         Ok(())

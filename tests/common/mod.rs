@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 pub fn latkit() -> Command {
     let mut cmd = Command::cargo_bin("latkit").expect("the latkit binary is built for tests");
-    cmd.env("NO_COLOR", "1");
+    // Tables are whole unless a test asks for a width.
+    cmd.env("NO_COLOR", "1").env_remove("COLUMNS");
     cmd
 }
 
