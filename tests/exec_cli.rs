@@ -805,7 +805,46 @@ fn markdown_headers_carry_the_unit_once() {
     let out = common::stdout_of(latkit().args([
         "exec", "-r", "2", "-c", "true", "--format", "markdown", "-q",
     ]));
-    assert!(out.contains("| Benchmark | Count | time (s) |"), "{out}");
+    assert!(out.contains("| Benchmark | Runs | time (s) |"), "{out}");
     let go = common::parse_as(&common::vector("viiper-count3.gobench.txt"), "markdown");
-    assert!(go.contains("| Benchmark | Count | ns/op |"), "{go}");
+    assert!(
+        go.contains("| Benchmark | Runs | Iterations | ns/op |"),
+        "{go}"
+    );
+}
+
+/// A command's table counts its runs (the Count column was empty) and shows the user and
+/// system time and peak memory measured beside the wall time, as hyperfine prints them;
+/// hyperfine's own export reads the same way.
+#[test]
+fn a_command_table_counts_runs_and_shows_what_it_used() {
+    let out = common::stdout_of(
+        latkit().args(["exec", "-r", "7", "-c", "true", "--format", "csv", "-q"]),
+    );
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    assert_eq!(row[at("Runs")], "7", "{out}");
+    for resource in ["user (s)", "system (s)", "max_rss (B)"] {
+        assert!(
+            row[at(resource)].parse::<f64>().is_ok(),
+            "{resource}: {out}"
+        );
+    }
+    assert!(
+        !header.contains(&"Count"),
+        "a command has no iterations: {out}"
+    );
+
+    let hyperfine = common::parse_as(&common::vector("hyperfine-1.15.json"), "markdown");
+    assert!(
+        hyperfine.contains("| Benchmark | Runs | time (s) | ± 95% CI | user (s) | system (s) |"),
+        "{hyperfine}"
+    );
 }

@@ -68,7 +68,8 @@ fn json_carries_every_value_summaries_tables_and_notes() {
         headers,
         [
             "Benchmark",
-            "Count",
+            "Runs",
+            "Iterations",
             "ns/op",
             "± 95% CI",
             "% of Full",
@@ -77,8 +78,8 @@ fn json_carries_every_value_summaries_tables_and_notes() {
         ]
     );
     let press = &table["rows"][3]["cells"];
-    assert_eq!(press[2]["value"], 184870.0);
-    assert!((press[4]["percent"].as_f64().unwrap() - 207.5372).abs() < 1e-3);
+    assert_eq!(press[3]["value"], 184870.0);
+    assert!((press[5]["percent"].as_f64().unwrap() - 207.5372).abs() < 1e-3);
     let notes = doc["notes"].as_array().unwrap();
     assert!(
         notes[0]["message"]
@@ -109,7 +110,7 @@ fn enough_repetitions_give_a_confidence_interval() {
             .args(["parse", "-", "--format", "markdown"])
             .write_stdin(text),
     );
-    assert!(md.contains("| Stage | 1000 | 100 | ±3.00% |"), "{md}");
+    assert!(md.contains("| Stage | 8 | 1000 | 100 | ±3.00% |"), "{md}");
     assert!(!md.contains("too few samples"));
 }
 
@@ -562,5 +563,5 @@ fn an_interval_wider_than_the_median_reads_too_noisy() {
         "{table}"
     );
     let csv = common::parse_as(&file, "csv");
-    assert!(csv.contains(",,A,10,120,16566.66"), "{csv}");
+    assert!(csv.contains(",,A,7,10,120,16566.66"), "{csv}");
 }

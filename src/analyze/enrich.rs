@@ -7,6 +7,7 @@ use super::view::{Cell, Column, Ratio, Report, Row, Table};
 use crate::error::Result;
 use crate::model::{
     Benchmark, Better, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
+    vocab,
 };
 use crate::spec::{AttributionSpec, input_latency_preset};
 use crate::targets::Targets;
@@ -290,6 +291,8 @@ struct TableContext<'a> {
 /// The value a row shows and how it was derived.
 struct RowValue {
     value: Option<f64>,
+    /// The number of values the figure is the median of.
+    runs: Cell,
     count: Cell,
     spread: Option<Cell>,
 }
@@ -330,16 +333,34 @@ impl TableContext<'_> {
             (Some((c, k)), None) => Some(format!("cycle {}/{k}", c + 1)),
             (None, t) => t.clone(),
         };
-        let show_spread = cycle.is_none() && members.iter().any(|b| b.repetitions() > 1);
-
-        let mut columns = vec![
-            col("Benchmark", "benchmark"),
-            col("Count", "count").dropped_at(3),
-            metric_column(members, &metric_name),
-        ];
+        let repeated = members.iter().any(|b| b.repetitions() > 1);
+        let show_spread = cycle.is_none() && repeated;
+        // One run's iteration count is Go's `Count`; over repetitions, or for a command
+        // (which has no iterations), what counts is the number of runs.
+        let iterated = members.iter().any(|b| !b.iterations.is_empty());
+        let show_runs = cycle.is_none() && (repeated || !iterated);
+        let mut columns = vec![col("Benchmark", "benchmark")];
+        if show_runs {
+            columns.push(col("Runs", "runs").dropped_at(3));
+        }
+        if iterated {
+            let header = if show_runs { "Iterations" } else { "Count" };
+            columns.push(col(header, "count").dropped_at(3));
+        }
+        columns.push(metric_column(members, &metric_name));
         if show_spread {
             columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95").dropped_at(2));
         }
+        // A command's user and system time and peak memory, beside its wall time.
+        let resources: Vec<&str> = vocab::COMMAND_RESOURCES
+            .into_iter()
+            .filter(|&r| r != metric_name && members.iter().any(|b| b.metric(r).is_some()))
+            .collect();
+        columns.extend(
+            resources
+                .iter()
+                .map(|r| metric_column(members, r).dropped_at(3)),
+        );
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
             let rows = Rows {
@@ -376,7 +397,13 @@ impl TableContext<'_> {
             .zip(values)
             .zip(names)
             .map(|((bench, v), name)| {
-                let mut cells = vec![Cell::Text { text: name.clone() }, v.count];
+                let mut cells = vec![Cell::Text { text: name.clone() }];
+                if show_runs {
+                    cells.push(v.runs);
+                }
+                if iterated {
+                    cells.push(v.count);
+                }
                 let metric = bench.metric(&metric_name);
                 cells.push(match (v.value, metric) {
                     (Some(value), Some(m)) => Cell::value_of(value, m),
@@ -385,6 +412,12 @@ impl TableContext<'_> {
                 if show_spread {
                     cells.push(v.spread.unwrap_or(Cell::Empty));
                 }
+                cells.extend(resources.iter().map(|r| {
+                    match bench.metric(r).and_then(|m| Some((m, m.summary.as_ref()?))) {
+                        Some((m, s)) => Cell::value_of(s.median, m),
+                        None => Cell::Empty,
+                    }
+                }));
                 if let Some((base, _)) = &baseline {
                     cells.push(percent(v.value.map(|x| x / base * 100.0)));
                 }
@@ -682,6 +715,7 @@ fn row_value(bench: &Benchmark, metric: &str, cycle: Option<usize>) -> RowValue 
     match cycle {
         Some(c) => RowValue {
             value: m.and_then(|m| m.values.get(c).copied()),
+            runs: Cell::Empty,
             count: bench
                 .iterations
                 .get(c)
@@ -696,6 +730,9 @@ fn row_value(bench: &Benchmark, metric: &str, cycle: Option<usize>) -> RowValue 
                 interval: s.median_ci.clone(),
             });
             RowValue {
+                runs: summary
+                    .as_ref()
+                    .map_or(Cell::Empty, |s| Cell::Count { count: s.n as u64 }),
                 value: summary.map(|s| s.median),
                 count: iterations_cell(&bench.iterations),
                 spread,

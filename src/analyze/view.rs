@@ -32,7 +32,7 @@ pub struct Table {
 #[derive(Clone, Debug, Serialize)]
 pub struct Column {
     pub header: String,
-    /// Stable machine name: `benchmark`, `count`, the metric name, `ci95`, `pct_of_baseline`,
+    /// Stable machine name: `benchmark`, `runs`, `count`, the metric name, `ci95`, `pct_of_baseline`,
     /// `share_part`, `share_rest`.
     pub key: String,
     /// The unit of the column's numbers where formats print them raw (markdown, CSV); the

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note};
-use crate::model::{RunBuilder, new_run};
+use crate::model::{RunBuilder, new_run, vocab};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -92,11 +92,11 @@ impl InputFormat for Hyperfine {
             let refused = |e| Error::Input(format!("{path}: `{}`: {e}", r.command));
             for t in times {
                 builder
-                    .record_checked(bench, "time", "s", t)
+                    .record_checked(bench, vocab::WALL_TIME, "s", t)
                     .map_err(refused)?;
             }
             // hyperfine reports user and system time as means over the runs.
-            for (name, value) in [("user", r.user), ("system", r.system)] {
+            for (name, value) in [(vocab::USER_TIME, r.user), (vocab::SYSTEM_TIME, r.system)] {
                 if let Some(v) = value.filter(finite) {
                     builder
                         .record_checked(bench, name, "s", v)
@@ -105,7 +105,7 @@ impl InputFormat for Hyperfine {
             }
             for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
                 builder
-                    .record_checked(bench, "max_rss", "B", *rss)
+                    .record_checked(bench, vocab::MAX_RSS, "B", *rss)
                     .map_err(refused)?;
             }
             let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();

@@ -16,3 +16,11 @@ pub const ALL_THREADS: &str = "all";
 /// google/benchmark's two times per iteration: wall clock and CPU.
 pub const REAL_TIME: &str = "real_time";
 pub const CPU_TIME: &str = "cpu_time";
+
+/// A whole command's timing (latkit exec, hyperfine): wall time, and what it used beside it.
+pub const WALL_TIME: &str = "time";
+pub const USER_TIME: &str = "user";
+pub const SYSTEM_TIME: &str = "system";
+pub const MAX_RSS: &str = "max_rss";
+/// What tables show beside a command's wall time, as hyperfine prints it.
+pub const COMMAND_RESOURCES: [&str; 3] = [USER_TIME, SYSTEM_TIME, MAX_RSS];

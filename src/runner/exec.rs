@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::interrupt;
 use crate::model::summary::median;
+use crate::model::vocab;
 use crate::model::{BenchName, ConfigEntry, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -387,10 +388,10 @@ impl Record {
                 .map(|s| (s.wall - self.shell_cost).max(0.0))
                 .collect();
             for (s, wall) in samples.iter().zip(&walls) {
-                builder.record(bench, "time", "s", *wall);
-                builder.record(bench, "user", "s", s.user);
-                builder.record(bench, "system", "s", s.system);
-                builder.record(bench, "max_rss", "B", s.max_rss);
+                builder.record(bench, vocab::WALL_TIME, "s", *wall);
+                builder.record(bench, vocab::USER_TIME, "s", s.user);
+                builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
+                builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
             }
             let (mean, stddev) = mean_and_stddev(&walls);
             means.push((planned.name.clone(), mean, stddev));
