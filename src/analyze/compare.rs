@@ -10,7 +10,8 @@ use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
 use crate::error::{Error, Result};
 use crate::model::{
-    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact, vocab,
+    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
+    identities, vocab,
 };
 pub use crate::targets::RegressionRule;
 use hdrhistogram::Histogram;
@@ -217,26 +218,14 @@ impl<'a> Side<'a> {
     /// several (`-cpu 1,2`) keeps them apart.
     fn of(input: &'a CompareInput) -> Side<'a> {
         let all: Vec<&Benchmark> = input.runs.iter().flat_map(|r| &r.benchmarks).collect();
-        let varying = |name: &str| {
-            let mut procs = all
-                .iter()
-                .filter(|b| b.name.name == name)
-                .map(|b| b.name.param("procs"));
-            let first = procs.next().flatten();
-            procs.any(|p| p != first)
-        };
+        let names = identities(&all.iter().map(|b| &b.name).collect::<Vec<_>>());
         let first_package = all.first().and_then(|b| b.package.as_deref());
         let packages = all.iter().any(|b| b.package.as_deref() != first_package);
         let mut benchmarks: Vec<(String, Vec<&Benchmark>)> = Vec::new();
-        for bench in all.iter().copied() {
-            let name = if varying(&bench.name.name) {
-                &bench.name.full_name
-            } else {
-                &bench.name.name
-            };
+        for (bench, name) in all.iter().copied().zip(names) {
             let key = match &bench.package {
                 Some(pkg) if packages => format!("{pkg}: {name}"),
-                _ => name.clone(),
+                _ => name.to_string(),
             };
             match benchmarks.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, list)) => list.push(bench),

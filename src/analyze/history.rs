@@ -6,7 +6,7 @@ use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
 use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table};
 use crate::model::summary::median;
-use crate::model::{Metric, MetricKind, Run, Summary, Unit};
+use crate::model::{Metric, MetricKind, Run, Summary, Unit, identities};
 use crate::store::{Figure, Point};
 
 /// Statistics of a distribution kept in the store.
@@ -16,7 +16,8 @@ const STORED_STATISTICS: [&str; 8] = ["min", "p50", "p90", "p99", "p99.9", "p99.
 /// median over repetitions with its interval and values, and a distribution's statistics.
 pub fn figures(run: &Run) -> Vec<Figure> {
     let mut out = Vec::new();
-    for bench in &run.benchmarks {
+    let names = identities(&run.benchmarks.iter().map(|b| &b.name).collect::<Vec<_>>());
+    for (bench, name) in run.benchmarks.iter().zip(names) {
         for metric in &bench.metrics {
             if metric.kind == MetricKind::Series {
                 continue;
@@ -24,7 +25,7 @@ pub fn figures(run: &Run) -> Vec<Figure> {
             if !metric.values.is_empty() {
                 if let Some(s) = Summary::of(&metric.values) {
                     out.push(Figure {
-                        bench: bench.name.full_name.clone(),
+                        bench: name.to_string(),
                         metric: metric.name.clone(),
                         statistic: String::new(),
                         source_unit: metric.source_unit.clone(),
@@ -40,7 +41,7 @@ pub fn figures(run: &Run) -> Vec<Figure> {
                     if let Some(b) = bounded(bench, metric, statistic) {
                         let bounds = (b.low < b.high).then_some((b.low, b.high));
                         out.push(Figure {
-                            bench: bench.name.full_name.clone(),
+                            bench: name.to_string(),
                             metric: metric.name.clone(),
                             statistic: statistic.to_string(),
                             source_unit: metric.source_unit.clone(),

@@ -4,7 +4,7 @@ use crate::analyze::compare::{CompareInput, CompareOptions, Family, compare};
 use crate::analyze::envdiff;
 use crate::cli::CompareArgs;
 use crate::error::{Error, Result};
-use crate::model::Note;
+use crate::model::{Note, identities};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
 use crate::store::Store;
 use std::io::{self, IsTerminal};
@@ -116,8 +116,7 @@ fn history_pool(
     let mut names: Vec<&str> = inputs
         .iter()
         .flat_map(|i| &i.runs)
-        .flat_map(|r| &r.benchmarks)
-        .map(|b| b.name.full_name.as_str())
+        .flat_map(|r| identities(&r.benchmarks.iter().map(|b| &b.name).collect::<Vec<_>>()))
         .collect();
     names.sort_unstable();
     names.dedup();

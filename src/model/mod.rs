@@ -12,7 +12,7 @@ pub mod vocab;
 pub use builder::{RunBuilder, new_run};
 pub use distribution::{Distribution, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
-pub use name::BenchName;
+pub use name::{BenchName, identities};
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{
     BreakHit, BucketStats, LinearHistogram, RunningOverall, Second, TimerInfo, TimerOverall,

@@ -96,6 +96,29 @@ impl BenchName {
     }
 }
 
+/// The name each of `names` is known by across runs, tools and the history store: Go's name
+/// without its `-GOMAXPROCS` suffix (GOMAXPROCS is a parameter, and the environment check
+/// says when two runs differ in it), unless the same benchmark is here at several GOMAXPROCS
+/// (`-cpu 1,2`), where the suffix tells them apart.
+pub fn identities<'a>(names: &[&'a BenchName]) -> Vec<&'a str> {
+    let mut first_procs: rustc_hash::FxHashMap<&str, Option<&str>> = Default::default();
+    let mut several: rustc_hash::FxHashSet<&str> = Default::default();
+    for name in names {
+        let procs = name.param("procs");
+        let first = *first_procs.entry(&name.name).or_insert(procs);
+        if first != procs {
+            several.insert(&name.name);
+        }
+    }
+    names
+        .iter()
+        .map(|n| match several.contains(n.name.as_str()) {
+            true => n.full_name.as_str(),
+            false => n.name.as_str(),
+        })
+        .collect()
+}
+
 /// The `key<separator>value` elements below the top of a benchmark path.
 fn path_params(path: &[String], separator: char) -> Vec<ConfigEntry> {
     path.iter()

@@ -12,7 +12,7 @@ pub use git::Provenance;
 pub use refs::StoredRef;
 
 use crate::error::{Error, Result};
-use crate::model::{Note, Run};
+use crate::model::{BenchName, Note, Run};
 use std::path::PathBuf;
 
 /// A value crossing the seam, typed even when absent (PostgreSQL types its NULLs).
@@ -74,11 +74,31 @@ trait Connection {
     fn describe(&self) -> String;
 }
 
-/// The schema, one migration per entry, applied in order; `{serial}` is the backend's
-/// auto-numbered key type. Never edit a released entry: append a new one.
-const MIGRATIONS: &[&str] = &[
+/// Fills `benches`: each benchmark with the figure its newest run reports first.
+macro_rules! list_benches {
+    () => {
+        "INSERT INTO benches (bench, metric, statistic)
+        SELECT bench, metric, statistic FROM (
+            SELECT bench, metric, statistic, ROW_NUMBER() OVER (
+                PARTITION BY bench ORDER BY run_id DESC, position) AS rank
+            FROM figures) ranked
+        WHERE rank = 1;"
+    };
+}
+
+/// One step of the schema: SQL (`{serial}` is the backend's auto-numbered key type), or
+/// code where the data need what SQL cannot say portably.
+enum Migration {
+    Sql(&'static str),
+    Code(fn(&mut dyn Connection) -> Result<()>),
+}
+
+/// The schema, one migration per entry, applied in order. Never edit a released entry:
+/// append a new one.
+const MIGRATIONS: &[Migration] = &[
     // 1: runs whole, and the figures `history` reads without decoding a run.
-    "CREATE TABLE runs (
+    Migration::Sql(
+        "CREATE TABLE runs (
         id {serial} PRIMARY KEY,
         stored_at TEXT NOT NULL,
         git_commit TEXT,
@@ -107,21 +127,58 @@ const MIGRATIONS: &[&str] = &[
         repetitions TEXT NOT NULL
     );
     CREATE INDEX figures_series ON figures (bench, metric, statistic, run_id);",
+    ),
     // 2: each benchmark with the figure its newest run reports first, so `history` need not
     // scan every figure to list them; figures by run, so deleting a run need not scan them.
-    "CREATE TABLE benches (
+    Migration::Sql(concat!(
+        "CREATE TABLE benches (
         bench TEXT PRIMARY KEY,
         metric TEXT NOT NULL,
         statistic TEXT NOT NULL
-    );
-    INSERT INTO benches (bench, metric, statistic)
-        SELECT bench, metric, statistic FROM (
-            SELECT bench, metric, statistic, ROW_NUMBER() OVER (
-                PARTITION BY bench ORDER BY run_id DESC, position) AS rank
-            FROM figures) ranked
-        WHERE rank = 1;
-    CREATE INDEX figures_run ON figures (run_id);",
+    );",
+        list_benches!(),
+        "CREATE INDEX figures_run ON figures (run_id);"
+    )),
+    // 3: Go benchmarks under the name every other command shows (see `identities`).
+    Migration::Code(name_go_figures_as_everywhere),
 ];
+
+/// Renames stored Go figures from the name as Go printed it (`Write-2`) to the name `parse`,
+/// `compare` and new runs use (`Write`), run by run, and lists the benchmarks afresh.
+fn name_go_figures_as_everywhere(conn: &mut dyn Connection) -> Result<()> {
+    let rows = conn.query(
+        "SELECT DISTINCT f.run_id, f.bench FROM figures f JOIN runs r ON r.id = f.run_id \
+         WHERE r.format = 'go' ORDER BY f.run_id",
+        &[],
+    )?;
+    let mut runs: Vec<(i64, Vec<BenchName>)> = Vec::new();
+    for row in rows {
+        let (Some(run), Value::Text(Some(bench))) = (row[0].as_i64(), &row[1]) else {
+            continue;
+        };
+        let name = BenchName::parse_go(bench);
+        match runs.last_mut() {
+            Some((id, names)) if *id == run => names.push(name),
+            _ => runs.push((run, vec![name])),
+        }
+    }
+    for (run, names) in &runs {
+        let renamed = crate::model::identities(&names.iter().collect::<Vec<_>>());
+        for (name, new) in names.iter().zip(renamed) {
+            if new != name.full_name {
+                conn.execute(
+                    "UPDATE figures SET bench = $1 WHERE run_id = $2 AND bench = $3",
+                    &[
+                        Value::text(new),
+                        Value::Int(Some(*run)),
+                        Value::text(name.full_name.clone()),
+                    ],
+                )?;
+            }
+        }
+    }
+    conn.batch(concat!("DELETE FROM benches;", list_benches!()))
+}
 
 /// Parameters per statement: below SQLite's limit (32,766) and PostgreSQL's (65,535).
 /// Also the chunk size of IN lists.
@@ -333,8 +390,11 @@ impl Store {
                     MIGRATIONS.len()
                 )));
             }
-            for (i, sql) in MIGRATIONS.iter().enumerate().skip(have) {
-                conn.batch(&sql.replace("{serial}", conn.serial()))?;
+            for (i, step) in MIGRATIONS.iter().enumerate().skip(have) {
+                match step {
+                    Migration::Sql(sql) => conn.batch(&sql.replace("{serial}", conn.serial()))?,
+                    Migration::Code(migrate) => migrate(conn)?,
+                }
                 conn.execute(
                     "INSERT INTO latkit_schema (version) VALUES ($1)",
                     &[Value::Int(Some(i as i64 + 1))],
@@ -634,7 +694,10 @@ mod tests {
         {
             // The store as the first schema left it: two runs, the newer reporting B/op first.
             let mut conn = sqlite::Sqlite::open(&location).unwrap();
-            conn.batch(&MIGRATIONS[0].replace("{serial}", conn.serial()))
+            let Migration::Sql(first) = MIGRATIONS[0] else {
+                unreachable!("the first schema is SQL")
+            };
+            conn.batch(&first.replace("{serial}", conn.serial()))
                 .unwrap();
             conn.batch(
                 "CREATE TABLE latkit_schema (version BIGINT NOT NULL);
