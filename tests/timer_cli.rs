@@ -551,3 +551,43 @@ fn a_refused_priority_is_said_first_and_not_claimed() {
     assert!(text.contains("period, priority 0)"), "{text}");
     assert!(!text.contains("priority 99)"), "{text}");
 }
+
+/// `--timer busy` at SCHED_FIFO runs into the kernel's RT throttling (a 50 ms stall each
+/// second here): said before the test, with the sysctl that lifts it; not said when
+/// SCHED_FIFO is refused (nothing is throttled then) or when the thread sleeps.
+#[test]
+fn rt_throttling_of_a_busy_thread_is_warned() {
+    let limit = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
+    let stderr_of = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let busy = [
+        "timer", "--timer", "busy", "-T", "1", "-p", "1000", "--format", "json",
+    ];
+    let root = stderr_of(common::latkit().args(busy).output().unwrap());
+    let throttled = "RT throttling (kernel.sched_rt_runtime_us = ";
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && limit.trim() != "-1" {
+        assert!(root.contains(throttled), "{root}");
+        assert!(
+            root.contains("sysctl kernel.sched_rt_runtime_us=-1"),
+            "{root}"
+        );
+    }
+    let sleeping = ["timer", "-T", "1", "-p", "1000", "--format", "json"];
+    assert!(!stderr_of(common::latkit().args(sleeping).output().unwrap()).contains(throttled));
+    let unprivileged = stderr_of(
+        std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(assert_cmd::cargo::cargo_bin("latkit"))
+            .args(busy)
+            .output()
+            .unwrap(),
+    );
+    assert!(!unprivileged.contains(throttled), "{unprivileged}");
+}

@@ -161,6 +161,12 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
             );
             effective.priority = None;
         }
+        if effective.priority.is_some()
+            && config.method == WaitMethod::Busy
+            && let Some(throttle) = rt::Throttle::in_force()
+        {
+            notes.push(Note::warning(throttle.warning()));
+        }
         effective
     };
     if let Err(e) = rt::avoid(&config.cpus) {
