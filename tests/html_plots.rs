@@ -463,3 +463,19 @@ fn terminal_tables_show_distribution_shapes_only_on_a_terminal() {
     let piped = stdout_of(latkit().arg("parse").arg(&xenomai).env_remove("NO_COLOR"));
     assert!(!piped.contains("(p99.9)"), "piped output has no pictures");
 }
+
+/// Bars draw the measured benchmarks, not google/benchmark's own statistics beside them
+/// (`_mean`, `_cv` in %, `_BigO` in ns/N: an empty row on a µs axis), and a command's runs.
+#[test]
+fn bars_leave_out_the_harness_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = common::fixture("gbench/replay-6reps.json");
+    let svg = plot(dir.path(), &["parse", replay.to_str().unwrap()], "bars");
+    let texts = structure(&svg);
+    assert!(texts.contains("BM_OpenIndex"), "{texts}");
+    for statistic in ["_BigO", "_RMS", "_cv", "_mean", "_median", "_stddev"] {
+        assert!(!texts.contains(statistic), "{statistic}: {texts}");
+    }
+    let svg = plot(dir.path(), &["exec", "-r", "3", "-c", "true", "-q"], "bars");
+    assert!(structure(&svg).contains("| true |"), "{}", structure(&svg));
+}

@@ -7,6 +7,7 @@ use crate::model::vocab;
 use crate::model::{Benchmark, Metric, MetricKind, Unit};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::collections::HashSet;
 use std::io;
 
 /// What a plot shows.
@@ -115,7 +116,7 @@ pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<Plot> {
             .filter_map(|d| histogram(&d).transpose())
             .collect(),
         PlotKind::Series => timer_series(report),
-        PlotKind::Bars => report.tables.iter().flat_map(bars).collect(),
+        PlotKind::Bars => report.tables.iter().flat_map(|t| bars(report, t)).collect(),
         PlotKind::Compare => report
             .tables
             .iter()
@@ -228,6 +229,13 @@ fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> {
         .filter_map(|d| value_at(d.metric, 1.0))
         .fold(0.0, f64::max);
     let (divisor, symbol) = first.metric.unit.scale(top);
+    // A log axis: on a linear one a tail 100 times the median flattens the body to a line.
+    let bottom = dists
+        .iter()
+        .filter_map(|d| value_at(d.metric, 0.0))
+        .fold(top, f64::min)
+        .max(top * 1e-6)
+        / divisor;
     let title = format!("{} by percentile", first.metric.name);
     let lines: Vec<(String, Vec<(f64, f64)>)> = dists
         .iter()
@@ -249,14 +257,17 @@ fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> {
             .margin_right(36)
             .x_label_area_size(44)
             .y_label_area_size(70)
-            .build_cartesian_2d(0f64..nines, 0f64..(top / divisor * 1.05).max(1e-9))
+            .build_cartesian_2d(
+                0f64..nines,
+                ((bottom * 0.9).max(1e-12)..(top / divisor * 1.1).max(1e-9)).log_scale(),
+            )
             .map_err(draw_error)?;
         chart
             .configure_mesh()
             .x_labels(nines as usize + 1)
             .x_label_formatter(&|x| percent_label(*x))
             .x_desc("percentile")
-            .y_desc(axis_label(&first.metric.name, &symbol))
+            .y_desc(format!("{} (log)", axis_label(&first.metric.name, &symbol)))
             .draw()
             .map_err(draw_error)?;
         for (i, (label, points)) in lines.iter().enumerate() {
@@ -291,19 +302,38 @@ where
         .map_err(draw_error)
 }
 
-/// Bins between the smallest value and the 99.9th percentile (the tail beyond goes in the
-/// last bin, which says so), counted from the histogram's recorded buckets.
+/// Bins of a histogram plot.
 const BINS: usize = 60;
 
-/// `n` equal bins from the smallest value to the 99.9th percentile, the tail beyond counted
-/// in the last: `(low, high, counts)`, from the histogram's buckets (never per sample).
-pub(super) fn bins(metric: &Metric, n: usize) -> Option<(f64, f64, Vec<u64>)> {
+/// Equal bins from the smallest value to the body's end, the tail beyond counted in the
+/// last, from the histogram's buckets (never per sample).
+pub(super) struct Bins {
+    pub low: f64,
+    pub high: f64,
+    /// The percentile the bins end at: `p99.9`, or `p99` or `p90` when the samples above are
+    /// so far out that the rest would share the first bars (cyclictest's overflowed samples,
+    /// counted at the maximum).
+    pub end: &'static str,
+    pub counts: Vec<u64>,
+}
+
+pub(super) fn bins(metric: &Metric, n: usize) -> Option<Bins> {
     let hist = &metric.histogram.as_ref()?.0;
     if hist.is_empty() || n == 0 {
         return None;
     }
     let low = value_at(metric, 0.0)?;
-    let high = value_at(metric, 0.999)?.max(low + 1.0);
+    // Up from p90 to p99.9 while the next percentile lies within ten times as far: a few
+    // far-out samples must not squeeze the body into the first bars.
+    let (mut high, mut end) = (value_at(metric, 0.9)?, "p90");
+    for (q, name) in [(0.99, "p99"), (0.999, "p99.9")] {
+        let next = value_at(metric, q)?;
+        if next - low > 10.0 * (high - low).max(high.abs() * 0.1) {
+            break;
+        }
+        (high, end) = (next, name);
+    }
+    let high = high.max(low + 1.0);
     let width = (high - low) / n as f64;
     let mut counts = vec![0u64; n];
     for v in hist.iter_recorded() {
@@ -311,11 +341,22 @@ pub(super) fn bins(metric: &Metric, n: usize) -> Option<(f64, f64, Vec<u64>)> {
         let bin = (((value - low) / width).floor().max(0.0) as usize).min(n - 1);
         counts[bin] += v.count_at_value();
     }
-    Some((low, high, counts))
+    Some(Bins {
+        low,
+        high,
+        end,
+        counts,
+    })
 }
 
 fn histogram(dist: &Dist) -> io::Result<Option<(String, String)>> {
-    let Some((low, high, counts)) = bins(dist.metric, BINS) else {
+    let Some(Bins {
+        low,
+        high,
+        end,
+        counts,
+    }) = bins(dist.metric, BINS)
+    else {
         return Ok(None);
     };
     let width = (high - low) / BINS as f64;
@@ -332,7 +373,7 @@ fn histogram(dist: &Dist) -> io::Result<Option<(String, String)>> {
         .collect();
     let x_range = (low / divisor)..(high / divisor).max(low / divisor + 1e-9);
     let x_desc = format!(
-        "{} ({symbol}); the last bar holds everything above p99.9",
+        "{} ({symbol}); the last bar holds everything above {end}",
         dist.metric.name
     );
     let svg =
@@ -640,12 +681,22 @@ fn horizontal_bars(
 
 /// Median bars with 95 % whiskers (as % of the baseline when the table has that column),
 /// then part/rest stacks when it has attribution shares.
-fn bars(table: &Table) -> Vec<io::Result<(String, String)>> {
-    // Medians over repetitions (tables with a count column), not comparisons or histories.
-    if column(table, "count").is_none() {
+fn bars(report: &Report, table: &Table) -> Vec<io::Result<(String, String)>> {
+    // Medians over repetitions or runs, not comparisons or histories.
+    if column(table, "count").is_none() && column(table, "runs").is_none() {
         return Vec::new();
     }
-    medians(table)
+    // The harness's own statistics (google/benchmark's `_mean`, `_cv`, `_BigO` rows) are no
+    // benchmarks to draw beside the measured ones, and most are in another unit.
+    let aggregates: HashSet<&str> = report
+        .runs
+        .get(table.run)
+        .into_iter()
+        .flat_map(|r| &r.benchmarks)
+        .filter(|b| b.aggregate.is_some())
+        .map(|b| b.name.full_name.as_str())
+        .collect();
+    medians(table, &aggregates)
         .into_iter()
         .chain(attribution(table))
         .collect()
@@ -679,7 +730,7 @@ fn attribution(table: &Table) -> Option<io::Result<(String, String)>> {
     Some(horizontal_bars(&title, "share (%)", &bars, &legend).map(|s| (title, s)))
 }
 
-fn medians(table: &Table) -> Option<io::Result<(String, String)>> {
+fn medians(table: &Table, aggregates: &HashSet<&str>) -> Option<io::Result<(String, String)>> {
     let value_col = table.columns.iter().enumerate().position(|(i, _)| {
         table
             .rows
@@ -701,6 +752,7 @@ fn medians(table: &Table) -> Option<io::Result<(String, String)>> {
     let values: Vec<Median> = table
         .rows
         .iter()
+        .filter(|r| !aggregates.contains(r.benchmark.as_str()))
         .filter_map(|r| match &r.cells[value_col] {
             Cell::Value { value, unit, .. } => Some(Median {
                 bench: r.benchmark.clone(),
@@ -965,4 +1017,33 @@ fn budget(report: &Report) -> Option<io::Result<(String, String)>> {
         budget.name, budget.total
     );
     Some(horizontal_bars(&title, &format!("time ({symbol})"), &bars, &legend).map(|s| (title, s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1000 samples from 10 to 50 µs, and `far` more at 8 ms.
+    fn with_far_samples(far: u64) -> Metric {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for i in 0..1000u64 {
+            h.record(10_000 + i * 40).unwrap();
+        }
+        h.record_n(8_000_000, far).unwrap();
+        Metric::time_distribution("latency", h)
+    }
+
+    #[test]
+    fn far_out_samples_do_not_squeeze_the_body_into_the_first_bars() {
+        for (far, end) in [(0, "p99.9"), (5, "p99"), (30, "p90")] {
+            let b = bins(&with_far_samples(far), BINS).unwrap();
+            assert_eq!(b.end, end, "{far} far samples");
+            assert!(b.high < 60_000.0, "{far}: bins end at {} ns", b.high);
+            let total: u64 = b.counts.iter().sum();
+            assert_eq!(total, 1000 + far);
+            // The body spreads over the bars: no bar but the last (the tail) holds a tenth.
+            let body = &b.counts[..BINS - 1];
+            assert!(body.iter().all(|&n| n < 100), "{far}: {body:?}");
+        }
+    }
 }

@@ -98,14 +98,20 @@ impl Reporter for Terminal {
 const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 const SPARK_BINS: usize = 32;
 
-/// One line per distribution: its shape from the smallest value to p99.9, counts on a log
+/// One line per distribution: its shape from the smallest value to p99.9 (or p99), counts on a log
 /// scale so that the tail shows (`latency  1.485 µs ▁█▃▂▁▁ 9.007 µs (p99.9)`).
 pub fn sparklines(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     for run in &report.runs {
         for bench in &run.benchmarks {
             for metric in bench.metrics.iter().filter(|m| m.histogram.is_some()) {
-                let Some((low, high, counts)) = super::plot::bins(metric, SPARK_BINS) else {
+                let Some(super::plot::Bins {
+                    low,
+                    high,
+                    end,
+                    counts,
+                }) = super::plot::bins(metric, SPARK_BINS)
+                else {
                     continue;
                 };
                 let top = counts.iter().copied().max().unwrap_or(0) as f64;
@@ -121,7 +127,7 @@ pub fn sparklines(report: &Report) -> Vec<String> {
                     })
                     .collect();
                 lines.push(format!(
-                    "{}  {} {spark} {} (p99.9)",
+                    "{}  {} {spark} {} ({end})",
                     super::plot::dist_label(bench, metric, None),
                     metric.unit.format_scaled(low),
                     metric.unit.format_scaled(high)
