@@ -1,0 +1,78 @@
+//! Every example in the README's `sh` blocks pastes and runs, from the repository's root, on
+//! the files the repository has: each block as one bash script, with the release binary as
+//! `latkit` and a scratch history store.
+
+mod common;
+
+use std::path::Path;
+
+/// Lines that run too long for a test (a minute, or until Ctrl-C) or set the machine up.
+const NOT_RUN: &[&str] = &["cargo ", ".ci/setup", " -T 0 ", " -T 60 "];
+
+/// The README's `sh` blocks, each with the line it starts on.
+fn sh_blocks(readme: &str) -> Vec<(usize, String)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (i, line) in readme.lines().enumerate() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some((i + 1, String::new())),
+            (Some(_), "```") => blocks.extend(current.take()),
+            (Some((_, text)), _) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// The block as a script: continuation lines joined, lines too long for a test left out,
+/// and a gate's verdict (exit 1 from `--fail-on` or `--check`) accepted as a result.
+fn script(block: &str) -> String {
+    let joined = block.replace("\\\n", " ");
+    let mut out = String::from("set -euo pipefail\n");
+    for line in joined.lines() {
+        let command = line.split(" # ").next().unwrap_or(line).trim_end();
+        if command.trim_start().starts_with('#') || NOT_RUN.iter().any(|s| line.contains(s)) {
+            continue;
+        }
+        if command.contains("--fail-on") || command.contains("--check") {
+            out.push_str(&format!("{command} || [ $? -eq 1 ]\n"));
+        } else {
+            out.push_str(command);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn every_readme_example_pastes_and_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let latkit = assert_cmd::cargo::cargo_bin("latkit");
+    let bin = latkit.parent().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let blocks = sh_blocks(&readme);
+    assert!(blocks.len() >= 10, "{} sh blocks", blocks.len());
+    for (line, block) in blocks {
+        let out = std::process::Command::new(common::peer("bash", "apt-get install bash"))
+            .args(["-c", &script(&block)])
+            .current_dir(root)
+            .env("PATH", &path)
+            .env("XDG_DATA_HOME", scratch.path())
+            .env("LATKIT_DB", scratch.path().join("readme.db"))
+            .env("NO_COLOR", "1")
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "README.md:{line}: the block failed ({}):\n{block}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
