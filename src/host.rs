@@ -2,6 +2,7 @@
 //! or tries the privilege it needs, and says what to do about a problem.
 
 mod capture;
+pub mod sched;
 
 pub use capture::{capture, capture_basic};
 use std::fs;
@@ -50,9 +51,7 @@ pub fn checks() -> Vec<Check> {
 
 /// Tries SCHED_FIFO on a short-lived thread, so the caller's own policy is untouched.
 fn sched_fifo() -> Check {
-    let tried = std::thread::spawn(|| crate::probe::timer::set_policy(Some(1)))
-        .join()
-        .unwrap_or_else(|_| Err("check thread failed".into()));
+    let tried = sched::policy_allowed(1);
     match tried {
         Ok(()) => check("sched_fifo", Status::Ok, "SCHED_FIFO allowed", ""),
         Err(e) => check(

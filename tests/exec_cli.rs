@@ -5,8 +5,8 @@ mod common;
 
 use common::{bench, json_of, latkit, metric, vector};
 use serde_json::Value;
-use std::path::Path;
 use std::io::Write;
+use std::path::Path;
 use std::process::Command;
 
 fn exec_json(args: &[&str]) -> Value {
@@ -638,7 +638,10 @@ fn bmf_and_gab_outputs_validate_against_their_schemas() {
         serde_json::json!([{"name": "b", "unit": "ns", "value": "1"}]),
         serde_json::json!({"name": "b"}),
     ];
-    for (schema, wrong) in [("bmf.schema.json", &bmf_wrong), ("gab.schema.json", &gab_wrong)] {
+    for (schema, wrong) in [
+        ("bmf.schema.json", &bmf_wrong),
+        ("gab.schema.json", &gab_wrong),
+    ] {
         let errors = schema_errors(schema, wrong);
         assert!(errors.iter().all(|e| !e.is_empty()), "{schema}: {errors:?}");
     }

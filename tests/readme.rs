@@ -54,7 +54,11 @@ fn every_readme_example_pastes_and_runs() {
     let latkit = assert_cmd::cargo::cargo_bin("latkit");
     let bin = latkit.parent().unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let blocks = sh_blocks(&readme);
     assert!(blocks.len() >= 10, "{} sh blocks", blocks.len());
     for (line, block) in blocks {

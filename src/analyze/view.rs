@@ -2,8 +2,7 @@
 //! report that carries them with the runs and the notes.
 
 use super::gate::Verdict;
-use super::stats::Interval;
-use crate::model::{Better, Metric, Note, Run, Unit};
+use crate::model::{Better, Interval, Metric, Note, Run, Unit};
 use serde::Serialize;
 
 /// Runs and what analysis derived from them.

@@ -2,10 +2,40 @@
 //! its spread in one cell, short headers, changes without their counts), then the columns a
 //! reader needs least left out and named, and only then cells wrapped.
 
-use super::terminal::text;
 use super::{Cell, ChangeVerdict, Table};
 use crate::error::visible;
 use unicode_width::UnicodeWidthStr;
+
+/// A cell as people read it: units scaled, binary units kept.
+pub(super) fn text(cell: &Cell) -> String {
+    match cell {
+        // A figure the harness gave in binary units keeps them: MiB/s is not MB/s.
+        Cell::Value {
+            value, source_unit, ..
+        } if source_unit.contains("iB") => {
+            let in_source = value / crate::model::Unit::parse(source_unit).to_base;
+            format!(
+                "{} {source_unit}",
+                crate::model::format_significant(in_source, 4)
+            )
+        }
+        Cell::Value { value, unit, .. } => unit.format_scaled(*value),
+        // An interval wider than the median itself says nothing about the figure but that
+        // the samples scatter: say that, with the width.
+        Cell::Spread {
+            relative_percent: Some(p),
+            ..
+        } if *p >= TOO_NOISY_PERCENT => format!("too noisy (± {p:.0}%)"),
+        Cell::Spread {
+            relative_percent: Some(p),
+            ..
+        } => format!("± {p:.2}%"),
+        other => other.plain(),
+    }
+}
+
+/// A confidence interval at least this wide, in % of the median, is shown as too noisy.
+const TOO_NOISY_PERCENT: f64 = 100.0;
 
 /// A column as the terminal prints it.
 pub(super) struct Shown {

@@ -4,7 +4,7 @@
 //! every run's environment.
 
 use super::plot::{self, Plot};
-use super::{Cell, ChangeVerdict, Reader, Report, Reporter, Table, gate, note_lines, terminal};
+use super::{Cell, ChangeVerdict, Reader, Report, Reporter, Table, fit, gate, note_lines};
 use crate::analyze::page::Page;
 use crate::model::{Run, timestamp};
 use std::io::{self, Write};
@@ -50,7 +50,7 @@ pub fn escape(text: &str) -> String {
 }
 
 fn cell_html(cell: &Cell) -> String {
-    let text = escape(&terminal::text(cell));
+    let text = escape(&fit::text(cell));
     match cell {
         Cell::Text { .. } | Cell::Empty => format!("<td>{text}</td>"),
         Cell::Change(change) => {

@@ -1,40 +1,12 @@
 //! An aligned terminal table with units scaled for reading.
 
 use super::fit::{fit, wrap};
-use super::{Cell, Reader, Report, Reporter, note_lines};
+use super::{Reader, Report, Reporter, note_lines};
 use crate::error::visible;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 use std::io::{self, Write};
 
 pub struct Terminal;
-
-/// A cell as people read it: units scaled, binary units kept.
-pub(super) fn text(cell: &Cell) -> String {
-    match cell {
-        // A figure the harness gave in binary units keeps them: MiB/s is not MB/s.
-        Cell::Value {
-            value, source_unit, ..
-        } if source_unit.contains("iB") => {
-            let in_source = value / crate::model::Unit::parse(source_unit).to_base;
-            format!(
-                "{} {source_unit}",
-                crate::model::format_significant(in_source, 4)
-            )
-        }
-        Cell::Value { value, unit, .. } => unit.format_scaled(*value),
-        // An interval wider than the median itself says nothing about the figure but that
-        // the samples scatter: say that, with the width.
-        Cell::Spread {
-            relative_percent: Some(p),
-            ..
-        } if *p >= TOO_NOISY_PERCENT => format!("too noisy (± {p:.0}%)"),
-        Cell::Spread {
-            relative_percent: Some(p),
-            ..
-        } => format!("± {p:.2}%"),
-        other => other.plain(),
-    }
-}
 
 /// An empty grid in the terminal tables' style, its cells wrapped to fit `width` if given.
 pub fn grid(width: Option<usize>) -> Grid {
@@ -48,9 +20,6 @@ pub fn grid(width: Option<usize>) -> Grid {
     };
     grid
 }
-
-/// A confidence interval at least this wide, in % of the median, is shown as too noisy.
-const TOO_NOISY_PERCENT: f64 = 100.0;
 
 impl Reporter for Terminal {
     fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {

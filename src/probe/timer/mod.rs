@@ -5,7 +5,6 @@ pub mod measure;
 mod rt;
 
 pub use measure::WaitMethod;
-pub use rt::set_policy;
 
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -151,7 +150,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     let config = &{
         let mut effective = config.clone();
         if let Some(p) = config.priority
-            && let Err(e) = rt::policy_allowed(p)
+            && let Err(e) = crate::host::sched::policy_allowed(p)
         {
             warn(
                 &mut notes,
@@ -205,7 +204,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
                                 "the thread may migrate between CPUs",
                             ));
                         }
-                        if let Err(e) = rt::set_policy(priority) {
+                        if let Err(e) = crate::host::sched::set_policy(priority) {
                             let what = match priority {
                                 Some(p) => format!("SCHED_FIFO priority {p}"),
                                 None => "SCHED_OTHER".to_string(),

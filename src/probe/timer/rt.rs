@@ -4,32 +4,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 
-/// SCHED_FIFO at `priority` (1–99) for the calling thread, or SCHED_OTHER when `None`.
-pub fn set_policy(priority: Option<i32>) -> Result<(), String> {
-    let (policy, prio) = match priority {
-        Some(p) => (libc::SCHED_FIFO, p),
-        None => (libc::SCHED_OTHER, 0),
-    };
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
-    // SAFETY: `param` is a valid sched_param; pid 0 means the calling thread.
-    let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error().to_string())
-    }
-}
-
-/// Whether a thread may run at SCHED_FIFO `priority`: tried on a short-lived thread of its
-/// own, so that the caller's scheduling is untouched.
-pub fn policy_allowed(priority: i32) -> Result<(), String> {
-    std::thread::spawn(move || set_policy(Some(priority)))
-        .join()
-        .unwrap_or_else(|_| Err("the trial thread panicked".into()))
-}
-
 /// The kernel's limit on real-time threads: `runtime_us` of every `period_us`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Throttle {
