@@ -23,6 +23,7 @@ impl Reporter for Names {
 }
 
 static NAMES: OutputFormat = OutputFormat {
+    comparison: false,
     name: "names",
     help: "One benchmark name per line",
     reporter: || Box::new(Names),
@@ -139,4 +140,47 @@ fn format_hgrm_and_timer_hgrm_show_the_same_distribution() {
     // Several threads and their `all`: the first benchmark is not the one shown.
     assert!(threads > 1, "{threads} threads");
     assert_ne!(doc["runs"][0]["benchmarks"][0]["name"], "all");
+}
+
+/// Which formats can show a comparison is said once, in the registry: `compare` and
+/// `history` offer exactly those, and `--interleave` accepts exactly those (html included,
+/// which a list of its own had left out).
+#[test]
+fn comparison_formats_come_from_the_registry() {
+    let input = common::vector("viiper-count3.gobench.txt");
+    let dir = tempfile::tempdir().unwrap();
+    for format in FORMATS {
+        let out = common::latkit()
+            .arg("compare")
+            .arg(&input)
+            .arg(&input)
+            .args(["--format", format.name, "-q", "--out"])
+            .arg(dir.path().join(format.name))
+            .output()
+            .unwrap();
+        let expected = if format.comparison { 0 } else { 2 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "compare --format {}",
+            format.name
+        );
+        let help = common::stdout_of(common::latkit().args(["history", "--help"]));
+        assert_eq!(
+            help.contains(&format!("- {}:", format.name)),
+            format.comparison,
+            "history --format {}",
+            format.name
+        );
+    }
+    let interleaved = common::latkit()
+        .args(["go", "--interleave", "HEAD", "--format", "bmf", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&interleaved.stderr);
+    assert!(
+        stderr.contains("--format must be one of table, markdown, json, html, csv"),
+        "{stderr}"
+    );
 }

@@ -81,9 +81,21 @@ pub fn input_format(name: &str) -> Option<&'static dyn crate::ingest::InputForma
 
 /// `--format`: a name from the report-format registry, each with its description.
 pub fn output_format_parser() -> clap::builder::PossibleValuesParser {
+    formats_parser(|_| true)
+}
+
+/// `--format` of a comparison: the registry's formats that can show one.
+pub fn comparison_format_parser() -> clap::builder::PossibleValuesParser {
+    formats_parser(|f| f.comparison)
+}
+
+fn formats_parser(
+    offered: fn(&crate::report::OutputFormat) -> bool,
+) -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
         crate::report::FORMATS
             .iter()
+            .filter(|f| offered(f))
             .map(|f| clap::builder::PossibleValue::new(f.name).help(f.help)),
     )
 }

@@ -1,31 +1,5 @@
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    /// Aligned terminal table with scaled units.
-    Table,
-    /// GitHub-flavoured markdown.
-    Markdown,
-    /// One CSV row per table row.
-    Csv,
-    /// The runs, the comparison tables with every p-value, and the notes.
-    Json,
-    /// One self-contained HTML file with plots.
-    Html,
-}
-
-impl CompareFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            CompareFormat::Table => "table",
-            CompareFormat::Markdown => "markdown",
-            CompareFormat::Csv => "csv",
-            CompareFormat::Json => "json",
-            CompareFormat::Html => "html",
-        }
-    }
-}
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -61,9 +35,9 @@ pub struct CompareArgs {
     pub against_history: Option<u32>,
     #[command(flatten)]
     pub db: super::DbArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
+    /// Output format
+    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
+    pub format: String,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -15,7 +15,7 @@ mod store;
 mod timer;
 
 pub use check::{CheckArgs, CheckFormat};
-pub use compare::{CompareArgs, CompareFormat, GateArgs, InterleaveArgs};
+pub use compare::{CompareArgs, GateArgs, InterleaveArgs};
 pub use docs::{Shell, completion_script, man_page};
 pub use exec::ExecArgs;
 pub use frame::FrameArgs;

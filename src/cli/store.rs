@@ -105,9 +105,9 @@ pub struct HistoryArgs {
     /// Significance level for changes between consecutive runs.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
-    /// Output format (table, markdown, csv or json).
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: super::CompareFormat,
+    /// Output format
+    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
+    pub format: String,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

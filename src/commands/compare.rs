@@ -15,7 +15,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
     super::refuse_overwriting_inputs(&args.inputs, &[args.out.as_deref(), args.junit.as_deref()])?;
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(args.format.name())?,
+        crate::cli::output_format(&args.format)?,
         Destination::open(args.out.as_deref())?,
     ));
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());

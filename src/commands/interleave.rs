@@ -17,15 +17,17 @@ use std::path::Path;
 /// and the U test room to find a difference at alpha 0.05.
 pub const DEFAULT_ROUNDS: u32 = 6;
 
-/// Formats that render a comparison; the others describe single runs.
-const COMPARISON_FORMATS: [&str; 4] = ["table", "markdown", "csv", "json"];
-
 /// Refuses what an A/B run cannot honour, before anything is built or run.
 pub fn check_flags(output: &OutputArgs) -> Result<()> {
-    if !COMPARISON_FORMATS.contains(&output.format.as_str()) {
+    if !crate::cli::output_format(&output.format)?.comparison {
+        let offered: Vec<&str> = crate::report::FORMATS
+            .iter()
+            .filter(|f| f.comparison)
+            .map(|f| f.name)
+            .collect();
         return Err(Error::Input(format!(
             "--interleave reports a comparison: --format must be one of {}",
-            COMPARISON_FORMATS.join(", ")
+            offered.join(", ")
         )));
     }
     if output.check.is_some() {

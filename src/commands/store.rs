@@ -218,7 +218,7 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
 pub fn history(args: HistoryArgs) -> Result<()> {
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(args.format.name())?,
+        crate::cli::output_format(&args.format)?,
         Destination::open(args.out.as_deref())?,
     ));
     sinks.push_plots(&args.plots.pairs()?)?;

@@ -92,6 +92,9 @@ pub struct OutputFormat {
     pub help: &'static str,
     /// The renderer.
     pub reporter: fn() -> Box<dyn Reporter>,
+    /// Shows a comparison (each input's figures and the change between them), so `compare`,
+    /// `--interleave` and `history` offer it.
+    pub comparison: bool,
 }
 
 /// Every report format, in `--help` order: a new one is one file behind [`Reporter`] and one
@@ -101,26 +104,31 @@ pub static FORMATS: &[OutputFormat] = &[
         name: "table",
         help: "Aligned terminal table with scaled units",
         reporter: || Box::new(terminal::Terminal),
+        comparison: true,
     },
     OutputFormat {
         name: "markdown",
         help: "GitHub markdown, numbers right-aligned, as the harness wrote them",
         reporter: || Box::new(markdown::Markdown),
+        comparison: true,
     },
     OutputFormat {
         name: "json",
         help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
         reporter: || Box::new(json::Json),
+        comparison: true,
     },
     OutputFormat {
         name: "html",
         help: "One self-contained HTML file: SVG plots, the tables, notes and environment",
         reporter: || Box::new(html::Html),
+        comparison: true,
     },
     OutputFormat {
         name: "csv",
         help: "One CSV row per table row, with a header row",
         reporter: || Box::new(csv::Csv),
+        comparison: true,
     },
     OutputFormat {
         name: XENOMAI,
@@ -131,11 +139,13 @@ pub static FORMATS: &[OutputFormat] = &[
                 buckets: true,
             })
         },
+        comparison: false,
     },
     OutputFormat {
         name: "bmf",
         help: "Bencher Metric Format JSON (`bencher run --adapter json`), latency in ns",
         reporter: || Box::new(services::Bmf),
+        comparison: false,
     },
     OutputFormat {
         name: "gab",
@@ -145,6 +155,7 @@ pub static FORMATS: &[OutputFormat] = &[
                 better: crate::model::Better::Lower,
             })
         },
+        comparison: false,
     },
     OutputFormat {
         name: "gab-bigger",
@@ -154,16 +165,19 @@ pub static FORMATS: &[OutputFormat] = &[
                 better: crate::model::Better::Higher,
             })
         },
+        comparison: false,
     },
     OutputFormat {
         name: "hgrm",
         help: "HdrHistogram percentile distribution (.hgrm, µs) of the first distribution",
         reporter: || Box::new(hgrm::Hgrm),
+        comparison: false,
     },
     OutputFormat {
         name: "bench",
         help: "`BENCH name: key=value<unit>` lines",
         reporter: || Box::new(bench::Bench),
+        comparison: false,
     },
 ];
 
