@@ -11,15 +11,12 @@ const RANKS: &[(&str, u8)] = &[
     ("error", 0),
     ("interrupt", 0),
     ("atomic_file", 0),
-    ("toml_file", 0),
-    // Sources, the host they measure, and the files that configure analysis.
+    // Sources, the host they measure, and what users write to configure them (spec).
     ("ingest", 1),
     ("probe", 1),
     ("runner", 1),
     ("host", 1),
     ("spec", 1),
-    ("targets", 1),
-    ("page_spec", 1),
     // The history store reads and writes runs.
     ("store", 1),
     ("analyze", 2),

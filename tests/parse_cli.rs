@@ -372,8 +372,10 @@ fn bad_suite_file_is_exit_2_with_line() {
         .arg(&suite)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("latkit.toml"))
-        .stderr(predicate::str::contains("line 2"));
+        .stderr(predicate::str::contains(
+            "latkit.toml:2: not a valid suite file",
+        ))
+        .stderr(predicate::str::contains("missing field `label`"));
 }
 
 #[test]

@@ -128,7 +128,7 @@ proptest! {
 
     #[test]
     fn targets_files_never_panic(text in "(\\[\\[target\\]\\]|\\[budget\\]|\\[\\[budget.stage\\]\\]|bench = \"[a-z*]{0,5}\"|metric = \"[a-z0-9.]{0,5}\"|(below|above|total) = \"[0-9. a-zA-Z/]{0,8}\"|name = \"x\"|[ -~]{0,20})(\n(\\[\\[target\\]\\]|bench = \"[a-z*]{0,5}\"|metric = \"avg\"|(below|above|total) = \"[0-9. a-zA-Z/]{0,8}\"|[ -~]{0,20})){0,12}") {
-        let _ = latkit::targets::Targets::parse("prop.toml", &text);
+        let _ = latkit::spec::targets::Targets::parse("prop.toml", &text);
     }
 }
 

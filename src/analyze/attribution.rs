@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{BenchName, Benchmark};
-use crate::spec::AttributionSpec;
+use crate::spec::suite::AttributionSpec;
 use globset::{Glob, GlobMatcher};
 
 /// A benchmark-name glob.
@@ -132,7 +132,7 @@ impl Attribution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::input_latency_preset;
+    use crate::spec::suite::input_latency_preset;
 
     fn name(s: &str) -> BenchName {
         BenchName::parse_go(s)

@@ -13,7 +13,7 @@ use crate::model::{
     Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
     identities, vocab,
 };
-pub use crate::targets::RegressionRule;
+pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match

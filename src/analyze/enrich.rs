@@ -9,8 +9,8 @@ use crate::model::{
     Benchmark, Better, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
     vocab,
 };
-use crate::spec::{AttributionSpec, input_latency_preset};
-use crate::targets::Targets;
+use crate::spec::suite::{AttributionSpec, input_latency_preset};
+use crate::spec::targets::Targets;
 
 #[derive(Clone, Debug, Default)]
 pub struct EnrichOptions {

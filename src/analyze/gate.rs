@@ -4,7 +4,7 @@
 use super::attribution::Pattern;
 use crate::error::{Error, Result};
 use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Unit};
-use crate::targets::{Budget, Limit, Target, Targets};
+use crate::spec::targets::{Budget, Limit, Target, Targets};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -6,7 +6,7 @@ use super::stats::min_samples_for_ci;
 use crate::analyze::stats::Summary as Stats;
 use crate::error::{Error, Result};
 use crate::model::{Benchmark, Better, Dimension, Metric, MetricKind, Run, Summary};
-use crate::page_spec::{Figure, Health, PageSpec, Rule, Show};
+use crate::spec::page::{Figure, Health, PageSpec, Rule, Show};
 
 /// The page, ready to render: every cell is text.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,7 +173,7 @@ impl<'a> Pages<'a> {
         Ok(found)
     }
 
-    fn glance_row(&mut self, g: &crate::page_spec::Glance) -> Result<[String; 3]> {
+    fn glance_row(&mut self, g: &crate::spec::page::Glance) -> Result<[String; 3]> {
         let found = self.find(&g.figure, g.line)?;
         let dimension = &found.metric.unit.dimension;
         let per_second = |f: &Found| match f.metric.unit.dimension {

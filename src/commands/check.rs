@@ -4,7 +4,7 @@ use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
-use crate::targets::Targets;
+use crate::spec::targets::Targets;
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
 /// everything passed. `[[regression]]` rules compare the results with `--base`.

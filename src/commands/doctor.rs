@@ -2,7 +2,7 @@ use crate::error::{Error, Result};
 use std::io::{self, Write};
 
 pub fn run(args: crate::cli::DoctorArgs) -> Result<()> {
-    let checks = crate::host::checks();
+    let checks = crate::host::doctor::checks();
     let mut out = String::new();
     match args.format {
         crate::cli::DoctorFormat::Json => {

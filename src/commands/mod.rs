@@ -5,6 +5,7 @@ mod compare;
 mod docs;
 mod doctor;
 mod exec;
+mod frame;
 mod gbench;
 mod go;
 mod interleave;
@@ -21,8 +22,8 @@ use crate::error::{Error, Result};
 use crate::model::{BetterOverride, Level, Note, Run};
 use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
-use crate::spec::Suite;
-use crate::targets::Targets;
+use crate::spec::suite::Suite;
+use crate::spec::targets::Targets;
 use std::io::{self, IsTerminal};
 use std::path::Path;
 
@@ -33,7 +34,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Go(args) => go::run(args),
         Command::Gbench(args) => gbench::run(args),
         Command::Timer(args) => timer::run(args),
-        Command::Frame(args) => probe::frame(args),
+        Command::Frame(args) => frame::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Net(args) => net::run(args),
         Command::Doctor(args) => doctor::run(args),

@@ -4,8 +4,8 @@ use crate::analyze::{EnrichOptions, build_report};
 use crate::cli::{PageArgs, PageFormat};
 use crate::error::{Error, Result};
 use crate::ingest::merge;
-use crate::page_spec::PageSpec;
 use crate::report::sink::Destination;
+use crate::spec::page::PageSpec;
 use std::io::Write;
 
 pub fn run(args: PageArgs) -> Result<()> {

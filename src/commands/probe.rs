@@ -24,21 +24,6 @@ pub fn with_progress<T>(what: &str, quiet: bool, work: impl FnOnce() -> T) -> T 
     result
 }
 
-pub fn frame(args: crate::cli::FrameArgs) -> Result<()> {
-    let sinks = probe_sinks(&args.output)?;
-    let run = with_progress("frame", args.output.quiet, || {
-        crate::probe::frame::run(&crate::probe::frame::FrameConfig {
-            width: args.width as usize,
-            height: args.height as usize,
-            pixfmt: args.pixfmt.into(),
-            op: args.op.into(),
-            iterations: args.iterations,
-            warmup: args.warmup,
-        })
-    })?;
-    probe_report(run, &args.output, sinks)
-}
-
 /// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
 /// `--check` gates it.
 pub fn probe_sinks(output: &crate::cli::OutputArgs) -> Result<FanOut> {

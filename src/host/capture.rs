@@ -4,16 +4,8 @@
 use crate::model::Environment;
 use std::fs;
 
-/// Reads the facts about this host that affect latency numbers, with the doctor's checks.
-/// Never fails: what cannot be read is left empty.
-pub fn capture() -> Environment {
-    Environment {
-        checks: super::checks(),
-        ..capture_basic()
-    }
-}
-
-/// The facts without the doctor's checks.
+/// The facts, without the doctor's checks (see [`super::capture`]). Never fails: what cannot
+/// be read is left empty.
 pub fn capture_basic() -> Environment {
     let uname = nix::sys::utsname::uname().ok();
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -100,7 +92,7 @@ fn virtualization_hint(cpuinfo: &str) -> Option<String> {
 mod tests {
     #[test]
     fn capture_reads_this_host() {
-        let env = super::capture();
+        let env = crate::host::capture();
         assert!(env.captured);
         assert!(env.cores.unwrap_or(0) >= 1);
         assert!(env.kernel.is_some());

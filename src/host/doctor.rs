@@ -1,10 +1,6 @@
-//! Can this host measure latency well? Each check reads the kernel's own view (sysfs, procfs)
+//! The doctor: can this host measure latency well? Each check reads the kernel's own view (sysfs, procfs)
 //! or tries the privilege it needs, and says what to do about a problem.
 
-mod capture;
-pub mod sched;
-
-pub use capture::{capture, capture_basic};
 use std::fs;
 
 pub use crate::model::{Check, CheckStatus as Status};
@@ -51,7 +47,7 @@ pub fn checks() -> Vec<Check> {
 
 /// Tries SCHED_FIFO on a short-lived thread, so the caller's own policy is untouched.
 fn sched_fifo() -> Check {
-    let tried = sched::policy_allowed(1);
+    let tried = super::sched::policy_allowed(1);
     match tried {
         Ok(()) => check("sched_fifo", Status::Ok, "SCHED_FIFO allowed", ""),
         Err(e) => check(
@@ -227,7 +223,7 @@ fn rt_throttling() -> Check {
 }
 
 fn virtualization() -> Check {
-    match capture_basic().virtualization {
+    match super::capture_basic().virtualization {
         Some(v) => check(
             "virtualization",
             Status::Warn,

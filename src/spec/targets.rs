@@ -22,7 +22,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Better, Unit, parse_quantity};
-use crate::toml_file::line_of;
+use crate::spec::line_of;
 use serde::Deserialize;
 use std::path::Path;
 use toml::Spanned;
@@ -205,13 +205,11 @@ impl RegressionRule {
 
 impl Targets {
     pub fn load(path: &Path) -> Result<Targets> {
-        let name = path.display().to_string();
-        let text = crate::error::read_text(path)?;
-        Targets::parse(&name, &text)
+        super::load_checked(path, Targets::parse)
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Targets> {
-        let raw: File = crate::toml_file::parse(file, text, "targets file")?;
+        let raw: File = crate::spec::parse(file, text, "targets file")?;
         let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
         // Errors point at the key's own line, not at its table's header.
         let limit = |spec: &Spanned<QuantitySpec>| {

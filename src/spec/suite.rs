@@ -1,6 +1,6 @@
 //! The suite file (`latkit.toml`): how to run a suite and how to read its results.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -79,14 +79,7 @@ fn one() -> f64 {
 
 impl Suite {
     pub fn load(path: &Path) -> Result<Suite> {
-        let text = crate::error::read_text(path)?;
-        toml::from_str(&text).map_err(|e| {
-            Error::Input(format!(
-                "{}: not a valid suite file: {}",
-                path.display(),
-                e.to_string().trim_end()
-            ))
-        })
+        super::load(path, "suite file")
     }
 }
 
@@ -152,8 +145,10 @@ mod tests {
         let path = dir.path().join("latkit.toml");
         std::fs::write(&path, "[go]\ncount = 3\nbenchtim = \"1x\"\n").unwrap();
         let err = Suite::load(&path).unwrap_err().to_string();
-        assert!(err.contains("latkit.toml"), "{err}");
-        assert!(err.contains("line 3"), "{err}");
+        assert!(
+            err.contains("latkit.toml:3: not a valid suite file"),
+            "{err}"
+        );
         assert!(err.contains("benchtim"), "{err}");
     }
 }

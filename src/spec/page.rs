@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Unit, parse_quantity};
-use crate::toml_file::line_of;
+use crate::spec::line_of;
 use serde::Deserialize;
 use std::path::Path;
 use toml::Spanned;
@@ -200,13 +200,11 @@ const STATISTICS: &[&str] = &["median", "mean", "min", "max"];
 
 impl PageSpec {
     pub fn load(path: &Path) -> Result<PageSpec> {
-        let name = path.display().to_string();
-        let text = crate::error::read_text(path)?;
-        PageSpec::parse(&name, &text)
+        super::load_checked(path, PageSpec::parse)
     }
 
     pub fn parse(file: &str, text: &str) -> Result<PageSpec> {
-        let raw: File = crate::toml_file::parse(file, text, "page spec")?;
+        let raw: File = crate::spec::parse(file, text, "page spec")?;
         let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
         let figure =
             |line: usize, bench: String, metric: Option<String>, statistic: Option<String>| {
