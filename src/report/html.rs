@@ -29,7 +29,7 @@ table { border-collapse: collapse; margin: .6rem 0 1.4rem; font-variant-numeric:
 th, td { border: 1px solid var(--line); padding: .25rem .6rem; text-align: left; }
 td.num { text-align: right; white-space: nowrap; } tr:nth-child(even) td { background: var(--stripe); }
 .worse { color: var(--worse); font-weight: 600; } .better { color: var(--better); font-weight: 600; }
-.noise { color: var(--muted); } li.warning { color: var(--worse); }
+.noise { color: var(--muted); } li.warning, p.warning { color: var(--worse); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; } dt { color: var(--muted); }
 ";
 
@@ -186,7 +186,14 @@ fn write_plots(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     if !plots.is_empty() {
         writeln!(out, "<h2>Plots</h2>")?;
         for (i, p) in plots.iter().enumerate() {
-            write_plot(p, i, out)?;
+            match p {
+                Ok(p) => write_plot(p, i, out)?,
+                Err(e) => writeln!(
+                    out,
+                    "<p class=\"warning\">{} could not be drawn; the tables below hold its figures.</p>",
+                    escape(&e.to_string())
+                )?,
+            }
         }
     }
     Ok(())

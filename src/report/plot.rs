@@ -95,8 +95,9 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Every plot the report has data for, in kind order.
-pub fn all(report: &Report) -> Vec<Plot> {
+/// Every plot the report has data for, in kind order; one that could not be drawn is its
+/// error, never left out in silence.
+pub fn all(report: &Report) -> Vec<io::Result<Plot>> {
     PlotKind::ALL
         .iter()
         .flat_map(|kind| {
@@ -107,8 +108,9 @@ pub fn all(report: &Report) -> Vec<Plot> {
         .collect()
 }
 
-/// The plots of `kind` the report has data for (none when it has none).
-pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<Plot> {
+/// The plots of `kind` the report has data for (none when it has none), each drawn or the
+/// error that stopped it.
+pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<io::Result<Plot>> {
     let drawn = match kind {
         PlotKind::Spectrum => spectrum(report).into_iter().collect(),
         PlotKind::Histogram => distributions(report)
@@ -129,15 +131,22 @@ pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<Plot> {
             .collect(),
         PlotKind::Budget => budget(report).into_iter().collect(),
     };
+    finish(kind, drawn)
+}
+
+/// Drawn plots as [`Plot`]s, errors kept.
+fn finish(kind: PlotKind, drawn: Vec<io::Result<(String, String)>>) -> Vec<io::Result<Plot>> {
     drawn
         .into_iter()
-        .filter_map(|r: io::Result<(String, String)>| r.ok())
-        // Names from the input reach labels and titles: a control character there is no
-        // valid XML.
-        .map(|(title, svg)| Plot {
-            kind,
-            title,
-            svg: crate::error::visible_keeping_lines(&svg),
+        .map(|r| {
+            // Names from the input reach labels and titles: a control character there is no
+            // valid XML.
+            r.map(|(title, svg)| Plot {
+                kind,
+                title,
+                svg: crate::error::visible_keeping_lines(&svg),
+            })
+            .map_err(|e| io::Error::other(format!("the {} plot: {e}", kind.name())))
         })
         .collect()
 }
@@ -1031,6 +1040,24 @@ mod tests {
         }
         h.record_n(8_000_000, far).unwrap();
         Metric::time_distribution("latency", h)
+    }
+
+    #[test]
+    fn a_plot_that_cannot_be_drawn_is_its_error() {
+        let drawn = vec![
+            Ok(("t".to_string(), "<svg/>".to_string())),
+            Err(draw_error("range is empty")),
+        ];
+        let plots = finish(PlotKind::Bars, drawn);
+        assert!(plots[0].is_ok());
+        let Err(err) = &plots[1] else {
+            panic!("the failed plot was left out or drawn")
+        };
+        let err = err.to_string();
+        assert!(
+            err.contains("bars plot") && err.contains("range is empty"),
+            "{err}"
+        );
     }
 
     #[test]

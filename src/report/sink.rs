@@ -363,7 +363,7 @@ impl Sink for PlotFile {
             None => super::plot::all(report).into_iter().next(),
         };
         match plot {
-            Some(plot) => self.dest.write_all(plot.svg.as_bytes()),
+            Some(plot) => self.dest.write_all(plot?.svg.as_bytes()),
             None => Err(io::Error::other(match self.kind {
                 Some(kind) => format!("this result has nothing to draw as a {} plot", kind.name()),
                 None => "this result has nothing to plot".to_string(),
