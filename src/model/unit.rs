@@ -228,7 +228,12 @@ impl Unit {
                 let (divisor, symbol) = self.scale(value);
                 join_number_and_symbol(format_significant(value / divisor, 4), &symbol)
             }
-            _ => join_number_and_symbol(format_exact(value), &self.base_symbol()),
+            // A whole count as counted; a fractional one (a geomean, a median of two) to four
+            // significant digits like every other figure on screen.
+            _ if value.fract() == 0.0 => {
+                join_number_and_symbol(format_exact(value), &self.base_symbol())
+            }
+            _ => join_number_and_symbol(format_significant(value, 4), &self.base_symbol()),
         }
     }
 
@@ -448,6 +453,9 @@ mod tests {
         assert_eq!(r.format_scaled(104.9e6), "104.9 MB/s");
         let a = Unit::per(Dimension::Count("allocs".into()), "op");
         assert_eq!(a.format_scaled(5.0), "5 allocs/op");
+        assert_eq!(a.format_scaled(11.5245677458), "11.52 allocs/op");
+        assert_eq!(a.format_scaled(1234567.5), "1234568 allocs/op");
+        assert_eq!(a.format_scaled(123456789.0), "123456789 allocs/op");
     }
 
     #[test]
