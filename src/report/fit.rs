@@ -46,6 +46,9 @@ pub(super) struct Shown {
     drop_rank: u8,
     /// Index in the table's columns.
     position: usize,
+    /// Columns its widest line takes, measured once: fitting sums it many times, and a
+    /// table may have 100,000 rows.
+    width: usize,
 }
 
 /// What a terminal of some width can show of a table.
@@ -131,10 +134,14 @@ fn shown(table: &Table, folded: bool) -> Vec<Shown> {
             figures: !cells.iter().any(|c| c.is_text()),
             drop_rank: column.narrow.drop_rank,
             position: i,
+            width: 0,
         });
     }
     if let Some(names) = out.first_mut().filter(|c| folded && !c.figures) {
         factor_out_prefix(names);
+    }
+    for column in &mut out {
+        column.width = widest_line(column);
     }
     out
 }
@@ -194,10 +201,10 @@ fn folded_text(cell: &Cell) -> String {
 
 /// Columns printed by [`super::terminal`]'s style: `│ a ┆ b │`.
 fn table_width(columns: &[Shown]) -> usize {
-    1 + columns.iter().map(|c| column_width(c) + 3).sum::<usize>()
+    1 + columns.iter().map(|c| c.width + 3).sum::<usize>()
 }
 
-fn column_width(column: &Shown) -> usize {
+fn widest_line(column: &Shown) -> usize {
     std::iter::once(&column.header)
         .chain(&column.cells)
         .flat_map(|t| t.lines())
@@ -234,9 +241,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A table of `widths.len()` columns: the names, then figures of the given widths, each
-    /// left out at the given rank (the first two never).
-    fn table(name_width: usize, columns: &[(usize, u8)]) -> Table {
+    /// A table under a title of `title_words` words: the names, then figures of the given
+    /// widths, each left out at the given rank.
+    fn table(name_width: usize, columns: &[(usize, u8)], title_words: usize) -> Table {
         let mut header = vec![Column::new("Benchmark", "benchmark")];
         header.extend(
             columns.iter().enumerate().map(|(i, &(_, rank))| {
@@ -256,7 +263,7 @@ mod tests {
             })
             .collect();
         Table {
-            title: None,
+            title: Some("title ".repeat(title_words)),
             run: 0,
             cycle: None,
             columns: header,
@@ -273,6 +280,7 @@ mod tests {
             columns in proptest::collection::vec((1usize..30, 1u8..5), 0..14),
             kept in 0usize..3,
             width in 40usize..200,
+            title_words in 0usize..50,
         ) {
             let mut columns = columns;
             for c in columns.iter_mut().take(kept) {
@@ -280,7 +288,7 @@ mod tests {
             }
             let report = Report {
                 runs: Vec::new(),
-                tables: vec![table(name_width, &columns)],
+                tables: vec![table(name_width, &columns, title_words)],
                 notes: Vec::new(),
                 verdict: None,
             };
@@ -292,7 +300,8 @@ mod tests {
             prop_assert!(widest <= width, "{widest} > {width}:\n{text}");
             let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
             for i in 0..columns.len() {
-                let shown = text.lines().nth(1).is_some_and(|h| h.contains(&format!(" c{i} ")));
+                let header = text.lines().find(|l| l.starts_with("│ Benchmark"));
+                let shown = header.is_some_and(|h| h.contains(&format!(" c{i} ")));
                 let named = flat.contains(&format!(" c{i},")) || flat.contains(&format!(" c{i};"));
                 prop_assert!(shown != named, "c{i} shown {shown}, named {named}:\n{text}");
             }

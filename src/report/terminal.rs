@@ -28,7 +28,9 @@ impl Reporter for Terminal {
                 writeln!(out)?;
             }
             if let Some(title) = &table.title {
-                writeln!(out, "{}", visible(title))?;
+                for line in wrap(&visible(title), reader.width, 2) {
+                    writeln!(out, "{line}")?;
+                }
             }
             let fitted = fit(table, reader.width);
             let mut grid = grid(fitted.wrap_to);
