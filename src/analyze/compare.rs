@@ -7,7 +7,7 @@ use super::envdiff::{self, Difference};
 use super::gate::{Measured, Status, TargetResult, Verdict, measure};
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
-use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table};
+use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{
     Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
@@ -448,14 +448,14 @@ fn header_columns(columns: &[Side], unit: &str, first: &[(&str, &str)]) -> Vec<C
     let short = short_labels(&labels);
     for (i, (c, short)) in columns.iter().zip(short).enumerate() {
         out.push(
-            Column::new(c.label.to_string(), format!("value_{i}"))
+            Column::new(c.label.to_string(), keys::value_of(i))
                 .in_unit(unit)
                 .narrow_header(short),
         );
-        out.push(Column::new(format!("± 95% CI ({})", c.label), format!("ci95_{i}")).dropped_at(2));
+        out.push(Column::new(format!("± 95% CI ({})", c.label), keys::ci95_of(i)).dropped_at(2));
         if i > 0 {
             out.push(
-                Column::new(format!("vs base ({})", c.label), format!("change_{i}"))
+                Column::new(format!("vs base ({})", c.label), keys::change_of(i))
                     .narrow_header("vs base"),
             );
         }
@@ -692,7 +692,7 @@ fn repetition_table(
         title: Some(metric.name.clone()),
         run: 0,
         cycle: None,
-        columns: header_columns(columns, &source_unit, &[("Benchmark", "benchmark")]),
+        columns: header_columns(columns, &source_unit, &[("Benchmark", keys::BENCHMARK)]),
         rows,
     };
     (table, compared)
@@ -955,7 +955,7 @@ fn distribution_table(
         columns: header_columns(
             columns,
             &source_unit,
-            &[("Benchmark", "benchmark"), ("Statistic", "statistic")],
+            &[("Benchmark", keys::BENCHMARK), ("Statistic", "statistic")],
         ),
         rows,
     };

@@ -3,7 +3,7 @@
 
 use super::attribution::{Attribution, Pattern};
 use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
-use super::view::{Cell, Column, Ratio, Report, Row, Table};
+use super::view::{Cell, Column, Ratio, Report, Row, Table, keys};
 use crate::error::Result;
 use crate::model::{
     Benchmark, Better, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, Unit,
@@ -339,17 +339,18 @@ impl TableContext<'_> {
         // (which has no iterations), what counts is the number of runs.
         let iterated = members.iter().any(|b| !b.iterations.is_empty());
         let show_runs = cycle.is_none() && (repeated || !iterated);
-        let mut columns = vec![col("Benchmark", "benchmark")];
+        let mut columns = vec![col("Benchmark", keys::BENCHMARK)];
         if show_runs {
-            columns.push(col("Runs", "runs").dropped_at(3));
+            columns.push(col("Runs", keys::RUNS).dropped_at(3));
         }
         if iterated {
             let header = if show_runs { "Iterations" } else { "Count" };
-            columns.push(col(header, "count").dropped_at(3));
+            columns.push(col(header, keys::COUNT).dropped_at(3));
         }
         columns.push(metric_column(members, &metric_name));
         if show_spread {
-            columns.push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), "ci95").dropped_at(2));
+            columns
+                .push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2));
         }
         // A command's user and system time and peak memory, beside its wall time.
         let resources: Vec<&str> = vocab::COMMAND_RESOURCES
@@ -371,18 +372,18 @@ impl TableContext<'_> {
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
         if let Some((_, label)) = &baseline {
-            columns.push(col(&format!("% of {label}"), "pct_of_baseline").dropped_at(1));
+            columns.push(col(&format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
         }
         let mut relative = self
             .relative
             .then(|| relative_cells(members, &metric_name, cycle.map(|c| c.0)))
             .map(Vec::into_iter);
         if relative.is_some() {
-            columns.push(col("Relative", "relative").dropped_at(1));
+            columns.push(col("Relative", keys::RELATIVE).dropped_at(1));
         }
         if let Some(a) = self.attribution {
-            columns.push(col(&format!("{} Share %", a.part_label), "share_part").dropped_at(1));
-            columns.push(col(&format!("{} Share %", a.rest_label), "share_rest").dropped_at(1));
+            columns.push(col(&format!("{} Share %", a.part_label), keys::SHARE_PART).dropped_at(1));
+            columns.push(col(&format!("{} Share %", a.rest_label), keys::SHARE_REST).dropped_at(1));
         }
         let part_value = self.attribution.and_then(|a| {
             members
@@ -474,7 +475,7 @@ impl TableContext<'_> {
     /// One row per benchmark, one column per metric any of them reports (medians).
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
         let names = metric_names(members, |m| m.kind != MetricKind::Series);
-        let mut columns = vec![col("Benchmark", "benchmark")];
+        let mut columns = vec![col("Benchmark", keys::BENCHMARK)];
         // The first metric is the benchmark's own; a narrow terminal drops the others first.
         columns.extend(names.iter().enumerate().map(|(i, n)| {
             let rank = if i == 0 { 0 } else { 3 };
@@ -502,7 +503,7 @@ impl TableContext<'_> {
     /// distributions (a round trip and its half) gets a row for each.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
         let mut columns = vec![
-            col("Benchmark", "benchmark"),
+            col("Benchmark", keys::BENCHMARK),
             col("Samples", "samples").dropped_at(2),
         ];
         let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];

@@ -4,7 +4,7 @@
 use super::compare::{DISTRIBUTION_STATISTICS, bounded};
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
-use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table};
+use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
 use crate::model::summary::median;
 use crate::model::{Metric, MetricKind, Run, Summary, Unit, identities};
 use crate::store::{Figure, Point};
@@ -150,10 +150,10 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
         Column::new("Stored", "stored_at").dropped_at(3),
         Column::new("Commit", "commit").dropped_at(1),
         Column::new("Branch", "branch").dropped_at(3),
-        Column::new(&what, "value").in_unit(source_unit),
-        Column::new("± 95% CI", "ci95").dropped_at(2),
+        Column::new(&what, keys::VALUE).in_unit(source_unit),
+        Column::new("± 95% CI", keys::CI95).dropped_at(2),
         Column::new("vs previous", "change"),
-        Column::new("Change point", "change_point").dropped_at(1),
+        Column::new("Change point", keys::CHANGE_POINT).dropped_at(1),
     ];
     let mut rows = Vec::new();
     for (i, point) in points.iter().enumerate() {

@@ -43,6 +43,39 @@ pub struct Column {
     pub narrow: Narrow,
 }
 
+/// Column keys written by the tables' producers and looked for by their readers (plots,
+/// JSON consumers): spelled once here.
+pub mod keys {
+    pub const BENCHMARK: &str = "benchmark";
+    /// How many values a median is of (repetitions, a command's runs).
+    pub const RUNS: &str = "runs";
+    /// Iterations (Go's `Count`).
+    pub const COUNT: &str = "count";
+    pub const CI95: &str = "ci95";
+    pub const PCT_OF_BASELINE: &str = "pct_of_baseline";
+    pub const RELATIVE: &str = "relative";
+    pub const SHARE_PART: &str = "share_part";
+    pub const SHARE_REST: &str = "share_rest";
+    /// A history's figure, and whether a run is a change point.
+    pub const VALUE: &str = "value";
+    pub const CHANGE_POINT: &str = "change_point";
+
+    /// A comparison's figure of input `i` (0 is the base).
+    pub fn value_of(i: usize) -> String {
+        format!("{VALUE}_{i}")
+    }
+
+    /// A comparison's interval of input `i`.
+    pub fn ci95_of(i: usize) -> String {
+        format!("{CI95}_{i}")
+    }
+
+    /// A comparison's change of input `i` against the base.
+    pub fn change_of(i: usize) -> String {
+        format!("change_{i}")
+    }
+}
+
 /// What a terminal too narrow for a whole table may do with one of its columns.
 #[derive(Clone, Debug, Default)]
 pub struct Narrow {

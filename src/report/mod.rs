@@ -20,7 +20,9 @@ pub mod xenomai;
 use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
-pub use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Ratio, Report, Row, Table};
+pub use crate::analyze::view::{
+    Cell, Change, ChangeVerdict, Column, Ratio, Report, Row, Table, keys,
+};
 
 impl Column {
     /// The header with its unit, for formats that print numbers raw.

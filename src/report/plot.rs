@@ -2,7 +2,7 @@
 //! tables, never from individual samples, so a run of millions of samples draws as fast as
 //! one of ten. Colours are the Okabe-Ito palette, distinguishable with colour-blindness.
 
-use super::{Cell, ChangeVerdict, Report, Table};
+use super::{Cell, ChangeVerdict, Report, Table, keys};
 use crate::model::vocab;
 use crate::model::{Benchmark, Metric, MetricKind, Unit};
 use plotters::coord::Shift;
@@ -692,7 +692,7 @@ fn horizontal_bars(
 /// then part/rest stacks when it has attribution shares.
 fn bars(report: &Report, table: &Table) -> Vec<io::Result<(String, String)>> {
     // Medians over repetitions or runs, not comparisons or histories.
-    if column(table, "count").is_none() && column(table, "runs").is_none() {
+    if column(table, keys::COUNT).is_none() && column(table, keys::RUNS).is_none() {
         return Vec::new();
     }
     // The harness's own statistics (google/benchmark's `_mean`, `_cv`, `_BigO` rows) are no
@@ -712,7 +712,10 @@ fn bars(report: &Report, table: &Table) -> Vec<io::Result<(String, String)>> {
 }
 
 fn attribution(table: &Table) -> Option<io::Result<(String, String)>> {
-    let (part, rest) = (column(table, "share_part")?, column(table, "share_rest")?);
+    let (part, rest) = (
+        column(table, keys::SHARE_PART)?,
+        column(table, keys::SHARE_REST)?,
+    );
     let bars: Vec<Bar> = table
         .rows
         .iter()
@@ -746,8 +749,8 @@ fn medians(table: &Table, aggregates: &HashSet<&str>) -> Option<io::Result<(Stri
             .iter()
             .any(|r| matches!(r.cells[i], Cell::Value { .. }))
     })?;
-    let ci = column(table, "ci95");
-    let pct = column(table, "pct_of_baseline");
+    let ci = column(table, keys::CI95);
+    let pct = column(table, keys::PCT_OF_BASELINE);
     let metric = &table.columns[value_col].header;
     let name = table.title.clone().unwrap_or_default();
     /// A row's median, unit, 95 % interval and % of the baseline.
@@ -825,10 +828,10 @@ fn medians(table: &Table, aggregates: &HashSet<&str>) -> Option<io::Result<(Stri
 /// Each row's change against the base: coloured when significant (vermillion worse, blue
 /// better), grey when within noise.
 fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
-    if column(table, "change_point").is_some() {
+    if column(table, keys::CHANGE_POINT).is_some() {
         return Ok(None);
     }
-    let base = column(table, "value_0");
+    let base = column(table, &keys::value_of(0));
     let value_of = |cell: &Cell| match cell {
         Cell::Value { value, .. } => Some(*value),
         _ => None,
@@ -885,10 +888,13 @@ fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
 
 /// A history table: the figure run by run with its interval band; change points circled.
 fn trend(table: &Table) -> io::Result<Option<(String, String)>> {
-    let (Some(value), Some(mark)) = (column(table, "value"), column(table, "change_point")) else {
+    let (Some(value), Some(mark)) = (
+        column(table, keys::VALUE),
+        column(table, keys::CHANGE_POINT),
+    ) else {
         return Ok(None);
     };
-    let ci = column(table, "ci95");
+    let ci = column(table, keys::CI95);
     let mut points = Vec::new();
     let mut unit = None;
     for (i, row) in table.rows.iter().enumerate() {
