@@ -205,20 +205,17 @@ fn isolation(cmdline: &str) -> Check {
 }
 
 fn rt_throttling() -> Check {
-    match read("/proc/sys/kernel/sched_rt_runtime_us").as_deref() {
-        Some("-1") => check("rt_throttling", Status::Ok, "RT throttling off", ""),
-        Some(us) => check(
+    match super::sched::Throttle::in_force() {
+        Some(t) => check(
             "rt_throttling",
             Status::Warn,
-            format!("RT throttling on (sched_rt_runtime_us={us})"),
-            "echo -1 > /proc/sys/kernel/sched_rt_runtime_us, or a busy RT task is paused every second",
+            format!(
+                "RT throttling on ({} of every {} µs)",
+                t.runtime_us, t.period_us
+            ),
+            "sysctl kernel.sched_rt_runtime_us=-1, or a busy RT task is paused every period",
         ),
-        None => check(
-            "rt_throttling",
-            Status::Ok,
-            "RT throttling not reported",
-            "",
-        ),
+        None => check("rt_throttling", Status::Ok, "RT throttling off", ""),
     }
 }
 

@@ -162,7 +162,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         }
         if effective.priority.is_some()
             && config.method == WaitMethod::Busy
-            && let Some(throttle) = rt::Throttle::in_force()
+            && let Some(throttle) = crate::host::sched::Throttle::in_force()
         {
             notes.push(Note::warning(throttle.warning()));
         }

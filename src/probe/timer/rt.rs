@@ -4,45 +4,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 
-/// The kernel's limit on real-time threads: `runtime_us` of every `period_us`.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Throttle {
-    pub runtime_us: i64,
-    pub period_us: i64,
-}
-
-impl Throttle {
-    /// The limit in force, from `kernel.sched_rt_runtime_us` and `sched_rt_period_us`: none
-    /// when unlimited (`-1`), when the runtime covers the period, or when unreadable.
-    pub fn in_force() -> Option<Throttle> {
-        let read = |name: &str| std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok();
-        Throttle::of(&read("sched_rt_runtime_us")?, &read("sched_rt_period_us")?)
-    }
-
-    fn of(runtime: &str, period: &str) -> Option<Throttle> {
-        let throttle = Throttle {
-            runtime_us: runtime.trim().parse().ok()?,
-            period_us: period.trim().parse().ok()?,
-        };
-        (throttle.runtime_us >= 0 && throttle.runtime_us < throttle.period_us).then_some(throttle)
-    }
-
-    /// What it does to a thread that never sleeps, and how to lift it.
-    pub fn warning(&self) -> String {
-        format!(
-            "--timer busy at SCHED_FIFO: the kernel's RT throttling \
-             (kernel.sched_rt_runtime_us = {} of sched_rt_period_us = {}) stops a busy real-time \
-             thread for {} ms of every {} ms, which shows as overruns and late wake-ups, not as \
-             timer latency; `sysctl kernel.sched_rt_runtime_us=-1` lifts it (the thread can then \
-             starve its CPU), or use --timer sleep",
-            self.runtime_us,
-            self.period_us,
-            (self.period_us - self.runtime_us) / 1000,
-            self.period_us / 1000
-        )
-    }
-}
-
 /// Pins the calling thread to `cpu`.
 pub fn pin_to(cpu: usize) -> Result<(), String> {
     let mut set = nix::sched::CpuSet::new();
@@ -200,20 +161,5 @@ impl TraceFreezer {
             Freeze::Snapshot(f) => f.write_all(b"1"),
             Freeze::StopTracing(f) => f.write_all(b"0"),
         };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Throttle;
-
-    #[test]
-    fn throttling_is_in_force_only_below_the_period() {
-        let default = Throttle::of("950000\n", "1000000\n").unwrap();
-        assert_eq!(default.runtime_us, 950_000);
-        assert!(default.warning().contains("for 50 ms of every 1000 ms"));
-        assert_eq!(Throttle::of("-1\n", "1000000\n"), None);
-        assert_eq!(Throttle::of("1000000", "1000000"), None);
-        assert_eq!(Throttle::of("", "1000000"), None);
     }
 }
