@@ -339,18 +339,19 @@ impl TableContext<'_> {
         // (which has no iterations), what counts is the number of runs.
         let iterated = members.iter().any(|b| !b.iterations.is_empty());
         let show_runs = cycle.is_none() && (repeated || !iterated);
-        let mut columns = vec![col("Benchmark", keys::BENCHMARK)];
+        let mut columns = vec![Column::new("Benchmark", keys::BENCHMARK)];
         if show_runs {
-            columns.push(col("Runs", keys::RUNS).dropped_at(3));
+            columns.push(Column::new("Runs", keys::RUNS).dropped_at(3));
         }
         if iterated {
             let header = if show_runs { "Iterations" } else { "Count" };
-            columns.push(col(header, keys::COUNT).dropped_at(3));
+            columns.push(Column::new(header, keys::COUNT).dropped_at(3));
         }
         columns.push(metric_column(members, &metric_name));
         if show_spread {
-            columns
-                .push(col(&format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2));
+            columns.push(
+                Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
+            );
         }
         // A command's user and system time and peak memory, beside its wall time.
         let resources: Vec<&str> = vocab::COMMAND_RESOURCES
@@ -372,18 +373,22 @@ impl TableContext<'_> {
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
         if let Some((_, label)) = &baseline {
-            columns.push(col(&format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
+            columns.push(Column::new(format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
         }
         let mut relative = self
             .relative
             .then(|| relative_cells(members, &metric_name, cycle.map(|c| c.0)))
             .map(Vec::into_iter);
         if relative.is_some() {
-            columns.push(col("Relative", keys::RELATIVE).dropped_at(1));
+            columns.push(Column::new("Relative", keys::RELATIVE).dropped_at(1));
         }
         if let Some(a) = self.attribution {
-            columns.push(col(&format!("{} Share %", a.part_label), keys::SHARE_PART).dropped_at(1));
-            columns.push(col(&format!("{} Share %", a.rest_label), keys::SHARE_REST).dropped_at(1));
+            columns.push(
+                Column::new(format!("{} Share %", a.part_label), keys::SHARE_PART).dropped_at(1),
+            );
+            columns.push(
+                Column::new(format!("{} Share %", a.rest_label), keys::SHARE_REST).dropped_at(1),
+            );
         }
         let part_value = self.attribution.and_then(|a| {
             members
@@ -475,7 +480,7 @@ impl TableContext<'_> {
     /// One row per benchmark, one column per metric any of them reports (medians).
     fn wide_table(&self, members: &[&Benchmark]) -> Table {
         let names = metric_names(members, |m| m.kind != MetricKind::Series);
-        let mut columns = vec![col("Benchmark", keys::BENCHMARK)];
+        let mut columns = vec![Column::new("Benchmark", keys::BENCHMARK)];
         // The first metric is the benchmark's own; a narrow terminal drops the others first.
         columns.extend(names.iter().enumerate().map(|(i, n)| {
             let rank = if i == 0 { 0 } else { 3 };
@@ -503,8 +508,8 @@ impl TableContext<'_> {
     /// distributions (a round trip and its half) gets a row for each.
     fn distribution_table(&self, members: &[&Benchmark], metric_name: &str) -> Table {
         let mut columns = vec![
-            col("Benchmark", keys::BENCHMARK),
-            col("Samples", "samples").dropped_at(2),
+            Column::new("Benchmark", keys::BENCHMARK),
+            Column::new("Samples", "samples").dropped_at(2),
         ];
         let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
         // What a narrow terminal keeps longest: the extremes, the median and p99.
@@ -513,13 +518,13 @@ impl TableContext<'_> {
             stats
                 .iter()
                 .zip(drop_ranks)
-                .map(|(s, rank)| col_in(s, s, "ns").dropped_at(rank)),
+                .map(|(s, rank)| Column::new(*s, *s).in_unit("ns").dropped_at(rank)),
         );
         let with_overruns = members
             .iter()
             .any(|b| b.timer.as_ref().is_some_and(|t| t.overruns.is_some()));
         if with_overruns {
-            columns.push(col("Overruns", "overruns").dropped_at(1));
+            columns.push(Column::new("Overruns", "overruns").dropped_at(1));
         }
         // Other single figures (a probe's bandwidth, frame size) get a column each.
         let extras = metric_names(members, |m| {
@@ -669,15 +674,6 @@ fn resolve_baseline(
     (largest, name)
 }
 
-fn col(header: &str, key: &str) -> Column {
-    Column::new(header, key)
-}
-
-/// A column of values that formats printing raw numbers label with `unit`.
-fn col_in(header: &str, key: &str, unit: &str) -> Column {
-    Column::new(header, key).in_unit(unit)
-}
-
 /// Distinct names of the metrics that `keep` accepts, in order of first appearance.
 fn metric_names<'a>(members: &[&'a Benchmark], keep: impl Fn(&Metric) -> bool) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
@@ -693,7 +689,7 @@ fn metric_names<'a>(members: &[&'a Benchmark], keep: impl Fn(&Metric) -> bool) -
 /// unless the name is the unit already (Go's `ns/op`).
 fn metric_column(members: &[&Benchmark], name: &str) -> Column {
     let unit = source_unit_of(members, name);
-    col_in(name, name, if unit == name { "" } else { unit })
+    Column::new(name, name).in_unit(if unit == name { "" } else { unit })
 }
 
 /// The unit a metric's values are written in, as the harness wrote them.

@@ -28,8 +28,7 @@ pub fn parse<T: DeserializeOwned>(file: &str, text: &str, what: &str) -> Result<
 
 /// Reads and parses the file at `path` (a `what` such as "suite file"), at most 1 MiB.
 pub fn load<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
-    let text = crate::error::read_text(path)?;
-    parse(&path.display().to_string(), &text, what)
+    load_checked(path, |file, text| parse(file, text, what))
 }
 
 /// Reads the file at `path` and hands its name and text to `parse`, for specs that check
