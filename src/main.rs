@@ -3,8 +3,8 @@ use latkit::cli::Cli;
 use latkit::error::Error;
 
 fn main() {
-    let cli = Cli::parse();
-    let code = match latkit::commands::run(cli) {
+    let outcome = Cli::parse().into_command().and_then(latkit::commands::run);
+    let code = match outcome {
         Ok(()) => 0,
         Err(Error::Interrupted) => Error::Interrupted.exit_code(),
         Err(e) => {

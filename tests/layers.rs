@@ -21,10 +21,11 @@ const RANKS: &[(&str, u8)] = &[
     ("store", 1),
     ("analyze", 2),
     ("report", 3),
-    // Argument definitions: data the commands consume (clap lives only here).
-    ("cli", 4),
-    // Each subcommand's pipeline, from parsed arguments to sinks; main.rs calls it.
-    ("commands", 5),
+    // Each subcommand's pipeline, from plain options to sinks.
+    ("commands", 4),
+    // The command line: parses and checks flags into the commands' options (clap lives only
+    // here); main.rs calls it, then the command.
+    ("cli", 5),
 ];
 
 fn rank(module: &str) -> Option<u8> {

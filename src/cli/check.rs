@@ -49,3 +49,26 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub plots: super::PlotArgs,
 }
+
+impl From<CheckArgs> for crate::commands::CheckOptions {
+    fn from(args: CheckArgs) -> Self {
+        use crate::commands::CheckFormat as F;
+        crate::commands::CheckOptions {
+            targets: args.targets,
+            inputs: args.inputs,
+            reading: args.input.into(),
+            format: match args.format {
+                CheckFormat::Table => F::Table,
+                CheckFormat::Markdown => F::Markdown,
+                CheckFormat::Html => F::Html,
+            },
+            junit: args.junit,
+            reject_malformed: args.strict,
+            base: args.base,
+            allow_env_mismatch: args.allow_env_mismatch,
+            db: args.db.db,
+            out: args.out,
+            plots: args.plots.into(),
+        }
+    }
+}

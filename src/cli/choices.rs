@@ -4,6 +4,7 @@
 use crate::probe::frame::{Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
+use crate::report::OutputFormat;
 
 /// Declares a clap value enum mirroring a library enum variant for variant (the doc comments
 /// are the `--help` text) and the conversion into it.
@@ -79,29 +80,29 @@ pub fn input_format(name: &str) -> Option<&'static dyn crate::ingest::InputForma
     crate::ingest::format::by_name(crate::ingest::format::BUILTIN, name)
 }
 
-/// `--format`: a name from the report-format registry, each with its description.
-pub fn output_format_parser() -> clap::builder::PossibleValuesParser {
+/// `--format`: a format from the report-format registry, each offered with its description.
+pub fn output_format_parser() -> impl clap::builder::TypedValueParser<Value = &'static OutputFormat>
+{
     formats_parser(|_| true)
 }
 
 /// `--format` of a comparison: the registry's formats that can show one.
-pub fn comparison_format_parser() -> clap::builder::PossibleValuesParser {
+pub fn comparison_format_parser()
+-> impl clap::builder::TypedValueParser<Value = &'static OutputFormat> {
     formats_parser(|f| f.comparison)
 }
 
 fn formats_parser(
-    offered: fn(&crate::report::OutputFormat) -> bool,
-) -> clap::builder::PossibleValuesParser {
+    offered: fn(&OutputFormat) -> bool,
+) -> impl clap::builder::TypedValueParser<Value = &'static OutputFormat> {
+    use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(
         crate::report::FORMATS
             .iter()
             .filter(|f| offered(f))
             .map(|f| clap::builder::PossibleValue::new(f.name).help(f.help)),
     )
-}
-
-/// The report format `--format` names.
-pub fn output_format(name: &str) -> crate::error::Result<&'static crate::report::OutputFormat> {
-    crate::report::output_format(name)
-        .ok_or_else(|| crate::error::Error::Input(format!("--format {name}: no such format")))
+    .try_map(|name| {
+        crate::report::output_format(&name).ok_or_else(|| format!("no format called {name}"))
+    })
 }

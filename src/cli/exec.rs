@@ -1,4 +1,5 @@
 use super::ReportArgs;
+use crate::error::Error;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -70,4 +71,72 @@ fn seconds(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|s| s.is_finite() && (0.0..=super::MAX_SECONDS as f64).contains(s))
         .ok_or_else(|| format!("`{text}` is not a number of seconds from 0 to one year"))
+}
+
+impl ExecArgs {
+    pub(super) fn into_options(self) -> Result<crate::commands::ExecOptions, Error> {
+        let parameters = self.parameters()?;
+        let mut commands = self.commands;
+        if !self.argv.is_empty() {
+            commands.push(
+                shlex::try_join(self.argv.iter().map(String::as_str)).map_err(|e| {
+                    Error::Input(format!("the command after -- cannot be quoted: {e}"))
+                })?,
+            );
+        }
+        Ok(crate::commands::ExecOptions {
+            commands,
+            names: self.command_names,
+            parameters,
+            timing: crate::runner::exec::Timing {
+                runs: self.runs,
+                min_runs: self.min_runs,
+                max_runs: self.max_runs,
+                min_time: self.min_time,
+                warmup: self.warmup,
+                prepare: self.prepare,
+                setup: self.setup,
+                cleanup: self.cleanup,
+                ignore_failure: self.ignore_failure,
+                shell: self.shell.filter(|_| !self.no_shell),
+            },
+            report: self.report.into(),
+        })
+    }
+
+    /// The values each parameter takes: `-L NAME a,b,c` (repeatable) or `-P NAME MIN MAX`.
+    fn parameters(&self) -> Result<Vec<(String, Vec<String>)>, Error> {
+        if let [name, min, max] = &self.parameter_scan[..] {
+            let bound = |text: &str| {
+                text.parse::<i64>().map_err(|_| {
+                    Error::Input(format!("--parameter-scan: `{text}` is not an integer"))
+                })
+            };
+            let (min, max) = (bound(min)?, bound(max)?);
+            if max < min || max - min > 100_000 {
+                return Err(Error::Input(format!(
+                    "--parameter-scan {name} {min} {max}: expected MIN <= MAX, at most 100000 apart"
+                )));
+            }
+            return Ok(vec![(
+                name.clone(),
+                (min..=max).map(|v| v.to_string()).collect(),
+            )]);
+        }
+        let mut lists: Vec<(String, Vec<String>)> = Vec::new();
+        // clap takes the values two by two (`num_args = 2`).
+        for pair in self.parameter_list.chunks_exact(2) {
+            let (name, values) = (&pair[0], &pair[1]);
+            if lists.iter().any(|(n, _)| n == name) {
+                return Err(Error::Input(format!(
+                    "--parameter-list {name} given twice: give each parameter once"
+                )));
+            }
+            lists.push((
+                name.clone(),
+                values.split(',').map(str::to_string).collect(),
+            ));
+        }
+        Ok(lists)
+    }
 }

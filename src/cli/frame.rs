@@ -25,3 +25,19 @@ pub struct FrameArgs {
     #[command(flatten)]
     pub output: super::OutputArgs,
 }
+
+impl From<FrameArgs> for crate::commands::FrameOptions {
+    fn from(args: FrameArgs) -> Self {
+        crate::commands::FrameOptions {
+            stage: crate::probe::frame::FrameConfig {
+                width: args.width as usize,
+                height: args.height as usize,
+                pixfmt: args.pixfmt.into(),
+                op: args.op.into(),
+                iterations: args.iterations,
+                warmup: args.warmup,
+            },
+            output: args.output.into(),
+        }
+    }
+}

@@ -34,3 +34,19 @@ pub struct GbenchArgs {
     #[command(flatten)]
     pub report: ReportArgs,
 }
+
+impl From<GbenchArgs> for crate::commands::GbenchOptions {
+    fn from(args: GbenchArgs) -> Self {
+        crate::commands::GbenchOptions {
+            binary: args.binary,
+            filter: args.filter,
+            repetitions: args.repetitions,
+            min_time: args.min_time,
+            raw: args.raw,
+            extra: args.extra,
+            build: args.build,
+            interleave: args.interleave.into(),
+            report: args.report.into(),
+        }
+    }
+}

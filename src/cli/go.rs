@@ -31,3 +31,19 @@ pub struct GoArgs {
     #[command(flatten)]
     pub report: ReportArgs,
 }
+
+impl From<GoArgs> for crate::commands::GoOptions {
+    fn from(args: GoArgs) -> Self {
+        crate::commands::GoOptions {
+            package: args.package,
+            dir: args.dir,
+            bench: args.bench,
+            count: args.count,
+            benchtime: args.benchtime,
+            raw: args.raw,
+            extra: args.extra,
+            interleave: args.interleave.into(),
+            report: args.report.into(),
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! Command-line definitions: arguments and their help, no logic.
+//! The command line: arguments and their help, each flag parsed and checked once, then
+//! handed to `crate::commands` as plain options (no command sees clap).
 
 mod check;
 mod choices;
@@ -14,20 +15,21 @@ mod parse;
 mod store;
 mod timer;
 
-pub use check::{CheckArgs, CheckFormat};
-pub use compare::{CompareArgs, GateArgs, InterleaveArgs};
-pub use docs::{Shell, completion_script, man_page};
-pub use exec::ExecArgs;
-pub use frame::FrameArgs;
-pub use gbench::GbenchArgs;
-pub use go::GoArgs;
-pub use net::{NetArgs, NetMode, NetTestArgs};
-pub use page::{PageArgs, PageFormat};
-pub use parse::ParseArgs;
-pub use store::{HistoryArgs, ListFormat, StoreAction, StoreArgs};
-pub use timer::{Policy, TimerArgs};
+use check::CheckArgs;
+use compare::{CompareArgs, InterleaveArgs};
+use docs::Shell;
+use exec::ExecArgs;
+use frame::FrameArgs;
+use gbench::GbenchArgs;
+use go::GoArgs;
+use net::NetArgs;
+use page::PageArgs;
+use parse::ParseArgs;
+use store::{HistoryArgs, StoreArgs};
+use timer::TimerArgs;
 
-pub use choices::{input_format, output_format};
+use crate::commands::{self, Output, Plots, Reading, ReportOptions, Storing};
+use crate::error::Result;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -102,6 +104,38 @@ is killed. --out/--json files are written as each command finishes."
     Man,
 }
 
+impl Cli {
+    /// What the command line asks for, every option checked and converted.
+    pub fn into_command(self) -> Result<commands::Command> {
+        use commands::Command as C;
+        Ok(match self.command {
+            Command::Parse(args) => C::Parse(args.into()),
+            Command::Go(args) => C::Go(args.into()),
+            Command::Gbench(args) => C::Gbench(args.into()),
+            Command::Timer(args) => C::Timer(args.into()),
+            Command::Exec(args) => C::Exec(args.into_options()?),
+            Command::Net(args) => C::Net(args.mode.into()),
+            Command::Frame(args) => C::Frame(args.into()),
+            Command::Doctor(args) => C::Doctor(match args.format {
+                DoctorFormat::Text => commands::DoctorFormat::Text,
+                DoctorFormat::Json => commands::DoctorFormat::Json,
+            }),
+            Command::Check(args) => C::Check(args.into()),
+            Command::Compare(args) => C::Compare(args.into()),
+            Command::History(args) => C::History(args.into()),
+            Command::Store(args) => {
+                let db = args.db.db.clone();
+                C::Store(args.action.into(), db)
+            }
+            Command::Page(args) => C::Page(args.into()),
+            Command::Completions { shell } => C::Print(docs::completion_script(shell)),
+            Command::Man => {
+                C::Print(docs::man_page().map_err(|e| crate::error::Error::io("man page", e))?)
+            }
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Output format.
@@ -124,7 +158,7 @@ pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_name = "FORMAT", default_value = "table",
           value_parser = choices::output_format_parser())]
-    pub format: String,
+    pub format: &'static crate::report::OutputFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -181,6 +215,32 @@ pub enum PlotKind {
     Budget,
 }
 
+impl From<OutputArgs> for Output {
+    fn from(args: OutputArgs) -> Output {
+        Output {
+            format: args.format,
+            out: args.out,
+            json: args.json,
+            check: args.check,
+            quiet: args.quiet,
+            store: args.store.then_some(Storing {
+                db: args.db.db,
+                tag: args.tag,
+            }),
+            plots: args.plots.into(),
+        }
+    }
+}
+
+impl From<PlotArgs> for Plots {
+    fn from(args: PlotArgs) -> Plots {
+        Plots {
+            files: args.plot,
+            kinds: args.plot_kind.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
 impl From<PlotKind> for crate::report::plot::PlotKind {
     fn from(kind: PlotKind) -> Self {
         use crate::report::plot::PlotKind as P;
@@ -193,26 +253,6 @@ impl From<PlotKind> for crate::report::plot::PlotKind {
             PlotKind::Trend => P::Trend,
             PlotKind::Budget => P::Budget,
         }
-    }
-}
-
-impl PlotArgs {
-    /// Each `--plot` file with the kind it draws (`None`: the first the result has).
-    pub fn pairs(
-        &self,
-    ) -> crate::error::Result<Vec<(&std::path::Path, Option<crate::report::plot::PlotKind>)>> {
-        let kinds: Vec<Option<crate::report::plot::PlotKind>> =
-            match (self.plot_kind.len(), self.plot.len()) {
-                (0, n) => vec![None; n],
-                (1, n) => vec![Some(self.plot_kind[0].into()); n],
-                (k, n) if k == n => self.plot_kind.iter().map(|k| Some((*k).into())).collect(),
-                (k, n) => {
-                    return Err(crate::error::Error::Input(format!(
-                        "{k} --plot-kind for {n} --plot: give one kind, or one per --plot"
-                    )));
-                }
-            };
-        Ok(self.plot.iter().map(PathBuf::as_path).zip(kinds).collect())
     }
 }
 
@@ -236,6 +276,15 @@ pub struct InputArgs {
     /// github-action-benchmark or custom unit): `free-memory=higher`. Repeatable.
     #[arg(long, value_name = "METRIC=higher|lower")]
     pub better: Vec<crate::model::BetterOverride>,
+}
+
+impl From<InputArgs> for Reading {
+    fn from(args: InputArgs) -> Reading {
+        Reading {
+            format: choices::input_format(&args.input_format),
+            better: args.better,
+        }
+    }
 }
 
 /// How read or harness results are analysed and reported.
@@ -263,11 +312,24 @@ pub struct ReportArgs {
     pub relative: bool,
 }
 
+impl From<ReportArgs> for ReportOptions {
+    fn from(args: ReportArgs) -> ReportOptions {
+        ReportOptions {
+            output: args.output.into(),
+            baseline: args.baseline,
+            suite: args.suite,
+            metric: args.metric,
+            per_run: args.per_run,
+            relative: args.relative,
+        }
+    }
+}
+
 /// The longest run a duration option accepts: one year, in seconds.
 pub const MAX_SECONDS: u64 = 31_536_000;
 
 /// A latency threshold in µs (`--break`, `--max`): finite, from 0 to an hour.
-fn latency_us(text: &str) -> Result<f64, String> {
+fn latency_us(text: &str) -> std::result::Result<f64, String> {
     text.parse::<f64>()
         .ok()
         .filter(|us| (0.0..=3.6e9).contains(us))
@@ -275,7 +337,7 @@ fn latency_us(text: &str) -> Result<f64, String> {
 }
 
 /// Seconds (`--duration`, `--warmup`): finite, from 0 to a day.
-fn seconds(text: &str) -> Result<f64, String> {
+fn seconds(text: &str) -> std::result::Result<f64, String> {
     text.parse::<f64>()
         .ok()
         .filter(|s| (0.0..=86_400.0).contains(s))

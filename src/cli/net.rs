@@ -1,5 +1,7 @@
 use super::choices::NetTestArg;
 use clap::{Args, Subcommand};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct NetArgs {
@@ -35,10 +37,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 #[derive(Debug, Args)]
 pub struct NetServerArgs {
     /// Address to listen on (TCP and UDP). Anything but loopback needs --token or --insecure.
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:47000")]
-    pub bind: String,
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:47000",
+          value_parser = address)]
+    pub bind: SocketAddr,
     /// Shared secret that clients must prove they know (never sent in the clear).
-    #[arg(long, value_name = "SECRET")]
+    #[arg(long, value_name = "SECRET", value_parser = secret)]
     pub token: Option<String>,
     /// Allow a non-loopback bind without a token.
     #[arg(long)]
@@ -59,8 +62,8 @@ pub struct NetServerArgs {
 #[derive(Debug, Args)]
 pub struct NetClientArgs {
     /// The server, ADDR:PORT.
-    #[arg(value_name = "ADDR:PORT")]
-    pub server: String,
+    #[arg(value_name = "ADDR:PORT", value_parser = address)]
+    pub server: SocketAddr,
     #[command(flatten)]
     pub test: NetTestArgs,
 }
@@ -94,8 +97,66 @@ pub struct NetTestArgs {
     #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
     pub chunk: u64,
     /// Shared secret the server requires (see `net server --token`).
-    #[arg(long, value_name = "SECRET")]
+    #[arg(long, value_name = "SECRET", value_parser = secret)]
     pub token: Option<String>,
     #[command(flatten)]
     pub output: super::OutputArgs,
+}
+
+/// `ADDR:PORT`, resolved once.
+fn address(text: &str) -> Result<SocketAddr, String> {
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| {
+            format!("`{text}` is not an address (expected ADDR:PORT, e.g. 127.0.0.1:47000)")
+        })
+}
+
+/// An empty secret proves nothing: refuse it rather than count it as a token.
+fn secret(text: &str) -> Result<String, String> {
+    match text {
+        "" => Err("the token must not be empty".into()),
+        _ => Ok(text.to_string()),
+    }
+}
+
+impl From<NetMode> for crate::commands::NetMode {
+    fn from(mode: NetMode) -> Self {
+        use crate::commands::NetMode as M;
+        match mode {
+            NetMode::Server(s) => M::Server(crate::probe::net::server::ServerConfig {
+                bind: s.bind,
+                token: s.token,
+                insecure: s.insecure,
+                max_clients: s.max_clients as usize,
+                max_duration: Duration::from_secs(s.max_duration),
+                max_bytes: s.max_bytes,
+            }),
+            NetMode::Client(c) => M::Client(c.test.into_test(c.server)),
+            // The probe replaces the address with its own server's.
+            NetMode::Loopback(t) => M::Loopback(t.into_test(SocketAddr::from(([127, 0, 0, 1], 0)))),
+        }
+    }
+}
+
+impl NetTestArgs {
+    fn into_test(self, server: SocketAddr) -> crate::commands::NetTest {
+        crate::commands::NetTest {
+            client: crate::probe::net::client::ClientConfig {
+                server,
+                test: self.test.into(),
+                size: self.size as usize,
+                // Both are checked seconds from 0 to a day.
+                duration: self.duration.map(Duration::from_secs_f64),
+                count: self.count,
+                warmup: Duration::from_secs_f64(self.warmup),
+                rate: self.rate,
+                bytes: self.bytes,
+                chunk: (self.chunk as usize).clamp(1, 1 << 20),
+                token: self.token,
+            },
+            output: self.output.into(),
+        }
+    }
 }

@@ -28,3 +28,18 @@ pub enum PageFormat {
     /// One self-contained HTML file, with the results' plots.
     Html,
 }
+
+impl From<PageArgs> for crate::commands::PageOptions {
+    fn from(args: PageArgs) -> Self {
+        crate::commands::PageOptions {
+            spec: args.spec,
+            files: args.files,
+            reading: args.input.into(),
+            format: match args.format {
+                PageFormat::Markdown => crate::commands::PageFormat::Markdown,
+                PageFormat::Html => crate::commands::PageFormat::Html,
+            },
+            out: args.out,
+        }
+    }
+}

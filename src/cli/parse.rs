@@ -19,3 +19,15 @@ pub struct ParseArgs {
     #[command(flatten)]
     pub report: ReportArgs,
 }
+
+impl From<ParseArgs> for crate::commands::ParseOptions {
+    fn from(args: ParseArgs) -> Self {
+        crate::commands::ParseOptions {
+            files: args.files,
+            reading: args.input.into(),
+            merge: args.merge,
+            reject_malformed: args.strict,
+            report: args.report.into(),
+        }
+    }
+}

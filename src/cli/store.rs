@@ -107,7 +107,7 @@ pub struct HistoryArgs {
     pub alpha: f64,
     /// Output format
     #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
-    pub format: String,
+    pub format: &'static crate::report::OutputFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -117,4 +117,62 @@ pub struct HistoryArgs {
     pub plots: super::PlotArgs,
     #[command(flatten)]
     pub quiet: Quiet,
+}
+
+impl From<StoreAction> for crate::commands::StoreAction {
+    fn from(action: StoreAction) -> Self {
+        use crate::commands::StoreAction as A;
+        match action {
+            StoreAction::Add {
+                files,
+                input,
+                tag,
+                quiet,
+            } => A::Add {
+                files,
+                reading: input.into(),
+                tag,
+                quiet,
+            },
+            StoreAction::List {
+                last,
+                branch,
+                tag,
+                format,
+                ..
+            } => A::List {
+                query: crate::store::RunQuery {
+                    branch,
+                    tag,
+                    last: last.map(|n| n as usize),
+                },
+                format: match format {
+                    ListFormat::Table => crate::commands::ListFormat::Table,
+                    ListFormat::Json => crate::commands::ListFormat::Json,
+                },
+            },
+            StoreAction::Show { reference, report } => A::Show {
+                reference,
+                report: Box::new((*report).into()),
+            },
+            StoreAction::Rm { references, quiet } => A::Remove { references, quiet },
+            StoreAction::Export { reference, out, .. } => A::Export { reference, out },
+        }
+    }
+}
+
+impl From<HistoryArgs> for crate::commands::HistoryOptions {
+    fn from(args: HistoryArgs) -> Self {
+        crate::commands::HistoryOptions {
+            bench: args.bench,
+            metric: args.metric,
+            last: args.last as usize,
+            branch: args.branch,
+            alpha: args.alpha,
+            format: args.format,
+            out: args.out,
+            db: args.db.db,
+            plots: args.plots.into(),
+        }
+    }
 }

@@ -3,11 +3,19 @@ use clap::{ArgAction, Args, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Policy {
+enum Policy {
     /// SCHED_FIFO at --priority.
     Fifo,
     /// SCHED_OTHER (normal time sharing).
     Other,
+}
+
+/// A `--cpu` list, one value to clap (a plain `Vec` would be taken as many values).
+#[derive(Clone, Debug)]
+struct Cpus(Vec<usize>);
+
+fn cpus(text: &str) -> Result<Cpus, String> {
+    crate::probe::timer::cpu_list(text).map(Cpus)
 }
 
 /// Options follow Xenomai `latency` and cyclictest: `-h` is the histogram, help is `--help`.
@@ -31,15 +39,15 @@ pub struct TimerArgs {
     pub lines_per_header: u64,
     /// CPUs to measure on, one pinned thread each: `0`, `0,2`, `1-3` or `all`. Default: one
     /// unpinned thread.
-    #[arg(short = 'c', long = "cpu", value_name = "LIST")]
-    pub cpu: Option<String>,
+    #[arg(short = 'c', long = "cpu", value_name = "LIST", value_parser = cpus)]
+    cpu: Option<Cpus>,
     /// SCHED_FIFO priority of the measuring threads (1-99).
     #[arg(short = 'P', long, value_name = "1-99", default_value_t = 99,
           value_parser = clap::value_parser!(i32).range(1..=99))]
     pub priority: i32,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: Policy,
+    policy: Policy,
     /// Do not lock memory (mlockall).
     #[arg(long)]
     pub no_mlock: bool,
@@ -65,7 +73,7 @@ pub struct TimerArgs {
     pub stats: bool,
     /// Write the every-sample histogram in Xenomai's gnuplot format to FILE (`-` = stdout).
     #[arg(short = 'g', long, value_name = "FILE")]
-    pub gnuplot: Option<String>,
+    pub gnuplot: Option<PathBuf>,
     /// On every new maximum after warm-up, mark the kernel trace and stop tracing.
     #[arg(short = 'f', long)]
     pub freeze_trace: bool,
@@ -83,4 +91,34 @@ pub struct TimerArgs {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
+}
+
+impl From<TimerArgs> for crate::commands::TimerOptions {
+    fn from(args: TimerArgs) -> Self {
+        let s = args;
+        crate::commands::TimerOptions {
+            probe: crate::probe::timer::TimerConfig {
+                period_us: s.period_us,
+                duration_s: s.duration_s,
+                warmup_s: s.warmup_s,
+                cpus: s.cpu.map(|c| c.0).unwrap_or_default(),
+                priority: (s.policy == Policy::Fifo).then_some(s.priority),
+                mlock: !s.no_mlock,
+                dma_latency: !s.no_dma_latency,
+                method: s.method.into(),
+                hist_buckets: s.hist_size as usize,
+                bucket_ns: s.bucket_ns,
+                keep_buckets: false,
+                freeze_trace: s.freeze_trace,
+                break_us: s.break_us,
+            },
+            lines_per_header: s.lines_per_header,
+            histogram: s.histogram,
+            stats: s.stats,
+            gnuplot: s.gnuplot,
+            max_us: s.max_us,
+            hgrm: s.hgrm,
+            output: s.output.into(),
+        }
+    }
 }

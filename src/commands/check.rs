@@ -1,14 +1,47 @@
+use super::{Plots, Reading};
 use super::{deliver, read_inputs};
 use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
 use crate::spec::targets::Targets;
+use std::path::PathBuf;
+
+/// How `check` prints its verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    Table,
+    Markdown,
+    /// The HTML report: the verdict, the budget plot, the results' plots and tables.
+    Html,
+}
+
+/// What `latkit check` judges against what, and where the verdict goes.
+pub struct CheckOptions {
+    /// The targets file (targets, budget, regression rules).
+    pub targets: PathBuf,
+    /// Results files; none (or `-`) is standard input.
+    pub inputs: Vec<String>,
+    pub reading: Reading,
+    pub format: CheckFormat,
+    /// Also the verdict as JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// A malformed result line is an error instead of a note under the verdict.
+    pub reject_malformed: bool,
+    /// What `[[regression]]` rules compare the inputs with: a file or a stored run.
+    pub base: Option<String>,
+    /// Judge regression rules across different environments.
+    pub allow_env_mismatch: bool,
+    /// The history store's location, for a stored base.
+    pub db: Option<String>,
+    /// The verdict's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+    pub plots: Plots,
+}
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
 /// everything passed. `[[regression]]` rules compare the results with `--base`.
-pub fn run(args: CheckArgs) -> Result<()> {
+pub fn run(args: CheckOptions) -> Result<()> {
     super::refuse_overwriting_inputs(&args.inputs, &[args.out.as_deref(), args.junit.as_deref()])?;
     let targets = Targets::load(&args.targets)?;
     match (&args.base, targets.regressions.is_empty()) {
@@ -29,7 +62,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let mut sinks = FanOut::default();
     let dest = Destination::open(args.out.as_deref())?;
     match args.format {
-        CheckFormat::Html => sinks.push(Rendered::new(crate::cli::output_format("html")?, dest)),
+        CheckFormat::Html => sinks.push(Rendered::new(&crate::report::HTML, dest)),
         format => sinks.push(Verdict {
             dest,
             markdown: format == CheckFormat::Markdown,
@@ -39,12 +72,12 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
-    let reading = super::Reading::of(&args.input);
-    let (runs, notes) = read_inputs(&args.inputs, &reading, args.strict)?;
+    let reading = &args.reading;
+    let (runs, notes) = read_inputs(&args.inputs, reading, args.reject_malformed)?;
     let regression = match &args.base {
         Some(base) => {
-            let mut store = super::store::LazyStore::new(&args.db);
-            let (label, base_runs, _) = super::store::read_input(base, &reading, &mut store)?;
+            let mut store = super::store::LazyStore::new(args.db.as_deref());
+            let (label, base_runs, _) = super::store::read_input(base, reading, &mut store)?;
             let inputs = vec![
                 CompareInput {
                     label,

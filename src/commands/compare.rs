@@ -1,21 +1,47 @@
-use super::say_warnings;
 use super::store::{LazyStore, read_input};
-use crate::analyze::compare::{CompareInput, CompareOptions, Family, compare};
+use super::{Gate, Plots, Reading, say_warnings};
+use crate::analyze::compare::{self as analysis, CompareInput, Family, compare};
 use crate::analyze::envdiff;
-use crate::cli::CompareArgs;
 use crate::error::{Error, Result};
 use crate::model::{Note, identities};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
 use crate::store::Store;
 use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+
+/// What `latkit compare` compares, how it decides and where the report goes.
+pub struct CompareOptions {
+    /// Files or stored runs; the first is the base.
+    pub inputs: Vec<String>,
+    pub reading: Reading,
+    pub gate: Gate,
+    /// One family pattern per input (or two with one input), as compare.py's filters.
+    pub families: Vec<String>,
+    /// Compare only this metric.
+    pub metric: Option<String>,
+    /// The statistics compared for distributions.
+    pub statistics: Vec<String>,
+    pub allow_env_mismatch: bool,
+    /// Pool the last N matching stored runs as the base.
+    pub against_history: Option<usize>,
+    /// The history store's location.
+    pub db: Option<String>,
+    pub format: &'static crate::report::OutputFormat,
+    /// The report's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+    /// Also the `--fail-on` verdict as JUnit XML.
+    pub junit: Option<PathBuf>,
+    pub quiet: bool,
+    pub plots: Plots,
+}
 
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
-pub fn run(args: CompareArgs) -> Result<()> {
+pub fn run(args: CompareOptions) -> Result<()> {
     super::refuse_overwriting_inputs(&args.inputs, &[args.out.as_deref(), args.junit.as_deref()])?;
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(&args.format)?,
+        args.format,
         Destination::open(args.out.as_deref())?,
     ));
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
@@ -23,24 +49,23 @@ pub fn run(args: CompareArgs) -> Result<()> {
     if let Some(path) = &args.junit {
         sinks.push(Junit(Destination::open(Some(path))?));
     }
-    let reading = super::Reading::of(&args.input);
-    let mut store = LazyStore::new(&args.db);
+    let mut store = LazyStore::new(args.db.as_deref());
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     for spec in &args.inputs {
-        let (label, runs, read_notes) = read_input(spec, &reading, &mut store)?;
+        let (label, runs, read_notes) = read_input(spec, &args.reading, &mut store)?;
         notes.extend(read_notes);
         inputs.push(CompareInput { label, runs });
     }
-    if !args.family.is_empty() {
-        inputs = families(inputs, &args.family)?;
+    if !args.families.is_empty() {
+        inputs = families(inputs, &args.families)?;
     }
     if let Some(n) = args.against_history {
-        let (pool, note) = history_pool(store.existing()?, &inputs, n as usize)?;
+        let (pool, note) = history_pool(store.existing()?, &inputs, n)?;
         notes.extend(note);
         inputs.insert(0, pool);
     }
-    let opts = CompareOptions {
+    let opts = analysis::CompareOptions {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,

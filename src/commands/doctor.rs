@@ -1,16 +1,25 @@
 use crate::error::{Error, Result};
 use std::io::{self, Write};
 
-pub fn run(args: crate::cli::DoctorArgs) -> Result<()> {
+/// How the doctor's checks are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoctorFormat {
+    /// One line per check, and a line of advice under each problem.
+    Text,
+    /// The checks as a JSON array.
+    Json,
+}
+
+pub fn run(format: DoctorFormat) -> Result<()> {
     let checks = crate::host::doctor::checks();
     let mut out = String::new();
-    match args.format {
-        crate::cli::DoctorFormat::Json => {
+    match format {
+        DoctorFormat::Json => {
             out =
                 serde_json::to_string_pretty(&checks).map_err(|e| Error::Failed(e.to_string()))?;
             out.push('\n');
         }
-        crate::cli::DoctorFormat::Text => {
+        DoctorFormat::Text => {
             for c in &checks {
                 out.push_str(&format!(
                     "{:<5} {:<16} {}\n",

@@ -1,20 +1,21 @@
 //! `latkit frame`: time one stage of a video-frame pipeline, reported as the other probes are.
 
+use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
 use crate::error::Result;
+use crate::probe::frame::FrameConfig;
 
-/// Times the stage the arguments name and reports it.
-pub fn run(args: crate::cli::FrameArgs) -> Result<()> {
-    let sinks = probe_sinks(&args.output)?;
-    let run = with_progress("frame", args.output.quiet, || {
-        crate::probe::frame::run(&crate::probe::frame::FrameConfig {
-            width: args.width as usize,
-            height: args.height as usize,
-            pixfmt: args.pixfmt.into(),
-            op: args.op.into(),
-            iterations: args.iterations,
-            warmup: args.warmup,
-        })
+/// The stage to time and where its report goes.
+pub struct FrameOptions {
+    pub stage: FrameConfig,
+    pub output: Output,
+}
+
+/// Times the stage the options name and reports it.
+pub fn run(options: FrameOptions) -> Result<()> {
+    let sinks = probe_sinks(&options.output)?;
+    let run = with_progress("frame", options.output.quiet, || {
+        crate::probe::frame::run(&options.stage)
     })?;
-    probe_report(run, &args.output, sinks)
+    probe_report(run, &options.output, sinks)
 }

@@ -1,17 +1,36 @@
 use super::interleave::{self, Side};
+use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
-use crate::cli::GbenchArgs;
 use crate::error::{Error, Result};
 use crate::runner::gbench::GbenchRun;
 use std::io::{IsTerminal, stderr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub fn run(args: GbenchArgs) -> Result<()> {
+/// A google/benchmark binary's run.
+pub struct GbenchOptions {
+    pub binary: PathBuf,
+    /// `--benchmark_filter`.
+    pub filter: Option<String>,
+    /// `--benchmark_repetitions`, or rounds with `--interleave`.
+    pub repetitions: u32,
+    /// `--benchmark_min_time`, as the binary takes it.
+    pub min_time: Option<String>,
+    /// Keep the binary's JSON here.
+    pub raw: Option<PathBuf>,
+    /// Extra arguments for the binary.
+    pub extra: Vec<String>,
+    /// With `--interleave`: the shell command that builds the binary in each tree.
+    pub build: Option<String>,
+    pub interleave: Interleave,
+    pub report: ReportOptions,
+}
+
+pub fn run(args: GbenchOptions) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
     interleave::refuse_stray_gate(&args.interleave)?;
-    if let Some(rev) = &args.interleave.interleave {
+    if let Some(rev) = &args.interleave.base {
         interleave::check_flags(&args.report.output)?;
         if args.raw.is_some() {
             return Err(Error::Input(

@@ -1,12 +1,33 @@
 use super::interleave::{self, Side};
+use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
-use crate::cli::GoArgs;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
 use std::io::{IsTerminal, stderr};
 use std::path::PathBuf;
 
-pub fn run(args: GoArgs) -> Result<()> {
+/// A `go test -bench` run; what is not given comes from the suite file's `[go]`, then
+/// latency-suite defaults.
+pub struct GoOptions {
+    /// Package pattern (default `./...`).
+    pub package: Option<String>,
+    /// Where `go test` runs.
+    pub dir: Option<PathBuf>,
+    /// `-bench` (default `.`).
+    pub bench: Option<String>,
+    /// `-count`, or rounds with `--interleave` (default 1).
+    pub count: Option<u32>,
+    /// `-benchtime` (default `1000x`).
+    pub benchtime: Option<String>,
+    /// Keep go test's raw output here.
+    pub raw: Option<PathBuf>,
+    /// Extra `go test` arguments after the package.
+    pub extra: Vec<String>,
+    pub interleave: Interleave,
+    pub report: ReportOptions,
+}
+
+pub fn run(args: GoOptions) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let defaults = &suite.go;
     let count_given = args.count.or(defaults.count).is_some();
@@ -44,7 +65,7 @@ pub fn run(args: GoArgs) -> Result<()> {
         return Err(Error::Input("--count must be at least 1".into()));
     }
     interleave::refuse_stray_gate(&args.interleave)?;
-    if let Some(rev) = &args.interleave.interleave {
+    if let Some(rev) = &args.interleave.base {
         interleave::check_flags(&args.report.output)?;
         if test.raw.is_some() {
             return Err(Error::Input(

@@ -3,9 +3,8 @@
 //! that host drift (other tenants, thermal state, frequency) hits both alike; the two pooled
 //! runs are then compared as `latkit compare` would.
 
-use super::{deliver, say_warnings};
+use super::{Interleave, Output, deliver, say_warnings};
 use crate::analyze::compare::{CompareInput, compare};
-use crate::cli::{InterleaveArgs, OutputArgs};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::runner::output::Outcome;
@@ -18,8 +17,8 @@ use std::path::Path;
 pub const DEFAULT_ROUNDS: u32 = 6;
 
 /// Refuses what an A/B run cannot honour, before anything is built or run.
-pub fn check_flags(output: &OutputArgs) -> Result<()> {
-    if !crate::cli::output_format(&output.format)?.comparison {
+pub fn check_flags(output: &Output) -> Result<()> {
+    if !output.format.comparison {
         let offered: Vec<&str> = crate::report::FORMATS
             .iter()
             .filter(|f| f.comparison)
@@ -35,7 +34,7 @@ pub fn check_flags(output: &OutputArgs) -> Result<()> {
             "--interleave gates with --fail-on rules, not --check targets".into(),
         ));
     }
-    if output.store {
+    if output.store.is_some() {
         return Err(Error::Input(
             "--interleave does not store: the base run would be filed under the working \
              tree's commit; store plain runs instead"
@@ -46,8 +45,8 @@ pub fn check_flags(output: &OutputArgs) -> Result<()> {
 }
 
 /// `--fail-on` without `--interleave` on a single run would silently gate nothing.
-pub fn refuse_stray_gate(args: &InterleaveArgs) -> Result<()> {
-    if args.interleave.is_none() && !args.gate.fail_on.is_empty() {
+pub fn refuse_stray_gate(args: &Interleave) -> Result<()> {
+    if args.base.is_none() && !args.gate.fail_on.is_empty() {
         return Err(Error::Input(
             "--fail-on compares against a base: give --interleave REV, or use `latkit compare`"
                 .into(),
@@ -65,11 +64,11 @@ pub enum Side<'a> {
 /// Runs `rounds` rounds of base then working tree through `run`, then reports the
 /// comparison through `sinks`. `within` is a directory inside the repository.
 pub fn run_rounds(
-    args: &InterleaveArgs,
+    args: &Interleave,
     rev: &str,
     within: &Path,
     rounds: u32,
-    output: &OutputArgs,
+    output: &Output,
     prepare: impl FnOnce(&Worktree) -> Result<()>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<()> {

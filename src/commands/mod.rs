@@ -10,16 +10,30 @@ mod gbench;
 mod go;
 mod interleave;
 mod net;
+mod options;
 mod page;
 mod parse;
 mod probe;
 mod store;
 mod timer;
 
+pub use check::{CheckFormat, CheckOptions};
+pub use compare::CompareOptions;
+pub use doctor::DoctorFormat;
+pub use exec::ExecOptions;
+pub use frame::FrameOptions;
+pub use gbench::GbenchOptions;
+pub use go::GoOptions;
+pub use net::{NetMode, NetTest};
+pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Storing};
+pub use page::{PageFormat, PageOptions};
+pub use parse::ParseOptions;
+pub use store::{HistoryOptions, ListFormat, StoreAction};
+pub use timer::TimerOptions;
+
 use crate::analyze::EnrichOptions;
-use crate::cli::{Cli, Command, InputArgs, OutputArgs, ReportArgs};
 use crate::error::{Error, Result};
-use crate::model::{BetterOverride, Level, Note, Run};
+use crate::model::{Level, Note, Run};
 use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::spec::suite::Suite;
@@ -27,56 +41,43 @@ use crate::spec::targets::Targets;
 use std::io::{self, IsTerminal};
 use std::path::Path;
 
-pub fn run(cli: Cli) -> Result<()> {
+/// What to do, with every option parsed and checked: one variant per subcommand.
+pub enum Command {
+    Parse(ParseOptions),
+    Go(GoOptions),
+    Gbench(GbenchOptions),
+    Timer(TimerOptions),
+    Frame(FrameOptions),
+    Exec(ExecOptions),
+    Net(NetMode),
+    Doctor(DoctorFormat),
+    Check(CheckOptions),
+    Compare(CompareOptions),
+    History(HistoryOptions),
+    /// A store action, on the store at this location (`None`: the default one).
+    Store(StoreAction, Option<String>),
+    Page(PageOptions),
+    /// Text generated from the argument definitions (completions, the man page), on stdout.
+    Print(Vec<u8>),
+}
+
+pub fn run(command: Command) -> Result<()> {
     crate::interrupt::report_oversized_writes();
-    match cli.command {
-        Command::Parse(args) => parse::run(args),
-        Command::Go(args) => go::run(args),
-        Command::Gbench(args) => gbench::run(args),
-        Command::Timer(args) => timer::run(args),
-        Command::Frame(args) => frame::run(args),
-        Command::Exec(args) => exec::run(args),
-        Command::Net(args) => net::run(args),
-        Command::Doctor(args) => doctor::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Compare(args) => compare::run(args),
-        Command::History(args) => store::history(args),
-        Command::Store(args) => store::run(args),
-        Command::Page(args) => page::run(args),
-        Command::Completions { shell } => docs::completions(shell),
-        Command::Man => docs::man(),
-    }
-}
-
-/// How inputs are read: their format (`None`: detected) and the directions `--better` sets.
-pub struct Reading {
-    format: Option<&'static dyn crate::ingest::InputFormat>,
-    better: Vec<BetterOverride>,
-}
-
-impl Reading {
-    fn of(args: &InputArgs) -> Reading {
-        Reading {
-            format: crate::cli::input_format(&args.input_format),
-            better: args.better.clone(),
-        }
-    }
-
-    /// Applies `--better` to runs read from `what`; an override that names no metric of
-    /// any of them is a note, since a misspelt name would otherwise change nothing quietly.
-    fn directions(&self, runs: &mut [Run], what: &str, notes: &mut Vec<Note>) {
-        for over in &self.better {
-            let mut found = false;
-            for run in runs.iter_mut() {
-                found |= run.override_better(over);
-            }
-            if !found {
-                notes.push(Note::warning(format!(
-                    "--better {}: {what} has no metric called `{}`",
-                    over.metric, over.metric
-                )));
-            }
-        }
+    match command {
+        Command::Parse(options) => parse::run(options),
+        Command::Go(options) => go::run(options),
+        Command::Gbench(options) => gbench::run(options),
+        Command::Timer(options) => timer::run(options),
+        Command::Frame(options) => frame::run(options),
+        Command::Exec(options) => exec::run(options),
+        Command::Net(mode) => net::run(mode),
+        Command::Doctor(format) => doctor::run(format),
+        Command::Check(options) => check::run(options),
+        Command::Compare(options) => compare::run(options),
+        Command::History(options) => store::history(options),
+        Command::Store(action, db) => store::run(action, db.as_deref()),
+        Command::Page(options) => page::run(options),
+        Command::Print(text) => docs::print(&text),
     }
 }
 
@@ -139,7 +140,7 @@ fn read_inputs(files: &[String], reading: &Reading, strict: bool) -> Result<(Vec
     Ok((runs, notes))
 }
 
-fn load_suite(args: &ReportArgs) -> Result<Suite> {
+fn load_suite(args: &ReportOptions) -> Result<Suite> {
     match &args.suite {
         Some(path) => Suite::load(path),
         None => Ok(Suite::default()),
@@ -148,10 +149,10 @@ fn load_suite(args: &ReportArgs) -> Result<Suite> {
 
 /// The sinks `OutputArgs` ask for, opened before any work: the report (`--format`, `--out`),
 /// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
-fn output_sinks(output: &OutputArgs) -> Result<FanOut> {
+fn output_sinks(output: &Output) -> Result<FanOut> {
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(&output.format)?,
+        output.format,
         Destination::open(output.out.as_deref())?,
     ));
     add_extras(&mut sinks, output)?;
@@ -161,19 +162,19 @@ fn output_sinks(output: &OutputArgs) -> Result<FanOut> {
 
 /// `--json FILE`: the whole result as latkit JSON beside whatever else is shown; `--store`:
 /// every run saved in the history store.
-fn add_extras(sinks: &mut FanOut, output: &OutputArgs) -> Result<()> {
+fn add_extras(sinks: &mut FanOut, output: &Output) -> Result<()> {
     if let Some(path) = &output.json {
         sinks.push(Rendered::new(
-            crate::cli::output_format("json")?,
+            &crate::report::JSON,
             Destination::open(Some(path))?,
         ));
     }
     sinks.push_plots(&output.plots.pairs()?)?;
-    if output.store {
-        let location = crate::store::default_location(output.db.db.as_deref())?;
+    if let Some(storing) = &output.store {
+        let location = crate::store::default_location(storing.db.as_deref())?;
         sinks.push(crate::report::store::Stored::open(
             &location,
-            output.tag.clone(),
+            storing.tag.clone(),
             output.quiet,
         )?);
     }
@@ -186,7 +187,7 @@ fn targets(check: Option<&Path>) -> Result<Option<Targets>> {
 }
 
 /// Analysis options from the report arguments and the suite file.
-fn enrich_options(args: &ReportArgs, suite: &Suite) -> Result<EnrichOptions> {
+fn enrich_options(args: &ReportOptions, suite: &Suite) -> Result<EnrichOptions> {
     Ok(EnrichOptions {
         metric: args.metric.clone().or_else(|| suite.report.metric.clone()),
         baseline: args
@@ -219,7 +220,7 @@ fn verdict_exit(report: &Report) -> Result<()> {
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.
-fn warn_on_stderr(report: &Report, output: &OutputArgs) {
+fn warn_on_stderr(report: &Report, output: &Output) {
     if output.quiet || (output.out.is_none() && io::stdout().is_terminal()) {
         return;
     }
@@ -239,7 +240,7 @@ fn report_outcome(
     outcome: crate::runner::output::Outcome,
     harness: &str,
     nothing_ran: &str,
-    output: &OutputArgs,
+    output: &Output,
     opts: &EnrichOptions,
     sinks: FanOut,
 ) -> Result<()> {

@@ -1,62 +1,41 @@
+use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
-use crate::cli::{NetArgs, NetMode, NetTestArgs};
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;
 use crate::probe::net::protocol::Test;
 use crate::probe::net::server::{Server, ServerConfig};
 use crate::probe::net::{loopback, measure};
-use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::Duration;
 
-fn address(text: &str) -> Result<SocketAddr> {
-    text.to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| {
-            Error::Input(format!(
-                "`{text}` is not an address (expected ADDR:PORT, e.g. 127.0.0.1:47000)"
-            ))
-        })
+/// Which side of a network test this process plays.
+pub enum NetMode {
+    /// Serve tests to latkit clients until interrupted.
+    Server(ServerConfig),
+    /// Run a test against `test.client.server`.
+    Client(NetTest),
+    /// Run a test against a server started in this process on an ephemeral loopback port
+    /// (`test.client.server` is replaced by it).
+    Loopback(NetTest),
 }
 
-fn seconds(what: &str, s: f64) -> Result<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| Error::Input(format!("{what} must be a number of seconds ≥ 0")))
+/// A client's test and where its report goes.
+pub struct NetTest {
+    pub client: ClientConfig,
+    pub output: Output,
 }
 
-/// An empty secret proves nothing: refuse it rather than count it as a token.
-fn token(token: &Option<String>) -> Result<Option<String>> {
-    match token.as_deref() {
-        Some("") => Err(Error::Input("--token must not be empty".into())),
-        _ => Ok(token.clone()),
-    }
-}
-
-fn client_config(server: SocketAddr, args: &NetTestArgs) -> Result<ClientConfig> {
-    let test: Test = args.test.into();
-    if test != Test::TcpThroughput && !(24..=65_000).contains(&args.size) && test != Test::TcpRtt {
+/// Refuses message sizes the test cannot carry.
+fn check_size(config: &ClientConfig) -> Result<()> {
+    let test = config.test;
+    if test != Test::TcpThroughput && !(24..=65_000).contains(&config.size) && test != Test::TcpRtt
+    {
         return Err(Error::Input(
             "--size for UDP tests must be 24 to 65000 bytes (24 carry the header)".into(),
         ));
     }
-    if args.size == 0 || args.size > 1 << 20 {
+    if config.size == 0 || config.size > 1 << 20 {
         return Err(Error::Input("--size must be 1 B to 1 MiB".into()));
     }
-    Ok(ClientConfig {
-        server,
-        test,
-        size: args.size as usize,
-        duration: args
-            .duration
-            .map(|d| seconds("--duration", d))
-            .transpose()?,
-        count: args.count,
-        warmup: seconds("--warmup", args.warmup)?,
-        rate: args.rate,
-        bytes: args.bytes,
-        chunk: (args.chunk as usize).clamp(1, 1 << 20),
-        token: token(&args.token)?,
-    })
+    Ok(())
 }
 
 /// A test stopped by Ctrl-C reports what it measured, then exits 130.
@@ -67,18 +46,11 @@ fn interrupted_is_130() -> Result<()> {
     }
 }
 
-pub fn run(args: NetArgs) -> Result<()> {
+pub fn run(mode: NetMode) -> Result<()> {
     crate::interrupt::install();
-    match args.mode {
-        NetMode::Server(s) => {
-            let server = Server::bind(ServerConfig {
-                bind: address(&s.bind)?,
-                token: token(&s.token)?,
-                insecure: s.insecure,
-                max_clients: s.max_clients as usize,
-                max_duration: Duration::from_secs(s.max_duration),
-                max_bytes: s.max_bytes,
-            })?;
+    match mode {
+        NetMode::Server(config) => {
+            let server = Server::bind(config)?;
             crate::error::say(&format!(
                 "latkit net server listening on {} (TCP and UDP)",
                 server.local_addr()
@@ -86,25 +58,24 @@ pub fn run(args: NetArgs) -> Result<()> {
             server.serve(crate::error::say)?;
             Err(Error::Interrupted)
         }
-        NetMode::Client(c) => {
-            let config = client_config(address(&c.server)?, &c.test)?;
-            let sinks = probe_sinks(&c.test.output)?;
+        NetMode::Client(NetTest { client, output }) => {
+            check_size(&client)?;
+            let sinks = probe_sinks(&output)?;
             let run = with_progress(
-                &format!("{} to {}", config.test.name(), config.server),
-                c.test.output.quiet,
-                || measure(&config),
+                &format!("{} to {}", client.test.name(), client.server),
+                output.quiet,
+                || measure(&client),
             )?;
-            probe_report(run, &c.test.output, sinks)?;
+            probe_report(run, &output, sinks)?;
             interrupted_is_130()
         }
-        NetMode::Loopback(t) => {
-            let placeholder: SocketAddr = "127.0.0.1:0".parse().expect("a valid literal address");
-            let config = client_config(placeholder, &t)?;
-            let sinks = probe_sinks(&t.output)?;
-            let what = format!("{} on loopback", config.test.name());
-            let token = config.token.clone();
-            let run = with_progress(&what, t.output.quiet, || loopback(config, token))?;
-            probe_report(run, &t.output, sinks)?;
+        NetMode::Loopback(NetTest { client, output }) => {
+            check_size(&client)?;
+            let sinks = probe_sinks(&output)?;
+            let what = format!("{} on loopback", client.test.name());
+            let token = client.token.clone();
+            let run = with_progress(&what, output.quiet, || loopback(client, token))?;
+            probe_report(run, &output, sinks)?;
             interrupted_is_130()
         }
     }

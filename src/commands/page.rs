@@ -1,19 +1,37 @@
-use super::{read_inputs, say_warnings};
+use super::{Reading, read_inputs, say_warnings};
 use crate::analyze::page::build_page;
 use crate::analyze::{EnrichOptions, build_report};
-use crate::cli::{PageArgs, PageFormat};
 use crate::error::{Error, Result};
 use crate::ingest::merge;
 use crate::report::sink::Destination;
 use crate::spec::page::PageSpec;
 use std::io::Write;
+use std::path::PathBuf;
 
-pub fn run(args: PageArgs) -> Result<()> {
+/// What a performance page is written as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageFormat {
+    Markdown,
+    /// One self-contained HTML file, with the results' plots.
+    Html,
+}
+
+/// A page: its spec, the results it shows, and where it goes.
+pub struct PageOptions {
+    pub spec: PathBuf,
+    /// Results files, pooled as one run; none (or `-`) is standard input.
+    pub files: Vec<String>,
+    pub reading: Reading,
+    pub format: PageFormat,
+    /// The page's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: PageOptions) -> Result<()> {
     super::refuse_overwriting_inputs(&args.files, &[args.out.as_deref()])?;
     let spec = PageSpec::load(&args.spec)?;
     let destination = Destination::open(args.out.as_deref())?;
-    let reading = super::Reading::of(&args.input);
-    let (runs, mut notes) = read_inputs(&args.files, &reading, false)?;
+    let (runs, mut notes) = read_inputs(&args.files, &args.reading, false)?;
     let count = runs.len();
     let (run, merge_notes) =
         merge(runs).ok_or_else(|| Error::Input("no results to put on the page".into()))?;

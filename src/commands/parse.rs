@@ -1,10 +1,22 @@
+use super::{Reading, ReportOptions};
 use super::{deliver, enrich_options, load_suite, output_sinks, read_inputs, warn_on_stderr};
 use crate::analyze::build_report;
-use crate::cli::ParseArgs;
 use crate::error::Result;
 use crate::ingest::merge;
 
-pub fn run(args: ParseArgs) -> Result<()> {
+/// What `latkit parse` reads and how it reports it.
+pub struct ParseOptions {
+    /// Files or directories; none (or `-`) is standard input.
+    pub files: Vec<String>,
+    pub reading: Reading,
+    /// Pool every input as one run.
+    pub merge: bool,
+    /// A malformed result line is an error instead of a note.
+    pub reject_malformed: bool,
+    pub report: ReportOptions,
+}
+
+pub fn run(args: ParseOptions) -> Result<()> {
     let output = &args.report.output;
     super::refuse_overwriting_inputs(
         &args.files,
@@ -13,8 +25,7 @@ pub fn run(args: ParseArgs) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
-    let reading = super::Reading::of(&args.input);
-    let (mut runs, mut notes) = read_inputs(&args.files, &reading, args.strict)?;
+    let (mut runs, mut notes) = read_inputs(&args.files, &args.reading, args.reject_malformed)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
     {

@@ -26,12 +26,12 @@ pub fn with_progress<T>(what: &str, quiet: bool, work: impl FnOnce() -> T) -> T 
 
 /// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
 /// `--check` gates it.
-pub fn probe_sinks(output: &crate::cli::OutputArgs) -> Result<FanOut> {
+pub fn probe_sinks(output: &super::Output) -> Result<FanOut> {
     super::output_sinks(output)
 }
 
 /// Reports a probe's run like `parse` does, judged against `--check` targets.
-pub fn probe_report(run: Run, output: &crate::cli::OutputArgs, sinks: FanOut) -> Result<()> {
+pub fn probe_report(run: Run, output: &super::Output, sinks: FanOut) -> Result<()> {
     let opts = EnrichOptions {
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()

@@ -1,24 +1,81 @@
 //! `latkit store` and `latkit history`, and stored runs as inputs everywhere (`@latest`).
 
-use super::{deliver, enrich_options, load_suite, read_inputs, say_warnings};
+use super::{
+    Plots, Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
+};
 use crate::analyze::build_report;
 use crate::analyze::history::{figures, split_metric, trend};
-use crate::cli::{DbArgs, HistoryArgs, ListFormat, StoreAction, StoreArgs};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
 use std::io::Write;
+use std::path::PathBuf;
+
+/// What `latkit store` does.
+pub enum StoreAction {
+    /// Store results files as runs, with the working directory's git provenance.
+    Add {
+        files: Vec<String>,
+        reading: Reading,
+        tag: Option<String>,
+        quiet: bool,
+    },
+    List {
+        query: RunQuery,
+        format: ListFormat,
+    },
+    /// Report a stored run as `parse` would.
+    Show {
+        reference: String,
+        report: Box<ReportOptions>,
+    },
+    Remove {
+        references: Vec<String>,
+        quiet: bool,
+    },
+    /// A stored run as latkit JSON, to `out` or standard output.
+    Export {
+        reference: String,
+        out: Option<PathBuf>,
+    },
+}
+
+/// How `store list` prints the runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+/// The trends `latkit history` shows.
+pub struct HistoryOptions {
+    /// Benchmarks (name or glob); `None`: all.
+    pub bench: Option<String>,
+    /// The figure to follow: `METRIC`, `METRIC:STATISTIC` or a statistic.
+    pub metric: Option<String>,
+    /// The newest this many stored runs.
+    pub last: usize,
+    pub branch: Option<String>,
+    /// Significance level for changes between consecutive runs.
+    pub alpha: f64,
+    pub format: &'static crate::report::OutputFormat,
+    /// The report's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+    /// The history store's location.
+    pub db: Option<String>,
+    pub plots: Plots,
+}
 
 /// The store `--db` (or its defaults) names, opened on first use.
 pub struct LazyStore<'a> {
-    db: &'a DbArgs,
+    db: Option<&'a str>,
     store: Option<Store>,
 }
 
 impl<'a> LazyStore<'a> {
-    pub fn new(db: &'a DbArgs) -> Self {
+    pub fn new(db: Option<&'a str>) -> Self {
         LazyStore { db, store: None }
     }
 
@@ -34,7 +91,7 @@ impl<'a> LazyStore<'a> {
 
     fn open_with(&mut self, open: fn(&str) -> Result<Store>) -> Result<&mut Store> {
         if self.store.is_none() {
-            let location = crate::store::default_location(self.db.db.as_deref())?;
+            let location = crate::store::default_location(self.db)?;
             self.store = Some(open(&location)?);
         }
         Ok(self.store.as_mut().expect("opened above"))
@@ -45,7 +102,7 @@ impl<'a> LazyStore<'a> {
 /// column headings, the runs and the reader's notes.
 pub fn read_input(
     spec: &str,
-    reading: &super::Reading,
+    reading: &Reading,
     store: &mut LazyStore,
 ) -> Result<(String, Vec<Run>, Vec<Note>)> {
     match StoredRef::parse(spec)? {
@@ -98,16 +155,15 @@ fn reference(text: &str) -> Result<StoredRef> {
     })
 }
 
-pub fn run(args: StoreArgs) -> Result<()> {
-    let mut store = LazyStore::new(&args.db);
-    match args.action {
+pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
+    let mut store = LazyStore::new(db);
+    match action {
         StoreAction::Add {
             files,
-            input,
+            reading,
             tag,
             quiet,
         } => {
-            let reading = super::Reading::of(&input);
             let (mut runs, notes) = read_inputs(&files, &reading, false)?;
             crate::analyze::enrich::summarize_all(&mut runs);
             if !quiet {
@@ -122,17 +178,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             }
             Ok(())
         }
-        StoreAction::List {
-            last,
-            branch,
-            tag,
-            format,
-            ..
-        } => {
-            let last = last.map(|n| n as usize);
-            let runs = store.existing()?.runs(&RunQuery { branch, tag, last })?;
-            list(&runs, format)
-        }
+        StoreAction::List { query, format } => list(&store.existing()?.runs(&query)?, format),
         StoreAction::Show {
             reference: r,
             report,
@@ -142,7 +188,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             let sinks = super::output_sinks(&report.output)?;
             deliver(&build_report(vec![run], notes, &opts)?, sinks)
         }
-        StoreAction::Rm { references, quiet } => {
+        StoreAction::Remove { references, quiet } => {
             let store = store.existing()?;
             let mut ids = Vec::new();
             // Resolve every reference first: `rm @latest @-1` means the two newest, not the
@@ -157,9 +203,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             }
             Ok(())
         }
-        StoreAction::Export {
-            reference: r, out, ..
-        } => {
+        StoreAction::Export { reference: r, out } => {
             let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let report = Report {
                 runs: vec![run],
@@ -169,7 +213,7 @@ pub fn run(args: StoreArgs) -> Result<()> {
             };
             let mut sinks = FanOut::default();
             sinks.push(Rendered::new(
-                crate::cli::output_format("json")?,
+                &crate::report::JSON,
                 Destination::open(out.as_deref())?,
             ));
             sinks.finish(&report)
@@ -215,14 +259,14 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
 }
 
 /// `latkit history`: one trend table per matching benchmark.
-pub fn history(args: HistoryArgs) -> Result<()> {
+pub fn history(args: HistoryOptions) -> Result<()> {
     let mut sinks = FanOut::default();
     sinks.push(Rendered::new(
-        crate::cli::output_format(&args.format)?,
+        args.format,
         Destination::open(args.out.as_deref())?,
     ));
     sinks.push_plots(&args.plots.pairs()?)?;
-    let mut lazy = LazyStore::new(&args.db);
+    let mut lazy = LazyStore::new(args.db.as_deref());
     let store = lazy.existing()?;
     let glob = match &args.bench {
         Some(pattern) => Some(
@@ -257,7 +301,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
             metric.as_deref(),
             &statistic,
             args.branch.as_deref(),
-            Some(args.last as usize),
+            Some(args.last),
         )?;
         if !points.is_empty() {
             tables.push(trend(&bench, &points, args.alpha));

@@ -1,6 +1,6 @@
+use super::Output;
 use super::{say_warnings, targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::cli::{Policy, TimerArgs};
 use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
@@ -8,32 +8,38 @@ use crate::probe::timer::{self, Display, MODE, TimerConfig};
 use crate::report::XENOMAI;
 use crate::report::sink::{Destination, FanOut, Gnuplot, Hgrm, LiveSecond, Rendered, XenomaiLive};
 use std::io;
-use std::path::Path;
 
-pub fn run(args: TimerArgs) -> Result<()> {
-    let cpus = parse_cpu_list(args.cpu.as_deref())?;
+/// A timer test as Xenomai's `latency` and cyclictest take it: the probe's settings and
+/// what is printed and written of it.
+pub struct TimerOptions {
+    pub probe: TimerConfig,
+    /// Data lines per RTT/RTH header; 0 prints none.
+    pub lines_per_header: u64,
+    /// Print the histograms' buckets (HSD lines).
+    pub histogram: bool,
+    /// Print the histograms' statistics (HSH/HSS lines).
+    pub stats: bool,
+    /// The every-sample histogram in Xenomai's gnuplot format (`-` is stdout).
+    pub gnuplot: Option<std::path::PathBuf>,
+    /// After the summary, fail if the maximum exceeded this many µs.
+    pub max_us: Option<f64>,
+    /// The distribution as HdrHistogram percentile text.
+    pub hgrm: Option<std::path::PathBuf>,
+    pub output: Output,
+}
+
+pub fn run(args: TimerOptions) -> Result<()> {
     let keep_buckets = args.histogram || args.gnuplot.is_some();
     let config = TimerConfig {
-        period_us: args.period_us,
-        duration_s: args.duration_s,
-        warmup_s: args.warmup_s,
-        cpus,
-        priority: (args.policy == Policy::Fifo).then_some(args.priority),
-        mlock: !args.no_mlock,
-        dma_latency: !args.no_dma_latency,
-        method: args.method.into(),
-        hist_buckets: args.hist_size as usize,
-        bucket_ns: args.bucket_ns,
         keep_buckets,
-        freeze_trace: args.freeze_trace,
-        break_us: args.break_us,
+        ..args.probe.clone()
     };
     // Every output and the targets file are opened before measuring: a bad path costs no run.
     let targets = targets(args.output.check.as_deref())?;
     let mut sinks = sinks(&args)?;
     // From here Ctrl-C stops the test and still reports it.
     crate::interrupt::install();
-    if args.histogram && args.duration_s == 0 && !args.output.quiet {
+    if args.histogram && config.duration_s == 0 && !args.output.quiet {
         // `-h` is Xenomai's and cyclictest's histogram; someone asking for help would
         // otherwise watch an endless test start.
         crate::error::say(
@@ -44,10 +50,10 @@ pub fn run(args: TimerArgs) -> Result<()> {
     let mut live = Live {
         sinks: &mut sinks,
         quiet: args.output.quiet,
-        xenomai: args.output.format == XENOMAI,
+        xenomai: args.output.format.name == XENOMAI,
         warned: 0,
         info: TimerInfo {
-            period_ns: args.period_us * 1000,
+            period_ns: config.period_us * 1000,
             mode: MODE.to_string(),
             priority: config.priority.unwrap_or(0),
             ..TimerInfo::default()
@@ -82,7 +88,7 @@ pub fn run(args: TimerArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     verdict_exit(&report)?;
-    match crate::analyze::gate::timer_limits(&report.runs, args.break_us, args.max_us) {
+    match crate::analyze::gate::timer_limits(&report.runs, config.break_us, args.max_us) {
         Some(missed) => Err(Error::Failed(missed)),
         None => Ok(()),
     }
@@ -90,9 +96,9 @@ pub fn run(args: TimerArgs) -> Result<()> {
 
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
 /// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
-fn sinks(args: &TimerArgs) -> Result<FanOut> {
+fn sinks(args: &TimerOptions) -> Result<FanOut> {
     let output = &args.output;
-    let format = crate::cli::output_format(&output.format)?;
+    let format = output.format;
     let dest = Destination::open(output.out.as_deref())?;
     let mut sinks = FanOut::default();
     if format.name == XENOMAI {
@@ -110,48 +116,10 @@ fn sinks(args: &TimerArgs) -> Result<FanOut> {
         sinks.push(Hgrm(Destination::open(Some(path))?));
     }
     if let Some(target) = &args.gnuplot {
-        sinks.push(Gnuplot(Destination::open(Some(Path::new(target)))?));
+        sinks.push(Gnuplot(Destination::open(Some(target.as_path()))?));
     }
     sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
-}
-
-/// `0`, `0,2`, `1-3`, `all`: CPUs that exist on this machine.
-fn parse_cpu_list(list: Option<&str>) -> Result<Vec<usize>> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if list == "all" {
-        return Ok((0..online).collect());
-    }
-    let bad = |why: String| {
-        Error::Input(format!(
-            "--cpu {list}: {why} (expected e.g. `0`, `0,2`, `1-3` or `all`)"
-        ))
-    };
-    let mut cpus = Vec::new();
-    for part in list.split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let parse = |s: &str| {
-            s.trim()
-                .parse::<usize>()
-                .map_err(|_| bad(format!("`{part}` is not a CPU number or range")))
-        };
-        let (a, b) = (parse(a)?, parse(b)?);
-        if a > b {
-            return Err(bad(format!("range `{part}` is backwards")));
-        }
-        cpus.extend(a..=b);
-    }
-    if let Some(&cpu) = cpus.iter().find(|&&c| c >= online) {
-        return Err(bad(format!(
-            "CPU {cpu} does not exist (this machine has {online})"
-        )));
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
 }
 
 /// Hands the probe's live progress to every sink; the first output error stops the test
@@ -206,26 +174,5 @@ impl Display for Live<'_> {
             so_far: so_far.clone(),
         });
         self.keep(second);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list(None).unwrap(), Vec::<usize>::new());
-        assert_eq!(parse_cpu_list(Some("0")).unwrap(), [0]);
-        let online = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(parse_cpu_list(Some("all")).unwrap().len(), online);
-        assert!(
-            parse_cpu_list(Some("9999"))
-                .unwrap_err()
-                .to_string()
-                .contains("does not exist")
-        );
-        assert!(parse_cpu_list(Some("x")).is_err());
-        assert!(parse_cpu_list(Some("1-0")).is_err());
     }
 }

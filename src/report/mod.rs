@@ -88,6 +88,7 @@ pub trait Reporter {
 }
 
 /// A report format `--format` can name.
+#[derive(Debug)]
 pub struct OutputFormat {
     pub name: &'static str,
     /// One line for `--help`.
@@ -99,40 +100,46 @@ pub struct OutputFormat {
     pub comparison: bool,
 }
 
+/// latkit JSON, which `--json FILE` and `store export` write beside any other format.
+pub static JSON: OutputFormat = OutputFormat {
+    name: "json",
+    help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
+    reporter: || Box::new(json::Json),
+    comparison: true,
+};
+
+/// The self-contained HTML report, which `check --format html` writes too.
+pub static HTML: OutputFormat = OutputFormat {
+    name: "html",
+    help: "One self-contained HTML file: SVG plots, the tables, notes and environment",
+    reporter: || Box::new(html::Html),
+    comparison: true,
+};
+
 /// Every report format, in `--help` order: a new one is one file behind [`Reporter`] and one
 /// line here; `--format`, its help and every sink read this list.
-pub static FORMATS: &[OutputFormat] = &[
-    OutputFormat {
+pub static FORMATS: &[&OutputFormat] = &[
+    &OutputFormat {
         name: "table",
         help: "Aligned terminal table with scaled units",
         reporter: || Box::new(terminal::Terminal),
         comparison: true,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "markdown",
         help: "GitHub markdown, numbers right-aligned, as the harness wrote them",
         reporter: || Box::new(markdown::Markdown),
         comparison: true,
     },
-    OutputFormat {
-        name: "json",
-        help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
-        reporter: || Box::new(json::Json),
-        comparison: true,
-    },
-    OutputFormat {
-        name: "html",
-        help: "One self-contained HTML file: SVG plots, the tables, notes and environment",
-        reporter: || Box::new(html::Html),
-        comparison: true,
-    },
-    OutputFormat {
+    &JSON,
+    &HTML,
+    &OutputFormat {
         name: "csv",
         help: "One CSV row per table row, with a header row",
         reporter: || Box::new(csv::Csv),
         comparison: true,
     },
-    OutputFormat {
+    &OutputFormat {
         name: XENOMAI,
         help: "Xenomai `latency` text (timer results only)",
         reporter: || {
@@ -143,13 +150,13 @@ pub static FORMATS: &[OutputFormat] = &[
         },
         comparison: false,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "bmf",
         help: "Bencher Metric Format JSON (`bencher run --adapter json`), latency in ns",
         reporter: || Box::new(services::Bmf),
         comparison: false,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "gab",
         help: "github-action-benchmark customSmallerIsBetter JSON (lower is better)",
         reporter: || {
@@ -159,7 +166,7 @@ pub static FORMATS: &[OutputFormat] = &[
         },
         comparison: false,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "gab-bigger",
         help: "github-action-benchmark customBiggerIsBetter JSON (higher is better)",
         reporter: || {
@@ -169,13 +176,13 @@ pub static FORMATS: &[OutputFormat] = &[
         },
         comparison: false,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "hgrm",
         help: "HdrHistogram percentile distribution (.hgrm, µs) of the first distribution",
         reporter: || Box::new(hgrm::Hgrm),
         comparison: false,
     },
-    OutputFormat {
+    &OutputFormat {
         name: "bench",
         help: "`BENCH name: key=value<unit>` lines",
         reporter: || Box::new(bench::Bench),
@@ -188,7 +195,7 @@ pub const XENOMAI: &str = "xenomai";
 
 /// The report format called `name`.
 pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
-    FORMATS.iter().find(|f| f.name == name)
+    FORMATS.iter().copied().find(|f| f.name == name)
 }
 
 /// Who reads a rendered report: what a text format may fold, wrap or leave out for them.

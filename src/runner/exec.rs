@@ -2,28 +2,29 @@
 //! own start-up is measured and subtracted), its wall time around spawn and `wait4`, and the
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
+use super::plan::Planned;
 use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::interrupt;
 use crate::model::summary::median;
 use crate::model::vocab;
-use crate::model::{BenchName, ConfigEntry, Note, RunBuilder, Source, new_run, timestamp};
+use crate::model::{BenchName, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-/// One command to time: how it is shown, what is run, the parameters substituted into it.
-pub struct Planned {
-    /// The command line, parameters substituted.
-    pub command: String,
-    /// The benchmark's name: the command line, or the name `--command-name` gave it.
-    pub name: String,
-    pub params: Vec<ConfigEntry>,
-}
-
+/// Commands to time, how, and whether progress is drawn on stderr.
 pub struct Exec {
     pub commands: Vec<Planned>,
+    pub timing: Timing,
+    pub progress: bool,
+}
+
+/// How each command is run and how many times (hyperfine's options).
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Exactly this many timed runs (instead of min/max runs and min time).
     pub runs: Option<u64>,
     pub min_runs: u64,
     pub max_runs: Option<u64>,
@@ -33,8 +34,8 @@ pub struct Exec {
     pub setup: Option<String>,
     pub cleanup: Option<String>,
     pub ignore_failure: bool,
+    /// Run commands through this shell and subtract its start-up time.
     pub shell: Option<String>,
-    pub progress: bool,
 }
 
 /// What one run cost.
@@ -155,7 +156,7 @@ fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
 impl Exec {
     /// What is spawned for `display`: its words, or the shell running it.
     fn argv(&self, display: &str) -> Result<Vec<String>> {
-        match &self.shell {
+        match &self.timing.shell {
             Some(shell) => Ok(vec![shell.clone(), "-c".into(), display.to_string()]),
             None => match shlex::split(display) {
                 Some(words) if !words.is_empty() => Ok(words),
@@ -168,7 +169,7 @@ impl Exec {
 
     /// The shell's own start-up time, to subtract from every run (`--shell`).
     fn shell_cost(&self, notes: &mut Vec<Note>) -> Result<f64> {
-        let Some(shell) = &self.shell else {
+        let Some(shell) = &self.timing.shell else {
             return Ok(0.0);
         };
         let argv = vec![shell.clone(), "-c".into(), String::new()];
@@ -241,7 +242,7 @@ impl Exec {
         argv: &[String],
     ) -> Result<(Vec<Sample>, Option<bool>)> {
         let name = &planned.name;
-        if let Some(setup) = &self.setup {
+        if let Some(setup) = &self.timing.setup {
             helper("--setup", setup)?;
         }
         let spawn = |argv: &[String]| {
@@ -254,20 +255,20 @@ impl Exec {
         };
         // --prepare before each run; false when an interrupt came meanwhile.
         let prepared = || -> Result<bool> {
-            if let Some(prepare) = &self.prepare {
+            if let Some(prepare) = &self.timing.prepare {
                 helper("--prepare", prepare)?;
             }
             Ok(!interrupt::requested())
         };
         let mut samples: Vec<Sample> = Vec::new();
         let mut cut_short = false;
-        for _ in 0..self.warmup {
+        for _ in 0..self.timing.warmup {
             if !prepared()? {
                 break;
             }
             spawn(argv)?;
         }
-        let mut target = self.runs.unwrap_or(self.min_runs);
+        let mut target = self.timing.runs.unwrap_or(self.timing.min_runs);
         let progress = self.bar(name);
         while (samples.len() as u64) < target && prepared()? {
             let sample = spawn(argv)?;
@@ -276,18 +277,18 @@ impl Exec {
                 cut_short = true;
                 break;
             }
-            if !sample.status.success() && !self.ignore_failure {
+            if !sample.status.success() && !self.timing.ignore_failure {
                 return Err(Error::Failed(format!(
                     "`{name}` failed ({}); --ignore-failure times it anyway",
                     sample.status
                 )));
             }
-            if samples.is_empty() && self.runs.is_none() {
+            if samples.is_empty() && self.timing.runs.is_none() {
                 // As hyperfine: enough runs to fill --min-time, within the bounds.
-                let fit = (self.min_time / sample.wall.max(1e-9)).ceil() as u64;
+                let fit = (self.timing.min_time / sample.wall.max(1e-9)).ceil() as u64;
                 target = fit
-                    .max(self.min_runs)
-                    .min(self.max_runs.unwrap_or(u64::MAX))
+                    .max(self.timing.min_runs)
+                    .min(self.timing.max_runs.unwrap_or(u64::MAX))
                     .max(1);
                 progress.set_length(target);
             }
@@ -295,7 +296,7 @@ impl Exec {
             progress.set_position(samples.len() as u64);
         }
         progress.finish_and_clear();
-        if let Some(cleanup) = &self.cleanup {
+        if let Some(cleanup) = &self.timing.cleanup {
             // After an interrupt too: it undoes what --setup did.
             helper("--cleanup", cleanup)?;
         }
@@ -307,7 +308,7 @@ impl Exec {
             return ProgressBar::hidden();
         }
         let bar = ProgressBar::with_draw_target(
-            Some(self.runs.unwrap_or(self.min_runs)),
+            Some(self.timing.runs.unwrap_or(self.timing.min_runs)),
             ProgressDrawTarget::stderr(),
         );
         if let Ok(style) =

@@ -5,4 +5,5 @@ pub mod executor;
 pub mod gbench;
 pub mod go;
 pub mod output;
+pub mod plan;
 pub mod worktree;

@@ -44,6 +44,38 @@ pub struct TimerConfig {
     pub break_us: Option<f64>,
 }
 
+/// A `--cpu` list: `0`, `0,2`, `1-3`, `all`, of CPUs that exist on this machine; the error
+/// says what is wrong with it.
+pub fn cpu_list(list: &str) -> std::result::Result<Vec<usize>, String> {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if list == "all" {
+        return Ok((0..online).collect());
+    }
+    let bad = |why: String| format!("{why} (expected e.g. `0`, `0,2`, `1-3` or `all`)");
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let parse = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| bad(format!("`{part}` is not a CPU number or range")))
+        };
+        let (a, b) = (parse(a)?, parse(b)?);
+        if a > b {
+            return Err(bad(format!("range `{part}` is backwards")));
+        }
+        cpus.extend(a..=b);
+    }
+    if let Some(&cpu) = cpus.iter().find(|&&c| c >= online) {
+        return Err(bad(format!(
+            "CPU {cpu} does not exist (this machine has {online})"
+        )));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
 /// What measuring without SCHED_FIFO does to the numbers.
 const AT_NORMAL_PRIORITY: &str =
     "measuring at normal priority: other tasks delay wake-ups, expect higher and noisier latencies";
@@ -459,4 +491,24 @@ fn trimmed(h: &LinearHistogram, keep: bool) -> LinearHistogram {
         h.counts.clear();
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list("0").unwrap(), [0]);
+        let online = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(cpu_list("all").unwrap().len(), online);
+        assert!(
+            cpu_list("9999")
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
+        assert!(cpu_list("x").is_err());
+        assert!(cpu_list("1-0").is_err());
+    }
 }

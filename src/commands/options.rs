@@ -1,0 +1,133 @@
+//! The options several commands share, as plain values: the command line (`crate::cli`)
+//! parses and checks each flag once and hands these over; no command sees the parser.
+
+use crate::analyze::compare::{CompareOptions, RegressionRule};
+use crate::error::{Error, Result};
+use crate::model::{BetterOverride, Note, Run};
+use crate::report::OutputFormat;
+use crate::report::plot::PlotKind;
+use std::path::{Path, PathBuf};
+
+/// Where a result goes and how it is gated.
+pub struct Output {
+    /// What the report is written as.
+    pub format: &'static OutputFormat,
+    /// The report's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+    /// Also the whole result as latkit JSON, whatever `format` shows.
+    pub json: Option<PathBuf>,
+    /// A targets file that gates the result; the verdict goes to stderr.
+    pub check: Option<PathBuf>,
+    /// No progress and no warnings on stderr.
+    pub quiet: bool,
+    /// Save every run in the history store, with this tag.
+    pub store: Option<Storing>,
+    pub plots: Plots,
+}
+
+/// Where runs are stored and under which tag.
+pub struct Storing {
+    /// The store's location (`None`: LATKIT_DB, else the default file).
+    pub db: Option<String>,
+    pub tag: Option<String>,
+}
+
+/// SVG files to draw, each paired in order with a kind (one kind serves them all; none: the
+/// first kind the result has).
+#[derive(Default)]
+pub struct Plots {
+    pub files: Vec<PathBuf>,
+    pub kinds: Vec<PlotKind>,
+}
+
+impl Plots {
+    /// Each file with the kind it draws; the counts must pair up.
+    pub fn pairs(&self) -> Result<Vec<(&Path, Option<PlotKind>)>> {
+        let kinds: Vec<Option<PlotKind>> = match (self.kinds.len(), self.files.len()) {
+            (0, n) => vec![None; n],
+            (1, n) => vec![Some(self.kinds[0]); n],
+            (k, n) if k == n => self.kinds.iter().copied().map(Some).collect(),
+            (k, n) => {
+                return Err(Error::Input(format!(
+                    "{k} --plot-kind for {n} --plot: give one kind, or one per --plot"
+                )));
+            }
+        };
+        Ok(self.files.iter().map(PathBuf::as_path).zip(kinds).collect())
+    }
+}
+
+/// How read or harness results are analysed and reported.
+pub struct ReportOptions {
+    pub output: Output,
+    /// The benchmark (name or glob) that is 100 % in a "% of" column.
+    pub baseline: Option<String>,
+    /// The suite file with attribution roles and defaults.
+    pub suite: Option<PathBuf>,
+    /// The metric to tabulate (default: the first the harness reports).
+    pub metric: Option<String>,
+    /// One table per repetition instead of medians across them.
+    pub per_run: bool,
+    /// A "Relative" column against the best row.
+    pub relative: bool,
+}
+
+/// How a comparison decides.
+pub struct Gate {
+    /// Significance level of the U test.
+    pub alpha: f64,
+    /// Fail on a significant change beyond these thresholds.
+    pub fail_on: Vec<RegressionRule>,
+    /// Also fail when a change beyond a threshold is within noise.
+    pub fail_within_noise: bool,
+}
+
+impl Gate {
+    /// Comparison options with these gates; every metric and the default statistics.
+    pub fn options(&self) -> CompareOptions {
+        CompareOptions {
+            alpha: self.alpha,
+            rules: self
+                .fail_on
+                .iter()
+                .map(|rule| RegressionRule {
+                    strict: self.fail_within_noise,
+                    ..rule.clone()
+                })
+                .collect(),
+            ..CompareOptions::default()
+        }
+    }
+}
+
+/// A/B runs against a base revision, for `go` and `gbench`.
+pub struct Interleave {
+    /// The git revision the working tree alternates with; `None`: a plain run.
+    pub base: Option<String>,
+    pub gate: Gate,
+}
+
+/// How inputs are read: their format (`None`: detected) and the directions `--better` sets.
+pub struct Reading {
+    pub format: Option<&'static dyn crate::ingest::InputFormat>,
+    pub better: Vec<BetterOverride>,
+}
+
+impl Reading {
+    /// Applies `--better` to runs read from `what`; an override that names no metric of
+    /// any of them is a note, since a misspelt name would otherwise change nothing quietly.
+    pub fn directions(&self, runs: &mut [Run], what: &str, notes: &mut Vec<Note>) {
+        for over in &self.better {
+            let mut found = false;
+            for run in runs.iter_mut() {
+                found |= run.override_better(over);
+            }
+            if !found {
+                notes.push(Note::warning(format!(
+                    "--better {}: {what} has no metric called `{}`",
+                    over.metric, over.metric
+                )));
+            }
+        }
+    }
+}
