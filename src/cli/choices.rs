@@ -5,6 +5,7 @@ use crate::probe::frame::{Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
 use crate::report::OutputFormat;
+use crate::report::plot::PlotKind;
 
 /// Declares a clap value enum mirroring a library enum variant for variant (the doc comments
 /// are the `--help` text) and the conversion into it.
@@ -60,6 +61,25 @@ choice!(OperationArg => Operation {
     Copy,
     /// Convert NV12 or I420 to RGBA.
     Convert,
+});
+
+choice!(
+    /// `--plot-kind`.
+    PlotKindArg => PlotKind {
+    /// Latency by percentile (90 %, 99 %, 99.9 %, ... on a log scale), HdrHistogram style.
+    Spectrum,
+    /// How often each latency occurred, linear and log counts.
+    Histogram,
+    /// A timer run's per-second min, avg and max, and overruns.
+    Series,
+    /// Medians with 95 % CI whiskers (% of the baseline), attribution shares stacked.
+    Bars,
+    /// `compare`: each benchmark's change, significant ones coloured.
+    Compare,
+    /// `history`: a figure run by run with its CI band and change points.
+    Trend,
+    /// `check`: a latency budget's stages against the total.
+    Budget,
 });
 
 /// `--input-format`: `auto` or a name from the format registry, each with its description.

@@ -193,26 +193,7 @@ pub struct PlotArgs {
     pub plot: Vec<PathBuf>,
     /// What --plot draws.
     #[arg(long, value_enum, value_name = "KIND")]
-    pub plot_kind: Vec<PlotKind>,
-}
-
-/// `--plot-kind`, the command-line twin of [`crate::report::plot::PlotKind`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlotKind {
-    /// Latency by percentile (90 %, 99 %, 99.9 %, ... on a log scale), HdrHistogram style.
-    Spectrum,
-    /// How often each latency occurred, linear and log counts.
-    Histogram,
-    /// A timer run's per-second min, avg and max, and overruns.
-    Series,
-    /// Medians with 95 % CI whiskers (% of the baseline), attribution shares stacked.
-    Bars,
-    /// `compare`: each benchmark's change, significant ones coloured.
-    Compare,
-    /// `history`: a figure run by run with its CI band and change points.
-    Trend,
-    /// `check`: a latency budget's stages against the total.
-    Budget,
+    pub plot_kind: Vec<choices::PlotKindArg>,
 }
 
 impl From<OutputArgs> for Output {
@@ -237,21 +218,6 @@ impl From<PlotArgs> for Plots {
         Plots {
             files: args.plot,
             kinds: args.plot_kind.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
-impl From<PlotKind> for crate::report::plot::PlotKind {
-    fn from(kind: PlotKind) -> Self {
-        use crate::report::plot::PlotKind as P;
-        match kind {
-            PlotKind::Spectrum => P::Spectrum,
-            PlotKind::Histogram => P::Histogram,
-            PlotKind::Series => P::Series,
-            PlotKind::Bars => P::Bars,
-            PlotKind::Compare => P::Compare,
-            PlotKind::Trend => P::Trend,
-            PlotKind::Budget => P::Budget,
         }
     }
 }
