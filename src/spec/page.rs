@@ -205,38 +205,7 @@ impl PageSpec {
 
     pub fn parse(file: &str, text: &str) -> Result<PageSpec> {
         let raw: File = crate::spec::parse(file, text, "page spec")?;
-        let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
-        let figure =
-            |line: usize, bench: String, metric: Option<String>, statistic: Option<String>| {
-                let statistic_named = statistic.is_some();
-                let statistic = statistic.unwrap_or_else(|| "median".to_string());
-                if !STATISTICS.contains(&statistic.as_str()) {
-                    return Err(bad(
-                        line,
-                        format!(
-                            "statistic `{statistic}` is not one of {}",
-                            STATISTICS.join(", ")
-                        ),
-                    ));
-                }
-                Ok(Figure {
-                    bench,
-                    metric: metric.unwrap_or_else(|| "real_time".to_string()),
-                    statistic,
-                    statistic_named,
-                })
-            };
-        let time = |line: usize, what: &str, text: &str| -> Result<f64> {
-            match parse_quantity(text) {
-                Some((ns, unit)) if unit == Unit::new(crate::model::Dimension::Time) => Ok(ns),
-                _ => Err(bad(
-                    line,
-                    format!(
-                        "{what} `{text}` is not a time (expected e.g. \"16.67 ms\", \"100 ns\")"
-                    ),
-                )),
-            }
-        };
+        let check = Checker { file };
         let mut glance = Vec::new();
         for spanned in raw.glance {
             let line = line_of(text, spanned.span().start);
@@ -244,7 +213,7 @@ impl PageSpec {
             glance.push(Glance {
                 line,
                 task: g.task,
-                figure: figure(line, g.bench, g.metric, g.statistic)?,
+                figure: check.figure(line, g.bench, g.metric, g.statistic)?,
                 show: g.show,
                 what: g.what.unwrap_or_else(|| "ops".to_string()),
                 note: g.note,
@@ -254,137 +223,16 @@ impl PageSpec {
         for spanned in raw.health {
             let line = line_of(text, spanned.span().start);
             let h = spanned.into_inner();
-            let needs = |field: &str, value: Option<String>| {
-                value.ok_or_else(|| {
-                    bad(
-                        line,
-                        format!("a `{:?}` rule needs `{field}`", h.rule).to_lowercase(),
-                    )
-                })
-            };
-            let below_levels = |levels: &[LevelSpec]| -> Result<Vec<Level>> {
-                levels
-                    .iter()
-                    .map(|l| match (&l.below, l.at_least) {
-                        (Some(text), None) => Ok(Level {
-                            verdict: l.verdict.clone(),
-                            limit: time(line, "below", text)?,
-                            text: text.clone(),
-                        }),
-                        _ => Err(bad(
-                            line,
-                            format!(
-                                "level `{}` needs `below = \"<time>\"` (and no `at_least`)",
-                                l.verdict
-                            ),
-                        )),
-                    })
-                    .collect()
-            };
-            let rule = match h.rule {
-                RuleKind::Thresholds => {
-                    if h.levels.is_empty() {
-                        return Err(bad(line, "a thresholds rule needs `levels`".into()));
-                    }
-                    Rule::Thresholds {
-                        levels: below_levels(&h.levels)?,
-                        otherwise: h.otherwise.clone().unwrap_or_else(|| "Slow".into()),
-                    }
-                }
-                RuleKind::Headroom => {
-                    let budget_text = needs("budget", h.budget.clone())?;
-                    let levels = h
-                        .levels
-                        .iter()
-                        .map(|l| match (l.at_least, &l.below) {
-                            (Some(factor), None) if factor.is_finite() && factor > 0.0 => Ok(Level {
-                                verdict: l.verdict.clone(),
-                                limit: factor,
-                                text: format!("{factor}x"),
-                            }),
-                            _ => Err(bad(line, format!("level `{}` needs `at_least = <factor>` (a positive number, no `below`)", l.verdict))),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    Rule::Headroom {
-                        budget_ns: match time(line, "budget", &budget_text)? {
-                            ns if ns > 0.0 => ns,
-                            _ => {
-                                return Err(bad(
-                                    line,
-                                    format!(
-                                        "budget `{budget_text}` must be more than zero: headroom is budget ÷ time"
-                                    ),
-                                ));
-                            }
-                        },
-                        budget_text,
-                        levels: if levels.is_empty() {
-                            vec![Level {
-                                verdict: "Fast enough".into(),
-                                limit: 1.0,
-                                text: "1x".into(),
-                            }]
-                        } else {
-                            levels
-                        },
-                        otherwise: h.otherwise.clone().unwrap_or_else(|| "Too slow".into()),
-                    }
-                }
-                RuleKind::Relative => {
-                    let reference = needs("reference", h.reference.clone())?;
-                    let noise_percent = match &h.noise {
-                        None => 5.0,
-                        Some(text) => text
-                            .trim()
-                            .trim_end_matches('%')
-                            .trim()
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|p| p.is_finite() && *p >= 0.0)
-                            .ok_or_else(|| {
-                                bad(
-                                    line,
-                                    format!("noise `{text}` is not a percentage (e.g. \"5%\")"),
-                                )
-                            })?,
-                    };
-                    Rule::Relative {
-                        label: h
-                            .reference_label
-                            .clone()
-                            .unwrap_or_else(|| reference.clone()),
-                        reference: figure(line, reference, h.metric.clone(), h.statistic.clone())?,
-                        slower: h.slower.clone().unwrap_or_else(|| "Slower".into()),
-                        faster: h.faster.clone().unwrap_or_else(|| "Faster".into()),
-                        same: h.same.clone().unwrap_or_else(|| "Same".into()),
-                        noise_percent,
-                    }
-                }
-                RuleKind::Once => Rule::Once {
-                    per_item: match h.per_item.clone() {
-                        Some(bench) => Some((
-                            figure(line, bench, h.metric.clone(), h.statistic.clone())?,
-                            h.per_item_unit.clone().unwrap_or_else(|| "item".into()),
-                        )),
-                        None => None,
-                    },
-                    levels: if h.levels.is_empty() {
-                        vec![Level {
-                            verdict: "Negligible".into(),
-                            limit: 1e6,
-                            text: "1 ms".into(),
-                        }]
-                    } else {
-                        below_levels(&h.levels)?
-                    },
-                    otherwise: h.otherwise.clone().unwrap_or_else(|| "Noticeable".into()),
-                },
-            };
             health.push(Health {
                 line,
-                area: h.area,
-                figure: figure(line, h.bench, h.metric, h.statistic)?,
-                rule,
+                area: h.area.clone(),
+                figure: check.figure(
+                    line,
+                    h.bench.clone(),
+                    h.metric.clone(),
+                    h.statistic.clone(),
+                )?,
+                rule: check.rule(line, &h)?,
                 why: h.why,
             });
         }
@@ -394,8 +242,8 @@ impl PageSpec {
             let p = spanned.into_inner();
             pairs.push(Pair {
                 line,
-                micro: figure(line, p.micro, p.metric.clone(), None)?,
-                realistic: figure(line, p.realistic, p.metric, None)?,
+                micro: check.figure(line, p.micro, p.metric.clone(), None)?,
+                realistic: check.figure(line, p.realistic, p.metric, None)?,
                 why: p.why,
             });
         }
@@ -410,6 +258,201 @@ impl PageSpec {
             glance,
             health,
             pairs,
+        })
+    }
+}
+
+/// Checks a page spec's rows, each error naming the file and line.
+struct Checker<'a> {
+    file: &'a str,
+}
+
+impl Checker<'_> {
+    fn bad(&self, line: usize, why: String) -> Error {
+        Error::Input(format!("{}:{line}: {why}", self.file))
+    }
+
+    fn figure(
+        &self,
+        line: usize,
+        bench: String,
+        metric: Option<String>,
+        statistic: Option<String>,
+    ) -> Result<Figure> {
+        let statistic_named = statistic.is_some();
+        let statistic = statistic.unwrap_or_else(|| "median".to_string());
+        if !STATISTICS.contains(&statistic.as_str()) {
+            return Err(self.bad(
+                line,
+                format!(
+                    "statistic `{statistic}` is not one of {}",
+                    STATISTICS.join(", ")
+                ),
+            ));
+        }
+        Ok(Figure {
+            bench,
+            metric: metric.unwrap_or_else(|| "real_time".to_string()),
+            statistic,
+            statistic_named,
+        })
+    }
+
+    /// A time in ns from `"16.67 ms"`.
+    fn time(&self, line: usize, what: &str, text: &str) -> Result<f64> {
+        match parse_quantity(text) {
+            Some((ns, unit)) if unit == Unit::new(crate::model::Dimension::Time) => Ok(ns),
+            _ => Err(self.bad(
+                line,
+                format!("{what} `{text}` is not a time (expected e.g. \"16.67 ms\", \"100 ns\")"),
+            )),
+        }
+    }
+
+    /// Levels of `below = "<time>"`.
+    fn below_levels(&self, line: usize, levels: &[LevelSpec]) -> Result<Vec<Level>> {
+        levels
+            .iter()
+            .map(|l| match (&l.below, l.at_least) {
+                (Some(text), None) => Ok(Level {
+                    verdict: l.verdict.clone(),
+                    limit: self.time(line, "below", text)?,
+                    text: text.clone(),
+                }),
+                _ => Err(self.bad(
+                    line,
+                    format!(
+                        "level `{}` needs `below = \"<time>\"` (and no `at_least`)",
+                        l.verdict
+                    ),
+                )),
+            })
+            .collect()
+    }
+
+    /// A field the row's rule needs.
+    fn needs(
+        &self,
+        line: usize,
+        h: &HealthSpec,
+        field: &str,
+        value: &Option<String>,
+    ) -> Result<String> {
+        value.clone().ok_or_else(|| {
+            self.bad(
+                line,
+                format!("a `{:?}` rule needs `{field}`", h.rule).to_lowercase(),
+            )
+        })
+    }
+
+    fn rule(&self, line: usize, h: &HealthSpec) -> Result<Rule> {
+        let otherwise = |default: &str| h.otherwise.clone().unwrap_or_else(|| default.into());
+        Ok(match h.rule {
+            RuleKind::Thresholds => {
+                if h.levels.is_empty() {
+                    return Err(self.bad(line, "a thresholds rule needs `levels`".into()));
+                }
+                Rule::Thresholds {
+                    levels: self.below_levels(line, &h.levels)?,
+                    otherwise: otherwise("Slow"),
+                }
+            }
+            RuleKind::Headroom => self.headroom(line, h)?,
+            RuleKind::Relative => self.relative(line, h)?,
+            RuleKind::Once => Rule::Once {
+                per_item: match h.per_item.clone() {
+                    Some(bench) => Some((
+                        self.figure(line, bench, h.metric.clone(), h.statistic.clone())?,
+                        h.per_item_unit.clone().unwrap_or_else(|| "item".into()),
+                    )),
+                    None => None,
+                },
+                levels: if h.levels.is_empty() {
+                    vec![Level {
+                        verdict: "Negligible".into(),
+                        limit: 1e6,
+                        text: "1 ms".into(),
+                    }]
+                } else {
+                    self.below_levels(line, &h.levels)?
+                },
+                otherwise: otherwise("Noticeable"),
+            },
+        })
+    }
+
+    fn headroom(&self, line: usize, h: &HealthSpec) -> Result<Rule> {
+        let budget_text = self.needs(line, h, "budget", &h.budget)?;
+        let levels = h
+            .levels
+            .iter()
+            .map(|l| match (l.at_least, &l.below) {
+                (Some(factor), None) if factor.is_finite() && factor > 0.0 => Ok(Level {
+                    verdict: l.verdict.clone(),
+                    limit: factor,
+                    text: format!("{factor}x"),
+                }),
+                _ => Err(self.bad(
+                    line,
+                    format!(
+                        "level `{}` needs `at_least = <factor>` (a positive number, no `below`)",
+                        l.verdict
+                    ),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let budget_ns = self.time(line, "budget", &budget_text)?;
+        if budget_ns <= 0.0 {
+            return Err(self.bad(
+                line,
+                format!("budget `{budget_text}` must be more than zero: headroom is budget ÷ time"),
+            ));
+        }
+        Ok(Rule::Headroom {
+            budget_ns,
+            budget_text,
+            levels: if levels.is_empty() {
+                vec![Level {
+                    verdict: "Fast enough".into(),
+                    limit: 1.0,
+                    text: "1x".into(),
+                }]
+            } else {
+                levels
+            },
+            otherwise: h.otherwise.clone().unwrap_or_else(|| "Too slow".into()),
+        })
+    }
+
+    fn relative(&self, line: usize, h: &HealthSpec) -> Result<Rule> {
+        let reference = self.needs(line, h, "reference", &h.reference)?;
+        let noise_percent = match &h.noise {
+            None => 5.0,
+            Some(text) => text
+                .trim()
+                .trim_end_matches('%')
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .ok_or_else(|| {
+                    self.bad(
+                        line,
+                        format!("noise `{text}` is not a percentage (e.g. \"5%\")"),
+                    )
+                })?,
+        };
+        Ok(Rule::Relative {
+            label: h
+                .reference_label
+                .clone()
+                .unwrap_or_else(|| reference.clone()),
+            reference: self.figure(line, reference, h.metric.clone(), h.statistic.clone())?,
+            slower: h.slower.clone().unwrap_or_else(|| "Slower".into()),
+            faster: h.faster.clone().unwrap_or_else(|| "Faster".into()),
+            same: h.same.clone().unwrap_or_else(|| "Same".into()),
+            noise_percent,
         })
     }
 }
