@@ -80,12 +80,22 @@ fn json_carries_every_value_summaries_tables_and_notes() {
     let press = &table["rows"][3]["cells"];
     assert_eq!(press[3]["value"], 184870.0);
     assert!((press[5]["percent"].as_f64().unwrap() - 207.5372).abs() < 1e-3);
-    let notes = doc["notes"].as_array().unwrap();
+    let notes: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
     assert!(
-        notes[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("too few samples")
+        notes.iter().any(|n| n.contains("too few samples")),
+        "{notes:?}"
+    );
+    // The preset is no hidden default: the report says it applied.
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("built-in input-latency preset")),
+        "{notes:?}"
     );
 }
 

@@ -12,15 +12,25 @@ use crate::model::{
 use crate::spec::suite::{AttributionSpec, input_latency_preset};
 use crate::spec::targets::Targets;
 
+/// Where a run's attribution roles come from.
+#[derive(Clone, Debug, Default)]
+pub enum AttributionChoice {
+    /// A suite file's `[attribution]`, for every run.
+    Given(AttributionSpec),
+    /// The built-in input-latency preset, for each run that has its part and another role;
+    /// a note says when it applied.
+    #[default]
+    Preset,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct EnrichOptions {
     /// Metric the tables show; default: the first each benchmark reports.
     pub metric: Option<String>,
     /// Benchmark name or glob whose value is 100%.
     pub baseline: Option<String>,
-    /// Attribution from a suite file; without one the input-latency preset applies when its
-    /// roles are present.
-    pub attribution: Option<AttributionSpec>,
+    /// Which stage-share attribution the tables get.
+    pub attribution: AttributionChoice,
     /// One table per repetition instead of medians.
     pub per_run: bool,
     /// Targets and a budget to judge the runs against.
@@ -81,80 +91,34 @@ pub fn build_report(
     opts: &EnrichOptions,
 ) -> Result<Report> {
     summarize_all(&mut runs);
-    let explicit = match &opts.attribution {
-        Some(spec) => Some(Attribution::compile(spec)?),
-        None => None,
+    let (given, preset) = match &opts.attribution {
+        AttributionChoice::Given(spec) => (Some(Attribution::compile(spec)?), None),
+        AttributionChoice::Preset => (None, Some(Attribution::compile(&input_latency_preset())?)),
     };
-    let preset = Attribution::compile(&input_latency_preset())?;
     let baseline = match &opts.baseline {
         Some(glob) => Some(Pattern::new(glob)?),
         None => None,
     };
     let mut tables = Vec::new();
     for (run_index, run) in runs.iter().enumerate() {
-        let attribution = explicit
-            .as_ref()
-            .or_else(|| preset.fits(&run.benchmarks).then_some(&preset));
-        let run_label = (runs.len() > 1).then(|| run_label(run));
-        let groups = groups(run);
-        let packages = groups
-            .iter()
-            .filter_map(|g| g.package)
-            .collect::<std::collections::BTreeSet<_>>();
-        let several_procs = groups
-            .iter()
-            .filter_map(|g| g.procs)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-            > 1;
-        for group in &groups {
-            let ctx = TableContext {
-                run_index,
-                timer: run.timer.is_some(),
-                wide: run.peer_metrics,
-                title: title(
-                    run_label.as_deref(),
-                    (packages.len() > 1).then_some(group.package).flatten(),
-                    group,
-                    several_procs,
-                ),
-                metric: opts.metric.as_deref(),
-                baseline: baseline.as_ref().map(|p| (p, None)).or_else(|| {
-                    attribution.and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, Some(l.clone()))))
-                }),
-                attribution,
-                relative: opts.relative,
-            };
-            if let Some(a) = attribution {
-                let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
-                let missing = a.missing_roles(&names);
-                if !missing.is_empty() {
-                    notes.push(Note::info(format!(
-                        "{}{}: no benchmark for role {}",
-                        a.name,
-                        ctx.title
-                            .as_deref()
-                            .map(|t| format!(" in {t}"))
-                            .unwrap_or_default(),
-                        missing.join(", ")
-                    )));
-                }
-            }
-            // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
-            if opts.per_run && !ctx.timer && !ctx.wide {
-                let cycles = group
-                    .members
-                    .iter()
-                    .map(|b| b.repetitions())
-                    .max()
-                    .unwrap_or(0);
-                for cycle in 0..cycles {
-                    tables.push(ctx.table(&group.members, Some((cycle, cycles)), &mut notes));
-                }
-            } else {
-                tables.push(ctx.table(&group.members, None, &mut notes));
-            }
+        let fitting = preset.as_ref().filter(|p| p.fits(&run.benchmarks));
+        if let Some(p) = fitting {
+            notes.push(Note::info(format!(
+                "attribution: the built-in {} (names match its roles; a suite file's \
+                 [attribution] replaces it)",
+                p.name
+            )));
         }
+        let attribution = given.as_ref().or(fitting);
+        let run_tables = RunTables {
+            run_index,
+            run,
+            run_label: (runs.len() > 1).then(|| run_label(run)),
+            opts,
+            baseline: baseline.as_ref(),
+            attribution,
+        };
+        run_tables.push_into(&mut tables, &mut notes);
     }
     if !opts.per_run {
         note_too_few_samples(&runs, opts.metric.as_deref(), &mut notes);
@@ -170,6 +134,86 @@ pub fn build_report(
         notes,
         verdict,
     })
+}
+
+/// One run's tables: one per benchmark group, or per repetition with `--per-run`.
+struct RunTables<'a> {
+    run_index: usize,
+    run: &'a Run,
+    run_label: Option<String>,
+    opts: &'a EnrichOptions,
+    baseline: Option<&'a Pattern>,
+    attribution: Option<&'a Attribution>,
+}
+
+impl RunTables<'_> {
+    fn push_into(&self, tables: &mut Vec<Table>, notes: &mut Vec<Note>) {
+        let groups = groups(self.run);
+        let packages = groups
+            .iter()
+            .filter_map(|g| g.package)
+            .collect::<std::collections::BTreeSet<_>>();
+        let several_procs = groups
+            .iter()
+            .filter_map(|g| g.procs)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
+        for group in &groups {
+            let ctx = TableContext {
+                run_index: self.run_index,
+                timer: self.run.timer.is_some(),
+                wide: self.run.peer_metrics,
+                title: title(
+                    self.run_label.as_deref(),
+                    (packages.len() > 1).then_some(group.package).flatten(),
+                    group,
+                    several_procs,
+                ),
+                metric: self.opts.metric.as_deref(),
+                baseline: self.baseline.map(|p| (p, None)).or_else(|| {
+                    self.attribution
+                        .and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, Some(l.clone()))))
+                }),
+                attribution: self.attribution,
+                relative: self.opts.relative,
+            };
+            if let Some(a) = self.attribution {
+                note_missing_roles(a, &ctx, group, notes);
+            }
+            // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
+            if self.opts.per_run && !ctx.timer && !ctx.wide {
+                let cycles = group
+                    .members
+                    .iter()
+                    .map(|b| b.repetitions())
+                    .max()
+                    .unwrap_or(0);
+                for cycle in 0..cycles {
+                    tables.push(ctx.table(&group.members, Some((cycle, cycles)), notes));
+                }
+            } else {
+                tables.push(ctx.table(&group.members, None, notes));
+            }
+        }
+    }
+}
+
+/// An info note naming the attribution roles no benchmark of `group` plays.
+fn note_missing_roles(a: &Attribution, ctx: &TableContext, group: &Group, notes: &mut Vec<Note>) {
+    let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
+    let missing = a.missing_roles(&names);
+    if !missing.is_empty() {
+        notes.push(Note::info(format!(
+            "{}{}: no benchmark for role {}",
+            a.name,
+            ctx.title
+                .as_deref()
+                .map(|t| format!(" in {t}"))
+                .unwrap_or_default(),
+            missing.join(", ")
+        )));
+    }
 }
 
 /// Derives every metric's summary and percentiles from what was measured, spread over the

@@ -32,6 +32,7 @@ pub use store::{HistoryOptions, ListFormat, StoreAction};
 pub use timer::TimerOptions;
 
 use crate::analyze::EnrichOptions;
+use crate::analyze::enrich::AttributionChoice;
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
 use crate::report::Report;
@@ -194,7 +195,10 @@ fn enrich_options(args: &ReportOptions, suite: &Suite) -> Result<EnrichOptions> 
             .baseline
             .clone()
             .or_else(|| suite.report.baseline.clone()),
-        attribution: suite.attribution.clone(),
+        attribution: suite
+            .attribution
+            .clone()
+            .map_or(AttributionChoice::Preset, AttributionChoice::Given),
         per_run: args.per_run,
         targets: targets(args.output.check.as_deref())?,
         relative: args.relative,
