@@ -368,9 +368,20 @@ impl TableContext<'_> {
         if self.wide && self.metric.is_none() {
             return self.wide_table(members);
         }
+        self.median_table(members, &metric_name, cycle, notes)
+    }
+
+    /// Each benchmark's median (or one cycle's value), with the columns the data allow.
+    fn median_table(
+        &self,
+        members: &[&Benchmark],
+        metric_name: &str,
+        cycle: Option<(usize, usize)>,
+        notes: &mut Vec<Note>,
+    ) -> Table {
         let values: Vec<RowValue> = members
             .iter()
-            .map(|b| row_value(b, &metric_name, cycle.map(|c| c.0)))
+            .map(|b| row_value(b, metric_name, cycle.map(|c| c.0)))
             .collect();
         let title = match (cycle, &self.title) {
             (Some((c, k)), Some(t)) => Some(format!("{t} · cycle {}/{k}", c + 1)),
@@ -383,30 +394,11 @@ impl TableContext<'_> {
         // (which has no iterations), what counts is the number of runs.
         let iterated = members.iter().any(|b| !b.iterations.is_empty());
         let show_runs = cycle.is_none() && (repeated || !iterated);
-        let mut columns = vec![Column::new("Benchmark", keys::BENCHMARK)];
-        if show_runs {
-            columns.push(Column::new("Runs", keys::RUNS).dropped_at(3));
-        }
-        if iterated {
-            let header = if show_runs { "Iterations" } else { "Count" };
-            columns.push(Column::new(header, keys::COUNT).dropped_at(3));
-        }
-        columns.push(metric_column(members, &metric_name));
-        if show_spread {
-            columns.push(
-                Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
-            );
-        }
         // A command's user and system time and peak memory, beside its wall time.
         let resources: Vec<&str> = vocab::COMMAND_RESOURCES
             .into_iter()
             .filter(|&r| r != metric_name && members.iter().any(|b| b.metric(r).is_some()))
             .collect();
-        columns.extend(
-            resources
-                .iter()
-                .map(|r| metric_column(members, r).dropped_at(3)),
-        );
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
             let rows = Rows {
@@ -416,24 +408,10 @@ impl TableContext<'_> {
             };
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
-        if let Some((_, label)) = &baseline {
-            columns.push(Column::new(format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
-        }
         let mut relative = self
             .relative
-            .then(|| relative_cells(members, &metric_name, cycle.map(|c| c.0)))
+            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0)))
             .map(Vec::into_iter);
-        if relative.is_some() {
-            columns.push(Column::new("Relative", keys::RELATIVE).dropped_at(1));
-        }
-        if let Some(a) = self.attribution {
-            columns.push(
-                Column::new(format!("{} Share %", a.part_label), keys::SHARE_PART).dropped_at(1),
-            );
-            columns.push(
-                Column::new(format!("{} Share %", a.rest_label), keys::SHARE_REST).dropped_at(1),
-            );
-        }
         let part_value = self.attribution.and_then(|a| {
             members
                 .iter()
@@ -441,56 +419,29 @@ impl TableContext<'_> {
                 .find(|(b, _)| a.role_of(&b.name) == Some(super::attribution::Role::Part))
                 .and_then(|(_, v)| v.value)
         });
-
+        let layout = Layout {
+            metric: metric_name,
+            show_runs,
+            iterated,
+            show_spread,
+            resources,
+            baseline: baseline.as_ref().map(|(value, _)| *value),
+            part_value,
+            title: title.as_deref(),
+        };
+        let columns = self.median_columns(
+            members,
+            &layout,
+            baseline.as_ref().map(|(_, label)| label.as_str()),
+            relative.is_some(),
+        );
         let rows = members
             .iter()
             .zip(values)
             .zip(names)
             .map(|((bench, v), name)| {
-                let mut cells = vec![Cell::Text { text: name.clone() }];
-                if show_runs {
-                    cells.push(v.runs);
-                }
-                if iterated {
-                    cells.push(v.count);
-                }
-                let metric = bench.metric(&metric_name);
-                cells.push(match (v.value, metric) {
-                    (Some(value), Some(m)) => Cell::value_of(value, m),
-                    _ => Cell::Empty,
-                });
-                if show_spread {
-                    cells.push(v.spread.unwrap_or(Cell::Empty));
-                }
-                cells.extend(resources.iter().map(|r| {
-                    match bench.metric(r).and_then(|m| Some((m, m.summary.as_ref()?))) {
-                        Some((m, s)) => Cell::value_of(s.median, m),
-                        None => Cell::Empty,
-                    }
-                }));
-                if let Some((base, _)) = &baseline {
-                    cells.push(percent(v.value.map(|x| x / base * 100.0)));
-                }
-                if let Some(cell) = relative.as_mut().and_then(Iterator::next) {
-                    cells.push(cell);
-                }
-                if let Some(a) = self.attribution {
-                    let shares = Attribution::shares(a.role_of(&bench.name), v.value, part_value);
-                    if let Some((part, _)) = shares.filter(|s| s.0 > 100.0) {
-                        notes.push(Note::warning(format!(
-                            "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
-                             the runs are too noisy to attribute, or a role matches the wrong benchmark",
-                            title.as_deref().map(|t| format!(" in {t}")).unwrap_or_default(),
-                            a.part_label
-                        )));
-                    }
-                    cells.push(percent(shares.map(|s| s.0)));
-                    cells.push(percent(shares.map(|s| s.1)));
-                }
-                Row {
-                    benchmark: bench.name.full_name.clone(),
-                    cells,
-                }
+                let relative = relative.as_mut().and_then(Iterator::next);
+                self.median_row(&layout, bench, v, name, relative, notes)
             })
             .collect();
         Table {
@@ -501,6 +452,123 @@ impl TableContext<'_> {
             rows,
         }
     }
+
+    /// A median table's columns, in the order [`Self::median_row`] fills them.
+    fn median_columns(
+        &self,
+        members: &[&Benchmark],
+        layout: &Layout,
+        baseline_label: Option<&str>,
+        relative: bool,
+    ) -> Vec<Column> {
+        let mut columns = vec![Column::new("Benchmark", keys::BENCHMARK)];
+        if layout.show_runs {
+            columns.push(Column::new("Runs", keys::RUNS).dropped_at(3));
+        }
+        if layout.iterated {
+            let header = if layout.show_runs {
+                "Iterations"
+            } else {
+                "Count"
+            };
+            columns.push(Column::new(header, keys::COUNT).dropped_at(3));
+        }
+        columns.push(metric_column(members, layout.metric));
+        if layout.show_spread {
+            columns.push(
+                Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
+            );
+        }
+        columns.extend(
+            layout
+                .resources
+                .iter()
+                .map(|r| metric_column(members, r).dropped_at(3)),
+        );
+        if let Some(label) = baseline_label {
+            columns.push(Column::new(format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
+        }
+        if relative {
+            columns.push(Column::new("Relative", keys::RELATIVE).dropped_at(1));
+        }
+        if let Some(a) = self.attribution {
+            columns.push(
+                Column::new(format!("{} Share %", a.part_label), keys::SHARE_PART).dropped_at(1),
+            );
+            columns.push(
+                Column::new(format!("{} Share %", a.rest_label), keys::SHARE_REST).dropped_at(1),
+            );
+        }
+        columns
+    }
+
+    /// One row of a median table, its cells in `layout`'s columns.
+    fn median_row(
+        &self,
+        layout: &Layout,
+        bench: &Benchmark,
+        v: RowValue,
+        name: String,
+        relative: Option<Cell>,
+        notes: &mut Vec<Note>,
+    ) -> Row {
+        let mut cells = vec![Cell::Text { text: name.clone() }];
+        if layout.show_runs {
+            cells.push(v.runs);
+        }
+        if layout.iterated {
+            cells.push(v.count);
+        }
+        cells.push(match (v.value, bench.metric(layout.metric)) {
+            (Some(value), Some(m)) => Cell::value_of(value, m),
+            _ => Cell::Empty,
+        });
+        if layout.show_spread {
+            cells.push(v.spread.unwrap_or(Cell::Empty));
+        }
+        cells.extend(layout.resources.iter().map(|r| {
+            match bench.metric(r).and_then(|m| Some((m, m.summary.as_ref()?))) {
+                Some((m, s)) => Cell::value_of(s.median, m),
+                None => Cell::Empty,
+            }
+        }));
+        if let Some(base) = layout.baseline {
+            cells.push(percent(v.value.map(|x| x / base * 100.0)));
+        }
+        cells.extend(relative);
+        if let Some(a) = self.attribution {
+            let shares = Attribution::shares(a.role_of(&bench.name), v.value, layout.part_value);
+            if let Some((part, _)) = shares.filter(|s| s.0 > 100.0) {
+                notes.push(Note::warning(format!(
+                    "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
+                     the runs are too noisy to attribute, or a role matches the wrong benchmark",
+                    layout.title.map(|t| format!(" in {t}")).unwrap_or_default(),
+                    a.part_label
+                )));
+            }
+            cells.push(percent(shares.map(|s| s.0)));
+            cells.push(percent(shares.map(|s| s.1)));
+        }
+        Row {
+            benchmark: bench.name.full_name.clone(),
+            cells,
+        }
+    }
+}
+
+/// Which columns a median table has, decided once for all its rows.
+struct Layout<'a> {
+    metric: &'a str,
+    show_runs: bool,
+    iterated: bool,
+    show_spread: bool,
+    /// A command's resources shown beside its wall time.
+    resources: Vec<&'a str>,
+    /// The baseline's value, when there is a "% of" column.
+    baseline: Option<f64>,
+    /// The attribution part's value, for the share columns.
+    part_value: Option<f64>,
+    title: Option<&'a str>,
 }
 
 impl TableContext<'_> {
