@@ -30,56 +30,14 @@ pub fn run(args: GbenchOptions) -> Result<()> {
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
     interleave::refuse_stray_gate(&args.interleave)?;
-    if let Some(rev) = &args.interleave.base {
+    if let Some(rev) = args.interleave.base.clone() {
         interleave::check_flags(&args.report.output)?;
         if args.raw.is_some() {
             return Err(Error::Input(
                 "--raw keeps one run's output; it cannot be combined with --interleave".into(),
             ));
         }
-        let round = GbenchRun {
-            binary: args.binary.clone(),
-            filter: args.filter,
-            repetitions: 1,
-            min_time: args.min_time,
-            extra: args.extra,
-            raw: None,
-            progress: !args.report.output.quiet && stderr().is_terminal(),
-        };
-        let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-        let build = |dir: &Path| match &args.build {
-            Some(command) => run_build(command, dir),
-            None => Ok(()),
-        };
-        return interleave::run_rounds(
-            &args.interleave,
-            rev,
-            &here,
-            args.repetitions,
-            &args.report.output,
-            |base| {
-                build(&base.counterpart(&here)?)?;
-                build(&here)
-            },
-            |side| match side {
-                Side::Working => round.run(),
-                Side::Base(base) => {
-                    let binary = base.counterpart(&args.binary)?;
-                    if !binary.exists() {
-                        return Err(Error::Input(format!(
-                            "{} does not exist in the base checkout: give --build with the \
-                             command that builds it",
-                            binary.display()
-                        )));
-                    }
-                    GbenchRun {
-                        binary,
-                        ..round.clone()
-                    }
-                    .run()
-                }
-            },
-        );
+        return interleaved(args, rev);
     }
     let run = GbenchRun {
         binary: args.binary,
@@ -130,4 +88,52 @@ fn run_build(command: &str, dir: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `--interleave REV`: the base revision's binary (built with `--build`) and the working
+/// tree's take turns, one repetition each per round.
+fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
+    let round = GbenchRun {
+        binary: args.binary.clone(),
+        filter: args.filter,
+        repetitions: 1,
+        min_time: args.min_time,
+        extra: args.extra,
+        raw: None,
+        progress: !args.report.output.quiet && stderr().is_terminal(),
+    };
+    let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+    let build = |dir: &Path| match &args.build {
+        Some(command) => run_build(command, dir),
+        None => Ok(()),
+    };
+    interleave::run_rounds(
+        &args.interleave,
+        &rev,
+        &here,
+        args.repetitions,
+        &args.report.output,
+        |base| {
+            build(&base.counterpart(&here)?)?;
+            build(&here)
+        },
+        |side| match side {
+            Side::Working => round.run(),
+            Side::Base(base) => {
+                let binary = base.counterpart(&args.binary)?;
+                if !binary.exists() {
+                    return Err(Error::Input(format!(
+                        "{} does not exist in the base checkout: give --build with the \
+                         command that builds it",
+                        binary.display()
+                    )));
+                }
+                GbenchRun {
+                    binary,
+                    ..round.clone()
+                }
+                .run()
+            }
+        },
+    )
 }

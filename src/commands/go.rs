@@ -72,28 +72,12 @@ pub fn run(args: GoOptions) -> Result<()> {
                 "--raw keeps one run's output; it cannot be combined with --interleave".into(),
             ));
         }
-        let here = test.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let rounds = if count_given {
-            test.count
-        } else {
-            interleave::DEFAULT_ROUNDS
-        };
-        let round = GoTest { count: 1, ..test };
-        return interleave::run_rounds(
+        return interleaved(
+            test,
+            count_given,
             &args.interleave,
             rev,
-            &here,
-            rounds,
             &args.report.output,
-            |_| Ok(()),
-            |side| match side {
-                Side::Working => round.run(),
-                Side::Base(base) => GoTest {
-                    dir: Some(base.counterpart(&here)?),
-                    ..round.clone()
-                }
-                .run(),
-            },
         );
     }
     let opts = enrich_options(&args.report, &suite)?;
@@ -107,5 +91,39 @@ pub fn run(args: GoOptions) -> Result<()> {
         &args.report.output,
         &opts,
         sinks,
+    )
+}
+
+/// `--interleave REV`: the base revision's tree and the working tree take turns, one
+/// repetition each per round.
+fn interleaved(
+    test: GoTest,
+    count_given: bool,
+    args: &Interleave,
+    rev: &str,
+    output: &super::Output,
+) -> Result<()> {
+    let here = test.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let rounds = if count_given {
+        test.count
+    } else {
+        interleave::DEFAULT_ROUNDS
+    };
+    let round = GoTest { count: 1, ..test };
+    interleave::run_rounds(
+        args,
+        rev,
+        &here,
+        rounds,
+        output,
+        |_| Ok(()),
+        |side| match side {
+            Side::Working => round.run(),
+            Side::Base(base) => GoTest {
+                dir: Some(base.counterpart(&here)?),
+                ..round.clone()
+            }
+            .run(),
+        },
     )
 }

@@ -85,39 +85,12 @@ pub fn run_rounds(
         return Err(Error::Interrupted);
     }
     let talk = !output.quiet && stderr().is_terminal();
-    let (mut base_runs, mut working_runs, mut notes): (Vec<Run>, Vec<Run>, Vec<Note>) =
-        Default::default();
-    let mut interrupted = false;
-    'rounds: for round in 1..=rounds {
-        for side in [Side::Base(&base), Side::Working] {
-            let name = match side {
-                Side::Base(_) => format!("base {rev} ({})", base.short()),
-                Side::Working => "working tree".to_string(),
-            };
-            if talk {
-                crate::error::say(&format!("latkit: round {round}/{rounds}: {name}"));
-            }
-            let outcome = run(&side)?;
-            interrupted = outcome.interrupted;
-            if !interrupted && !outcome.status.success() {
-                return Err(Error::Failed(format!(
-                    "the {name} run failed ({}); last lines of its output:\n{}",
-                    outcome.status,
-                    outcome.tail.join("\n")
-                )));
-            }
-            if let Some(input) = outcome.input {
-                notes.extend(input.notes);
-                match side {
-                    Side::Base(_) => base_runs.extend(input.runs),
-                    Side::Working => working_runs.extend(input.runs),
-                }
-            }
-            if interrupted {
-                break 'rounds;
-            }
-        }
-    }
+    let Rounds {
+        base_runs,
+        working_runs,
+        mut notes,
+        interrupted,
+    } = alternate(&base, rev, rounds, talk, &mut run)?;
     let pooled = |runs: Vec<Run>, label: String, notes: &mut Vec<Note>| -> Option<CompareInput> {
         let (run, merge_notes) = crate::ingest::merge(runs)?;
         notes.extend(merge_notes);
@@ -159,4 +132,56 @@ pub fn run_rounds(
         return Err(Error::Interrupted);
     }
     deliver(&report, sinks)
+}
+
+/// What the rounds ran: each side's runs, their notes, and whether an interrupt cut them.
+#[derive(Default)]
+struct Rounds {
+    base_runs: Vec<Run>,
+    working_runs: Vec<Run>,
+    notes: Vec<Note>,
+    interrupted: bool,
+}
+
+/// Runs base then working tree, `rounds` times; a failing run stops everything, an
+/// interrupt keeps what finished.
+fn alternate(
+    base: &Worktree,
+    rev: &str,
+    rounds: u32,
+    talk: bool,
+    run: &mut impl FnMut(&Side) -> Result<Outcome>,
+) -> Result<Rounds> {
+    let mut done = Rounds::default();
+    'rounds: for round in 1..=rounds {
+        for side in [Side::Base(base), Side::Working] {
+            let name = match side {
+                Side::Base(_) => format!("base {rev} ({})", base.short()),
+                Side::Working => "working tree".to_string(),
+            };
+            if talk {
+                crate::error::say(&format!("latkit: round {round}/{rounds}: {name}"));
+            }
+            let outcome = run(&side)?;
+            done.interrupted = outcome.interrupted;
+            if !done.interrupted && !outcome.status.success() {
+                return Err(Error::Failed(format!(
+                    "the {name} run failed ({}); last lines of its output:\n{}",
+                    outcome.status,
+                    outcome.tail.join("\n")
+                )));
+            }
+            if let Some(input) = outcome.input {
+                done.notes.extend(input.notes);
+                match side {
+                    Side::Base(_) => done.base_runs.extend(input.runs),
+                    Side::Working => done.working_runs.extend(input.runs),
+                }
+            }
+            if done.interrupted {
+                break 'rounds;
+            }
+        }
+    }
+    Ok(done)
 }
