@@ -204,6 +204,43 @@ fn read_ticks(fd: &OwnedFd) -> u64 {
     }
 }
 
+impl Recorded {
+    fn empty(plan: &Plan, fresh: IntervalStats) -> Result<Recorded, String> {
+        let linear = |name| LinearHistogram::new(name, plan.bucket_ns, plan.hist_buckets);
+        Ok(Recorded {
+            total: fresh,
+            latency: Histogram::new_with_bounds(1, HIGHEST_NS, 3).map_err(|e| e.to_string())?,
+            samples: linear("samples"),
+            interval_min: linear(vocab::INTERVAL_MIN),
+            interval_max: linear(vocab::INTERVAL_MAX),
+        })
+    }
+}
+
+/// Waits for the deadline at `expected` (ns on CLOCK_MONOTONIC) the way `method` does;
+/// returns how many periods a timerfd says expired (1 for the other methods).
+#[inline]
+fn wait(timerfd: Option<&OwnedFd>, method: WaitMethod, expected: i64) -> u64 {
+    match (timerfd, method) {
+        (Some(fd), _) => read_ticks(fd),
+        (None, WaitMethod::Busy) => {
+            while now() < expected {
+                std::hint::spin_loop();
+            }
+            1
+        }
+        (None, _) => {
+            let deadline = timespec(expected);
+            while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
+                ClockId::CLOCK_MONOTONIC,
+                ClockNanosleepFlags::TIMER_ABSTIME,
+                &deadline,
+            ) {}
+            1
+        }
+    }
+}
+
 /// Measures until `stop` is set. `freezer` freezes the trace at each new maximum.
 pub fn measure(
     index: usize,
@@ -217,13 +254,7 @@ pub fn measure(
         max: i64::MIN,
         ..IntervalStats::default()
     };
-    let mut recorded = Recorded {
-        total: fresh,
-        latency: Histogram::new_with_bounds(1, HIGHEST_NS, 3).map_err(|e| e.to_string())?,
-        samples: LinearHistogram::new("samples", plan.bucket_ns, plan.hist_buckets),
-        interval_min: LinearHistogram::new(vocab::INTERVAL_MIN, plan.bucket_ns, plan.hist_buckets),
-        interval_max: LinearHistogram::new(vocab::INTERVAL_MAX, plan.bucket_ns, plan.hist_buckets),
-    };
+    let mut recorded = Recorded::empty(plan, fresh)?;
     let period = plan.period_ns;
     // First deadline one millisecond from now, as Xenomai does.
     let mut expected = now() + 1_000_000;
@@ -235,24 +266,7 @@ pub fn measure(
     let (mut sample, mut published, mut max_so_far) = (0u64, 0u64, i64::MIN);
 
     while !stop.load(Ordering::Relaxed) {
-        let ticks = match (&timerfd, plan.method) {
-            (Some(fd), _) => read_ticks(fd),
-            (None, WaitMethod::Busy) => {
-                while now() < expected {
-                    std::hint::spin_loop();
-                }
-                1
-            }
-            (None, _) => {
-                let deadline = timespec(expected);
-                while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
-                    ClockId::CLOCK_MONOTONIC,
-                    ClockNanosleepFlags::TIMER_ABSTIME,
-                    &deadline,
-                ) {}
-                1
-            }
-        };
+        let ticks = wait(timerfd.as_ref(), plan.method, expected);
         let latency = now() - expected;
         // A wake-up later than the next deadline missed whole periods: count them and skip
         // ahead on the same grid, so the schedule never drifts.

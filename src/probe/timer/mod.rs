@@ -143,76 +143,78 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     if config.mlock {
         lock_memory(&mut notes);
     }
-    let _dma = config
-        .dma_latency
-        .then(|| hold_dma_latency(&mut notes))
-        .flatten();
-    let period_ns = (config.period_us * 1000) as i64;
-    let samples_per_second = (1_000_000_000 / period_ns).max(1) as u64;
-    let plan = Plan {
-        period_ns,
-        warmup_samples: config.warmup_s * samples_per_second,
-        samples_per_interval: samples_per_second,
-        method: config.method,
-        hist_buckets: config.hist_buckets.max(1),
-        bucket_ns: config.bucket_ns.max(1),
-        break_ns: config.break_us.map(|us| (us * 1000.0) as i64),
-        intervals: (config.duration_s > 0).then_some(config.duration_s),
-    };
+    let _dma = config.dma_latency.then(|| hold_dma_latency(&mut notes));
+    let plan = plan_of(config);
+    let period_ns = plan.period_ns;
     let threads: Vec<Option<usize>> = if config.cpus.is_empty() {
         vec![None]
     } else {
         config.cpus.iter().copied().map(Some).collect()
     };
-    let freezers = (0..threads.len())
-        .map(|_| match config.freeze_trace {
-            true => rt::TraceFreezer::open()
-                .map_err(|e| warn(&mut notes, "--freeze-trace", &e, "no trace is frozen"))
-                .ok(),
-            false => None,
-        })
-        .collect::<Vec<_>>();
-    if let Some(f) = freezers.iter().flatten().next() {
-        notes.push(Note::info(format!("--freeze-trace: {}", f.describe())));
-    }
-
+    let freezers = freezers(config.freeze_trace, threads.len(), &mut notes);
     interrupt::install();
-    // SCHED_FIFO refused (no privilege, no RT budget) is known before the test starts, so
-    // that the warning comes before the header and the header names the priority in force.
-    let config = &{
-        let mut effective = config.clone();
-        if let Some(p) = config.priority
-            && let Err(e) = crate::host::sched::policy_allowed(p)
-        {
-            warn(
-                &mut notes,
-                &format!("SCHED_FIFO priority {p}"),
-                &e,
-                AT_NORMAL_PRIORITY,
-            );
-            effective.priority = None;
-        }
-        if effective.priority.is_some()
-            && config.method == WaitMethod::Busy
-            && let Some(throttle) = crate::host::sched::Throttle::in_force()
-        {
-            notes.push(Note::warning(throttle.warning()));
-        }
-        effective
-    };
+    let config = &effective(config, &mut notes);
     if let Err(e) = rt::avoid(&config.cpus) {
+        let effect = "it may share a CPU with a measuring thread";
         warn(
             &mut notes,
             "moving the display thread off the measured CPUs",
             &e,
-            "it may share a CPU with a measuring thread",
+            effect,
         );
     }
+    let started = SystemTime::now();
+    display.started(config, &notes);
+    let Measured {
+        recorded,
+        series,
+        lives,
+        setup_errors,
+    } = measure_all(config, &plan, &threads, freezers, display);
+    for (what, err, effect) in setup_errors {
+        warn(&mut notes, &what, &err, effect);
+    }
+    let recorded = recorded
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, String>>()
+        .map_err(|e| Error::Failed(format!("timer measurement failed: {e}")))?;
+
+    let run = assemble(
+        config,
+        &threads,
+        recorded,
+        &series,
+        started,
+        break_hit(&lives, period_ns),
+    );
+    Ok(Outcome {
+        run,
+        notes,
+        interrupted: interrupt::requested(),
+    })
+}
+
+/// What the measuring threads recorded, the per-second series the live view followed, the
+/// threads' live state (for `--break`) and what their setup could not do.
+struct Measured {
+    recorded: Vec<std::result::Result<Recorded, String>>,
+    series: Series,
+    lives: Vec<Live>,
+    setup_errors: Vec<(String, String, &'static str)>,
+}
+
+/// Starts one measuring thread per entry of `threads` and follows them once per second
+/// through `display` until the test ends.
+fn measure_all(
+    config: &TimerConfig,
+    plan: &Plan,
+    threads: &[Option<usize>],
+    freezers: Vec<Option<rt::TraceFreezer>>,
+    display: &mut dyn Display,
+) -> Measured {
     let stop = AtomicBool::new(false);
     let lives: Vec<Live> = threads.iter().map(|_| Live::default()).collect();
     let setup_errors = std::sync::Mutex::new(Vec::<(String, String, &str)>::new());
-    let started = SystemTime::now();
-    display.started(config, &notes);
 
     let (recorded, series) = std::thread::scope(|scope| {
         let handles: Vec<_> = threads
@@ -220,29 +222,13 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
             .zip(freezers)
             .enumerate()
             .map(|(i, (&cpu, freezer))| {
-                let (plan, live, stop, setup_errors) = (&plan, &lives[i], &stop, &setup_errors);
+                let (live, stop, setup_errors) = (&lives[i], &stop, &setup_errors);
                 let priority = config.priority;
                 std::thread::Builder::new()
                     .name(format!("latkit-timer-{i}"))
                     .stack_size(MEASURING_STACK)
                     .spawn_scoped(scope, move || {
-                        let mut problems = Vec::new();
-                        if let Some(cpu) = cpu
-                            && let Err(e) = rt::pin_to(cpu)
-                        {
-                            problems.push((
-                                format!("pinning to CPU {cpu}"),
-                                e,
-                                "the thread may migrate between CPUs",
-                            ));
-                        }
-                        if let Err(e) = crate::host::sched::set_policy(priority) {
-                            let what = match priority {
-                                Some(p) => format!("SCHED_FIFO priority {p}"),
-                                None => "SCHED_OTHER".to_string(),
-                            };
-                            problems.push((what, e, AT_NORMAL_PRIORITY));
-                        }
+                        let problems = place_thread(cpu, priority);
                         if let Ok(mut errors) = setup_errors.lock() {
                             errors.extend(problems);
                         }
@@ -272,27 +258,103 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
             .collect();
         (recorded, series)
     });
-    for (what, err, effect) in setup_errors.into_inner().unwrap_or_default() {
-        warn(&mut notes, &what, &err, effect);
+    Measured {
+        recorded,
+        series,
+        lives,
+        setup_errors: setup_errors.into_inner().unwrap_or_default(),
     }
-    let recorded = recorded
-        .into_iter()
-        .collect::<std::result::Result<Vec<_>, String>>()
-        .map_err(|e| Error::Failed(format!("timer measurement failed: {e}")))?;
+}
 
-    let break_hit = lives.iter().enumerate().find_map(|(thread, live)| {
+/// The first `--break` sample any thread hit: which thread, how late, and when.
+fn break_hit(lives: &[Live], period_ns: i64) -> Option<BreakHit> {
+    lives.iter().enumerate().find_map(|(thread, live)| {
         live.broke.load(Ordering::Acquire).then(|| BreakHit {
             thread,
             latency_ns: live.break_latency.load(Ordering::Relaxed),
             at_s: live.break_sample.load(Ordering::Relaxed) as f64 * period_ns as f64 / 1e9,
         })
-    });
-    let run = assemble(config, &threads, recorded, &series, started, break_hit);
-    Ok(Outcome {
-        run,
-        notes,
-        interrupted: interrupt::requested(),
     })
+}
+
+/// How the measuring threads sample, from the test's settings.
+fn plan_of(config: &TimerConfig) -> Plan {
+    let period_ns = (config.period_us * 1000) as i64;
+    let samples_per_second = (1_000_000_000 / period_ns).max(1) as u64;
+    Plan {
+        period_ns,
+        warmup_samples: config.warmup_s * samples_per_second,
+        samples_per_interval: samples_per_second,
+        method: config.method,
+        hist_buckets: config.hist_buckets.max(1),
+        bucket_ns: config.bucket_ns.max(1),
+        break_ns: config.break_us.map(|us| (us * 1000.0) as i64),
+        intervals: (config.duration_s > 0).then_some(config.duration_s),
+    }
+}
+
+/// One trace freezer per thread for `--freeze-trace` (none where tracing is unavailable,
+/// with a warning).
+fn freezers(wanted: bool, threads: usize, notes: &mut Vec<Note>) -> Vec<Option<rt::TraceFreezer>> {
+    let freezers: Vec<_> = (0..threads)
+        .map(|_| match wanted {
+            true => rt::TraceFreezer::open()
+                .map_err(|e| warn(notes, "--freeze-trace", &e, "no trace is frozen"))
+                .ok(),
+            false => None,
+        })
+        .collect();
+    if let Some(f) = freezers.iter().flatten().next() {
+        notes.push(Note::info(format!("--freeze-trace: {}", f.describe())));
+    }
+    freezers
+}
+
+/// The settings in force: SCHED_FIFO refused (no privilege, no RT budget) is known before
+/// the test starts, so that the warning comes before the header and the header names the
+/// priority in force.
+fn effective(config: &TimerConfig, notes: &mut Vec<Note>) -> TimerConfig {
+    let mut effective = config.clone();
+    if let Some(p) = config.priority
+        && let Err(e) = crate::host::sched::policy_allowed(p)
+    {
+        warn(
+            notes,
+            &format!("SCHED_FIFO priority {p}"),
+            &e,
+            AT_NORMAL_PRIORITY,
+        );
+        effective.priority = None;
+    }
+    if effective.priority.is_some()
+        && config.method == WaitMethod::Busy
+        && let Some(throttle) = crate::host::sched::Throttle::in_force()
+    {
+        notes.push(Note::warning(throttle.warning()));
+    }
+    effective
+}
+
+/// Pins a measuring thread to `cpu` and sets its policy; what failed, to be warned about.
+fn place_thread(cpu: Option<usize>, priority: Option<i32>) -> Vec<(String, String, &'static str)> {
+    let mut problems = Vec::new();
+    if let Some(cpu) = cpu
+        && let Err(e) = rt::pin_to(cpu)
+    {
+        problems.push((
+            format!("pinning to CPU {cpu}"),
+            e,
+            "the thread may migrate between CPUs",
+        ));
+    }
+    if let Err(e) = crate::host::sched::set_policy(priority) {
+        let what = match priority {
+            Some(p) => format!("SCHED_FIFO priority {p}"),
+            None => "SCHED_OTHER".to_string(),
+        };
+        problems.push((what, e, AT_NORMAL_PRIORITY));
+    }
+    problems
 }
 
 /// Per-interval figures of each thread, in order.
@@ -376,27 +438,7 @@ fn assemble(
         add_series(&mut builder, vocab::ALL_THREADS, &combined);
     }
     let mut benchmarks = builder.finish();
-    let mut total: Option<Recorded> = None;
-    for (bench, rec) in benchmarks.iter_mut().zip(recorded) {
-        attach(bench, &rec, config.keep_buckets);
-        bench.timer = rec.total.summary();
-        match total.as_mut() {
-            None => total = Some(rec),
-            Some(t) => {
-                let _ = t.latency.add(&rec.latency);
-                for (a, b) in [
-                    (&mut t.samples, &rec.samples),
-                    (&mut t.interval_min, &rec.interval_min),
-                    (&mut t.interval_max, &rec.interval_max),
-                ] {
-                    a.counts
-                        .iter_mut()
-                        .zip(&b.counts)
-                        .for_each(|(x, y)| *x += y);
-                }
-            }
-        }
-    }
+    let total = attach_recorded(&mut benchmarks, recorded, config.keep_buckets);
     if threads.len() > 1 {
         let all = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
         if let (Some(bench), Some(total)) = (benchmarks.last_mut(), total.as_ref()) {
@@ -418,26 +460,7 @@ fn assemble(
             overruns: t.overruns.unwrap_or(0),
             mode_switches: 0,
         });
-    let cpus = if config.cpus.is_empty() {
-        "unpinned".to_string()
-    } else {
-        config
-            .cpus
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let settings = vec![
-        ("period_us", config.period_us.to_string()),
-        ("method", config.method.name().to_string()),
-        ("cpus", cpus),
-        ("priority", priority.to_string()),
-        ("mlock", config.mlock.to_string()),
-        ("dma_latency", config.dma_latency.to_string()),
-        ("warmup_s", config.warmup_s.to_string()),
-    ];
-    let mut run = super::probe_run("timer", settings, benchmarks, started);
+    let mut run = super::probe_run("timer", settings(config), benchmarks, started);
     let duration_s = combined.len() as u64;
     run.timer = Some(TimerInfo {
         period_ns: config.period_us * 1000,
@@ -458,6 +481,55 @@ fn assemble(
         break_hit,
     });
     run
+}
+
+/// Each thread's recorded histograms on its benchmark; returns them all added together.
+fn attach_recorded(
+    benchmarks: &mut [crate::model::Benchmark],
+    recorded: Vec<Recorded>,
+    keep_buckets: bool,
+) -> Option<Recorded> {
+    let mut total: Option<Recorded> = None;
+    for (bench, rec) in benchmarks.iter_mut().zip(recorded) {
+        attach(bench, &rec, keep_buckets);
+        bench.timer = rec.total.summary();
+        match total.as_mut() {
+            None => total = Some(rec),
+            Some(t) => {
+                let _ = t.latency.add(&rec.latency);
+                for (a, b) in [
+                    (&mut t.samples, &rec.samples),
+                    (&mut t.interval_min, &rec.interval_min),
+                    (&mut t.interval_max, &rec.interval_max),
+                ] {
+                    a.counts
+                        .iter_mut()
+                        .zip(&b.counts)
+                        .for_each(|(x, y)| *x += y);
+                }
+            }
+        }
+    }
+    total
+}
+
+/// The settings a timer run records, as its environment's config.
+fn settings(config: &TimerConfig) -> Vec<(&'static str, String)> {
+    let cpus = if config.cpus.is_empty() {
+        "unpinned".to_string()
+    } else {
+        let list: Vec<String> = config.cpus.iter().map(usize::to_string).collect();
+        list.join(",")
+    };
+    vec![
+        ("period_us", config.period_us.to_string()),
+        ("method", config.method.name().to_string()),
+        ("cpus", cpus),
+        ("priority", config.priority.unwrap_or(0).to_string()),
+        ("mlock", config.mlock.to_string()),
+        ("dma_latency", config.dma_latency.to_string()),
+        ("warmup_s", config.warmup_s.to_string()),
+    ]
 }
 
 fn add_series(builder: &mut RunBuilder, name: &str, series: &[IntervalStats]) {
