@@ -573,7 +573,7 @@ fn repetition_table(
     alpha: f64,
     footnotes: &mut Footnotes,
 ) -> (Table, Vec<Compared>) {
-    let (better, assume) = metadata(columns, &metric.name);
+    let decide = Decide::for_metric(columns, &metric.name, alpha);
     let mut rows = Vec::new();
     let mut compared = Vec::new();
     let mut unit_info: Option<(&Metric, String)> = None;
@@ -589,7 +589,7 @@ fn repetition_table(
         footnotes.partial(&key, columns, |c| c.values(&key, &metric.name).is_some());
         let figures: Vec<Option<Figure>> = samples
             .iter()
-            .map(|s| s.as_ref().and_then(|(v, _)| figure(v, assume)))
+            .map(|s| s.as_ref().and_then(|(v, _)| figure(v, decide.assume)))
             .collect();
         let some_metric = samples.iter().flatten().next().map(|(_, m)| *m);
         if let (None, Some(m)) = (&unit_info, some_metric) {
@@ -597,74 +597,24 @@ fn repetition_table(
         }
         let mut cells = vec![Cell::Text { text: key.clone() }];
         for (i, (sample, fig)) in samples.iter().zip(&figures).enumerate() {
-            match (sample, fig) {
-                (Some((_, m)), Some(f)) => {
-                    footnotes.too_few_for_ci |= f.interval.is_none();
-                    if let Some(range) = f.varies {
-                        footnotes.inexact(&key, columns[i].label, m, range);
-                    }
-                    cells.push(Cell::value_of(f.centre, m));
-                    cells.push(spread(f.n, f.interval.clone(), f.centre));
-                }
-                _ => cells.extend([Cell::Empty, Cell::Empty]),
-            }
+            let metric_of = sample.as_ref().map(|(_, m)| *m);
+            cells.extend(figure_cells(
+                metric_of,
+                fig.as_ref(),
+                footnotes,
+                &key,
+                columns[i].label,
+            ));
             if i == 0 {
                 continue;
             }
             let change = match (&samples[0], sample, &figures[0], fig) {
                 (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
-                    let change = match assume {
-                        Assume::Exact => Change {
-                            better,
-                            percent: percent_change(fa.centre, fb.centre),
-                            p: None,
-                            n_base: a.len() as u64,
-                            n: b.len() as u64,
-                            verdict: ChangeVerdict::Exact,
-                        },
-                        Assume::Nothing => {
-                            let test = mann_whitney(a, b);
-                            let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
-                            footnotes.all_equal |= all_equal;
-                            // google/benchmark's times are what compare.py tests too.
-                            let gbench_time =
-                                [vocab::REAL_TIME, vocab::CPU_TIME].contains(&metric.name.as_str());
-                            footnotes.exact_beyond_scipy |= gbench_time
-                                && test.is_some_and(|t| {
-                                    t.exact
-                                        && !all_equal
-                                        && (t.ties || (a.len() > 8 && b.len() > 8))
-                                });
-                            let p = test.map_or(1.0, |t| t.p);
-                            // benchstat's rule: the p-value alone decides, so equal medians
-                            // with p ≤ alpha are a significant 0.00 %.
-                            let significant = p <= alpha;
-                            let need = min_samples_to_detect(alpha).unwrap_or(usize::MAX);
-                            footnotes.too_few_to_detect |=
-                                !significant && a.len() < need && b.len() < need;
-                            Change {
-                                better,
-                                percent: percent_change(fa.centre, fb.centre),
-                                p: Some(p),
-                                n_base: a.len() as u64,
-                                n: b.len() as u64,
-                                verdict: if significant {
-                                    ChangeVerdict::Significant
-                                } else {
-                                    ChangeVerdict::Noise
-                                },
-                            }
-                        }
-                    };
+                    let change = decide.change(a, b, fa, fb, footnotes);
                     compared.push(Compared {
                         bench: key.clone(),
-                        figure: metric.name.clone(),
-                        names: vec![metric.name.clone()],
-                        better,
-                        unit: m.unit.clone(),
                         column: columns[i].label.to_string(),
-                        value: fb.centre,
-                        change: change.clone(),
+                        ..decide.compared(&metric.name, m, fb.centre, change.clone())
                     });
                     Cell::Change(change)
                 }
@@ -686,7 +636,7 @@ fn repetition_table(
     if let Some((m, _)) = unit_info
         && geomean.rows > 1
     {
-        rows.push(geomean.row(m, better, footnotes));
+        rows.push(geomean.row(m, decide.better, footnotes));
     }
     let table = Table {
         title: Some(metric.name.clone()),
@@ -696,6 +646,113 @@ fn repetition_table(
         rows,
     };
     (table, compared)
+}
+
+/// A column's figure and its spread, or two empty cells; notes what the footnotes say of it.
+fn figure_cells(
+    metric: Option<&Metric>,
+    figure: Option<&Figure>,
+    footnotes: &mut Footnotes,
+    key: &str,
+    label: &str,
+) -> [Cell; 2] {
+    match (metric, figure) {
+        (Some(m), Some(f)) => {
+            footnotes.too_few_for_ci |= f.interval.is_none();
+            if let Some(range) = f.varies {
+                footnotes.inexact(key, label, m, range);
+            }
+            [
+                Cell::value_of(f.centre, m),
+                spread(f.n, f.interval.clone(), f.centre),
+            ]
+        }
+        _ => [Cell::Empty, Cell::Empty],
+    }
+}
+
+/// How a repetition table decides a change: the metric's direction, what may be assumed of
+/// its values, and the significance level.
+struct Decide {
+    better: Better,
+    assume: Assume,
+    alpha: f64,
+    /// google/benchmark's real or CPU time, which compare.py tests too.
+    gbench_time: bool,
+}
+
+impl Decide {
+    fn for_metric(columns: &[Side], metric: &str, alpha: f64) -> Decide {
+        let (better, assume) = metadata(columns, metric);
+        Decide {
+            better,
+            assume,
+            alpha,
+            gbench_time: [vocab::REAL_TIME, vocab::CPU_TIME].contains(&metric),
+        }
+    }
+
+    /// What the gate reads of one decided change (its benchmark and column to be set).
+    fn compared(&self, metric: &str, m: &Metric, value: f64, change: Change) -> Compared {
+        Compared {
+            bench: String::new(),
+            figure: metric.to_string(),
+            names: vec![metric.to_string()],
+            better: self.better,
+            unit: m.unit.clone(),
+            column: String::new(),
+            value,
+            change,
+        }
+    }
+
+    /// The change from base samples `a` to `b` (their figures `fa`, `fb`).
+    fn change(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        fa: &Figure,
+        fb: &Figure,
+        footnotes: &mut Footnotes,
+    ) -> Change {
+        match self.assume {
+            Assume::Exact => Change {
+                better: self.better,
+                percent: percent_change(fa.centre, fb.centre),
+                p: None,
+                n_base: a.len() as u64,
+                n: b.len() as u64,
+                verdict: ChangeVerdict::Exact,
+            },
+            Assume::Nothing => {
+                let test = mann_whitney(a, b);
+                let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
+                footnotes.all_equal |= all_equal;
+                footnotes.exact_beyond_scipy |= self.gbench_time
+                    && test.is_some_and(|t| {
+                        t.exact && !all_equal && (t.ties || (a.len() > 8 && b.len() > 8))
+                    });
+                let p = test.map_or(1.0, |t| t.p);
+                // benchstat's rule: the p-value alone decides, so equal medians
+                // with p ≤ alpha are a significant 0.00 %.
+                let significant = p <= self.alpha;
+                let need = min_samples_to_detect(self.alpha).unwrap_or(usize::MAX);
+                footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
+                Change {
+                    better: self.better,
+                    percent: percent_change(fa.centre, fb.centre),
+                    p: Some(p),
+                    n_base: a.len() as u64,
+                    n: b.len() as u64,
+                    verdict: if significant {
+                        ChangeVerdict::Significant
+                    } else {
+                        ChangeVerdict::Noise
+                    },
+                }
+            }
+        }
+    }
 }
 
 /// benchstat's geomean row: each column's geometric mean over the benchmarks it has, and its
@@ -850,6 +907,59 @@ pub(super) fn bounded(bench: &Benchmark, metric: &Metric, statistic: &str) -> Op
     })
 }
 
+impl Bounded {
+    /// The figure and its bounds as a spread.
+    fn cells(&self, m: &Metric) -> [Cell; 2] {
+        let interval = (self.low < self.high).then_some(super::stats::Interval {
+            low: self.low,
+            high: self.high,
+            level: CONFIDENCE,
+            coverage: CONFIDENCE,
+        });
+        [
+            Cell::value_of(self.value, m),
+            spread(self.samples as usize, interval, self.value),
+        ]
+    }
+
+    /// The change to `b`: significant when the bounds do not overlap (a percentile's; other
+    /// statistics are untested).
+    fn change_to(&self, b: &Bounded, better: Better, statistic: &str) -> Change {
+        let tested = quantile_of(statistic).is_some();
+        let apart = b.low > self.high || b.high < self.low;
+        Change {
+            better,
+            percent: percent_change(self.value, b.value),
+            p: None,
+            n_base: self.samples,
+            n: b.samples,
+            verdict: match (tested, apart) {
+                (false, _) => ChangeVerdict::Untested,
+                (true, true) => ChangeVerdict::Significant,
+                (true, false) => ChangeVerdict::Noise,
+            },
+        }
+    }
+}
+
+/// Each column's distribution of `metric` for benchmark `key`, with its benchmark.
+fn distributions_of<'a>(
+    columns: &'a [Side],
+    key: &str,
+    metric: &str,
+) -> Vec<Option<(&'a Benchmark, &'a Metric)>> {
+    columns
+        .iter()
+        .map(|c| {
+            c.get(key)?.iter().find_map(|b| {
+                b.metric(metric)
+                    .filter(|m| m.values.is_empty() && m.histogram.is_some())
+                    .map(|m| (*b, m))
+            })
+        })
+        .collect()
+}
+
 fn distribution_table(
     columns: &[Side],
     metric: &MetricName,
@@ -860,16 +970,7 @@ fn distribution_table(
     let mut compared = Vec::new();
     let mut source_unit = String::new();
     for key in keys(columns) {
-        let metrics: Vec<Option<(&Benchmark, &Metric)>> = columns
-            .iter()
-            .map(|c| {
-                c.get(&key)?.iter().find_map(|b| {
-                    b.metric(&metric.name)
-                        .filter(|m| m.values.is_empty() && m.histogram.is_some())
-                        .map(|m| (*b, m))
-                })
-            })
-            .collect();
+        let metrics = distributions_of(columns, &key, &metric.name);
         if metrics.iter().all(Option::is_none) {
             continue;
         }
@@ -895,16 +996,7 @@ fn distribution_table(
             ];
             for (i, figure) in figures.iter().enumerate() {
                 match figure {
-                    Some((f, m)) => {
-                        cells.push(Cell::value_of(f.value, m));
-                        let interval = (f.low < f.high).then_some(super::stats::Interval {
-                            low: f.low,
-                            high: f.high,
-                            level: CONFIDENCE,
-                            coverage: CONFIDENCE,
-                        });
-                        cells.push(spread(f.samples as usize, interval, f.value));
-                    }
+                    Some((f, m)) => cells.extend(f.cells(m)),
                     None => cells.extend([Cell::Empty, Cell::Empty]),
                 }
                 if i == 0 {
@@ -912,20 +1004,7 @@ fn distribution_table(
                 }
                 let cell = match (&figures[0], figure) {
                     (Some((a, _)), Some((b, m))) => {
-                        let tested = quantile_of(statistic).is_some();
-                        let apart = b.low > a.high || b.high < a.low;
-                        let change = Change {
-                            better: m.better,
-                            percent: percent_change(a.value, b.value),
-                            p: None,
-                            n_base: a.samples,
-                            n: b.samples,
-                            verdict: match (tested, apart) {
-                                (false, _) => ChangeVerdict::Untested,
-                                (true, true) => ChangeVerdict::Significant,
-                                (true, false) => ChangeVerdict::Noise,
-                            },
-                        };
+                        let change = a.change_to(b, m.better, statistic);
                         compared.push(Compared {
                             bench: key.clone(),
                             figure: format!("{} {statistic}", metric.name),
@@ -960,6 +1039,17 @@ fn distribution_table(
         rows,
     };
     (table, compared)
+}
+
+/// What decided a change, for the verdict: its p-value, or how it was judged.
+fn evidence(change: &Change) -> String {
+    match (change.verdict, change.p) {
+        (ChangeVerdict::Significant, Some(p)) => format!("p={p:.3}"),
+        (ChangeVerdict::Significant, None) => "bounds apart".to_string(),
+        (ChangeVerdict::Exact, _) => "exact values".to_string(),
+        (ChangeVerdict::Noise, _) => "within noise".to_string(),
+        (ChangeVerdict::Untested, _) => "not tested".to_string(),
+    }
 }
 
 /// Judges every compared figure a rule names: a regression fails when it is significant and
@@ -1020,14 +1110,7 @@ fn gate(
                 .change
                 .percent
                 .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
-            let evidence = match (c.change.verdict, c.change.p) {
-                (ChangeVerdict::Significant, Some(p)) => format!("p={p:.3}"),
-                (ChangeVerdict::Significant, None) => "bounds apart".to_string(),
-                (ChangeVerdict::Exact, _) => "exact values".to_string(),
-                (ChangeVerdict::Noise, _) => "within noise".to_string(),
-                (ChangeVerdict::Untested, _) => "not tested".to_string(),
-            };
-            let target = format!("{} (got {change}, {evidence})", rule.text);
+            let target = format!("{} (got {change}, {})", rule.text, evidence(&c.change));
             targets.push(TargetResult {
                 bench: c.bench.clone(),
                 metric: format!("{}: {} vs {base}", c.figure, c.column),
