@@ -79,6 +79,9 @@ struct Pages<'a> {
     untested: Vec<String>,
 }
 
+/// A health rule's verdict, its default "Why" and the placeholders that fill it.
+type Judged = (String, String, Vec<(&'static str, Slot)>);
+
 /// The value of a `{placeholder}` in a note or a "Why".
 #[derive(Clone, Copy)]
 enum Slot {
@@ -285,49 +288,7 @@ impl<'a> Pages<'a> {
                 faster,
                 same,
                 noise_percent,
-            } => {
-                let a = self.find(&h.figure, h.line)?;
-                let b = self.find(reference, h.line)?;
-                if a.metric.unit != b.metric.unit {
-                    return Err(self.bad(
-                        h.line,
-                        format!(
-                            "`{}` is in {} but the reference `{}` in {}: they cannot be compared",
-                            h.figure.bench,
-                            a.metric.source_unit,
-                            reference.bench,
-                            b.metric.source_unit
-                        ),
-                    ));
-                }
-                // Slower as a fraction of the reference's time: for rates, the inverse ratio.
-                let ratio = match a.metric.better {
-                    Better::Lower => a.value / b.value,
-                    Better::Higher => b.value / a.value,
-                };
-                let percent = (ratio - 1.0) * 100.0;
-                let significant = match (&a.stats.median_ci, &b.stats.median_ci) {
-                    (Some(x), Some(y)) => x.high < y.low || y.high < x.low,
-                    _ => {
-                        self.untested
-                            .push(format!("{} ({noise_percent} %)", h.area));
-                        percent.abs() > *noise_percent
-                    }
-                };
-                let (verdict, change) = match (significant, ratio > 1.0) {
-                    (false, _) => (
-                        same.clone(),
-                        format!("within noise ({} %) of", signed(percent)),
-                    ),
-                    (true, true) => (slower.clone(), format!("{} slower", by_how_much(ratio))),
-                    (true, false) => (
-                        faster.clone(),
-                        format!("{} faster", by_how_much(1.0 / ratio)),
-                    ),
-                };
-                let why = format!("{change} than {label}");
-                (verdict, why, vec![("value", value_slot(&a))])
-            }
+            } => self.relative(h, reference, label, [slower, faster, same], *noise_percent)?,
             Rule::Once {
                 per_item,
                 levels,
@@ -352,6 +313,56 @@ impl<'a> Pages<'a> {
         };
         let why = self.fill(h.why.as_deref().unwrap_or(&default_why), &slots, h.line)?;
         Ok([h.area.clone(), verdict, why])
+    }
+
+    /// A `relative` rule: the figure against a reference's, significant when their
+    /// intervals do not overlap (beyond `noise_percent` when there are none).
+    fn relative(
+        &mut self,
+        h: &Health,
+        reference: &Figure,
+        label: &str,
+        [slower, faster, same]: [&String; 3],
+        noise_percent: f64,
+    ) -> Result<Judged> {
+        let a = self.find(&h.figure, h.line)?;
+        let b = self.find(reference, h.line)?;
+        if a.metric.unit != b.metric.unit {
+            return Err(self.bad(
+                h.line,
+                format!(
+                    "`{}` is in {} but the reference `{}` in {}: they cannot be compared",
+                    h.figure.bench, a.metric.source_unit, reference.bench, b.metric.source_unit
+                ),
+            ));
+        }
+        // Slower as a fraction of the reference's time: for rates, the inverse ratio.
+        let ratio = match a.metric.better {
+            Better::Lower => a.value / b.value,
+            Better::Higher => b.value / a.value,
+        };
+        let percent = (ratio - 1.0) * 100.0;
+        let significant = match (&a.stats.median_ci, &b.stats.median_ci) {
+            (Some(x), Some(y)) => x.high < y.low || y.high < x.low,
+            _ => {
+                self.untested
+                    .push(format!("{} ({noise_percent} %)", h.area));
+                percent.abs() > noise_percent
+            }
+        };
+        let (verdict, change) = match (significant, ratio > 1.0) {
+            (false, _) => (
+                same.clone(),
+                format!("within noise ({} %) of", signed(percent)),
+            ),
+            (true, true) => (slower.clone(), format!("{} slower", by_how_much(ratio))),
+            (true, false) => (
+                faster.clone(),
+                format!("{} faster", by_how_much(1.0 / ratio)),
+            ),
+        };
+        let why = format!("{change} than {label}");
+        Ok((verdict, why, vec![("value", value_slot(&a))]))
     }
 
     /// Fills `{name}`, `{name * K}` and `{name / K}` from `slots`.
