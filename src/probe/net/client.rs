@@ -287,62 +287,15 @@ fn udp_rate(config: &ClientConfig, conn: &Connection, duration: Duration) -> Res
         .max(1);
     let done = std::sync::atomic::AtomicBool::new(false);
     let (latency, sent, received, duplicated, reordered) = std::thread::scope(|scope| {
-        let listener = scope.spawn(|| {
-            let mut latency = histogram();
-            let mut seen = vec![false; total as usize];
-            let (mut received, mut duplicated, mut reordered, mut highest) =
-                (0u64, 0u64, 0u64, None::<u64>);
-            let mut buf = vec![0u8; config.size.max(UDP_HEADER)];
-            let mut grace: Option<Instant> = None;
-            loop {
-                if done.load(std::sync::atomic::Ordering::Acquire) {
-                    let g = *grace.get_or_insert_with(Instant::now);
-                    if g.elapsed() > Duration::from_millis(500) || received + duplicated >= total {
-                        break;
-                    }
-                }
-                let Ok(n) = receiver.recv(&mut buf) else {
-                    continue;
-                };
-                if n < UDP_HEADER || buf[..SESSION_BYTES] != session {
-                    continue;
-                }
-                let (seq, scheduled) = (
-                    read_u64(&buf, SESSION_BYTES),
-                    read_u64(&buf, SESSION_BYTES + 8),
-                );
-                let now = origin.elapsed().as_nanos() as u64;
-                match seen.get_mut(seq as usize) {
-                    Some(true) => duplicated += 1,
-                    Some(slot) => {
-                        *slot = true;
-                        received += 1;
-                        latency.saturating_record(now.saturating_sub(scheduled));
-                        if highest.is_some_and(|h| seq < h) {
-                            reordered += 1;
-                        }
-                        highest = highest.max(Some(seq));
-                    }
-                    None => {}
-                }
-            }
-            (latency, received, duplicated, reordered)
-        });
+        let listener =
+            scope.spawn(|| listen(&receiver, &session, total, config.size, origin, &done));
         let mut sent = 0;
         for seq in 0..total {
             if crate::interrupt::requested() {
                 break;
             }
             let scheduled = seq * period_ns;
-            // Sleep most of the way, spin the last 100 µs.
-            loop {
-                let left = scheduled.saturating_sub(origin.elapsed().as_nanos() as u64);
-                match left {
-                    0 => break,
-                    l if l > 200_000 => std::thread::sleep(Duration::from_nanos(l - 100_000)),
-                    _ => std::hint::spin_loop(),
-                }
-            }
+            wait_until(origin, scheduled);
             if socket
                 .send(&packet(config.size, &session, seq, scheduled))
                 .is_ok()
@@ -362,6 +315,70 @@ fn udp_rate(config: &ClientConfig, conn: &Connection, duration: Duration) -> Res
         duplicated,
         reordered,
     })
+}
+
+/// Sleeps most of the way to `scheduled` ns after `origin`, and spins the last 100 µs.
+fn wait_until(origin: Instant, scheduled: u64) {
+    loop {
+        let left = scheduled.saturating_sub(origin.elapsed().as_nanos() as u64);
+        match left {
+            0 => break,
+            l if l > 200_000 => std::thread::sleep(Duration::from_nanos(l - 100_000)),
+            _ => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// Receives the echoed packets of a rate test until the sender is `done` and every packet
+/// came back or half a second passed: their latencies and how many were received,
+/// duplicated and reordered.
+fn listen(
+    receiver: &UdpSocket,
+    session: &[u8],
+    total: u64,
+    size: usize,
+    origin: Instant,
+    done: &std::sync::atomic::AtomicBool,
+) -> (Histogram<u64>, u64, u64, u64) {
+    let mut latency = histogram();
+    let mut seen = vec![false; total as usize];
+    let (mut received, mut duplicated, mut reordered, mut highest) =
+        (0u64, 0u64, 0u64, None::<u64>);
+    let mut buf = vec![0u8; size.max(UDP_HEADER)];
+    let mut grace: Option<Instant> = None;
+    loop {
+        if done.load(std::sync::atomic::Ordering::Acquire) {
+            let g = *grace.get_or_insert_with(Instant::now);
+            if g.elapsed() > Duration::from_millis(500) || received + duplicated >= total {
+                break;
+            }
+        }
+        let Ok(n) = receiver.recv(&mut buf) else {
+            continue;
+        };
+        if n < UDP_HEADER || buf[..SESSION_BYTES] != *session {
+            continue;
+        }
+        let (seq, scheduled) = (
+            read_u64(&buf, SESSION_BYTES),
+            read_u64(&buf, SESSION_BYTES + 8),
+        );
+        let now = origin.elapsed().as_nanos() as u64;
+        match seen.get_mut(seq as usize) {
+            Some(true) => duplicated += 1,
+            Some(slot) => {
+                *slot = true;
+                received += 1;
+                latency.saturating_record(now.saturating_sub(scheduled));
+                if highest.is_some_and(|h| seq < h) {
+                    reordered += 1;
+                }
+                highest = highest.max(Some(seq));
+            }
+            None => {}
+        }
+    }
+    (latency, received, duplicated, reordered)
 }
 
 fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Result<Measurement> {

@@ -24,6 +24,31 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
     };
     let mut builder = RunBuilder::default();
     let bench = builder.benchmark(&name, None, BenchName::plain);
+    let distributions = record(&mut builder, bench, config, measurement);
+    let mut benchmarks = builder.finish();
+    for (i, m) in distributions.into_iter().enumerate() {
+        benchmarks[0].metrics.insert(i, m);
+    }
+    let settings = vec![
+        ("server", config.server.to_string()),
+        ("test", config.test.name().to_string()),
+        ("size", config.size.to_string()),
+        ("warmup_ms", config.warmup.as_millis().to_string()),
+        ("authenticated", config.token.is_some().to_string()),
+    ];
+    let mut run = super::probe_run("net", settings, benchmarks, started);
+    run.peer_metrics = true;
+    Ok(run)
+}
+
+/// Records what a test measured on `bench`: counts and rates as figures; the distributions
+/// are returned, to go first.
+fn record(
+    builder: &mut RunBuilder,
+    bench: usize,
+    config: &ClientConfig,
+    measurement: Measurement,
+) -> Vec<Metric> {
     let mut distributions = Vec::new();
     match measurement {
         Measurement::RoundTrips { rtt, lost } => {
@@ -81,20 +106,7 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
             builder.record(bench, "first_send_call_bytes", "B", first_send_bytes as f64);
         }
     }
-    let mut benchmarks = builder.finish();
-    for (i, m) in distributions.into_iter().enumerate() {
-        benchmarks[0].metrics.insert(i, m);
-    }
-    let settings = vec![
-        ("server", config.server.to_string()),
-        ("test", config.test.name().to_string()),
-        ("size", config.size.to_string()),
-        ("warmup_ms", config.warmup.as_millis().to_string()),
-        ("authenticated", config.token.is_some().to_string()),
-    ];
-    let mut run = super::probe_run("net", settings, benchmarks, started);
-    run.peer_metrics = true;
-    Ok(run)
+    distributions
 }
 
 /// Starts a server on an ephemeral loopback port in this process, measures against it, and

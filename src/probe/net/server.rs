@@ -360,6 +360,71 @@ fn serve_client(
     }
 }
 
+/// The client's request, within the handshake's deadline, in a version this server speaks.
+fn receive_request(
+    reader: &mut impl std::io::BufRead,
+    stream: &mut TcpStream,
+) -> std::io::Result<Request> {
+    let request: Request = protocol::receive(reader).map_err(|e| match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => std::io::Error::new(
+            ErrorKind::TimedOut,
+            format!("no request within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+        ),
+        _ => e,
+    })?;
+    if request.version != protocol::VERSION {
+        return Err(refuse(
+            stream,
+            format!(
+                "protocol version {} not supported (this server speaks {})",
+                request.version,
+                protocol::VERSION
+            ),
+        ));
+    }
+    Ok(request)
+}
+
+/// Checks the client's proof of the token; returns the server's own proof, or refuses.
+fn authenticate(
+    stream: &mut TcpStream,
+    token: &str,
+    server_nonce: &str,
+    request: &Request,
+) -> std::io::Result<String> {
+    let proven = request
+        .proof
+        .as_deref()
+        .is_some_and(|p| protocol::verify(token, "client", server_nonce, &request.nonce, p));
+    if !proven {
+        return Err(refuse(
+            stream,
+            "authentication failed: wrong or missing --token".into(),
+        ));
+    }
+    Ok(protocol::proof(
+        token,
+        "server",
+        &request.nonce,
+        server_nonce,
+    ))
+}
+
+/// Registers a UDP session for `peer`'s IP until `limit` from now; expired ones go.
+fn open_session(shared: &Shared, session: [u8; SESSION_BYTES], peer: SocketAddr, limit: Duration) {
+    if let Ok(mut sessions) = shared.sessions.lock() {
+        sessions.retain(|_, s| Instant::now() < s.expires);
+        sessions.insert(
+            session,
+            Session {
+                peer: peer.ip(),
+                udp_peer: None,
+                expires: Instant::now() + limit,
+            },
+        );
+    }
+}
+
 type Accepted = (TcpStream, TcpStream, Request, Duration, [u8; SESSION_BYTES]);
 
 /// Greets, reads the request, authenticates and takes a client slot, all within one deadline.
@@ -389,44 +454,13 @@ fn handshake(
         deadline,
         HANDSHAKE_TIMEOUT,
     ));
-    let request: Request = protocol::receive(&mut reader).map_err(|e| match e.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => std::io::Error::new(
-            ErrorKind::TimedOut,
-            format!("no request within {} s", HANDSHAKE_TIMEOUT.as_secs()),
-        ),
-        _ => e,
-    })?;
-    if request.version != protocol::VERSION {
-        return Err(refuse(
-            &mut stream,
-            format!(
-                "protocol version {} not supported (this server speaks {})",
-                request.version,
-                protocol::VERSION
-            ),
-        ));
-    }
+    let request = receive_request(&mut reader, &mut stream)?;
     let mut reply = Reply {
         ok: true,
         ..Reply::default()
     };
     if let Some(token) = &config.token {
-        let proven = request
-            .proof
-            .as_deref()
-            .is_some_and(|p| protocol::verify(token, "client", &server_nonce, &request.nonce, p));
-        if !proven {
-            return Err(refuse(
-                &mut stream,
-                "authentication failed: wrong or missing --token".into(),
-            ));
-        }
-        reply.proof = Some(protocol::proof(
-            token,
-            "server",
-            &request.nonce,
-            &server_nonce,
-        ));
+        reply.proof = Some(authenticate(&mut stream, token, &server_nonce, &request)?);
     }
     if request.size == 0 || request.size > MAX_MESSAGE {
         return Err(refuse(
@@ -450,17 +484,7 @@ fn handshake(
         .min(Duration::from_millis(request.duration_ms.max(1)) + Duration::from_secs(5));
     let session = protocol::session_id();
     if matches!(request.test, Test::UdpRtt | Test::UdpRate) {
-        if let Ok(mut sessions) = shared.sessions.lock() {
-            sessions.retain(|_, s| Instant::now() < s.expires);
-            sessions.insert(
-                session,
-                Session {
-                    peer: peer.ip(),
-                    udp_peer: None,
-                    expires: Instant::now() + limit,
-                },
-            );
-        }
+        open_session(shared, session, peer, limit);
         reply.udp_port = Some(shared.udp_port);
         reply.session = Some(hex::encode(session));
     }
