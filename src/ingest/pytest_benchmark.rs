@@ -165,27 +165,7 @@ impl InputFormat for PytestBenchmark {
                  (pytest --benchmark-save-data keeps every round)"
             )));
         }
-        let machine = &doc.machine_info;
-        let cpu = machine.get("cpu");
-        let environment = Environment {
-            hostname: text(machine.get("node")),
-            os: text(machine.get("system")),
-            kernel: text(machine.get("release")),
-            arch: text(machine.get("machine")),
-            cpu_model: text(cpu.and_then(|c| c.get("brand_raw"))),
-            cores: cpu
-                .and_then(|c| c.get("count"))
-                .and_then(Value::as_u64)
-                .map(|n| n as usize),
-            toolchains: text(machine.get("python_version"))
-                .map(|v| ConfigEntry {
-                    key: "python".into(),
-                    value: v,
-                })
-                .into_iter()
-                .collect(),
-            ..Environment::default()
-        };
+        let environment = environment(&doc.machine_info);
         let config: Vec<ConfigEntry> = ["id", "branch", "dirty", "project"]
             .iter()
             .filter_map(|key| {
@@ -201,5 +181,29 @@ impl InputFormat for PytestBenchmark {
             notes,
             malformed: 0,
         })
+    }
+}
+
+/// The machine pytest-benchmark describes in `machine_info`.
+fn environment(machine: &BTreeMap<String, Value>) -> Environment {
+    let cpu = machine.get("cpu");
+    Environment {
+        hostname: text(machine.get("node")),
+        os: text(machine.get("system")),
+        kernel: text(machine.get("release")),
+        arch: text(machine.get("machine")),
+        cpu_model: text(cpu.and_then(|c| c.get("brand_raw"))),
+        cores: cpu
+            .and_then(|c| c.get("count"))
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
+        toolchains: text(machine.get("python_version"))
+            .map(|v| ConfigEntry {
+                key: "python".into(),
+                value: v,
+            })
+            .into_iter()
+            .collect(),
+        ..Environment::default()
     }
 }

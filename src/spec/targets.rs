@@ -210,22 +210,9 @@ impl Targets {
 
     pub fn parse(file: &str, text: &str) -> Result<Targets> {
         let raw: File = crate::spec::parse(file, text, "targets file")?;
-        let bad = |line: usize, why: String| Error::Input(format!("{file}:{line}: {why}"));
-        // Errors point at the key's own line, not at its table's header.
-        let limit = |spec: &Spanned<QuantitySpec>| {
-            let line = line_of(text, spec.span().start);
-            let written = spec.get_ref().text();
-            parse_quantity(&written)
-                .map(|(value, unit)| Limit {
-                    value,
-                    unit,
-                    text: written.clone(),
-                    line,
-                })
-                .ok_or_else(|| {
-                    bad(line, format!("`{written}` is not a quantity (expected e.g. \"5 ms\", \"500 us\", \"100 MB/s\", \"2 MiB/s\", or a bare count such as 1)"))
-                })
-        };
+        let check = Checker { file, text };
+        let bad = |line: usize, why: String| check.bad(line, why);
+        let limit = |spec: &Spanned<QuantitySpec>| check.limit(spec);
         let mut targets = Vec::new();
         for spanned in raw.target {
             let line = line_of(text, spanned.span().start);
@@ -246,43 +233,7 @@ impl Targets {
                 line,
             });
         }
-        let budget = match raw.budget {
-            Some(spanned) => {
-                let line = line_of(text, spanned.span().start);
-                let b = spanned.into_inner();
-                if b.stage.is_empty() {
-                    return Err(bad(
-                        line,
-                        format!("budget `{}` has no [[budget.stage]]", b.name),
-                    ));
-                }
-                let total = limit(&b.total)?;
-                if total.value <= 0.0 {
-                    return Err(bad(
-                        total.line,
-                        format!(
-                            "budget total `{}` must be more than zero: the stages are shares of it",
-                            total.text
-                        ),
-                    ));
-                }
-                Some(Budget {
-                    total,
-                    name: b.name,
-                    stages: b
-                        .stage
-                        .into_iter()
-                        .map(|s| Stage {
-                            name: s.name.unwrap_or_else(|| s.bench.clone()),
-                            bench: s.bench,
-                            metric: s.metric,
-                        })
-                        .collect(),
-                    line,
-                })
-            }
-            None => None,
-        };
+        let budget = raw.budget.map(|b| check.budget(b)).transpose()?;
         let mut regressions = Vec::new();
         for spanned in raw.regression {
             let line = line_of(text, spanned.span().start);
@@ -304,6 +255,66 @@ impl Targets {
             targets,
             budget,
             regressions,
+        })
+    }
+}
+
+/// Checks a targets file's entries, each error naming the file and the line.
+struct Checker<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn bad(&self, line: usize, why: String) -> Error {
+        Error::Input(format!("{}:{line}: {why}", self.file))
+    }
+
+    /// A quantity; an error points at the key's own line, not at its table's header.
+    fn limit(&self, spec: &Spanned<QuantitySpec>) -> Result<Limit> {
+        let line = line_of(self.text, spec.span().start);
+        let written = spec.get_ref().text();
+        parse_quantity(&written)
+            .map(|(value, unit)| Limit {
+                value,
+                unit,
+                text: written.clone(),
+                line,
+            })
+            .ok_or_else(|| {
+                self.bad(line, format!("`{written}` is not a quantity (expected e.g. \"5 ms\", \"500 us\", \"100 MB/s\", \"2 MiB/s\", or a bare count such as 1)"))
+            })
+    }
+
+    fn budget(&self, spanned: Spanned<BudgetSpec>) -> Result<Budget> {
+        let line = line_of(self.text, spanned.span().start);
+        let b = spanned.into_inner();
+        if b.stage.is_empty() {
+            return Err(self.bad(line, format!("budget `{}` has no [[budget.stage]]", b.name)));
+        }
+        let total = self.limit(&b.total)?;
+        if total.value <= 0.0 {
+            return Err(self.bad(
+                total.line,
+                format!(
+                    "budget total `{}` must be more than zero: the stages are shares of it",
+                    total.text
+                ),
+            ));
+        }
+        Ok(Budget {
+            total,
+            name: b.name,
+            stages: b
+                .stage
+                .into_iter()
+                .map(|s| Stage {
+                    name: s.name.unwrap_or_else(|| s.bench.clone()),
+                    bench: s.bench,
+                    metric: s.metric,
+                })
+                .collect(),
+            line,
         })
     }
 }
