@@ -1,7 +1,7 @@
 //! What differs between the machines and settings of two runs, where the difference can move
 //! the numbers: half of all "regressions" are a different CPU, kernel or governor.
 
-use crate::model::Run;
+use crate::model::{ConfigEntry, Environment, Run, TimerInfo, vocab};
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -36,97 +36,113 @@ const OCCASIONAL_CHECKS: &[&str] = &["load", "input_devices"];
 
 /// Differences that can move the numbers, comparing only what both runs know.
 pub fn differences(base: &Run, other: &Run) -> Vec<Difference> {
-    let mut out = Vec::new();
-    let mut diff = |what: &str, a: Option<String>, b: Option<String>| {
+    let mut found = Found::default();
+    found.environments(&base.environment, &other.environment);
+    if let (Some(ta), Some(tb)) = (&base.timer, &other.timer) {
+        found.timers(ta, tb);
+    }
+    found.settings(&base.config, &other.config);
+    found.0
+}
+
+/// The differences found so far.
+#[derive(Default)]
+struct Found(Vec<Difference>);
+
+impl Found {
+    /// A difference when both sides know `what` and it differs.
+    fn add(&mut self, what: &str, a: Option<String>, b: Option<String>) {
         if let (Some(a), Some(b)) = (a, b)
             && a != b
         {
-            out.push(Difference {
+            self.0.push(Difference {
                 what: what.to_string(),
                 base: a,
                 other: b,
             });
         }
-    };
-    let (ea, eb) = (&base.environment, &other.environment);
-    diff("cpu model", ea.cpu_model.clone(), eb.cpu_model.clone());
-    diff(
-        "cores",
-        ea.cores.map(|c| c.to_string()),
-        eb.cores.map(|c| c.to_string()),
-    );
-    diff("arch", ea.arch.clone(), eb.arch.clone());
-    diff("os", ea.os.clone(), eb.os.clone());
-    diff("kernel", ea.kernel.clone(), eb.kernel.clone());
-    diff(
-        "clocksource",
-        ea.clocksource.clone(),
-        eb.clocksource.clone(),
-    );
-    diff(
-        "virtualization",
-        Some(ea.virtualization.clone().unwrap_or_else(|| "none".into())).filter(|_| ea.captured),
-        Some(eb.virtualization.clone().unwrap_or_else(|| "none".into())).filter(|_| eb.captured),
-    );
-    for check in &ea.checks {
-        if OCCASIONAL_CHECKS.contains(&check.name.as_str()) {
-            continue;
-        }
-        if let Some(theirs) = eb.checks.iter().find(|c| c.name == check.name) {
-            diff(
-                &check.name,
-                Some(check.found.clone()),
-                Some(theirs.found.clone()),
-            );
-        }
     }
-    for entry in &ea.toolchains {
-        let theirs = eb.toolchains.iter().find(|t| t.key == entry.key);
-        diff(
-            &entry.key,
-            Some(entry.value.clone()),
-            theirs.map(|t| t.value.clone()),
+
+    fn environments(&mut self, ea: &Environment, eb: &Environment) {
+        self.add("cpu model", ea.cpu_model.clone(), eb.cpu_model.clone());
+        self.add(
+            "cores",
+            ea.cores.map(|c| c.to_string()),
+            eb.cores.map(|c| c.to_string()),
         );
-    }
-    if let (Some(ta), Some(tb)) = (&base.timer, &other.timer) {
-        diff(
-            "timer period",
-            Some(format!("{} ns", ta.period_ns)),
-            Some(format!("{} ns", tb.period_ns)),
+        self.add("arch", ea.arch.clone(), eb.arch.clone());
+        self.add("os", ea.os.clone(), eb.os.clone());
+        self.add("kernel", ea.kernel.clone(), eb.kernel.clone());
+        self.add(
+            "clocksource",
+            ea.clocksource.clone(),
+            eb.clocksource.clone(),
         );
-        diff("timer mode", Some(ta.mode.clone()), Some(tb.mode.clone()));
-        diff("timer method", ta.method.clone(), tb.method.clone());
-        diff("scheduling policy", ta.policy.clone(), tb.policy.clone());
-        diff(
-            "priority",
-            Some(ta.priority.to_string()),
-            Some(tb.priority.to_string()),
-        );
-    }
-    for entry in &base.config {
-        if OCCASIONAL.contains(&entry.key.as_str()) {
-            continue;
-        }
-        let theirs = other.config.iter().find(|c| c.key == entry.key);
-        let host_only = |v: &str| {
-            // A listening address: the port changes every run, the host does not.
-            v.rsplit_once(':').map_or(v, |(host, _)| host).to_string()
+        let virtualization = |e: &Environment| {
+            Some(e.virtualization.clone().unwrap_or_else(|| "none".into())).filter(|_| e.captured)
         };
-        if entry.key == "server" {
-            diff(
-                "server host",
-                Some(host_only(&entry.value)),
-                theirs.map(|t| host_only(&t.value)),
-            );
-        } else {
-            diff(
+        self.add("virtualization", virtualization(ea), virtualization(eb));
+        for check in &ea.checks {
+            if OCCASIONAL_CHECKS.contains(&check.name.as_str()) {
+                continue;
+            }
+            if let Some(theirs) = eb.checks.iter().find(|c| c.name == check.name) {
+                self.add(
+                    &check.name,
+                    Some(check.found.clone()),
+                    Some(theirs.found.clone()),
+                );
+            }
+        }
+        for entry in &ea.toolchains {
+            let theirs = eb.toolchains.iter().find(|t| t.key == entry.key);
+            self.add(
                 &entry.key,
                 Some(entry.value.clone()),
                 theirs.map(|t| t.value.clone()),
             );
         }
     }
-    out
+
+    fn timers(&mut self, ta: &TimerInfo, tb: &TimerInfo) {
+        self.add(
+            "timer period",
+            Some(format!("{} ns", ta.period_ns)),
+            Some(format!("{} ns", tb.period_ns)),
+        );
+        self.add("timer mode", Some(ta.mode.clone()), Some(tb.mode.clone()));
+        self.add("timer method", ta.method.clone(), tb.method.clone());
+        self.add("scheduling policy", ta.policy.clone(), tb.policy.clone());
+        self.add(
+            "priority",
+            Some(ta.priority.to_string()),
+            Some(tb.priority.to_string()),
+        );
+    }
+
+    fn settings(&mut self, base: &[ConfigEntry], other: &[ConfigEntry]) {
+        // A listening address: the port changes every run, the host does not.
+        let host_only = |v: &str| v.rsplit_once(':').map_or(v, |(host, _)| host).to_string();
+        for entry in base {
+            if OCCASIONAL.contains(&entry.key.as_str()) {
+                continue;
+            }
+            let theirs = other.iter().find(|c| c.key == entry.key);
+            if entry.key == vocab::SERVER_SETTING {
+                self.add(
+                    "server host",
+                    Some(host_only(&entry.value)),
+                    theirs.map(|t| host_only(&t.value)),
+                );
+            } else {
+                self.add(
+                    &entry.key,
+                    Some(entry.value.clone()),
+                    theirs.map(|t| t.value.clone()),
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,3 +24,7 @@ pub const SYSTEM_TIME: &str = "system";
 pub const MAX_RSS: &str = "max_rss";
 /// What tables show beside a command's wall time, as hyperfine prints it.
 pub const COMMAND_RESOURCES: [&str; 3] = [USER_TIME, SYSTEM_TIME, MAX_RSS];
+
+/// A network run's setting naming the server it measured against (`ADDR:PORT`); comparisons
+/// look at its host only, as the port changes from run to run.
+pub const SERVER_SETTING: &str = "server";

@@ -30,7 +30,10 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
         benchmarks[0].metrics.insert(i, m);
     }
     let settings = vec![
-        ("server", config.server.to_string()),
+        (
+            crate::model::vocab::SERVER_SETTING,
+            config.server.to_string(),
+        ),
         ("test", config.test.name().to_string()),
         ("size", config.size.to_string()),
         ("warmup_ms", config.warmup.as_millis().to_string()),
