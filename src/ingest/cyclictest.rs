@@ -369,6 +369,64 @@ const MAX_BUCKETS_U64: u64 = MAX_BUCKETS as u64;
 
 /// Builds one benchmark per thread. `histogram` is the histogram's size in buckets (0 when
 /// unknown) when the output had one.
+/// Says how many samples of thread `name` lay beyond the histogram's end, and where the
+/// percentiles count them.
+fn overflow_note(
+    name: &str,
+    h: &crate::model::LinearHistogram,
+    size: usize,
+    max_us: Option<f64>,
+    cycles: Option<u64>,
+) -> Note {
+    let beyond = match size {
+        0 => "the histogram's buckets".to_string(),
+        n => format!("the {n}-bucket histogram (≥ {n} µs)"),
+    };
+    let at = match max_us {
+        Some(max) => format!("the reported maximum ({max} µs)"),
+        None => "the histogram's end".to_string(),
+    };
+    Note::info(format!(
+        "{}: {} of {} samples beyond {beyond} count at {at} in percentiles, so tail percentiles err high",
+        name,
+        h.overflow,
+        cycles.map_or_else(|| "the".to_string(), |c| c.to_string()),
+    ))
+}
+
+/// The test as a whole: its period, priority, length from the most cycles, and the extremes
+/// over every thread.
+fn timer_info(
+    benchmarks: &[crate::model::Benchmark],
+    period_us: Option<u64>,
+    priority: Option<i32>,
+) -> TimerInfo {
+    let overall = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
+    let period_ns = period_us.unwrap_or(1000) * 1000;
+    let cycles = benchmarks
+        .iter()
+        .filter_map(|b| b.iterations.first().copied())
+        .max()
+        .unwrap_or(0);
+    let seconds = cycles.saturating_mul(period_ns) / 1_000_000_000;
+    TimerInfo {
+        period_ns,
+        mode: "cyclictest".to_string(),
+        priority: priority.unwrap_or(0),
+        duration_s: seconds,
+        requested_s: seconds,
+        method: Some("nanosleep".to_string()),
+        overall: overall.map(|o| TimerOverall {
+            min_ns: o.min_ns,
+            avg_ns: o.avg_ns as i64,
+            max_ns: o.max_ns,
+            overruns: 0,
+            mode_switches: 0,
+        }),
+        ..TimerInfo::default()
+    }
+}
+
 fn assemble(
     threads: BTreeMap<usize, Thread>,
     histogram: Option<usize>,
@@ -406,53 +464,24 @@ fn assemble(
         h.overflow = overflow;
         let max_ns = thread.max_us.map(|us| ns(us).max(0) as u64);
         if h.overflow > 0 {
-            let beyond = match size {
-                0 => "the histogram's buckets".to_string(),
-                n => format!("the {n}-bucket histogram (≥ {n} µs)"),
-            };
-            let at = match thread.max_us {
-                Some(max) => format!("the reported maximum ({max} µs)"),
-                None => "the histogram's end".to_string(),
-            };
-            notes.push(Note::info(format!(
-                "{}: {} of {} samples beyond {beyond} count at {at} in percentiles, so tail percentiles err high",
-                bench.name.name,
-                h.overflow,
-                thread.cycles.map_or_else(|| "the".to_string(), |c| c.to_string()),
-            )));
+            notes.push(overflow_note(
+                &bench.name.name,
+                &h,
+                size,
+                thread.max_us,
+                thread.cycles,
+            ));
         }
         if let Some(latency) = histogram_distribution(&h, max_ns) {
             bench.metrics.insert(0, latency);
         }
         bench.histograms.push(h);
     }
-    let overall = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
-    let period_ns = period_us.unwrap_or(1000) * 1000;
-    let cycles = benchmarks
-        .iter()
-        .filter_map(|b| b.iterations.first().copied())
-        .max()
-        .unwrap_or(0);
-    let seconds = cycles.saturating_mul(period_ns) / 1_000_000_000;
+    let timer = timer_info(&benchmarks, period_us, priority);
     Parsed {
         builder: RunBuilder::from_benchmarks(benchmarks),
         config: Vec::new(),
-        timer: Some(TimerInfo {
-            period_ns,
-            mode: "cyclictest".to_string(),
-            priority: priority.unwrap_or(0),
-            duration_s: seconds,
-            requested_s: seconds,
-            method: Some("nanosleep".to_string()),
-            overall: overall.map(|o| TimerOverall {
-                min_ns: o.min_ns,
-                avg_ns: o.avg_ns as i64,
-                max_ns: o.max_ns,
-                overruns: 0,
-                mode_switches: 0,
-            }),
-            ..TimerInfo::default()
-        }),
+        timer: Some(timer),
         notes,
         malformed: 0,
     }

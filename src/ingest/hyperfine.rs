@@ -58,64 +58,7 @@ impl InputFormat for Hyperfine {
         let mut builder = RunBuilder::default();
         let mut notes = Vec::new();
         for r in &document.results {
-            let config: Vec<ConfigEntry> = r
-                .parameters
-                .iter()
-                .flatten()
-                .map(|(key, value)| ConfigEntry {
-                    key: key.clone(),
-                    value: match value {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    },
-                })
-                .collect();
-            let bench = builder.benchmark_in(&r.command, None, &config, BenchName::plain);
-            builder.name_params(bench, &config);
-            let finite = |v: &f64| v.is_finite() && *v >= 0.0;
-            let times: Vec<f64> = match &r.times {
-                Some(times) => times.clone(),
-                None => {
-                    notes.push(Note::warning(format!(
-                        "{path}: `{}` has no per-run times (hyperfine before 1.7?): its mean stands in for them",
-                        r.command
-                    )));
-                    vec![r.mean]
-                }
-            };
-            if times.iter().any(|t| !finite(t)) {
-                return Err(Error::Input(format!(
-                    "{path}: `{}`: a time that is negative or not a number",
-                    r.command
-                )));
-            }
-            let refused = |e| Error::Input(format!("{path}: `{}`: {e}", r.command));
-            for t in times {
-                builder
-                    .record_checked(bench, vocab::WALL_TIME, "s", t)
-                    .map_err(refused)?;
-            }
-            // hyperfine reports user and system time as means over the runs.
-            for (name, value) in [(vocab::USER_TIME, r.user), (vocab::SYSTEM_TIME, r.system)] {
-                if let Some(v) = value.filter(finite) {
-                    builder
-                        .record_checked(bench, name, "s", v)
-                        .map_err(refused)?;
-                }
-            }
-            for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
-                builder
-                    .record_checked(bench, vocab::MAX_RSS, "B", *rss)
-                    .map_err(refused)?;
-            }
-            let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
-            if failed > 0 {
-                notes.push(Note::warning(format!(
-                    "{path}: `{}`: {failed} of {} runs exited non-zero (hyperfine -i)",
-                    r.command,
-                    r.exit_codes.len()
-                )));
-            }
+            record(&mut builder, r, path, &mut notes)?;
         }
         if builder.is_empty() {
             return Err(Error::Input(format!(
@@ -137,4 +80,68 @@ impl InputFormat for Hyperfine {
             malformed: 0,
         })
     }
+}
+
+/// One command's result: every run's wall time, hyperfine's mean user and system times, and
+/// each run's peak memory.
+fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Note>) -> Result<()> {
+    let config: Vec<ConfigEntry> = r
+        .parameters
+        .iter()
+        .flatten()
+        .map(|(key, value)| ConfigEntry {
+            key: key.clone(),
+            value: match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+        })
+        .collect();
+    let bench = builder.benchmark_in(&r.command, None, &config, BenchName::plain);
+    builder.name_params(bench, &config);
+    let finite = |v: &f64| v.is_finite() && *v >= 0.0;
+    let times: Vec<f64> = match &r.times {
+        Some(times) => times.clone(),
+        None => {
+            notes.push(Note::warning(format!(
+                "{path}: `{}` has no per-run times (hyperfine before 1.7?): its mean stands in for them",
+                r.command
+            )));
+            vec![r.mean]
+        }
+    };
+    if times.iter().any(|t| !finite(t)) {
+        return Err(Error::Input(format!(
+            "{path}: `{}`: a time that is negative or not a number",
+            r.command
+        )));
+    }
+    let refused = |e| Error::Input(format!("{path}: `{}`: {e}", r.command));
+    for t in times {
+        builder
+            .record_checked(bench, vocab::WALL_TIME, "s", t)
+            .map_err(refused)?;
+    }
+    // hyperfine reports user and system time as means over the runs.
+    for (name, value) in [(vocab::USER_TIME, r.user), (vocab::SYSTEM_TIME, r.system)] {
+        if let Some(v) = value.filter(finite) {
+            builder
+                .record_checked(bench, name, "s", v)
+                .map_err(refused)?;
+        }
+    }
+    for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
+        builder
+            .record_checked(bench, vocab::MAX_RSS, "B", *rss)
+            .map_err(refused)?;
+    }
+    let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
+    if failed > 0 {
+        notes.push(Note::warning(format!(
+            "{path}: `{}`: {failed} of {} runs exited non-zero (hyperfine -i)",
+            r.command,
+            r.exit_codes.len()
+        )));
+    }
+    Ok(())
 }
