@@ -133,6 +133,38 @@ fn verdict(
     )
 }
 
+/// Point `i`'s change from the run before (none for the first) and its change-point mark.
+fn change_cells(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> [Cell; 2] {
+    let f = &points[i].figure;
+    let Some(previous) = i.checked_sub(1).map(|j| &points[j].figure) else {
+        return [Cell::Empty, Cell::Empty];
+    };
+    let earlier: Vec<&Figure> = points[i.saturating_sub(BAND_WINDOW)..i]
+        .iter()
+        .map(|p| &p.figure)
+        .collect();
+    let (v, p) = verdict(f, previous, &earlier, alpha);
+    let percent = (previous.value != 0.0).then(|| (f.value / previous.value - 1.0) * 100.0);
+    let mark = match (v, percent) {
+        (ChangeVerdict::Significant, Some(p)) if p > 0.0 => "▲ up",
+        (ChangeVerdict::Significant, Some(_)) => "▼ down",
+        _ => "",
+    };
+    [
+        Cell::Change(Change {
+            better: metric.better,
+            percent,
+            p,
+            n_base: previous.n,
+            n: f.n,
+            verdict: v,
+        }),
+        Cell::Text {
+            text: mark.to_string(),
+        },
+    ]
+}
+
 /// The trend of one benchmark's figure: one row per stored run, oldest first, with the
 /// change from the run before and change points marked.
 pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
@@ -146,13 +178,13 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
         }
     });
     let columns = vec![
-        Column::new("Run", "run"),
-        Column::new("Stored", "stored_at").dropped_at(3),
-        Column::new("Commit", "commit").dropped_at(1),
-        Column::new("Branch", "branch").dropped_at(3),
+        Column::new("Run", keys::STORED_RUN),
+        Column::new("Stored", keys::STORED_AT).dropped_at(3),
+        Column::new("Commit", keys::COMMIT).dropped_at(1),
+        Column::new("Branch", keys::BRANCH).dropped_at(3),
         Column::new(&what, keys::VALUE).in_unit(source_unit),
         Column::new("± 95% CI", keys::CI95).dropped_at(2),
-        Column::new("vs previous", "change"),
+        Column::new("vs previous", keys::CHANGE),
         Column::new("Change point", keys::CHANGE_POINT).dropped_at(1),
     ];
     let mut rows = Vec::new();
@@ -183,32 +215,7 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
                 interval,
             },
         ];
-        match i.checked_sub(1).map(|j| &points[j].figure) {
-            Some(previous) => {
-                let earlier: Vec<&Figure> = points[i.saturating_sub(BAND_WINDOW)..i]
-                    .iter()
-                    .map(|p| &p.figure)
-                    .collect();
-                let (v, p) = verdict(f, previous, &earlier, alpha);
-                let percent =
-                    (previous.value != 0.0).then(|| (f.value / previous.value - 1.0) * 100.0);
-                cells.push(Cell::Change(Change {
-                    better: metric.better,
-                    percent,
-                    p,
-                    n_base: previous.n,
-                    n: f.n,
-                    verdict: v,
-                }));
-                let mark = match (v, percent) {
-                    (ChangeVerdict::Significant, Some(p)) if p > 0.0 => "▲ up",
-                    (ChangeVerdict::Significant, Some(_)) => "▼ down",
-                    _ => "",
-                };
-                cells.push(text(mark.to_string()));
-            }
-            None => cells.extend([Cell::Empty, Cell::Empty]),
-        }
+        cells.extend(change_cells(points, i, &metric, alpha));
         rows.push(Row {
             benchmark: bench.to_string(),
             cells,

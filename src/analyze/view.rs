@@ -59,6 +59,13 @@ pub mod keys {
     /// A history's figure, and whether a run is a change point.
     pub const VALUE: &str = "value";
     pub const CHANGE_POINT: &str = "change_point";
+    /// A history's stored run: its id, when it was stored, its commit and branch, and the
+    /// change from the run before.
+    pub const STORED_RUN: &str = "run";
+    pub const STORED_AT: &str = "stored_at";
+    pub const COMMIT: &str = "commit";
+    pub const BRANCH: &str = "branch";
+    pub const CHANGE: &str = "change";
 
     /// A comparison's figure of input `i` (0 is the base).
     pub fn value_of(i: usize) -> String {
@@ -72,7 +79,12 @@ pub mod keys {
 
     /// A comparison's change of input `i` against the base.
     pub fn change_of(i: usize) -> String {
-        format!("change_{i}")
+        format!("{CHANGE}_{i}")
+    }
+
+    /// The input a comparison's change column is of (`change_2` → 2).
+    pub fn input_of_change(key: &str) -> Option<usize> {
+        key.strip_prefix(CHANGE)?.strip_prefix('_')?.parse().ok()
     }
 }
 

@@ -194,6 +194,31 @@ const KNOWN: &[&str] = &[
 
 const TIME_UNITS: &[&str] = &["ns", "us", "ms", "s"];
 
+/// Field `key` of row `name` as a number of at least `min` (times are never negative; a
+/// user counter may be); `None` when absent.
+fn field(
+    f: &Map<String, Value>,
+    name: &str,
+    key: &str,
+    min: f64,
+) -> std::result::Result<Option<f64>, String> {
+    match f.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= min)
+            .map(Some)
+            .ok_or_else(|| {
+                let expected = if min == 0.0 {
+                    "a non-negative number"
+                } else {
+                    "a finite number"
+                };
+                format!("{name}: `{key}` is {v}, not {expected}")
+            }),
+    }
+}
+
 fn row(line: u64, f: &Map<String, Value>) -> std::result::Result<Row, String> {
     let text = |key: &str| f.get(key).and_then(Value::as_str);
     let name = text("name").ok_or("no `name`")?;
@@ -218,24 +243,7 @@ fn row(line: u64, f: &Map<String, Value>) -> std::result::Result<Row, String> {
         row.problem = Some(Problem::Skipped(text("skip_message").unwrap_or("").into()));
         return Ok(row);
     }
-    // Times are never negative; a user counter may be.
-    let value = |key: &str, min: f64| -> std::result::Result<Option<f64>, String> {
-        match f.get(key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite() && *x >= min)
-                .map(Some)
-                .ok_or_else(|| {
-                    let expected = if min == 0.0 {
-                        "a non-negative number"
-                    } else {
-                        "a finite number"
-                    };
-                    format!("{name}: `{key}` is {v}, not {expected}")
-                }),
-        }
-    };
+    let value = |key: &str, min: f64| field(f, name, key, min);
     let number = |key: &str| value(key, 0.0);
     row.time_unit = text("time_unit").unwrap_or("ns").to_string();
     if !TIME_UNITS.contains(&row.time_unit.as_str()) {

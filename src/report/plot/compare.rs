@@ -30,9 +30,7 @@ pub(super) fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
                 };
                 // The new side's 95 % interval, as a change from the base's median.
                 let key = &table.columns[i].key;
-                let ci = key
-                    .strip_prefix("change_")
-                    .and_then(|n| column(table, &format!("ci95_{n}")));
+                let ci = keys::input_of_change(key).and_then(|n| column(table, &keys::ci95_of(n)));
                 let interval = interval_in(row, ci);
                 let whisker = match (base.and_then(|b| value_of(&row.cells[b])), interval) {
                     (Some(b), Some((lo, hi))) if b != 0.0 => {
