@@ -1,20 +1,11 @@
 //! No function outside tests is longer than 80 lines, from its `fn` line to its closing
 //! brace: a longer one does several jobs, and each deserves a name.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 const LONGEST: usize = 80;
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The code with string and character literals and comments blanked (newlines kept), so
 /// that braces inside them do not count.
@@ -118,7 +109,7 @@ fn functions(source: &str) -> Vec<(usize, String, usize)> {
 fn no_function_is_longer_than_80_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    common::rust_files(&root, &mut files);
     let mut long = Vec::new();
     for file in files {
         let source = std::fs::read_to_string(&file).unwrap();

@@ -2,6 +2,8 @@
 //! too) names a module of its own layer or one below it (../shared/DESIGN.md), every module
 //! has a layer, and no files use each other in a circle, within a layer either.
 
+mod common;
+
 use std::path::Path;
 
 /// Rank of each top-level module: a module may use modules of its rank or lower.
@@ -30,17 +32,6 @@ const RANKS: &[(&str, u8)] = &[
 
 fn rank(module: &str) -> Option<u8> {
     RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// A source file's module path: `analyze/stats.rs` is `[analyze, stats]`, a `mod.rs` its
@@ -127,7 +118,7 @@ fn expand(rest: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
 fn sources() -> Vec<(String, Vec<String>, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    common::rust_files(&src, &mut files);
     files
         .into_iter()
         .map(|file| {
@@ -281,7 +272,7 @@ fn the_checks_read_grouped_imports_and_find_circles() {
 fn library_types_carry_no_clap_derive() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    common::rust_files(&src, &mut files);
     for file in files {
         let relative = file
             .strip_prefix(&src)
@@ -303,7 +294,7 @@ fn analysis_and_sinks_never_decide_by_the_source_name() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     for layer in ["analyze", "report"] {
-        rust_files(&src.join(layer), &mut files);
+        common::rust_files(&src.join(layer), &mut files);
     }
     let mut decisions = Vec::new();
     for file in files {
