@@ -6,7 +6,7 @@ mod common;
 
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::read_path;
-use latkit::report::sink::{Destination, FanOut, Rendered};
+use latkit::report::sink::{Destination, FanOut, LiveEvent, Rendered};
 use latkit::report::{FORMATS, OutputFormat, Reader, Report, Reporter};
 use std::io::{self, Write};
 
@@ -77,16 +77,26 @@ fn every_registered_format_is_a_format_choice() {
     }
 }
 
-/// A sink that counts the runs it hears of, as a store would write them.
-struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+/// A sink that counts the live events and the reports it hears of; it fails on a partial
+/// report when told to.
+struct Counting {
+    heard: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_on_partial: bool,
+}
 
 impl latkit::report::sink::Sink for Counting {
-    fn run_finished(&mut self, _run: &latkit::model::Run) -> io::Result<()> {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(())
+    fn live(&mut self, event: &LiveEvent) -> io::Result<()> {
+        self.heard.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match event {
+            LiveEvent::Partial(_) if self.fail_on_partial => Err(io::Error::other("full")),
+            _ => Ok(()),
+        }
     }
 
-    fn finish(&mut self, _report: &Report) -> io::Result<()> {
+    fn finish(&mut self, report: &Report) -> io::Result<()> {
+        let runs = report.runs.len();
+        self.heard
+            .fetch_add(100 * runs, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
@@ -99,8 +109,10 @@ impl latkit::report::sink::Sink for Counting {
     }
 }
 
+/// Every sink hears every live event, whatever the command, and then the finished report;
+/// a sink that fails stops the event there, named.
 #[test]
-fn every_finished_run_reaches_the_sinks() {
+fn live_events_and_the_report_reach_every_sink() {
     let runs = ["viiper-count3.gobench.txt", "viiper-steamdeck.gobench.txt"]
         .iter()
         .flat_map(|v| {
@@ -110,11 +122,37 @@ fn every_finished_run_reaches_the_sinks() {
         })
         .collect();
     let report = build_report(runs, Vec::new(), &EnrichOptions::default()).unwrap();
-    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = || std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (first, second) = (counter(), counter());
     let mut sinks = FanOut::default();
-    sinks.push(Counting(heard.clone()));
+    for (heard, fail_on_partial) in [(&first, false), (&second, false)] {
+        sinks.push(Counting {
+            heard: heard.clone(),
+            fail_on_partial,
+        });
+    }
+    let info = latkit::model::TimerInfo::default();
+    sinks.live(&LiveEvent::TimerStarted(&info)).unwrap();
+    sinks.live(&LiveEvent::Partial(&report)).unwrap();
     sinks.finish(&report).unwrap();
-    assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 2);
+    for heard in [&first, &second] {
+        assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 2 + 200);
+    }
+
+    let (failing, after) = (counter(), counter());
+    let mut sinks = FanOut::default();
+    for (heard, fail_on_partial) in [(&failing, true), (&after, false)] {
+        sinks.push(Counting {
+            heard: heard.clone(),
+            fail_on_partial,
+        });
+    }
+    let (name, e) = sinks.live(&LiveEvent::Partial(&report)).unwrap_err();
+    assert_eq!(
+        (name.as_str(), e.to_string().as_str()),
+        ("counting", "full")
+    );
+    assert_eq!(after.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
 
 /// `--format hgrm` of a saved timer result shows the distribution `timer --hgrm` wrote: the

@@ -1,5 +1,4 @@
 use crate::error::{Error, Result};
-use std::io::{self, Write};
 
 /// How the doctor's checks are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +32,5 @@ pub fn run(format: DoctorFormat) -> Result<()> {
             }
         }
     }
-    io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Error::io("stdout", e))
+    crate::report::sink::Destination::Stdout.write_whole(out.as_bytes())
 }

@@ -1,6 +1,7 @@
 use super::{ReportOptions, deliver, enrich_options, load_suite, output_sinks, warn_on_stderr};
 use crate::analyze::build_report;
 use crate::error::{Error, Result};
+use crate::report::sink::LiveEvent;
 use crate::runner::exec::{Ending, Exec, Timing};
 use crate::runner::plan::plan;
 use std::io::{IsTerminal, stderr};
@@ -43,7 +44,9 @@ pub fn run(args: ExecOptions) -> Result<()> {
     // an interrupt later on cannot lose it.
     let timed = exec.run(&mut |so_far| {
         let report = build_report(so_far.runs.clone(), so_far.notes.clone(), &opts)?;
-        sinks.checkpoint(&report)
+        sinks
+            .live(&LiveEvent::Partial(&report))
+            .map_err(|(name, e)| Error::io(&name, e))
     })?;
     let Some(input) = timed.input else {
         return Err(match timed.ending {

@@ -5,7 +5,6 @@ use crate::error::{Error, Result};
 use crate::ingest::merge;
 use crate::report::sink::Destination;
 use crate::spec::page::PageSpec;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// What a performance page is written as.
@@ -47,11 +46,5 @@ pub fn run(args: PageOptions) -> Result<()> {
         }
     }
     .map_err(|e| Error::io("page", e))?;
-    let name = destination.name();
-    let mut destination = destination;
-    destination
-        .write_all(&text)
-        .and_then(|_| destination.flush())
-        .map_err(|e| Error::io(&name, e))?;
-    destination.close()
+    destination.write_whole(&text)
 }

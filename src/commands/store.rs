@@ -10,7 +10,6 @@ use crate::model::{Note, Run};
 use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// What `latkit store` does.
@@ -222,8 +221,7 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
 }
 
 fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    let text = match format {
+    let mut text = match format {
         ListFormat::Json => serde_json::to_string_pretty(runs)
             .map_err(|e| Error::Input(format!("cannot encode the list: {e}")))?,
         ListFormat::Table => {
@@ -252,10 +250,8 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
             grid.to_string()
         }
     };
-    writeln!(out, "{text}").or_else(|e| match e.kind() {
-        std::io::ErrorKind::BrokenPipe => Ok(()),
-        _ => Err(Error::io("stdout", e)),
-    })
+    text.push('\n');
+    Destination::Stdout.write_whole(text.as_bytes())
 }
 
 /// `latkit history`: one trend table per matching benchmark.

@@ -6,7 +6,9 @@ use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, MODE, TimerConfig};
 use crate::report::XENOMAI;
-use crate::report::sink::{Destination, FanOut, Gnuplot, Hgrm, LiveSecond, Rendered, XenomaiLive};
+use crate::report::sink::{
+    Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, XenomaiLive,
+};
 use std::io;
 
 /// A timer test as Xenomai's `latency` and cyclictest take it: the probe's settings and
@@ -158,7 +160,7 @@ impl Display for Live<'_> {
                 config.duration_s
             ));
         }
-        let started = self.sinks.started(&self.info);
+        let started = self.sinks.live(&LiveEvent::TimerStarted(&self.info));
         self.keep(started);
     }
 
@@ -166,13 +168,13 @@ impl Display for Live<'_> {
         if self.error.is_some() {
             return;
         }
-        let second = self.sinks.second(&LiveSecond {
+        let second = self.sinks.live(&LiveEvent::TimerSecond(&LiveSecond {
             index,
             min_ns: combined.min,
             avg_ns: combined.avg(),
             max_ns: combined.max,
             so_far: so_far.clone(),
-        });
+        }));
         self.keep(second);
     }
 }

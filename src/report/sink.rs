@@ -6,7 +6,7 @@
 use super::{OutputFormat, Reader, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
-use crate::model::{Level, Note, Run, TimerInfo, TimerOverall};
+use crate::model::{Level, Note, TimerInfo, TimerOverall};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -21,22 +21,21 @@ pub struct LiveSecond {
     pub so_far: TimerOverall,
 }
 
-pub trait Sink {
+/// What happens while a command works, before its report is finished.
+pub enum LiveEvent<'a> {
     /// A timer test started (after its setup, before warm-up).
-    fn started(&mut self, _info: &TimerInfo) -> io::Result<()> {
-        Ok(())
-    }
-    /// One more second was measured.
-    fn second(&mut self, _second: &LiveSecond) -> io::Result<()> {
-        Ok(())
-    }
-    /// A run is complete (measured or read, and analysed): a store would write it here.
-    fn run_finished(&mut self, _run: &Run) -> io::Result<()> {
-        Ok(())
-    }
-    /// Part of the work is done and the rest may never be (a command of several timed): a
-    /// file is written with what there is now, to be replaced by the finished report.
-    fn checkpoint(&mut self, _report: &Report) -> io::Result<()> {
+    TimerStarted(&'a TimerInfo),
+    /// One more second of a timer test was measured.
+    TimerSecond(&'a LiveSecond),
+    /// Part of the work is done and the rest may never be (one command of several timed):
+    /// a file is written with what there is now, to be replaced by the finished report.
+    Partial(&'a Report),
+}
+
+/// An output: live events as the work goes (most sinks ignore them), then the finished
+/// report, then made permanent.
+pub trait Sink {
+    fn live(&mut self, _event: &LiveEvent) -> io::Result<()> {
         Ok(())
     }
     /// Everything is measured and analysed.
@@ -80,6 +79,16 @@ impl Destination {
             Destination::Stdout => "stdout".into(),
             Destination::Stderr => "stderr".into(),
             Destination::File(f) => f.name(),
+        }
+    }
+
+    /// Writes a document that is no report (the doctor's checks, the store's list, a page,
+    /// a man page) whole and puts it in place; a reader that stopped early (`| head`) is no
+    /// error.
+    pub fn write_whole(mut self, bytes: &[u8]) -> Result<()> {
+        match self.write_all(bytes).and_then(|_| self.flush()) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io(&self.name(), e)),
+            _ => self.close(),
         }
     }
 
@@ -147,7 +156,10 @@ impl Rendered {
 }
 
 impl Sink for Rendered {
-    fn checkpoint(&mut self, report: &Report) -> io::Result<()> {
+    fn live(&mut self, event: &LiveEvent) -> io::Result<()> {
+        let LiveEvent::Partial(report) = event else {
+            return Ok(());
+        };
         // Only a file can be replaced later; a stream or a FIFO takes one report.
         let Destination::File(file) = &self.dest else {
             return Ok(());
@@ -216,21 +228,22 @@ impl XenomaiLive {
 }
 
 impl Sink for XenomaiLive {
-    fn started(&mut self, info: &TimerInfo) -> io::Result<()> {
-        self.info = info.clone();
-        self.emit(&xenomai::header(info.period_ns, &info.mode))?;
-        self.emit(xenomai::WARMING_UP)
-    }
-
-    fn second(&mut self, s: &LiveSecond) -> io::Result<()> {
-        if self.quiet {
-            return Ok(());
+    fn live(&mut self, event: &LiveEvent) -> io::Result<()> {
+        match event {
+            LiveEvent::TimerStarted(info) => {
+                self.info = (*info).clone();
+                self.emit(&xenomai::header(info.period_ns, &info.mode))?;
+                self.emit(xenomai::WARMING_UP)
+            }
+            LiveEvent::TimerSecond(s) if !self.quiet => {
+                if self.lines_per_header > 0 && s.index.is_multiple_of(self.lines_per_header) {
+                    let header = xenomai::rtt_rth(s.index as i64 + 1, &self.info);
+                    self.emit(&header)?;
+                }
+                self.emit(&xenomai::rtd(s.min_ns, s.avg_ns, s.max_ns, &s.so_far))
+            }
+            _ => Ok(()),
         }
-        if self.lines_per_header > 0 && s.index.is_multiple_of(self.lines_per_header) {
-            let header = xenomai::rtt_rth(s.index as i64 + 1, &self.info);
-            self.emit(&header)?;
-        }
-        self.emit(&xenomai::rtd(s.min_ns, s.avg_ns, s.max_ns, &s.so_far))
     }
 
     fn finish(&mut self, report: &Report) -> io::Result<()> {
@@ -422,26 +435,11 @@ impl FanOut {
         Ok(())
     }
 
-    pub fn checkpoint(&mut self, report: &Report) -> Result<()> {
-        self.each(|s| s.checkpoint(report))
-    }
-
-    pub fn started(&mut self, info: &TimerInfo) -> std::result::Result<(), (String, io::Error)> {
-        self.live(|s| s.started(info))
-    }
-
-    pub fn second(&mut self, second: &LiveSecond) -> std::result::Result<(), (String, io::Error)> {
-        self.live(|s| s.second(second))
-    }
-
-    /// A live hook; its error keeps the kind, so that a reader that went away (`| head`) can
-    /// end a test quietly.
-    fn live(
-        &mut self,
-        mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>,
-    ) -> std::result::Result<(), (String, io::Error)> {
+    /// A live event to every sink; its error keeps the sink's name and the error's kind, so
+    /// that a reader that went away (`| head`) can end a test quietly.
+    pub fn live(&mut self, event: &LiveEvent) -> std::result::Result<(), (String, io::Error)> {
         for sink in &mut self.sinks {
-            hook(sink.as_mut()).map_err(|e| (sink.name(), e))?;
+            sink.live(event).map_err(|e| (sink.name(), e))?;
         }
         Ok(())
     }
@@ -449,9 +447,6 @@ impl FanOut {
     /// Hands the finished report to every sink and makes every output permanent. A reader
     /// that stopped early (`| head`) is not an error.
     pub fn finish(mut self, report: &Report) -> Result<()> {
-        for run in &report.runs {
-            self.each(|s| s.run_finished(run))?;
-        }
         self.each(|s| match s.finish(report) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             other => other,
