@@ -4,10 +4,11 @@
 
 mod common;
 
+use latkit::analyze::Report;
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::read_path;
 use latkit::report::sink::{Destination, FanOut, LiveEvent, Rendered};
-use latkit::report::{FORMATS, OutputFormat, Reader, Report, Reporter};
+use latkit::report::{FORMATS, OutputFormat, Reader, Reporter};
 use std::io::{self, Write};
 
 /// A format that exists only for the test: one line per benchmark.

@@ -12,3 +12,5 @@ pub mod utest;
 pub mod view;
 
 pub use enrich::{EnrichOptions, build_report};
+/// Runs and what analysis derived from them: what every report format renders.
+pub use view::Report;

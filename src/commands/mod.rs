@@ -32,10 +32,10 @@ pub use store::{HistoryOptions, ListFormat, StoreAction};
 pub use timer::TimerOptions;
 
 use crate::analyze::EnrichOptions;
+use crate::analyze::Report;
 use crate::analyze::enrich::AttributionChoice;
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
-use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::spec::suite::Suite;
 use crate::spec::targets::Targets;

@@ -3,11 +3,11 @@
 use super::{
     Plots, Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
 };
+use crate::analyze::Report;
 use crate::analyze::build_report;
 use crate::analyze::history::{figures, split_metric, trend};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
-use crate::report::Report;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
 use std::path::PathBuf;

@@ -13,8 +13,8 @@ mod latkit_json;
 mod libtest;
 mod problems;
 mod pytest_benchmark;
-mod services;
 pub mod timer_common;
+mod trackers;
 mod validate;
 pub mod xenomai;
 

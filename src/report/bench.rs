@@ -1,7 +1,8 @@
 //! `BENCH <name>: key=value<unit> ...` lines, so existing CI scripts keep working. A metric
 //! with several repetitions prints its median; a distribution prints min, avg, p50, p99, max.
 
-use super::{Reader, Report, Reporter};
+use super::{Reader, Reporter};
+use crate::analyze::Report;
 use crate::model::{Benchmark, Metric, MetricKind, Percentiles, TimerSummary, Unit, format_exact};
 use std::io::{self, Write};
 

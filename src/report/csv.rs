@@ -1,7 +1,8 @@
 //! CSV: one header row (the union of every table's columns), one row per table row, numbers
 //! in the harness's units at full precision; notes follow as `#` comment lines.
 
-use super::{Cell, Reader, Report, Reporter, note_lines};
+use super::{Cell, Reader, Reporter, note_lines};
+use crate::analyze::Report;
 use crate::model::format_exact;
 use std::io::{self, Write};
 

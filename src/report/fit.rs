@@ -237,8 +237,9 @@ pub(super) fn wrap(line: &str, width: Option<usize>, indent: usize) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::super::terminal::Terminal;
-    use super::super::{Column, Reader, Report, Reporter, Row};
+    use super::super::{Column, Reader, Reporter, Row};
     use super::*;
+    use crate::analyze::Report;
     use proptest::prelude::*;
 
     /// A table under a title of `title_words` words: the names, then figures of the given

@@ -1,7 +1,8 @@
 //! HdrHistogram's percentile-distribution text (`.hgrm`), values in microseconds, as
 //! `outputPercentileDistribution` writes it (5 ticks per half distance).
 
-use super::{Reader, Report, Reporter};
+use super::{Reader, Reporter};
+use crate::analyze::Report;
 use hdrhistogram::Histogram;
 use std::io::{self, Write};
 

@@ -4,7 +4,8 @@
 //! every run's environment.
 
 use super::plot::{self, Plot};
-use super::{Cell, ChangeVerdict, Reader, Report, Reporter, Table, fit, gate, note_lines};
+use super::{Cell, ChangeVerdict, Reader, Reporter, Table, fit, gate, note_lines};
+use crate::analyze::Report;
 use crate::analyze::page::Page;
 use crate::model::{Run, timestamp};
 use std::io::{self, Write};

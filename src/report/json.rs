@@ -1,7 +1,8 @@
 //! JSON: the model (every value and its summary), the derived tables and the notes.
 //! The schema is documented in docs/json-schema.md; bump [`JSON_SCHEMA`] on breaking changes.
 
-use super::{Reader, Report, Reporter, Table};
+use super::{Reader, Reporter, Table};
+use crate::analyze::Report;
 use crate::analyze::gate::Verdict;
 use crate::model::{Note, Run, timestamp};
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! GitHub-flavoured markdown: numbers right-aligned, written as the harness wrote them.
 
-use super::{Reader, Report, Reporter, Table, note_lines};
+use super::{Reader, Reporter, Table, note_lines};
+use crate::analyze::Report;
 use std::io::{self, Write};
 
 pub struct Markdown;

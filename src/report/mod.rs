@@ -11,18 +11,17 @@ mod json;
 mod markdown;
 pub mod page;
 pub mod plot;
-mod services;
 pub mod sink;
 pub mod store;
 pub mod terminal;
+mod trackers;
 pub mod xenomai;
 
 use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
-pub use crate::analyze::view::{
-    Cell, Change, ChangeVerdict, Column, Ratio, Report, Row, Table, keys,
-};
+use crate::analyze::Report;
+pub use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Ratio, Row, Table, keys};
 
 impl Column {
     /// The header with its unit, for formats that print numbers raw.
@@ -153,14 +152,14 @@ pub static FORMATS: &[&OutputFormat] = &[
     &OutputFormat {
         name: "bmf",
         help: "Bencher Metric Format JSON (`bencher run --adapter json`), latency in ns",
-        reporter: || Box::new(services::Bmf),
+        reporter: || Box::new(trackers::Bmf),
         comparison: false,
     },
     &OutputFormat {
         name: "gab",
         help: "github-action-benchmark customSmallerIsBetter JSON (lower is better)",
         reporter: || {
-            Box::new(services::Gab {
+            Box::new(trackers::Gab {
                 better: crate::model::Better::Lower,
             })
         },
@@ -170,7 +169,7 @@ pub static FORMATS: &[&OutputFormat] = &[
         name: "gab-bigger",
         help: "github-action-benchmark customBiggerIsBetter JSON (higher is better)",
         reporter: || {
-            Box::new(services::Gab {
+            Box::new(trackers::Gab {
                 better: crate::model::Better::Higher,
             })
         },

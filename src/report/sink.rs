@@ -3,7 +3,8 @@
 //! at once through one [`FanOut`], e.g. Xenomai text live on the terminal, JSON to a file and
 //! an `.hgrm`, each written as soon as its part exists and made permanent on close.
 
-use super::{OutputFormat, Reader, Report, Reporter, XENOMAI, gate, hgrm, xenomai};
+use super::{OutputFormat, Reader, Reporter, XENOMAI, gate, hgrm, xenomai};
+use crate::analyze::Report;
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, TimerInfo, TimerOverall};

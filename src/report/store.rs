@@ -1,8 +1,8 @@
 //! The history store as a sink: every finished run is saved whole with its notes, commit and
 //! the figures `history` reads.
 
-use super::Report;
 use super::sink::Sink;
+use crate::analyze::Report;
 use crate::error::Result;
 use crate::store::{Provenance, Store};
 use std::io;

@@ -1,7 +1,8 @@
 //! An aligned terminal table with units scaled for reading.
 
 use super::fit::{fit, wrap};
-use super::{Reader, Report, Reporter, note_lines};
+use super::{Reader, Reporter, note_lines};
+use crate::analyze::Report;
 use crate::error::visible;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 use std::io::{self, Write};

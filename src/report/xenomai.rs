@@ -2,7 +2,8 @@
 //! `HSS` histogram sections, the `RTS` summary; then latkit's `PCH`/`PCT` percentile lines,
 //! which Xenomai lacks.
 
-use super::{Reader, Report, Reporter};
+use super::{Reader, Reporter};
+use crate::analyze::Report;
 use crate::model::vocab;
 use crate::model::{
     Benchmark, LinearHistogram, Percentiles, Run, RunningOverall, Second, TimerInfo, TimerOverall,

@@ -11,7 +11,8 @@ mod trend;
 
 pub(super) use histogram::{Bins, bins};
 
-use super::{Report, Table};
+use super::Table;
+use crate::analyze::Report;
 use crate::model::vocab;
 use crate::model::{Benchmark, Metric};
 use plotters::coord::Shift;

@@ -2,7 +2,8 @@
 //! github-action-benchmark's custom JSON (`gab`, `gab-bigger`). Each benchmark's figures come
 //! from the same summaries every other format prints.
 
-use super::{Reader, Report, Reporter};
+use super::{Reader, Reporter};
+use crate::analyze::Report;
 use crate::model::{Benchmark, Better, Dimension, Metric, MetricKind, Unit};
 use serde_json::{Map, Value, json};
 use std::io::{self, Write};
