@@ -166,7 +166,7 @@ proptest! {
         rows in proptest::collection::vec(gbench_row(), 0..12),
     ) {
         let doc = format!("{{\"context\": {{\"num_cpus\": 2}}, \"benchmarks\": [{}]}}", rows.join(",\n"));
-        let source = latkit::model::Source { kind: "file".into(), format: "gbench-json".into(), path: None, command: Vec::new() };
+        let source = latkit::model::Source { kind: latkit::model::SourceKind::File, format: "gbench-json".into(), path: None, command: Vec::new() };
         if let Ok(input) = latkit::ingest::gbench::json::read_from("prop", &mut doc.as_bytes(), source) {
             for bench in &input.runs[0].benchmarks {
                 for m in &bench.metrics {
@@ -193,7 +193,7 @@ proptest! {
         for line in &lines {
             parser.feed(Some(line));
         }
-        let source = latkit::model::Source { kind: "file".into(), format: "gbench".into(), path: None, command: Vec::new() };
+        let source = latkit::model::Source { kind: latkit::model::SourceKind::File, format: "gbench".into(), path: None, command: Vec::new() };
         let input = parser.into_input(source);
         prop_assert!(input.malformed as usize <= lines.len());
         for bench in &input.runs[0].benchmarks {

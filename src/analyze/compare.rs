@@ -1152,7 +1152,7 @@ mod tests {
         builder.benchmark("thread0", None, BenchName::plain);
         let mut run = new_run(
             Source {
-                kind: "probe".into(),
+                kind: crate::model::SourceKind::Probe,
                 format: "timer".into(),
                 path: None,
                 command: Vec::new(),

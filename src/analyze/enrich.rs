@@ -259,7 +259,7 @@ fn run_label(run: &Run) -> String {
     run.source
         .path
         .clone()
-        .unwrap_or_else(|| run.source.kind.clone())
+        .unwrap_or_else(|| run.source.kind.name().to_string())
 }
 
 fn title(

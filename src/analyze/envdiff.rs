@@ -152,7 +152,7 @@ mod tests {
 
     fn run(environment: Environment, config: &[(&str, &str)]) -> Run {
         let source = Source {
-            kind: "file".into(),
+            kind: crate::model::SourceKind::File,
             format: "go".into(),
             path: None,
             command: Vec::new(),

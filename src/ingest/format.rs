@@ -4,7 +4,7 @@
 
 use super::Input;
 use crate::error::{Error, Result};
-use crate::model::Source;
+use crate::model::{Source, SourceKind};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -42,7 +42,11 @@ impl Named<'_> {
     pub fn source(&self, format: &dyn InputFormat) -> Source {
         let stdin = self.path == "-";
         Source {
-            kind: if stdin { "stdin" } else { "file" }.to_string(),
+            kind: if stdin {
+                SourceKind::Stdin
+            } else {
+                SourceKind::File
+            },
             format: format.name().to_string(),
             path: (!stdin).then(|| self.path.to_string()),
             command: Vec::new(),

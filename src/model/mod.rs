@@ -77,11 +77,39 @@ impl Run {
     }
 }
 
+/// How a run's numbers reached latkit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// Read from a file.
+    File,
+    /// Read from standard input.
+    Stdin,
+    /// A harness or command latkit ran (go test, a google/benchmark binary, `exec`).
+    Command,
+    /// One of latkit's own probes measured them.
+    Probe,
+    /// A kind a newer latkit wrote; kept readable.
+    #[serde(other)]
+    Other,
+}
+
+impl SourceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::File => "file",
+            SourceKind::Stdin => "stdin",
+            SourceKind::Command => "command",
+            SourceKind::Probe => "probe",
+            SourceKind::Other => "other",
+        }
+    }
+}
+
 /// Where a run's numbers came from.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Source {
-    /// `file`, `stdin` or `command`.
-    pub kind: String,
+    pub kind: SourceKind,
     /// The input format (`go`, ...).
     pub format: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -17,7 +17,7 @@ pub fn probe_run(
     started: SystemTime,
 ) -> Run {
     let source = Source {
-        kind: "probe".to_string(),
+        kind: crate::model::SourceKind::Probe,
         format: format.to_string(),
         path: None,
         command: std::env::args().collect(),

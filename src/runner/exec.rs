@@ -399,7 +399,7 @@ impl Record {
         }
         notes.extend(relative_speed(&means));
         let source = Source {
-            kind: "command".into(),
+            kind: crate::model::SourceKind::Command,
             format: "exec".into(),
             path: None,
             command: exec.commands.iter().map(|c| c.command.clone()).collect(),

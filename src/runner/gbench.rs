@@ -93,7 +93,7 @@ impl GbenchRun {
         let status = wait_for(child.as_mut(), &program, stderr, &progress)?;
 
         let source = Source {
-            kind: "command".to_string(),
+            kind: crate::model::SourceKind::Command,
             format: "gbench-json".to_string(),
             path: None,
             command: std::iter::once(program.clone()).chain(args).collect(),

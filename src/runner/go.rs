@@ -113,7 +113,7 @@ impl GoTest {
                 .into_iter()
                 .collect();
             let source = Source {
-                kind: "command".to_string(),
+                kind: crate::model::SourceKind::Command,
                 format: "go".to_string(),
                 path: self.dir.as_ref().map(|d| d.display().to_string()),
                 command: std::iter::once("go".to_string()).chain(args).collect(),
@@ -285,7 +285,7 @@ mod tests {
         let input = outcome.input.unwrap();
         let run = &input.runs[0];
         assert_eq!(run.benchmarks[0].metrics[0].values, [12.5, 13.0]);
-        assert_eq!(run.source.kind, "command");
+        assert_eq!(run.source.kind, crate::model::SourceKind::Command);
         assert_eq!(run.environment.toolchains[0].value, "go1.99.0");
         assert_eq!(run.config[1].value, "example.com/p");
         assert_eq!(std::fs::read_to_string(&raw).unwrap(), output);

@@ -738,7 +738,7 @@ mod tests {
             ended: None,
             latkit_version: "0".into(),
             source: crate::model::Source {
-                kind: "file".into(),
+                kind: crate::model::SourceKind::File,
                 format: "go".into(),
                 path: None,
                 command: Vec::new(),

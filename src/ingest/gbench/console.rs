@@ -346,7 +346,7 @@ mod tests {
 
     fn source() -> Source {
         Source {
-            kind: "file".into(),
+            kind: crate::model::SourceKind::File,
             format: "gbench".into(),
             path: None,
             command: Vec::new(),

@@ -297,7 +297,7 @@ mod tests {
                     {\"name\": \"BM_B\",\n \"iterations\": 1, \"real_time\": -1, \"cpu_time\": 1, \"time_unit\": \"ns\"},\n\
                     7\n]}";
         let source = Source {
-            kind: "file".into(),
+            kind: crate::model::SourceKind::File,
             format: "gbench-json".into(),
             path: None,
             command: Vec::new(),
