@@ -1,0 +1,206 @@
+//! Every output is a sink: a destination opened before any work starts, live hooks a probe
+//! feeds while it measures (no-ops by default), and the finished report. Several sinks run
+//! at once through one [`FanOut`], e.g. Xenomai text live on the terminal, JSON to a file and
+//! an `.hgrm`, each written as soon as its part exists and made permanent on close.
+
+mod files;
+mod rendered;
+
+pub use files::{Gnuplot, Hgrm, Junit, PlotFile, Verdict};
+pub use rendered::{Rendered, XenomaiLive};
+
+use super::Reader;
+use crate::analyze::Report;
+use crate::atomic_file::OutputFile;
+use crate::error::{Error, Result};
+use crate::model::{TimerInfo, TimerOverall};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// One second of a timer test, all threads combined, as live output hears it.
+pub struct LiveSecond {
+    /// 0-based.
+    pub index: u64,
+    pub min_ns: i64,
+    pub avg_ns: i64,
+    pub max_ns: i64,
+    /// The overall figures up to and including this second.
+    pub so_far: TimerOverall,
+}
+
+/// What happens while a command works, before its report is finished.
+pub enum LiveEvent<'a> {
+    /// A timer test started (after its setup, before warm-up).
+    TimerStarted(&'a TimerInfo),
+    /// One more second of a timer test was measured.
+    TimerSecond(&'a LiveSecond),
+    /// Part of the work is done and the rest may never be (one command of several timed):
+    /// a file is written with what there is now, to be replaced by the finished report.
+    Partial(&'a Report),
+}
+
+/// An output: live events as the work goes (most sinks ignore them), then the finished
+/// report, then made permanent.
+pub trait Sink {
+    fn live(&mut self, _event: &LiveEvent) -> io::Result<()> {
+        Ok(())
+    }
+    /// Everything is measured and analysed.
+    fn finish(&mut self, report: &Report) -> io::Result<()>;
+    /// Makes the output permanent (a file is renamed into place).
+    fn close(self: Box<Self>) -> Result<()>;
+    /// What the sink writes to, for messages.
+    fn name(&self) -> String;
+}
+
+/// Where a sink writes: standard output or error, or a file written whole or not at all.
+pub enum Destination {
+    Stdout,
+    Stderr,
+    File(OutputFile),
+}
+
+impl Destination {
+    /// A file, or standard output for `None` and `-`; a file is created now, so a bad path
+    /// fails before any measuring.
+    pub fn open(path: Option<&Path>) -> Result<Destination> {
+        match path {
+            None => Ok(Destination::Stdout),
+            Some(p) if p.as_os_str() == "-" => Ok(Destination::Stdout),
+            Some(p) => OutputFile::create(p).map(Destination::File),
+        }
+    }
+
+    /// Who reads it: a person at a terminal (of some width), or a file or pipe.
+    pub fn reader(&self) -> Reader {
+        use std::io::IsTerminal;
+        match self {
+            Destination::Stdout => Reader::of(&io::stdout(), io::stdout().is_terminal()),
+            Destination::Stderr => Reader::of(&io::stderr(), io::stderr().is_terminal()),
+            Destination::File(_) => Reader::default(),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Destination::Stdout => "stdout".into(),
+            Destination::Stderr => "stderr".into(),
+            Destination::File(f) => f.name(),
+        }
+    }
+
+    /// Writes a document that is no report (the doctor's checks, the store's list, a page,
+    /// a man page) whole and puts it in place; a reader that stopped early (`| head`) is no
+    /// error.
+    pub fn write_whole(mut self, bytes: &[u8]) -> Result<()> {
+        match self.write_all(bytes).and_then(|_| self.flush()) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io(&self.name(), e)),
+            _ => self.close(),
+        }
+    }
+
+    /// Puts a file in place (standard output needs nothing).
+    pub fn close(self) -> Result<()> {
+        match self {
+            Destination::File(f) => f.commit(),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Write for Destination {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Destination::Stdout => io::stdout().write(buf),
+            Destination::Stderr => io::stderr().write(buf),
+            Destination::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Destination::Stdout => io::stdout().flush(),
+            Destination::Stderr => io::stderr().flush(),
+            Destination::File(f) => f.flush(),
+        }
+    }
+}
+
+/// Renders `report` with `render` for whoever reads `dest`, through a buffer, then flushes.
+fn buffered(
+    dest: &mut Destination,
+    render: impl FnOnce(Reader, &mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let reader = dest.reader();
+    let mut out = BufWriter::with_capacity(1 << 20, dest);
+    render(reader, &mut out)?;
+    out.flush()
+}
+
+/// Several sinks as one: each hook goes to every sink, in order.
+#[derive(Default)]
+pub struct FanOut {
+    sinks: Vec<Box<dyn Sink>>,
+}
+
+impl FanOut {
+    pub fn push(&mut self, sink: impl Sink + 'static) {
+        self.sinks.push(Box::new(sink));
+    }
+
+    /// A [`PlotFile`] for each `(path, kind)`, each file opened now.
+    pub fn push_plots(
+        &mut self,
+        plots: &[(&Path, Option<crate::report::plot::PlotKind>)],
+    ) -> Result<()> {
+        for (path, kind) in plots {
+            self.push(PlotFile {
+                dest: Destination::open(Some(path))?,
+                kind: *kind,
+            });
+        }
+        Ok(())
+    }
+
+    /// The verdict on stderr, when targets gate the result (`--check`).
+    pub fn push_verdict_if(&mut self, check: bool) {
+        if check {
+            self.push(Verdict {
+                dest: Destination::Stderr,
+                markdown: false,
+            });
+        }
+    }
+
+    /// Runs `hook` on every sink; the first failure is returned with the sink's name.
+    fn each(&mut self, mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> Result<()> {
+        for sink in &mut self.sinks {
+            if let Err(e) = hook(sink.as_mut()) {
+                return Err(Error::io(&sink.name(), e));
+            }
+        }
+        Ok(())
+    }
+
+    /// A live event to every sink; its error keeps the sink's name and the error's kind, so
+    /// that a reader that went away (`| head`) can end a test quietly.
+    pub fn live(&mut self, event: &LiveEvent) -> std::result::Result<(), (String, io::Error)> {
+        for sink in &mut self.sinks {
+            sink.live(event).map_err(|e| (sink.name(), e))?;
+        }
+        Ok(())
+    }
+
+    /// Hands the finished report to every sink and makes every output permanent. A reader
+    /// that stopped early (`| head`) is not an error.
+    pub fn finish(mut self, report: &Report) -> Result<()> {
+        self.each(|s| match s.finish(report) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        })?;
+        for sink in self.sinks {
+            sink.close()?;
+        }
+        Ok(())
+    }
+}
