@@ -966,3 +966,40 @@ fn one_name_everywhere(db: &Db, dir: &Path) {
     );
     assert_eq!(titles("BenchmarkMix*").len(), 2);
 }
+
+/// A full or closed standard output is an error (exit 2, naming stdout) or, for a reader that
+/// went away, nothing: never a panic, for the store's own lines too.
+#[test]
+fn store_lines_to_a_full_stdout_exit_2_without_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::Sqlite(dir.path().join("h.db"));
+    let input = vector("viiper-count3.gobench.txt");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        vec!["store", "add", input.to_str().unwrap()],
+        vec!["store", "list"],
+        vec!["history"],
+        vec!["store", "rm", "@latest"],
+    ] {
+        let out = Process::new(assert_cmd::cargo::cargo_bin("latkit"))
+            .current_dir(dir.path())
+            .args(&args)
+            .args(["--db", &db.location()])
+            .stdout(full())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("stdout") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The run was stored and removed although neither line could be printed.
+    assert!(db.listed(dir.path(), &[]).is_empty());
+}

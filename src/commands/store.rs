@@ -173,7 +173,11 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
             for run in &runs {
                 let id = store.put(run, &notes, &provenance, tag.as_deref(), &figures(run))?;
                 let path = run.source.path.as_deref().unwrap_or("stdin");
-                println!("stored #{id}: {path} ({} benchmarks)", run.benchmarks.len());
+                let line = format!(
+                    "stored #{id}: {path} ({} benchmarks)\n",
+                    run.benchmarks.len()
+                );
+                Destination::Stdout.write_whole(line.as_bytes())?;
             }
             Ok(())
         }
@@ -197,7 +201,7 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
             }
             for id in ids {
                 if store.remove(id)? && !quiet {
-                    println!("removed #{id}");
+                    Destination::Stdout.write_whole(format!("removed #{id}\n").as_bytes())?;
                 }
             }
             Ok(())
