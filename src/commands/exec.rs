@@ -2,7 +2,7 @@ use super::{ReportOptions, deliver, enrich_options, load_suite, output_sinks, wa
 use crate::analyze::build_report;
 use crate::error::{Error, Result};
 use crate::report::sink::LiveEvent;
-use crate::runner::exec::{Ending, Exec, Timing};
+use crate::runner::exec::{Ending, Exec, Processes, Timing};
 use crate::runner::plan::plan;
 use std::io::{IsTerminal, stderr};
 
@@ -38,6 +38,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
     let exec = Exec {
         commands,
         timing: args.timing,
+        spawner: Box::new(Processes),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
     // Each finished command is written at once (as hyperfine exports), so that a failure or

@@ -14,10 +14,11 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Commands to time, how, and whether progress is drawn on stderr.
+/// Commands to time, how, through what, and whether progress is drawn on stderr.
 pub struct Exec {
     pub commands: Vec<Planned>,
     pub timing: Timing,
+    pub spawner: Box<dyn Spawner>,
     pub progress: bool,
 }
 
@@ -38,13 +39,35 @@ pub struct Timing {
     pub shell: Option<String>,
 }
 
-/// What one run cost.
-struct Sample {
-    wall: f64,
-    user: f64,
-    system: f64,
-    max_rss: f64,
-    status: ExitStatus,
+/// What one run cost: seconds of wall, user and system time, bytes of peak memory.
+pub struct Sample {
+    pub wall: f64,
+    pub user: f64,
+    pub system: f64,
+    pub max_rss: f64,
+    pub status: ExitStatus,
+}
+
+/// The seam between `exec` and the processes it times: [`Processes`] spawns and measures
+/// real ones; tests drive the run-count, failure and warning logic with a scripted double.
+pub trait Spawner {
+    /// Runs `argv` once, output discarded, and measures it.
+    fn time(&self, argv: &[String]) -> std::io::Result<Sample>;
+    /// Runs an untimed helper command (`--setup`, `--prepare`, `--cleanup`) through `sh -c`.
+    fn helper(&self, what: &str, command: &str) -> Result<()>;
+}
+
+/// Real processes, each timed in its own process group.
+pub struct Processes;
+
+impl Spawner for Processes {
+    fn time(&self, argv: &[String]) -> std::io::Result<Sample> {
+        run_once(argv)
+    }
+
+    fn helper(&self, what: &str, command: &str) -> Result<()> {
+        helper(what, command)
+    }
 }
 
 /// A modified Z-score beyond this marks an outlier (hyperfine's threshold).
@@ -175,7 +198,10 @@ impl Exec {
         let argv = vec![shell.clone(), "-c".into(), String::new()];
         let mut walls = Vec::with_capacity(SHELL_PROBES);
         for _ in 0..SHELL_PROBES {
-            let s = run_once(&argv).map_err(|e| Error::Failed(format!("{shell}: {e}")))?;
+            let s = self
+                .spawner
+                .time(&argv)
+                .map_err(|e| Error::Failed(format!("{shell}: {e}")))?;
             walls.push(s.wall);
         }
         let (mean, stddev) = mean_and_stddev(&walls);
@@ -243,10 +269,10 @@ impl Exec {
     ) -> Result<(Vec<Sample>, Option<bool>)> {
         let name = &planned.name;
         if let Some(setup) = &self.timing.setup {
-            helper("--setup", setup)?;
+            self.spawner.helper("--setup", setup)?;
         }
         let spawn = |argv: &[String]| {
-            run_once(argv).map_err(|e| {
+            self.spawner.time(argv).map_err(|e| {
                 Error::Failed(match e.kind() {
                     std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
                     _ => format!("could not run `{name}`: {e}"),
@@ -256,7 +282,7 @@ impl Exec {
         // --prepare before each run; false when an interrupt came meanwhile.
         let prepared = || -> Result<bool> {
             if let Some(prepare) = &self.timing.prepare {
-                helper("--prepare", prepare)?;
+                self.spawner.helper("--prepare", prepare)?;
             }
             Ok(!interrupt::requested())
         };
@@ -298,7 +324,7 @@ impl Exec {
         progress.finish_and_clear();
         if let Some(cleanup) = &self.timing.cleanup {
             // After an interrupt too: it undoes what --setup did.
-            helper("--cleanup", cleanup)?;
+            self.spawner.helper("--cleanup", cleanup)?;
         }
         Ok((samples, interrupt::requested().then_some(cut_short)))
     }
@@ -487,6 +513,136 @@ fn relative_speed(means: &[(String, f64, f64)]) -> Vec<Note> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Plays back wall times and exit codes (the last one repeats) instead of running
+    /// anything, and records the helpers it is asked to run.
+    struct Scripted {
+        runs: RefCell<Vec<(f64, i32)>>,
+        helpers: Rc<RefCell<Vec<String>>>,
+    }
+
+    impl Spawner for Scripted {
+        fn time(&self, _argv: &[String]) -> std::io::Result<Sample> {
+            let mut runs = self.runs.borrow_mut();
+            let (wall, code) = if runs.len() > 1 {
+                runs.remove(0)
+            } else {
+                runs[0]
+            };
+            Ok(Sample {
+                wall,
+                user: wall / 2.0,
+                system: 0.0,
+                max_rss: 1e6,
+                status: ExitStatus::from_raw(code << 8),
+            })
+        }
+
+        fn helper(&self, what: &str, _command: &str) -> Result<()> {
+            self.helpers.borrow_mut().push(what.to_string());
+            Ok(())
+        }
+    }
+
+    fn timing() -> Timing {
+        Timing {
+            runs: None,
+            min_runs: 2,
+            max_runs: None,
+            min_time: 3.0,
+            warmup: 0,
+            prepare: None,
+            setup: None,
+            cleanup: None,
+            ignore_failure: false,
+            shell: None,
+        }
+    }
+
+    /// Times one command through a script; returns what ended it, how many runs were
+    /// recorded, the notes, and the helpers run.
+    fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, Vec<String>) {
+        let helpers = Rc::new(RefCell::new(Vec::new()));
+        let spawner = Scripted {
+            runs: RefCell::new(runs),
+            helpers: helpers.clone(),
+        };
+        let exec = Exec {
+            commands: vec![Planned {
+                command: "true".into(),
+                name: "true".into(),
+                params: Vec::new(),
+            }],
+            timing,
+            spawner: Box::new(spawner),
+            progress: false,
+        };
+        let done = exec.run(&mut |_| Ok(())).unwrap();
+        let (count, notes) = done.input.map_or((0, Vec::new()), |input| {
+            let bench = &input.runs[0].benchmarks[0];
+            let time = bench.metric(vocab::WALL_TIME).unwrap();
+            (
+                time.values.len(),
+                input.notes.iter().map(|n| n.message.clone()).collect(),
+            )
+        });
+        let helpers = helpers.borrow().clone();
+        (done.ending, count, notes, helpers)
+    }
+
+    #[test]
+    fn min_time_sets_the_run_count_from_the_first_run_within_the_bounds() {
+        // ⌈3 s / 0.25 s⌉ = 12 runs, as hyperfine plans them.
+        assert_eq!(timed(vec![(0.25, 0)], timing()).1, 12);
+        let capped = Timing {
+            max_runs: Some(5),
+            ..timing()
+        };
+        assert_eq!(timed(vec![(0.25, 0)], capped).1, 5);
+        let slow = Timing {
+            min_runs: 4,
+            ..timing()
+        };
+        assert_eq!(timed(vec![(10.0, 0)], slow).1, 4);
+        let exact = Timing {
+            runs: Some(3),
+            ..timing()
+        };
+        assert_eq!(timed(vec![(0.001, 0)], exact).1, 3);
+    }
+
+    #[test]
+    fn a_failing_run_stops_the_command_unless_failures_are_ignored() {
+        let script = || vec![(0.1, 0), (0.1, 1), (0.1, 0)];
+        let four = Timing {
+            runs: Some(4),
+            ..timing()
+        };
+        let (ending, count, _, _) = timed(script(), four.clone());
+        let Ending::Failed(failure) = ending else {
+            panic!("a failed run did not stop the command")
+        };
+        assert!(
+            failure.to_string().contains("--ignore-failure"),
+            "{failure}"
+        );
+        assert_eq!(count, 0, "nothing of a failed command is kept");
+        let ignoring = Timing {
+            ignore_failure: true,
+            ..four
+        };
+        let (ending, count, notes, _) = timed(script(), ignoring);
+        assert!(matches!(ending, Ending::Done));
+        assert_eq!(count, 4);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("1 of 4 runs exited non-zero")),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn outliers_score_as_hyperfine_scores_them() {
@@ -506,5 +662,23 @@ mod tests {
                 .message
                 .contains("`b` ran 2.00 ± 0.28 times faster than `a`")
         );
+    }
+
+    #[test]
+    fn helpers_run_around_the_runs_as_hyperfine_runs_them() {
+        let with_helpers = Timing {
+            runs: Some(3),
+            warmup: 2,
+            setup: Some("s".into()),
+            prepare: Some("p".into()),
+            cleanup: Some("c".into()),
+            ..timing()
+        };
+        let (_, count, _, helpers) = timed(vec![(0.01, 0)], with_helpers);
+        assert_eq!(count, 3, "warm-up runs are not recorded");
+        let mut expected = vec!["--setup"];
+        expected.extend(["--prepare"; 5]);
+        expected.push("--cleanup");
+        assert_eq!(helpers, expected);
     }
 }
