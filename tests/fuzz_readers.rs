@@ -11,7 +11,7 @@ use latkit::report::{FORMATS, Reader};
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 16] = [
+const SEEDS: [&str; 17] = [
     "services/cargo-criterion-1.1.0.jsonl",
     "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
@@ -25,6 +25,7 @@ const SEEDS: [&str; 16] = [
     "vectors/xenomai-latency-h.txt",
     "vectors/cyclictest-h200.txt",
     "vectors/cyclictest-h200.json",
+    "rtla/timerlat-hist-doc.txt",
     "vectors/rootstream-bench.txt",
     "variants.gobench.txt",
     "stream.gobench.txt",
@@ -202,7 +203,7 @@ const RSS_LIMIT_KIB: i64 = 200 << 10;
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every format latkit reads, by a real output: the file and the reader that is its own.
-const READ_SEEDS: [(&str, &str); 21] = [
+const READ_SEEDS: [(&str, &str); 22] = [
     ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
     ("services/pytest-benchmark.json", "pytest-benchmark"),
     ("vectors/hyperfine-1.15.json", "hyperfine"),
@@ -218,6 +219,7 @@ const READ_SEEDS: [(&str, &str); 21] = [
     ("vectors/xenomai-latency-h.txt", "xenomai"),
     ("vectors/cyclictest-h200.txt", "cyclictest"),
     ("vectors/cyclictest-h200.json", "cyclictest-json"),
+    ("rtla/timerlat-hist-doc.txt", "rtla-hist"),
     ("vectors/rootstream-bench.txt", "bench"),
     ("fuzz/hdrhistogram-java.hgrm", "hgrm"),
     ("fuzz/tagged-Log.logV2.hlog", "hlog"),

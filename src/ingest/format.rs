@@ -69,6 +69,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::trackers::Gab,
     &super::trackers::GabBigger,
     &super::xenomai::Xenomai,
+    &super::rtla::RtlaHist,
     &super::bench::Bench,
     &super::libtest::Libtest,
     &super::cyclictest::Cyclictest,

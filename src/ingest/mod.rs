@@ -13,6 +13,7 @@ mod latkit_json;
 mod libtest;
 mod problems;
 mod pytest_benchmark;
+mod rtla;
 pub mod timer_common;
 mod trackers;
 mod validate;

@@ -1,0 +1,324 @@
+//! The kernel's rtla: `rtla timerlat hist` (per CPU: the timer IRQ's latency, the timerlat
+//! thread's, and with `-u` a user thread's) and `rtla osnoise hist` (per CPU: the noise each
+//! sample saw), read from their text output. Each column becomes a benchmark (`cpu0/irq`,
+//! `cpu0/thread`, `cpu0/user`, `cpu0`; `all/…` for the totals newer rtla prints), with the
+//! histogram as printed and count, min, avg and max as the tool computed them.
+
+use super::problems::Skipped;
+use super::timer_common::{BucketCounts, MAX_SAMPLES, histogram_distribution, timer_input};
+use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
+use crate::error::Result;
+use crate::model::{BenchName, RunBuilder, TimerInfo, TimerOverall, TimerSummary};
+use std::io::BufRead;
+
+/// More columns than any machine's CPUs times three: a wider header is an error.
+const MAX_COLUMNS: usize = 3 * 4096;
+
+/// One printed column: its histogram and the summary rows under it.
+#[derive(Default)]
+struct Column {
+    name: String,
+    counts: BucketCounts,
+    over: u64,
+    count: Option<u64>,
+    min: Option<f64>,
+    avg: Option<f64>,
+    max: Option<f64>,
+}
+
+/// `rtla timerlat hist` and `rtla osnoise hist` output as an input format.
+pub struct RtlaHist;
+
+impl InputFormat for RtlaHist {
+    fn name(&self) -> &'static str {
+        "rtla-hist"
+    }
+
+    fn describe(&self) -> &'static str {
+        "`rtla timerlat hist` or `rtla osnoise hist` output (`# RTLA timerlat histogram`, \
+         `Index IRQ-000 Thr-000 …`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.lines().map(str::trim).any(|l| {
+            l.starts_with("# RTLA timerlat histogram")
+                || l.starts_with("# RTLA osnoise histogram")
+                || (l.starts_with("Index") && columns_of(l).is_some())
+        })
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let mut parser = HistParser::new(input.path);
+        for_each_text_line(reader, input.path, |l| parser.feed(l))?;
+        timer_input(parser.finish(), input, self)
+    }
+}
+
+/// `IRQ-000` → `cpu0/irq`; `Thr-001` → `cpu1/thread`; `Usr-002` → `cpu2/user`; `CPU-003` →
+/// `cpu3` (osnoise). `None` when a word is none of these.
+fn column_name(word: &str) -> Option<String> {
+    let (kind, cpu) = word.split_once('-')?;
+    let cpu: usize = cpu.parse().ok()?;
+    let context = match kind {
+        "IRQ" => "/irq",
+        "Thr" => "/thread",
+        "Usr" => "/user",
+        "CPU" => "",
+        _ => return None,
+    };
+    Some(format!("cpu{cpu}{context}"))
+}
+
+/// The benchmark names a header line (`Index IRQ-000 Thr-000 …`) announces.
+fn columns_of(header: &str) -> Option<Vec<String>> {
+    let names: Option<Vec<String>> = header.split_whitespace().skip(1).map(column_name).collect();
+    names.filter(|n| !n.is_empty() && n.len() <= MAX_COLUMNS)
+}
+
+/// The totals newer rtla prints under `ALL:` (`IRQ Thr Usr`) as benchmark names.
+fn totals_of(header: &str) -> Option<Vec<String>> {
+    let names: Option<Vec<String>> = header
+        .split_whitespace()
+        .skip(1)
+        .map(|w| match w {
+            "IRQ" => Some("all/irq".to_string()),
+            "Thr" => Some("all/thread".to_string()),
+            "Usr" => Some("all/user".to_string()),
+            _ => None,
+        })
+        .collect();
+    names.filter(|n| !n.is_empty())
+}
+
+struct HistParser {
+    file: String,
+    line: u64,
+    /// Nanoseconds per printed unit (`# Time unit is microseconds (us)`).
+    unit_ns: f64,
+    osnoise: bool,
+    columns: Vec<Column>,
+    /// Where the columns the rows fill start (the `ALL:` totals come after the CPUs).
+    current: usize,
+    /// Index values seen, to find the bucket width (`-b`).
+    indexes: Vec<u64>,
+    rows: Vec<(u64, Vec<u64>, usize)>,
+    skipped: Skipped,
+}
+
+impl HistParser {
+    fn new(file: &str) -> Self {
+        HistParser {
+            file: file.to_string(),
+            line: 0,
+            unit_ns: 1000.0,
+            osnoise: false,
+            columns: Vec::new(),
+            current: 0,
+            indexes: Vec::new(),
+            rows: Vec::new(),
+            skipped: Skipped::default(),
+        }
+    }
+
+    fn bad(&mut self, message: String) {
+        self.skipped.line(&self.file, self.line, message);
+    }
+
+    fn feed(&mut self, raw: Option<&str>) {
+        self.line += 1;
+        let Some(raw) = raw else {
+            return self.bad(super::LINE_TOO_LONG.into());
+        };
+        let line = raw.trim();
+        if line.starts_with('#') {
+            return self.comment(line);
+        }
+        let Some(first) = line.split_whitespace().next() else {
+            return;
+        };
+        if first == "Index" {
+            return self.header(line, columns_of(line));
+        }
+        if first == "ALL:" {
+            return self.header(line, totals_of(line));
+        }
+        if self.columns.is_empty() {
+            return;
+        }
+        match first.strip_suffix(':') {
+            Some(key) => self.summary(key, line),
+            None => self.row(first, line),
+        }
+    }
+
+    fn comment(&mut self, line: &str) {
+        if line.contains("RTLA osnoise histogram") {
+            self.osnoise = true;
+        }
+        if line.starts_with("# Time unit is") {
+            self.unit_ns = if line.contains("nanoseconds") {
+                1.0
+            } else {
+                1000.0
+            };
+        }
+    }
+
+    fn header(&mut self, line: &str, names: Option<Vec<String>>) {
+        let Some(names) = names else {
+            return self.bad(format!(
+                "`{line}`: expected column names such as IRQ-000, Thr-000, Usr-000 or CPU-000"
+            ));
+        };
+        self.current = self.columns.len();
+        self.columns.extend(names.into_iter().map(|name| Column {
+            name,
+            ..Column::default()
+        }));
+    }
+
+    /// The values of a row, one per current column; `None` (with a note) when they do not
+    /// match the header.
+    fn values<T: std::str::FromStr>(&mut self, line: &str) -> Option<Vec<Option<T>>> {
+        let values: Option<Vec<Option<T>>> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|v| match v {
+                "-" => Ok(None),
+                v => v.parse().map(Some).map_err(|_| ()),
+            })
+            .collect::<std::result::Result<_, ()>>()
+            .ok();
+        let Some(values) = values else {
+            self.bad("a value that is not a number; row skipped".into());
+            return None;
+        };
+        let expected = self.columns.len() - self.current;
+        if values.len() != expected {
+            self.bad(format!(
+                "{} value(s) under {expected} columns; row skipped",
+                values.len()
+            ));
+            return None;
+        }
+        Some(values)
+    }
+
+    /// `12   4   256 …`: the samples in the bucket starting at 12 time units.
+    fn row(&mut self, first: &str, line: &str) {
+        let Ok(index) = first.parse::<u64>() else {
+            return self.bad(format!("`{first}` is not a bucket index; row skipped"));
+        };
+        let Some(values) = self.values::<u64>(line) else {
+            return;
+        };
+        self.indexes.push(index);
+        let counts = values.into_iter().map(Option::unwrap_or_default).collect();
+        self.rows.push((index, counts, self.current));
+    }
+
+    /// `over:`, `count:`, `min:`, `avg:`, `max:` under the histogram.
+    fn summary(&mut self, key: &str, line: &str) {
+        let Some(values) = self.values::<f64>(line) else {
+            return;
+        };
+        // Counts stay exact and summable; a latency beyond an hour is a corrupt line.
+        let limit = match key {
+            "over" | "count" => MAX_SAMPLES as f64,
+            _ => 3.6e12 / self.unit_ns,
+        };
+        if let Some(v) = values
+            .iter()
+            .flatten()
+            .find(|v| !(0.0..=limit).contains(*v))
+        {
+            return self.bad(format!(
+                "`{key}:` value {v} is out of range (0 to {limit}); row skipped"
+            ));
+        }
+        let start = self.current;
+        for (column, value) in self.columns[start..].iter_mut().zip(values) {
+            let Some(v) = value else {
+                continue;
+            };
+            match key {
+                "over" => column.over = v as u64,
+                "count" => column.count = Some(v as u64),
+                "min" => column.min = Some(v),
+                "avg" => column.avg = Some(v),
+                "max" => column.max = Some(v),
+                _ => {}
+            }
+        }
+    }
+
+    fn finish(mut self) -> Parsed {
+        // `-b N` prints every Nth value: the bucket width is what the indexes share.
+        let width = self.indexes.iter().fold(0, |g, &i| gcd(g, i)).max(1);
+        let rows = std::mem::take(&mut self.rows);
+        for (index, counts, start) in rows {
+            for (column, count) in self.columns[start..].iter_mut().zip(counts) {
+                if count > 0
+                    && let Err(e) = column.counts.add((index / width) as usize, count)
+                {
+                    self.skipped.line(&self.file, self.line, e);
+                }
+            }
+        }
+        let bucket_ns = (width as f64 * self.unit_ns) as u64;
+        let mut builder = RunBuilder::default();
+        for column in &self.columns {
+            builder.benchmark(&column.name, None, BenchName::plain);
+        }
+        let mut benchmarks = builder.finish();
+        let ns = |v: f64| (v * self.unit_ns).round() as i64;
+        for (bench, column) in benchmarks.iter_mut().zip(std::mem::take(&mut self.columns)) {
+            bench.timer = match (column.min, column.avg, column.max) {
+                (Some(min), Some(avg), Some(max)) if min <= max => Some(TimerSummary {
+                    min_ns: ns(min),
+                    avg_ns: avg * self.unit_ns,
+                    max_ns: ns(max),
+                    samples: column.count,
+                    overruns: None,
+                }),
+                _ => None,
+            };
+            let mut h = column.counts.into_histogram("samples", bucket_ns);
+            h.overflow = column.over;
+            let max_ns = column.max.map(|m| ns(m).max(0) as u64);
+            if let Some(latency) = histogram_distribution(&h, max_ns) {
+                bench.metrics.insert(0, latency);
+                bench.histograms.push(h);
+            }
+        }
+        // The CPUs' own columns; the `all/` totals would count every sample twice.
+        let overall = TimerSummary::combine(
+            benchmarks
+                .iter()
+                .filter(|b| !b.name.full_name.starts_with("all/"))
+                .filter_map(|b| b.timer.as_ref()),
+        );
+        let tool = if self.osnoise { "osnoise" } else { "timerlat" };
+        Parsed {
+            builder: RunBuilder::from_benchmarks(benchmarks),
+            config: Vec::new(),
+            timer: Some(TimerInfo {
+                mode: format!("rtla {tool} hist"),
+                overall: overall.map(|o| TimerOverall {
+                    min_ns: o.min_ns,
+                    avg_ns: o.avg_ns as i64,
+                    max_ns: o.max_ns,
+                    overruns: 0,
+                    mode_switches: 0,
+                }),
+                ..TimerInfo::default()
+            }),
+            malformed: self.skipped.count,
+            notes: self.skipped.into_notes(&self.file),
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}

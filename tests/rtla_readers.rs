@@ -1,0 +1,172 @@
+//! The rtla readers against the output the kernel's rtla documentation publishes
+//! (fixtures name their page), and against the damage real files suffer.
+
+mod common;
+
+use common::{fixture, latkit, parse_json};
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// The benchmark called `name` in a parsed run.
+fn bench<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no benchmark {name}"))
+}
+
+#[test]
+fn timerlat_hist_gives_the_tools_own_figures_per_cpu_and_context() {
+    let doc = parse_json(&fixture("rtla/timerlat-hist-doc.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(
+        run["source"]["format"], "rtla-hist",
+        "detected without --input-format"
+    );
+    assert_eq!(run["timer"]["mode"], "rtla timerlat hist");
+    let names: Vec<&str> = run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 10);
+    assert_eq!(&names[..2], ["cpu0/irq", "cpu0/thread"]);
+    // The summary rows as rtla printed them (µs): count, min, avg, max.
+    for (name, min, avg, max) in [
+        ("cpu0/irq", 0, 0, 16),
+        ("cpu1/thread", 1, 5, 58),
+        ("cpu2/irq", 0, 0, 24),
+        ("cpu3/thread", 1, 4, 46),
+        ("cpu4/thread", 1, 5, 50),
+    ] {
+        let timer = &bench(run, name)["timer"];
+        assert_eq!(timer["samples"], 600002, "{name}");
+        assert_eq!(timer["min_ns"], min * 1000, "{name}");
+        assert_eq!(
+            timer["avg_ns"].as_f64().unwrap(),
+            (avg * 1000) as f64,
+            "{name}"
+        );
+        assert_eq!(timer["max_ns"], max * 1000, "{name}");
+    }
+    // Every bucket is kept: the counts add up to the count row, 1 µs wide, 58 the last used.
+    let histogram = &bench(run, "cpu1/thread")["histograms"][0];
+    assert_eq!(histogram["bucket_ns"], 1000);
+    let counts: Vec<u64> = histogram["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.iter().sum::<u64>(), 600002);
+    assert_eq!((counts.len(), counts[58], counts[7]), (59, 1, 124758));
+    // The overall extremes over every CPU and context.
+    assert_eq!(run["timer"]["overall"]["max_ns"], 58000);
+}
+
+/// A file cut off mid-row (a run killed while writing), a row with a stray word and a
+/// header with an unknown column: what can be read is, the rest is named by line.
+#[test]
+fn damaged_hist_files_keep_what_they_can_and_name_the_rest() {
+    let whole = std::fs::read_to_string(fixture("rtla/timerlat-hist-doc.txt")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.txt");
+    let upto = whole.find("10           13").unwrap() + 20;
+    std::fs::write(&cut, &whole[..upto]).unwrap();
+    let out = latkit()
+        .args(["parse", "--format", "json"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("\"line\":17") && notes.contains("1 value(s) under 10 columns"),
+        "{notes}"
+    );
+    // No summary rows: no tool figures, but the buckets read so far are a distribution.
+    let thread = bench(&doc["runs"][0], "cpu1/thread");
+    assert!(thread["timer"].is_null());
+    assert!(common::metric(thread, "latency")["percentiles"].is_object());
+
+    let stray = dir.path().join("stray.txt");
+    std::fs::write(&stray, whole.replace("3282    122584", "3282    12x584")).unwrap();
+    latkit()
+        .args(["parse", "--strict"])
+        .arg(&stray)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("stray.txt:9").and(predicate::str::contains("not a number")),
+        );
+
+    // A count no histogram can hold (found by the fuzz test: it overflowed a sum).
+    let huge = dir.path().join("huge.txt");
+    std::fs::write(
+        &huge,
+        whole.replace("count:   600002", "count:   60000184467440737095516152"),
+    )
+    .unwrap();
+    latkit()
+        .args(["parse", "--strict"])
+        .arg(&huge)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("huge.txt:55").and(predicate::str::contains("out of range")),
+        );
+    latkit().arg("parse").arg(&huge).assert().success();
+
+    let unknown = dir.path().join("unknown.txt");
+    std::fs::write(&unknown, whole.replace("IRQ-000", "XYZ-000")).unwrap();
+    latkit()
+        .args(["parse", "--input-format", "rtla-hist"])
+        .arg(&unknown)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no rtla-hist results"));
+}
+
+/// osnoise's hist has one column per CPU and its own title; `-b` buckets wider than one unit
+/// are found from the indexes; nanoseconds are read as such; `ALL:` totals are their own
+/// benchmarks and do not count twice in the overall figures.
+#[test]
+fn osnoise_hist_wide_buckets_nanoseconds_and_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("osnoise.txt");
+    std::fs::write(
+        &file,
+        "# RTLA osnoise histogram\n# Time unit is nanoseconds (ns)\n\
+         Index   CPU-000   CPU-001\n\
+         0            10        20\n\
+         10            5         0\n\
+         30            1         2\n\
+         over:         0         1\n\
+         count:       16        23\n\
+         min:          0         0\n\
+         avg:          5         4\n\
+         max:         30        95\n\
+         ALL:   IRQ   Thr\n\
+         count:       39        39\n\
+         min:          0         0\n\
+         avg:          4         4\n\
+         max:         95        95\n",
+    )
+    .unwrap();
+    let doc = parse_json(&file);
+    let run = &doc["runs"][0];
+    assert_eq!(run["timer"]["mode"], "rtla osnoise hist");
+    let cpu1 = bench(run, "cpu1");
+    assert_eq!(cpu1["histograms"][0]["bucket_ns"], 10);
+    assert_eq!(
+        cpu1["histograms"][0]["counts"],
+        serde_json::json!([20, 0, 0, 2])
+    );
+    assert_eq!(cpu1["timer"]["max_ns"], 95);
+    assert_eq!(bench(run, "all/irq")["timer"]["samples"], 39);
+    assert_eq!(run["timer"]["overall"]["max_ns"], 95);
+}
