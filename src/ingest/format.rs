@@ -69,10 +69,10 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::trackers::Gab,
     &super::trackers::GabBigger,
     &super::xenomai::Xenomai,
-    &super::rtla::RtlaHist,
     &super::bench::Bench,
     &super::libtest::Libtest,
     &super::cyclictest::Cyclictest,
+    &super::rtla::RtlaHist,
     &super::gbench::console::GbenchConsole,
     &super::go::Go,
 ];
