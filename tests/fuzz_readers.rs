@@ -11,7 +11,7 @@ use latkit::report::{FORMATS, Reader};
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 17] = [
+const SEEDS: [&str; 18] = [
     "services/cargo-criterion-1.1.0.jsonl",
     "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
@@ -26,6 +26,7 @@ const SEEDS: [&str; 17] = [
     "vectors/cyclictest-h200.txt",
     "vectors/cyclictest-h200.json",
     "rtla/timerlat-hist-doc.txt",
+    "rtla/timerlat-top-doc.txt",
     "vectors/rootstream-bench.txt",
     "variants.gobench.txt",
     "stream.gobench.txt",
@@ -203,7 +204,7 @@ const RSS_LIMIT_KIB: i64 = 200 << 10;
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every format latkit reads, by a real output: the file and the reader that is its own.
-const READ_SEEDS: [(&str, &str); 22] = [
+const READ_SEEDS: [(&str, &str); 23] = [
     ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
     ("services/pytest-benchmark.json", "pytest-benchmark"),
     ("vectors/hyperfine-1.15.json", "hyperfine"),
@@ -220,6 +221,7 @@ const READ_SEEDS: [(&str, &str); 22] = [
     ("vectors/cyclictest-h200.txt", "cyclictest"),
     ("vectors/cyclictest-h200.json", "cyclictest-json"),
     ("rtla/timerlat-hist-doc.txt", "rtla-hist"),
+    ("rtla/timerlat-top-doc.txt", "rtla-top"),
     ("vectors/rootstream-bench.txt", "bench"),
     ("fuzz/hdrhistogram-java.hgrm", "hgrm"),
     ("fuzz/tagged-Log.logV2.hlog", "hlog"),

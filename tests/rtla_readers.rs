@@ -17,6 +17,21 @@ fn bench<'a>(run: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no benchmark {name}"))
 }
 
+/// Each `(benchmark, count, min, avg, max)` as rtla printed them, in µs.
+fn assert_figures(run: &Value, expected: &[(&str, u64, i64, i64, i64)]) {
+    for &(name, count, min, avg, max) in expected {
+        let timer = &bench(run, name)["timer"];
+        assert_eq!(timer["samples"], count, "{name}");
+        assert_eq!(timer["min_ns"], min * 1000, "{name}");
+        assert_eq!(
+            timer["avg_ns"].as_f64().unwrap(),
+            (avg * 1000) as f64,
+            "{name}"
+        );
+        assert_eq!(timer["max_ns"], max * 1000, "{name}");
+    }
+}
+
 #[test]
 fn timerlat_hist_gives_the_tools_own_figures_per_cpu_and_context() {
     let doc = parse_json(&fixture("rtla/timerlat-hist-doc.txt"));
@@ -35,23 +50,16 @@ fn timerlat_hist_gives_the_tools_own_figures_per_cpu_and_context() {
     assert_eq!(names.len(), 10);
     assert_eq!(&names[..2], ["cpu0/irq", "cpu0/thread"]);
     // The summary rows as rtla printed them (µs): count, min, avg, max.
-    for (name, min, avg, max) in [
-        ("cpu0/irq", 0, 0, 16),
-        ("cpu1/thread", 1, 5, 58),
-        ("cpu2/irq", 0, 0, 24),
-        ("cpu3/thread", 1, 4, 46),
-        ("cpu4/thread", 1, 5, 50),
-    ] {
-        let timer = &bench(run, name)["timer"];
-        assert_eq!(timer["samples"], 600002, "{name}");
-        assert_eq!(timer["min_ns"], min * 1000, "{name}");
-        assert_eq!(
-            timer["avg_ns"].as_f64().unwrap(),
-            (avg * 1000) as f64,
-            "{name}"
-        );
-        assert_eq!(timer["max_ns"], max * 1000, "{name}");
-    }
+    assert_figures(
+        run,
+        &[
+            ("cpu0/irq", 600002, 0, 0, 16),
+            ("cpu1/thread", 600002, 1, 5, 58),
+            ("cpu2/irq", 600002, 0, 0, 24),
+            ("cpu3/thread", 600002, 1, 4, 46),
+            ("cpu4/thread", 600002, 1, 5, 50),
+        ],
+    );
     // Every bucket is kept: the counts add up to the count row, 1 µs wide, 58 the last used.
     let histogram = &bench(run, "cpu1/thread")["histograms"][0];
     assert_eq!(histogram["bucket_ns"], 1000);
@@ -169,4 +177,57 @@ fn osnoise_hist_wide_buckets_nanoseconds_and_totals() {
     assert_eq!(cpu1["timer"]["max_ns"], 95);
     assert_eq!(bench(run, "all/irq")["timer"]["samples"], 39);
     assert_eq!(run["timer"]["overall"]["max_ns"], 95);
+}
+
+#[test]
+fn timerlat_top_gives_each_cpus_irq_and_thread_figures() {
+    let doc = parse_json(&fixture("rtla/timerlat-top-doc.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(
+        run["source"]["format"], "rtla-top",
+        "detected without --input-format"
+    );
+    assert_eq!(run["timer"]["mode"], "rtla timerlat top");
+    assert_eq!(run["benchmarks"].as_array().unwrap().len(), 46);
+    assert_figures(
+        run,
+        &[
+            ("cpu1/irq", 12322, 0, 1, 15),
+            ("cpu1/thread", 12322, 3, 9, 31),
+            ("cpu12/thread", 12321, 3, 8, 23),
+            ("cpu23/irq", 12320, 0, 1, 28),
+            ("cpu23/thread", 12320, 3, 11, 41),
+        ],
+    );
+    // The auto-analysis under the table is no result.
+    assert_eq!(run["timer"]["overall"]["max_ns"], 41000);
+}
+
+/// A live screen saved with `script` redraws the table with cursor escapes: the last
+/// figures of each CPU count; a row that lost a column is named by its line.
+#[test]
+fn a_live_timerlat_top_screen_keeps_each_cpus_last_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.txt");
+    let screen = |max: u32| {
+        format!(
+            "\u{1b}[H\u{1b}[2J                                     Timer Latency\n\
+             \u{20}   0 00:00:01   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)\n\
+             \u{20} CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max\n\
+             \u{20}   0 #1000      |        1         0         1         {max} |        5         2         4        20\n"
+        )
+    };
+    let text = format!(
+        "{}{}    1 #1000      |        1         0         1\n",
+        screen(9),
+        screen(12)
+    );
+    std::fs::write(&file, text).unwrap();
+    let doc = common::json_of(latkit().args(["parse", "--format", "json"]).arg(&file));
+    assert_eq!(bench(&doc["runs"][0], "cpu0/irq")["timer"]["max_ns"], 12000);
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("\"line\":9") && notes.contains("cur, min, avg and max"),
+        "{notes}"
+    );
 }

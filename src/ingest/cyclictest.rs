@@ -8,7 +8,7 @@ use super::timer_common::{
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line, read_json};
 use crate::error::{Error, Result};
 use crate::model::RunBuilder;
-use crate::model::{BenchName, Note, TimerInfo, TimerOverall, TimerSummary};
+use crate::model::{BenchName, Note, TimerInfo, TimerSummary};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -416,13 +416,7 @@ fn timer_info(
         duration_s: seconds,
         requested_s: seconds,
         method: Some("nanosleep".to_string()),
-        overall: overall.map(|o| TimerOverall {
-            min_ns: o.min_ns,
-            avg_ns: o.avg_ns as i64,
-            max_ns: o.max_ns,
-            overruns: 0,
-            mode_switches: 0,
-        }),
+        overall: overall.as_ref().map(TimerSummary::overall),
         ..TimerInfo::default()
     }
 }

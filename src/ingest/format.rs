@@ -73,6 +73,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::libtest::Libtest,
     &super::cyclictest::Cyclictest,
     &super::rtla::RtlaHist,
+    &super::rtla::RtlaTop,
     &super::gbench::console::GbenchConsole,
     &super::go::Go,
 ];

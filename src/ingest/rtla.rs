@@ -2,13 +2,14 @@
 //! thread's, and with `-u` a user thread's) and `rtla osnoise hist` (per CPU: the noise each
 //! sample saw), read from their text output. Each column becomes a benchmark (`cpu0/irq`,
 //! `cpu0/thread`, `cpu0/user`, `cpu0`; `all/…` for the totals newer rtla prints), with the
-//! histogram as printed and count, min, avg and max as the tool computed them.
+//! histogram as printed and count, min, avg and max as the tool computed them; and
+//! `rtla timerlat top`'s per-CPU count, min, avg and max.
 
 use super::problems::Skipped;
 use super::timer_common::{BucketCounts, MAX_SAMPLES, histogram_distribution, timer_input};
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
-use crate::model::{BenchName, RunBuilder, TimerInfo, TimerOverall, TimerSummary};
+use crate::model::{BenchName, RunBuilder, TimerInfo, TimerSummary};
 use std::io::BufRead;
 
 /// More columns than any machine's CPUs times three: a wider header is an error.
@@ -291,34 +292,181 @@ impl HistParser {
                 bench.histograms.push(h);
             }
         }
-        // The CPUs' own columns; the `all/` totals would count every sample twice.
-        let overall = TimerSummary::combine(
-            benchmarks
-                .iter()
-                .filter(|b| !b.name.full_name.starts_with("all/"))
-                .filter_map(|b| b.timer.as_ref()),
-        );
         let tool = if self.osnoise { "osnoise" } else { "timerlat" };
         Parsed {
+            timer: Some(timer_info(&format!("rtla {tool} hist"), &benchmarks)),
             builder: RunBuilder::from_benchmarks(benchmarks),
             config: Vec::new(),
-            timer: Some(TimerInfo {
-                mode: format!("rtla {tool} hist"),
-                overall: overall.map(|o| TimerOverall {
-                    min_ns: o.min_ns,
-                    avg_ns: o.avg_ns as i64,
-                    max_ns: o.max_ns,
-                    overruns: 0,
-                    mode_switches: 0,
-                }),
-                ..TimerInfo::default()
-            }),
             malformed: self.skipped.count,
             notes: self.skipped.into_notes(&self.file),
         }
     }
 }
 
+/// The run's timer information: which rtla tool, and the extremes over the CPUs' own
+/// benchmarks (the `all/` totals would count every sample twice).
+fn timer_info(mode: &str, benchmarks: &[crate::model::Benchmark]) -> TimerInfo {
+    let overall = TimerSummary::combine(
+        benchmarks
+            .iter()
+            .filter(|b| !b.name.full_name.starts_with("all/"))
+            .filter_map(|b| b.timer.as_ref()),
+    );
+    TimerInfo {
+        mode: mode.to_string(),
+        overall: overall.as_ref().map(TimerSummary::overall),
+        ..TimerInfo::default()
+    }
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// `rtla timerlat top` output (its last screen, or `-q`'s single one) as an input format.
+pub struct RtlaTop;
+
+impl InputFormat for RtlaTop {
+    fn name(&self) -> &'static str {
+        "rtla-top"
+    }
+
+    fn describe(&self) -> &'static str {
+        "`rtla timerlat top` output (`Timer Latency`, `CPU COUNT | cur min avg max | …`)"
+    }
+
+    fn detect(&self, head: &str) -> bool {
+        head.contains("Timer Latency") && head.lines().any(|l| l.trim().starts_with("CPU COUNT"))
+    }
+
+    fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
+        let mut parser = TopParser::new(input.path);
+        for_each_text_line(reader, input.path, |l| parser.feed(l))?;
+        timer_input(parser.finish(), input, self)
+    }
+}
+
+/// One CPU's row of `timerlat top`: its count and, per context, min, avg and max.
+struct TopRow {
+    count: u64,
+    /// `(min, avg, max)` of the IRQ, the thread and (with `-u`) the user thread.
+    contexts: Vec<(f64, f64, f64)>,
+}
+
+struct TopParser {
+    file: String,
+    line: u64,
+    unit_ns: f64,
+    /// Each CPU's (or `ALL`'s) latest row: a live screen redraws them.
+    rows: std::collections::BTreeMap<(bool, usize), TopRow>,
+    skipped: Skipped,
+}
+
+impl TopParser {
+    fn new(file: &str) -> Self {
+        TopParser {
+            file: file.to_string(),
+            line: 0,
+            unit_ns: 1000.0,
+            rows: std::collections::BTreeMap::new(),
+            skipped: Skipped::default(),
+        }
+    }
+
+    fn feed(&mut self, raw: Option<&str>) {
+        self.line += 1;
+        let Some(raw) = raw else {
+            return self
+                .skipped
+                .line(&self.file, self.line, super::LINE_TOO_LONG);
+        };
+        // A live screen starts each redraw with cursor escapes; the text after them counts.
+        let line = raw.rsplit('\u{1b}').next().unwrap_or(raw);
+        let line = line.trim_start_matches(|c: char| c != ' ' && !c.is_alphanumeric());
+        if line.contains("Timer Latency (ns)") {
+            self.unit_ns = 1.0;
+        } else if line.contains("Timer Latency (us)") {
+            self.unit_ns = 1000.0;
+        }
+        let Some((who, rest)) = line.split_once('#') else {
+            return;
+        };
+        let who = who.trim();
+        let key = match who {
+            "ALL" => (true, 0),
+            cpu => match cpu.parse::<usize>() {
+                Ok(cpu) if cpu < MAX_COLUMNS => (false, cpu),
+                _ => return,
+            },
+        };
+        match self.top_row(rest) {
+            Ok(row) => {
+                self.rows.insert(key, row);
+            }
+            Err(why) => self.skipped.line(&self.file, self.line, why),
+        }
+    }
+
+    /// `12322     |  0  0  1  15 |  10  3  9  31`: the count, then cur/min/avg/max per context.
+    fn top_row(&self, rest: &str) -> std::result::Result<TopRow, String> {
+        let mut parts = rest.split('|');
+        let count = parts
+            .next()
+            .and_then(|c| c.trim().parse::<u64>().ok())
+            .filter(|&c| c <= MAX_SAMPLES)
+            .ok_or("the count after `#` is not a number of samples; row skipped")?;
+        let limit = 3.6e12 / self.unit_ns;
+        let mut contexts = Vec::new();
+        for part in parts {
+            let values: Vec<f64> = part
+                .split_whitespace()
+                .map(|v| v.parse::<f64>().ok().filter(|v| (0.0..=limit).contains(v)))
+                .collect::<Option<_>>()
+                .ok_or("a latency that is not a number from 0 to an hour; row skipped")?;
+            let [_, min, avg, max] = values[..] else {
+                return Err(format!(
+                    "{} values where cur, min, avg and max were expected; row skipped",
+                    values.len()
+                ));
+            };
+            contexts.push((min, avg, max));
+        }
+        if contexts.is_empty() {
+            return Err("no latency columns after the count; row skipped".into());
+        }
+        Ok(TopRow { count, contexts })
+    }
+
+    fn finish(self) -> Parsed {
+        const CONTEXTS: [&str; 3] = ["irq", "thread", "user"];
+        let mut builder = RunBuilder::default();
+        let mut summaries = Vec::new();
+        for ((all, cpu), row) in &self.rows {
+            for (context, &(min, avg, max)) in CONTEXTS.iter().zip(&row.contexts) {
+                let name = match all {
+                    true => format!("all/{context}"),
+                    false => format!("cpu{cpu}/{context}"),
+                };
+                builder.benchmark(&name, None, BenchName::plain);
+                summaries.push(TimerSummary {
+                    min_ns: (min * self.unit_ns).round() as i64,
+                    avg_ns: avg * self.unit_ns,
+                    max_ns: (max * self.unit_ns).round() as i64,
+                    samples: Some(row.count),
+                    overruns: None,
+                });
+            }
+        }
+        let mut benchmarks = builder.finish();
+        for (bench, summary) in benchmarks.iter_mut().zip(summaries) {
+            bench.timer = Some(summary);
+        }
+        Parsed {
+            timer: Some(timer_info("rtla timerlat top", &benchmarks)),
+            builder: RunBuilder::from_benchmarks(benchmarks),
+            config: Vec::new(),
+            malformed: self.skipped.count,
+            notes: self.skipped.into_notes(&self.file),
+        }
+    }
 }

@@ -95,6 +95,17 @@ pub struct TimerSummary {
 }
 
 impl TimerSummary {
+    /// As a run's overall figures, for readers of tools that count no overruns.
+    pub fn overall(&self) -> TimerOverall {
+        TimerOverall {
+            min_ns: self.min_ns,
+            avg_ns: self.avg_ns as i64,
+            max_ns: self.max_ns,
+            overruns: 0,
+            mode_switches: 0,
+        }
+    }
+
     /// The summary of several threads' summaries together: extremes of the extremes, the
     /// sample-weighted mean (the plain mean of the averages when a count is missing), and the
     /// sums of samples and overruns.
