@@ -231,3 +231,37 @@ fn a_live_timerlat_top_screen_keeps_each_cpus_last_row() {
         "{notes}"
     );
 }
+
+/// rtla run twice into the same file: the histograms share column names, so the last one is
+/// read (whole, not mixed with the first), and a note says where it starts.
+#[test]
+fn an_appended_second_histogram_replaces_the_first_with_a_note() {
+    let whole = std::fs::read_to_string(fixture("rtla/timerlat-hist-doc.txt")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("twice.txt");
+    let second = whole.replace("max:         16", "max:         17");
+    std::fs::write(&file, format!("{whole}{second}")).unwrap();
+    let doc = parse_json(&file);
+    let run = &doc["runs"][0];
+    assert_eq!(run["benchmarks"].as_array().unwrap().len(), 10);
+    assert_figures(
+        run,
+        &[
+            ("cpu0/irq", 600002, 0, 0, 17),
+            ("cpu1/thread", 600002, 1, 5, 58),
+        ],
+    );
+    let counts = &bench(run, "cpu1/thread")["histograms"][0]["counts"];
+    let total: u64 = counts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 600002, "the two histograms were mixed");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("another histogram starts here") && notes.contains("\"line\":64"),
+        "{notes}"
+    );
+}

@@ -148,7 +148,7 @@ fn load_suite(args: &ReportOptions) -> Result<Suite> {
     }
 }
 
-/// The sinks `OutputArgs` ask for, opened before any work: the report (`--format`, `--out`),
+/// The sinks the output options ask for, opened before any work: the report (`--format`, `--out`),
 /// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
 fn output_sinks(output: &Output) -> Result<FanOut> {
     let mut sinks = FanOut::default();

@@ -104,6 +104,8 @@ struct HistParser {
     indexes: Vec<u64>,
     rows: Vec<(u64, Vec<u64>, usize)>,
     skipped: Skipped,
+    /// The line where a later histogram replaced an earlier one, if any did.
+    replaced: Option<u64>,
 }
 
 impl HistParser {
@@ -118,6 +120,7 @@ impl HistParser {
             indexes: Vec::new(),
             rows: Vec::new(),
             skipped: Skipped::default(),
+            replaced: None,
         }
     }
 
@@ -171,6 +174,17 @@ impl HistParser {
                 "`{line}`: expected column names such as IRQ-000, Thr-000, Usr-000 or CPU-000"
             ));
         };
+        if names
+            .iter()
+            .any(|n| self.columns.iter().any(|c| &c.name == n))
+        {
+            // Output appended to the same file again: one benchmark per column, so the
+            // last histogram is the one read.
+            self.replaced.get_or_insert(self.line);
+            self.columns.clear();
+            self.rows.clear();
+            self.indexes.clear();
+        }
         self.current = self.columns.len();
         self.columns.extend(names.into_iter().map(|name| Column {
             name,
@@ -298,7 +312,19 @@ impl HistParser {
             builder: RunBuilder::from_benchmarks(benchmarks),
             config: Vec::new(),
             malformed: self.skipped.count,
-            notes: self.skipped.into_notes(&self.file),
+            notes: self
+                .replaced
+                .map(|line| {
+                    crate::model::Note::warning_at(
+                        &self.file,
+                        line,
+                        "another histogram starts here (output appended to the same file?); \
+                         only the last one is read",
+                    )
+                })
+                .into_iter()
+                .chain(self.skipped.into_notes(&self.file))
+                .collect(),
         }
     }
 }
