@@ -17,6 +17,16 @@ fn bench<'a>(run: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no benchmark {name}"))
 }
 
+/// The run's benchmark names, in order.
+fn names(run: &Value) -> Vec<&str> {
+    run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect()
+}
+
 /// Each `(benchmark, count, min, avg, max)` as rtla printed them, in µs.
 fn assert_figures(run: &Value, expected: &[(&str, u64, i64, i64, i64)]) {
     for &(name, count, min, avg, max) in expected {
@@ -41,12 +51,7 @@ fn timerlat_hist_gives_the_tools_own_figures_per_cpu_and_context() {
         "detected without --input-format"
     );
     assert_eq!(run["timer"]["mode"], "rtla timerlat hist");
-    let names: Vec<&str> = run["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap())
-        .collect();
+    let names = names(run);
     assert_eq!(names.len(), 10);
     assert_eq!(&names[..2], ["cpu0/irq", "cpu0/thread"]);
     // The summary rows as rtla printed them (µs): count, min, avg, max.
@@ -264,4 +269,81 @@ fn an_appended_second_histogram_replaces_the_first_with_a_note() {
         notes.contains("another histogram starts here") && notes.contains("\"line\":64"),
         "{notes}"
     );
+}
+
+#[test]
+fn timerlat_trace_lines_give_every_cpus_exact_irq_and_thread_figures() {
+    let doc = parse_json(&fixture("rtla/timerlat-trace-doc.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(run["source"]["format"], "timerlat-trace");
+    let names = names(run);
+    assert_eq!(
+        names,
+        [
+            "cpu0/irq",
+            "cpu0/thread",
+            "cpu1/irq",
+            "cpu1/thread",
+            "cpu5/irq",
+            "cpu5/thread",
+            "cpu7/irq",
+            "cpu7/thread"
+        ]
+    );
+    // By hand from the documentation's lines (ns); osnoise events and stacks are not samples.
+    for (name, count, min, sum, max) in [
+        ("cpu0/irq", 2, 769, 932 + 769, 932),
+        ("cpu0/thread", 2, 3070, 11700 + 3070, 11700),
+        ("cpu1/thread", 2, 4351, 9820 + 4351, 9820),
+        ("cpu5/irq", 1, 13585, 13585, 13585),
+        ("cpu7/thread", 1, 859_978, 859_978, 859_978),
+    ] {
+        let timer = &bench(run, name)["timer"];
+        assert_eq!(timer["samples"], count, "{name}");
+        assert_eq!(timer["min_ns"], min, "{name}");
+        assert_eq!(timer["max_ns"], max, "{name}");
+        assert_eq!(
+            timer["avg_ns"].as_f64().unwrap(),
+            sum as f64 / count as f64,
+            "{name}"
+        );
+    }
+    assert_eq!(run["timer"]["overall"]["max_ns"], 859_978);
+}
+
+#[test]
+fn a_damaged_trace_names_its_lines_and_counts_what_the_kernel_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pipe.txt");
+    std::fs::write(
+        &path,
+        "  <idle>-0 [000] d.h1 1.0: #1 context    irq timer_latency   900 ns\n\
+         CPU:0 [LOST 42 EVENTS]\n\
+         \x20 <...>-9 [000] .... 1.1: #1 context thread timer_latency  12x00 ns\n\
+         \x20 <...>-9 [000] .... 1.2: #2 context thread timer_latency  5000 ns\n\
+         \x20 <...>-9 [000] .... 1.3: #3 context thr",
+    )
+    .unwrap();
+    let out = latkit()
+        .args(["parse", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(bench(run, "cpu0/thread")["timer"]["samples"], 1);
+    assert_eq!(bench(run, "cpu0/irq")["timer"]["max_ns"], 900);
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("\"line\":3") && notes.contains("timer_latency that is not a number"),
+        "{notes}"
+    );
+    assert!(notes.contains("lost 42 events on CPU 0"), "{notes}");
+    latkit()
+        .args(["parse", "--strict"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pipe.txt:3"));
 }

@@ -74,6 +74,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::cyclictest::Cyclictest,
     &super::rtla::RtlaHist,
     &super::rtla::RtlaTop,
+    &super::timerlat_trace::TimerlatTrace,
     &super::gbench::console::GbenchConsole,
     &super::go::Go,
 ];

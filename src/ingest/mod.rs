@@ -15,6 +15,7 @@ mod problems;
 mod pytest_benchmark;
 mod rtla;
 pub mod timer_common;
+pub mod timerlat_trace;
 mod trackers;
 mod validate;
 pub mod xenomai;
