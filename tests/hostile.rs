@@ -8,11 +8,6 @@ use common::{latkit, vector};
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// `latkit parse` of the Go vector written to `out` as CSV.
 fn parse_to(out: &Path) -> std::process::Output {
     latkit()
@@ -27,7 +22,7 @@ fn parse_to(out: &Path) -> std::process::Output {
 #[test]
 fn a_character_device_is_written_through_never_replaced() {
     assert!(
-        is_root(),
+        common::is_root(),
         "this test makes a device node: run it as root (CI does)"
     );
     let dir = tempfile::tempdir().unwrap();
@@ -279,7 +274,7 @@ fn control_characters_from_input_never_act() {
 fn a_store_this_user_may_not_write_can_be_read() {
     use std::os::unix::fs::PermissionsExt;
     assert!(
-        is_root(),
+        common::is_root(),
         "this test reads a root-owned store as uid 65534: run it as root"
     );
     let dir = tempfile::tempdir().unwrap();

@@ -237,7 +237,7 @@ fn bad_arguments_exit_2() {
 fn doctor_prints_every_check_with_advice_for_problems() {
     let text = common::stdout_of(latkit().arg("doctor"));
     let status_lines: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
-    assert_eq!(status_lines.len(), 13, "{text}");
+    assert_eq!(status_lines.len(), 14, "{text}");
     for line in &status_lines {
         let status = line.split_whitespace().next().unwrap();
         assert!(["ok", "warn", "fail"].contains(&status), "{line}");
@@ -259,6 +259,7 @@ fn doctor_prints_every_check_with_advice_for_problems() {
         "smt",
         "isolation",
         "rt_throttling",
+        "timerlat",
         "virtualization",
         "load",
         "irqbalance",
@@ -268,7 +269,7 @@ fn doctor_prints_every_check_with_advice_for_problems() {
     }
     let json = json_of(latkit().args(["doctor", "--format", "json"]));
     let checks = json.as_array().unwrap();
-    assert_eq!(checks.len(), 13);
+    assert_eq!(checks.len(), 14);
     assert!(
         checks
             .iter()
@@ -281,7 +282,7 @@ fn measurements_record_the_doctor_checks() {
     let _turn = one_timer_at_a_time();
     let doc = json_of(latkit().args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"]));
     let checks = doc["runs"][0]["environment"]["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 13);
+    assert_eq!(checks.len(), 14);
     assert!(checks.iter().any(|c| c["name"] == "preempt_rt"));
 }
 

@@ -10,6 +10,31 @@ enum Policy {
     Other,
 }
 
+/// What is measured, in Xenomai's `latency -t` numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// `-t 0`: a thread of latkit's own (as cyclictest and Xenomai `latency -t 0` measure).
+    #[value(alias = "0")]
+    User,
+    /// `-t 1`: the kernel's timerlat thread, woken by the timer (root and a kernel with
+    /// CONFIG_TIMERLAT_TRACER).
+    #[value(alias = "1")]
+    Kernel,
+    /// `-t 2`: the timer interrupt itself, as timerlat sees it (same needs).
+    #[value(alias = "2")]
+    Irq,
+}
+
+impl From<Mode> for crate::probe::timer::TestMode {
+    fn from(mode: Mode) -> Self {
+        match mode {
+            Mode::User => Self::User,
+            Mode::Kernel => Self::Kernel,
+            Mode::Irq => Self::Irq,
+        }
+    }
+}
+
 /// A `--cpu` list, one value to clap (a plain `Vec` would be taken as many values).
 #[derive(Clone, Debug)]
 struct Cpus(Vec<usize>);
@@ -22,6 +47,20 @@ fn cpus(text: &str) -> Result<Cpus, String> {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub struct TimerArgs {
+    /// Test mode: user (0), kernel (1) or irq (2). The kernel modes drive the kernel's
+    /// timerlat tracer through tracefs.
+    #[arg(
+        short = 't',
+        long = "mode",
+        value_enum,
+        default_value = "user",
+        value_name = "MODE"
+    )]
+    mode: Mode,
+    /// Where tracefs is mounted, for -t 1 and -t 2 (default: /sys/kernel/tracing, else
+    /// /sys/kernel/debug/tracing).
+    #[arg(long, value_name = "DIR")]
+    tracefs: Option<PathBuf>,
     /// Sampling period in microseconds.
     #[arg(short = 'p', long = "period", value_name = "US", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -38,10 +77,11 @@ pub struct TimerArgs {
     #[arg(short = 'l', long, value_name = "N", default_value_t = 21)]
     pub lines_per_header: u64,
     /// CPUs to measure on, one pinned thread each: `0`, `0,2`, `1-3` or `all`. Default: one
-    /// unpinned thread.
+    /// unpinned thread (every CPU in the kernel modes).
     #[arg(short = 'c', long = "cpu", value_name = "LIST", value_parser = cpus)]
     cpu: Option<Cpus>,
-    /// SCHED_FIFO priority of the measuring threads (1-99).
+    /// SCHED_FIFO priority of the measuring threads (1-99); the kernel modes' threads are the
+    /// kernel's own, at SCHED_FIFO 95.
     #[arg(short = 'P', long, value_name = "1-99", default_value_t = 99,
           value_parser = clap::value_parser!(i32).range(1..=99))]
     pub priority: i32,
@@ -74,7 +114,8 @@ pub struct TimerArgs {
     /// Write the every-sample histogram in Xenomai's gnuplot format to FILE (`-` = stdout).
     #[arg(short = 'g', long, value_name = "FILE")]
     pub gnuplot: Option<PathBuf>,
-    /// On every new maximum after warm-up, mark the kernel trace and stop tracing.
+    /// On every new maximum after warm-up, mark the kernel trace and stop tracing; in the
+    /// kernel modes, the kernel stops tracing at the -b threshold and the trace is left.
     #[arg(short = 'f', long)]
     pub freeze_trace: bool,
     /// Stop at the first sample above US and report it (cyclictest -b).
@@ -98,6 +139,8 @@ impl From<TimerArgs> for crate::commands::TimerOptions {
         let s = args;
         crate::commands::TimerOptions {
             probe: crate::probe::timer::TimerConfig {
+                mode: s.mode.into(),
+                tracefs: s.tracefs,
                 period_us: s.period_us,
                 duration_s: s.duration_s,
                 warmup_s: s.warmup_s,

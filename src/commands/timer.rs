@@ -4,7 +4,7 @@ use crate::analyze::{EnrichOptions, build_report};
 use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
-use crate::probe::timer::{self, Display, MODE, TimerConfig};
+use crate::probe::timer::{self, Display, TimerConfig};
 use crate::report::XENOMAI;
 use crate::report::sink::{
     Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, XenomaiLive,
@@ -56,7 +56,7 @@ pub fn run(args: TimerOptions) -> Result<()> {
         warned: 0,
         info: TimerInfo {
             period_ns: config.period_us * 1000,
-            mode: MODE.to_string(),
+            mode: config.mode.xenomai_name().to_string(),
             priority: config.priority.unwrap_or(0),
             ..TimerInfo::default()
         },

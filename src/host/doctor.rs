@@ -38,6 +38,7 @@ pub fn checks() -> Vec<Check> {
         smt(),
         isolation(&cmdline),
         rt_throttling(),
+        timerlat(),
         virtualization(),
         load(),
         irqbalance(),
@@ -219,6 +220,27 @@ fn rt_throttling() -> Check {
     }
 }
 
+/// Whether `timer -t 1` and `-t 2` can run: tracefs readable, with the timerlat tracer.
+fn timerlat() -> Check {
+    match super::tracefs::Tracefs::with_timerlat(None) {
+        Ok(fs) => check(
+            "timerlat",
+            Status::Ok,
+            format!(
+                "timerlat tracer in {}: timer -t 1 (kernel) and -t 2 (irq) can measure",
+                fs.root().display()
+            ),
+            "",
+        ),
+        Err(missing) => check(
+            "timerlat",
+            Status::Warn,
+            missing.short(),
+            "timer -t 1 and -t 2 need CONFIG_TIMERLAT_TRACER=y, tracefs and root; -t 0 needs none",
+        ),
+    }
+}
+
 fn virtualization() -> Check {
     match super::capture_basic().virtualization {
         Some(v) => check(
@@ -325,7 +347,7 @@ mod tests {
     #[test]
     fn every_check_has_a_status_and_advice_when_not_ok() {
         let checks = checks();
-        assert_eq!(checks.len(), 13);
+        assert_eq!(checks.len(), 14);
         for c in &checks {
             assert!(!c.found.is_empty(), "{}", c.name);
             assert_eq!(c.advice.is_empty(), c.status == Status::Ok, "{}", c.name);

@@ -4,6 +4,7 @@
 mod capture;
 pub mod doctor;
 pub mod sched;
+pub mod tracefs;
 
 pub use capture::capture_basic;
 

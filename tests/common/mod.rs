@@ -280,3 +280,8 @@ pub fn rust_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}

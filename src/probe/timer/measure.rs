@@ -241,20 +241,105 @@ fn wait(timerfd: Option<&OwnedFd>, method: WaitMethod, expected: i64) -> u64 {
     }
 }
 
+/// Counts one thread's (or one CPU's) samples after warm-up into its histograms and
+/// per-second figures, publishes each second to the printer, and notes a `--break` sample.
+/// Shared by the user-mode loop and the kernel modes, which read samples from the trace.
+pub struct Sampler<'a> {
+    index: usize,
+    plan: &'a Plan,
+    live: &'a Live,
+    freezer: Option<TraceFreezer>,
+    recorded: Recorded,
+    fresh: IntervalStats,
+    interval: IntervalStats,
+    sample: u64,
+    published: u64,
+    max_so_far: i64,
+}
+
+impl<'a> Sampler<'a> {
+    /// `freezer` freezes the trace at each new maximum.
+    pub fn new(
+        index: usize,
+        plan: &'a Plan,
+        live: &'a Live,
+        freezer: Option<TraceFreezer>,
+    ) -> Result<Sampler<'a>, String> {
+        let fresh = IntervalStats {
+            min: i64::MAX,
+            max: i64::MIN,
+            ..IntervalStats::default()
+        };
+        Ok(Sampler {
+            index,
+            plan,
+            live,
+            freezer,
+            recorded: Recorded::empty(plan, fresh)?,
+            fresh,
+            interval: fresh,
+            sample: 0,
+            published: 0,
+            max_so_far: i64::MIN,
+        })
+    }
+
+    /// Counts a sample `latency` ns late that missed `missed` periods; false once this
+    /// sampler has all it needs (the requested duration). A `--break` sample sets `stop`.
+    #[inline]
+    pub fn take(&mut self, latency: i64, missed: u64, stop: &AtomicBool) -> bool {
+        self.sample += 1;
+        if self.sample <= self.plan.warmup_samples {
+            return true;
+        }
+        let recorded = &mut self.recorded;
+        recorded.latency.saturating_record(latency.max(0) as u64);
+        recorded.samples.add(latency);
+        self.interval.add(latency, missed);
+        recorded.total.add(latency, missed);
+        if latency > self.max_so_far {
+            self.max_so_far = latency;
+            if let Some(f) = self.freezer.as_mut() {
+                f.freeze(self.index, latency);
+            }
+        }
+        if let Some(limit) = self.plan.break_ns
+            && latency > limit
+        {
+            let live = self.live;
+            live.break_latency.store(latency, Ordering::Relaxed);
+            live.break_sample
+                .store(self.sample - self.plan.warmup_samples, Ordering::Relaxed);
+            live.broke.store(true, Ordering::Release);
+            stop.store(true, Ordering::Release);
+        }
+        if self.interval.count == self.plan.samples_per_interval {
+            recorded.interval_min.add(self.interval.min);
+            recorded.interval_max.add(self.interval.max);
+            self.live.intervals.publish(self.published, &self.interval);
+            self.published += 1;
+            self.interval = self.fresh;
+            if self.plan.intervals == Some(self.published) {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub fn finish(self) -> Recorded {
+        self.recorded
+    }
+}
+
 /// Measures until `stop` is set. `freezer` freezes the trace at each new maximum.
 pub fn measure(
     index: usize,
     plan: &Plan,
     live: &Live,
     stop: &AtomicBool,
-    mut freezer: Option<TraceFreezer>,
+    freezer: Option<TraceFreezer>,
 ) -> Result<Recorded, String> {
-    let fresh = IntervalStats {
-        min: i64::MAX,
-        max: i64::MIN,
-        ..IntervalStats::default()
-    };
-    let mut recorded = Recorded::empty(plan, fresh)?;
+    let mut sampler = Sampler::new(index, plan, live, freezer)?;
     let period = plan.period_ns;
     // First deadline one millisecond from now, as Xenomai does.
     let mut expected = now() + 1_000_000;
@@ -262,9 +347,6 @@ pub fn measure(
         WaitMethod::Timerfd => Some(periodic_timerfd(expected, period)?),
         _ => None,
     };
-    let mut interval = fresh;
-    let (mut sample, mut published, mut max_so_far) = (0u64, 0u64, i64::MIN);
-
     while !stop.load(Ordering::Relaxed) {
         let ticks = wait(timerfd.as_ref(), plan.method, expected);
         let latency = now() - expected;
@@ -276,40 +358,9 @@ pub fn measure(
             None => 0,
         };
         expected += (missed as i64 + 1) * period;
-        sample += 1;
-        if sample <= plan.warmup_samples {
-            continue;
-        }
-
-        recorded.latency.saturating_record(latency.max(0) as u64);
-        recorded.samples.add(latency);
-        interval.add(latency, missed);
-        recorded.total.add(latency, missed);
-        if latency > max_so_far {
-            max_so_far = latency;
-            if let Some(f) = freezer.as_mut() {
-                f.freeze(index, latency);
-            }
-        }
-        if let Some(limit) = plan.break_ns
-            && latency > limit
-        {
-            live.break_latency.store(latency, Ordering::Relaxed);
-            live.break_sample
-                .store(sample - plan.warmup_samples, Ordering::Relaxed);
-            live.broke.store(true, Ordering::Release);
-            stop.store(true, Ordering::Release);
-        }
-        if interval.count == plan.samples_per_interval {
-            recorded.interval_min.add(interval.min);
-            recorded.interval_max.add(interval.max);
-            live.intervals.publish(published, &interval);
-            published += 1;
-            interval = fresh;
-            if plan.intervals == Some(published) {
-                break;
-            }
+        if !sampler.take(latency, missed, stop) {
+            break;
         }
     }
-    Ok(recorded)
+    Ok(sampler.finish())
 }

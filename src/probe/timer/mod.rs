@@ -3,10 +3,12 @@
 
 pub mod measure;
 mod rt;
+mod timerlat;
 
 pub use measure::WaitMethod;
 
 use crate::error::{Error, Result};
+use crate::ingest::timerlat_trace::Context;
 use crate::interrupt;
 use crate::model::vocab;
 use crate::model::{
@@ -20,11 +22,51 @@ use std::time::{Duration, SystemTime};
 /// A measuring thread needs little stack; a small one stays within a small RLIMIT_MEMLOCK.
 const MEASURING_STACK: usize = 256 * 1024;
 
-/// Xenomai's name for what latkit measures.
-pub const MODE: &str = "periodic user-mode task";
+/// What is measured, in Xenomai's numbering (`latency -t 0|1|2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestMode {
+    /// A user-space thread of latkit's own (`-t 0`).
+    User,
+    /// timerlat's kernel thread, woken by the timer (`-t 1`).
+    Kernel,
+    /// The timer interrupt handler itself (`-t 2`).
+    Irq,
+}
+
+impl TestMode {
+    /// Xenomai's name for the mode, as its header prints it.
+    pub fn xenomai_name(self) -> &'static str {
+        match self {
+            TestMode::User => "periodic user-mode task",
+            TestMode::Kernel => "in-kernel periodic task",
+            TestMode::Irq => "in-kernel timer handler",
+        }
+    }
+
+    /// The flag that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            TestMode::User => "-t 0",
+            TestMode::Kernel => "-t 1",
+            TestMode::Irq => "-t 2",
+        }
+    }
+
+    /// The timerlat context a kernel mode reads; none for user mode.
+    fn context(self) -> Option<Context> {
+        match self {
+            TestMode::User => None,
+            TestMode::Kernel => Some(Context::Thread),
+            TestMode::Irq => Some(Context::Irq),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub struct TimerConfig {
+    pub mode: TestMode,
+    /// Where tracefs is, for the kernel modes (default: where the kernel mounts it).
+    pub tracefs: Option<std::path::PathBuf>,
     pub period_us: u64,
     /// Seconds to measure after warm-up; 0 = until interrupted.
     pub duration_s: u64,
@@ -139,59 +181,84 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     if config.period_us == 0 {
         return Err(Error::Input("--period must be at least 1 µs".into()));
     }
+    // Before tracefs changes: an interrupt must find the restoring code still running.
+    interrupt::install();
+    // The kernel modes refuse before anything is set up: no tracer, no test.
+    let kernel = match config.mode.context() {
+        Some(context) => Some(timerlat::Kernel::start(config, context)?),
+        None => None,
+    };
     let mut notes = Vec::new();
     if config.mlock {
         lock_memory(&mut notes);
     }
     let _dma = config.dma_latency.then(|| hold_dma_latency(&mut notes));
+    let config = kernel.as_ref().map_or(config, |k| &k.config);
     let plan = plan_of(config);
-    let period_ns = plan.period_ns;
-    let threads: Vec<Option<usize>> = if config.cpus.is_empty() {
-        vec![None]
-    } else {
-        config.cpus.iter().copied().map(Some).collect()
-    };
-    let freezers = freezers(config.freeze_trace, threads.len(), &mut notes);
-    interrupt::install();
-    let config = &effective(config, &mut notes);
-    if let Err(e) = rt::avoid(&config.cpus) {
-        let effect = "it may share a CPU with a measuring thread";
-        warn(
-            &mut notes,
-            "moving the display thread off the measured CPUs",
-            &e,
-            effect,
-        );
-    }
     let started = SystemTime::now();
-    display.started(config, &notes);
+    let (config, threads, measured) = match &kernel {
+        Some(k) => {
+            display.started(config, &notes);
+            let (measured, lost) = k.measure(&plan, display)?;
+            if lost > 0 {
+                notes.push(Note::warning(timerlat::lost_warning(lost)));
+            }
+            let threads = config.cpus.iter().copied().map(Some).collect();
+            (config.clone(), threads, measured)
+        }
+        None => measure_user(config, &plan, &mut notes, display),
+    };
     let Measured {
         recorded,
         series,
         lives,
         setup_errors,
-    } = measure_all(config, &plan, &threads, freezers, display);
+    } = measured;
     for (what, err, effect) in setup_errors {
         warn(&mut notes, &what, &err, effect);
+    }
+    let break_hit = break_hit(&lives, plan.period_ns);
+    if let Some(kernel) = kernel {
+        notes.extend(kernel.finish(config.freeze_trace && break_hit.is_some()));
     }
     let recorded = recorded
         .into_iter()
         .collect::<std::result::Result<Vec<_>, String>>()
         .map_err(|e| Error::Failed(format!("timer measurement failed: {e}")))?;
-
-    let run = assemble(
-        config,
-        &threads,
-        recorded,
-        &series,
-        started,
-        break_hit(&lives, period_ns),
-    );
+    let run = assemble(&config, &threads, recorded, &series, started, break_hit);
     Ok(Outcome {
         run,
         notes,
         interrupted: interrupt::requested(),
     })
+}
+
+/// User mode: latkit's own threads, one per CPU (or one unpinned), at the policy allowed.
+fn measure_user(
+    config: &TimerConfig,
+    plan: &Plan,
+    notes: &mut Vec<Note>,
+    display: &mut dyn Display,
+) -> (TimerConfig, Vec<Option<usize>>, Measured) {
+    let threads: Vec<Option<usize>> = if config.cpus.is_empty() {
+        vec![None]
+    } else {
+        config.cpus.iter().copied().map(Some).collect()
+    };
+    let freezers = freezers(config.freeze_trace, threads.len(), notes);
+    let config = effective(config, notes);
+    if let Err(e) = rt::avoid(&config.cpus) {
+        let effect = "it may share a CPU with a measuring thread";
+        warn(
+            notes,
+            "moving the display thread off the measured CPUs",
+            &e,
+            effect,
+        );
+    }
+    display.started(&config, notes);
+    let measured = measure_all(&config, plan, &threads, freezers, display);
+    (config, threads, measured)
 }
 
 /// What the measuring threads recorded, the per-second series the live view followed, the
@@ -288,7 +355,7 @@ fn plan_of(config: &TimerConfig) -> Plan {
         method: config.method,
         hist_buckets: config.hist_buckets.max(1),
         bucket_ns: config.bucket_ns.max(1),
-        break_ns: config.break_us.map(|us| (us * 1000.0) as i64),
+        break_ns: config.break_us.map(|us| (us * 1000.0).round() as i64),
         intervals: (config.duration_s > 0).then_some(config.duration_s),
     }
 }
@@ -464,11 +531,11 @@ fn assemble(
     let duration_s = combined.len() as u64;
     run.timer = Some(TimerInfo {
         period_ns: config.period_us * 1000,
-        mode: MODE.to_string(),
+        mode: config.mode.xenomai_name().to_string(),
         priority,
         duration_s,
         requested_s: config.duration_s,
-        method: Some(config.method.name().to_string()),
+        method: Some(method_name(config).to_string()),
         policy: Some(
             if config.priority.is_some() {
                 "fifo"
@@ -513,6 +580,14 @@ fn attach_recorded(
     total
 }
 
+/// How the samples were taken: the wait method of latkit's threads, or the kernel's tracer.
+fn method_name(config: &TimerConfig) -> &'static str {
+    match config.mode {
+        TestMode::User => config.method.name(),
+        TestMode::Kernel | TestMode::Irq => "timerlat",
+    }
+}
+
 /// The settings a timer run records, as its environment's config.
 fn settings(config: &TimerConfig) -> Vec<(&'static str, String)> {
     let cpus = if config.cpus.is_empty() {
@@ -523,7 +598,8 @@ fn settings(config: &TimerConfig) -> Vec<(&'static str, String)> {
     };
     vec![
         ("period_us", config.period_us.to_string()),
-        ("method", config.method.name().to_string()),
+        ("mode", config.mode.flag().to_string()),
+        ("method", method_name(config).to_string()),
         ("cpus", cpus),
         ("priority", config.priority.unwrap_or(0).to_string()),
         ("mlock", config.mlock.to_string()),
@@ -568,6 +644,29 @@ fn trimmed(h: &LinearHistogram, keep: bool) -> LinearHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_break_limit_in_microseconds_is_not_truncated() {
+        let config = TimerConfig {
+            mode: TestMode::User,
+            tracefs: None,
+            period_us: 1000,
+            duration_s: 1,
+            warmup_s: 0,
+            cpus: Vec::new(),
+            priority: None,
+            mlock: false,
+            dma_latency: false,
+            method: WaitMethod::Nanosleep,
+            hist_buckets: 1,
+            bucket_ns: 1000,
+            keep_buckets: false,
+            freeze_trace: false,
+            // 1.001 × 1000 is 1000.9999999999999 in binary floating point.
+            break_us: Some(1.001),
+        };
+        assert_eq!(plan_of(&config).break_ns, Some(1001));
+    }
 
     #[test]
     fn cpu_lists() {

@@ -1,6 +1,7 @@
 //! Real-time setup for measuring threads: scheduling, pinning, locked memory, CPU idle-state
 //! latency, and freezing the kernel trace at a new maximum.
 
+use crate::host::tracefs::ROOTS as TRACEFS;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 
@@ -95,8 +96,6 @@ enum Freeze {
     Snapshot(File),
     StopTracing(File),
 }
-
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 impl TraceFreezer {
     /// Opens tracefs, mounting it when it is not mounted yet.
