@@ -11,7 +11,7 @@ use latkit::report::{FORMATS, Reader};
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 19] = [
+const SEEDS: [&str; 20] = [
     "services/cargo-criterion-1.1.0.jsonl",
     "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
@@ -28,6 +28,7 @@ const SEEDS: [&str; 19] = [
     "rtla/timerlat-hist-doc.txt",
     "rtla/timerlat-top-doc.txt",
     "rtla/timerlat-trace-doc.txt",
+    "rtla/osnoise-top-doc.txt",
     "vectors/rootstream-bench.txt",
     "variants.gobench.txt",
     "stream.gobench.txt",
@@ -205,7 +206,7 @@ const RSS_LIMIT_KIB: i64 = 200 << 10;
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every format latkit reads, by a real output: the file and the reader that is its own.
-const READ_SEEDS: [(&str, &str); 24] = [
+const READ_SEEDS: [(&str, &str); 25] = [
     ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
     ("services/pytest-benchmark.json", "pytest-benchmark"),
     ("vectors/hyperfine-1.15.json", "hyperfine"),
@@ -224,6 +225,7 @@ const READ_SEEDS: [(&str, &str); 24] = [
     ("rtla/timerlat-hist-doc.txt", "rtla-hist"),
     ("rtla/timerlat-top-doc.txt", "rtla-top"),
     ("rtla/timerlat-trace-doc.txt", "timerlat-trace"),
+    ("rtla/osnoise-top-doc.txt", "osnoise-top"),
     ("vectors/rootstream-bench.txt", "bench"),
     ("fuzz/hdrhistogram-java.hgrm", "hgrm"),
     ("fuzz/tagged-Log.logV2.hlog", "hlog"),

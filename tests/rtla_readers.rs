@@ -347,3 +347,63 @@ fn a_damaged_trace_names_its_lines_and_counts_what_the_kernel_lost() {
         .code(2)
         .stderr(predicate::str::contains("pipe.txt:3"));
 }
+
+#[test]
+fn osnoise_top_gives_each_cpus_figures_as_printed() {
+    let doc = parse_json(&fixture("rtla/osnoise-top-doc.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(run["source"]["format"], "osnoise-top");
+    assert_eq!(names(run), ["cpu0", "cpu1", "cpu2", "cpu3"]);
+    // The documentation's row for CPU 1, in µs, %, and counts.
+    let cpu1 = bench(run, "cpu1");
+    for (metric, value) in [
+        ("periods", 59.0),
+        ("runtime", 53_100_000e3),
+        ("noise", 338_339e3),
+        ("cpu_available", 99.36282),
+        ("max_noise", 8092e3),
+        ("max_single", 24e3),
+        ("hw", 399.0),
+        ("nmi", 0.0),
+        ("irq", 53130.0),
+        ("softirq", 1448.0),
+        ("thread", 31.0),
+    ] {
+        assert_eq!(common::first_value(cpu1, metric), value, "{metric}");
+    }
+    assert_eq!(common::metric(cpu1, "cpu_available")["better"], "higher");
+    assert_eq!(common::metric(cpu1, "max_single")["better"], "lower");
+}
+
+/// A live osnoise top screen: each CPU's last row counts, `time is in ns` scales, and a row
+/// cut short is named by its line.
+#[test]
+fn a_live_osnoise_top_screen_keeps_each_cpus_last_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.txt");
+    let screen = |noise: u32| {
+        format!(
+            "\u{1b}[H\u{1b}[2J                                          Operating System Noise\n\
+             \u{20} duration:   0 00:00:0{noise} | time is in ns\n\
+             \u{20} CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single          HW          NMI          IRQ      Softirq       Thread\n\
+             \u{20}   0 #{noise}         1000000       {noise}00    99.9    {noise}00           {noise}0         1            0        10         1           0\n"
+        )
+    };
+    let text = format!("{}{}    1 #2   1000000  300\n", screen(1), screen(2));
+    std::fs::write(&file, text).unwrap();
+    let doc = common::json_of(latkit().args(["parse", "--format", "json"]).arg(&file));
+    let cpu0 = bench(&doc["runs"][0], "cpu0");
+    assert_eq!(common::first_value(cpu0, "periods"), 2.0);
+    assert_eq!(common::first_value(cpu0, "max_single"), 20.0);
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("\"line\":9") && notes.contains("2 figures after the periods"),
+        "{notes}"
+    );
+    latkit()
+        .args(["parse", "--strict"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("live.txt:9"));
+}

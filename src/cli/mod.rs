@@ -63,7 +63,8 @@ pub enum Command {
     Go(GoArgs),
     /// Run a google/benchmark binary (JSON to a file, repetitions kept) and report the results.
     Gbench(GbenchArgs),
-    /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class).
+    /// Measure periodic timer wake-up latency (Xenomai `latency` / cyclictest class): user
+    /// thread, kernel thread or timer IRQ (`-t 0|1|2`).
     #[command(mut_arg("format", |a| a
         .default_value("xenomai")
         .help("Output format; `xenomai` prints the per-second lines live")))]

@@ -74,6 +74,7 @@ pub static BUILTIN: &[&dyn InputFormat] = &[
     &super::cyclictest::Cyclictest,
     &super::rtla::RtlaHist,
     &super::rtla::RtlaTop,
+    &super::osnoise_top::OsnoiseTop,
     &super::timerlat_trace::TimerlatTrace,
     &super::gbench::console::GbenchConsole,
     &super::go::Go,

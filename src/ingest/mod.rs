@@ -11,6 +11,7 @@ mod hyperfine;
 pub(crate) mod json_stream;
 mod latkit_json;
 mod libtest;
+mod osnoise_top;
 mod problems;
 mod pytest_benchmark;
 mod rtla;

@@ -32,3 +32,34 @@ impl Skipped {
         self.notes
     }
 }
+
+/// Where a line-by-line reader is in its file, and the lines it skipped there.
+pub struct Place {
+    pub file: String,
+    pub line: u64,
+    pub skipped: Skipped,
+}
+
+impl Place {
+    pub fn new(file: &str) -> Place {
+        Place {
+            file: file.to_string(),
+            line: 0,
+            skipped: Skipped::default(),
+        }
+    }
+
+    /// Moves to the next line; one too long to read (`None`) is skipped with the reason.
+    pub fn next<'a>(&mut self, raw: Option<&'a str>) -> Option<&'a str> {
+        self.line += 1;
+        if raw.is_none() {
+            self.skip(super::LINE_TOO_LONG);
+        }
+        raw
+    }
+
+    /// Skips the current line, saying why.
+    pub fn skip(&mut self, why: impl Into<String>) {
+        self.skipped.line(&self.file, self.line, why);
+    }
+}

@@ -5,7 +5,7 @@
 //! histogram as printed and count, min, avg and max as the tool computed them; and
 //! `rtla timerlat top`'s per-CPU count, min, avg and max.
 
-use super::problems::Skipped;
+use super::problems::{Place, Skipped};
 use super::timer_common::{BucketCounts, MAX_SAMPLES, histogram_distribution, timer_input};
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
@@ -372,6 +372,13 @@ impl InputFormat for RtlaTop {
     }
 }
 
+/// The text of a line of a live rtla screen: each redraw starts with cursor escapes, and the
+/// text after the last one is what shows.
+pub(super) fn on_screen(raw: &str) -> &str {
+    let line = raw.rsplit('\u{1b}').next().unwrap_or(raw);
+    line.trim_start_matches(|c: char| c != ' ' && !c.is_alphanumeric())
+}
+
 /// One CPU's row of `timerlat top`: its count and, per context, min, avg and max.
 struct TopRow {
     count: u64,
@@ -380,35 +387,26 @@ struct TopRow {
 }
 
 struct TopParser {
-    file: String,
-    line: u64,
+    place: Place,
     unit_ns: f64,
     /// Each CPU's (or `ALL`'s) latest row: a live screen redraws them.
     rows: std::collections::BTreeMap<(bool, usize), TopRow>,
-    skipped: Skipped,
 }
 
 impl TopParser {
     fn new(file: &str) -> Self {
         TopParser {
-            file: file.to_string(),
-            line: 0,
+            place: Place::new(file),
             unit_ns: 1000.0,
             rows: std::collections::BTreeMap::new(),
-            skipped: Skipped::default(),
         }
     }
 
     fn feed(&mut self, raw: Option<&str>) {
-        self.line += 1;
-        let Some(raw) = raw else {
-            return self
-                .skipped
-                .line(&self.file, self.line, super::LINE_TOO_LONG);
+        let Some(raw) = self.place.next(raw) else {
+            return;
         };
-        // A live screen starts each redraw with cursor escapes; the text after them counts.
-        let line = raw.rsplit('\u{1b}').next().unwrap_or(raw);
-        let line = line.trim_start_matches(|c: char| c != ' ' && !c.is_alphanumeric());
+        let line = on_screen(raw);
         if line.contains("Timer Latency (ns)") {
             self.unit_ns = 1.0;
         } else if line.contains("Timer Latency (us)") {
@@ -429,7 +427,7 @@ impl TopParser {
             Ok(row) => {
                 self.rows.insert(key, row);
             }
-            Err(why) => self.skipped.line(&self.file, self.line, why),
+            Err(why) => self.place.skip(why),
         }
     }
 
@@ -491,8 +489,8 @@ impl TopParser {
             timer: Some(timer_info("rtla timerlat top", &benchmarks)),
             builder: RunBuilder::from_benchmarks(benchmarks),
             config: Vec::new(),
-            malformed: self.skipped.count,
-            notes: self.skipped.into_notes(&self.file),
+            malformed: self.place.skipped.count,
+            notes: self.place.skipped.into_notes(&self.place.file),
         }
     }
 }

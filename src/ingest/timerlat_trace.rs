@@ -3,7 +3,7 @@
 //! `<task>-<pid> [<cpu>] <flags> <time>: #<id> context <irq|thread|user-ret> timer_latency <n> ns`.
 //! The line parser serves `latkit timer -t 1|2` too, which reads the same lines live.
 
-use super::problems::Skipped;
+use super::problems::Place;
 use super::timer_common::{MAX_SAMPLES, timer_input};
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
@@ -189,11 +189,9 @@ impl InputFormat for TimerlatTrace {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let mut parser = TraceParser {
-            file: input.path.to_string(),
-            line: 0,
+            place: Place::new(input.path),
             latencies: BTreeMap::new(),
             lost: BTreeMap::new(),
-            skipped: Skipped::default(),
         };
         for_each_text_line(reader, input.path, |l| parser.feed(l))?;
         timer_input(parser.finish(), input, self)
@@ -201,21 +199,16 @@ impl InputFormat for TimerlatTrace {
 }
 
 struct TraceParser {
-    file: String,
-    line: u64,
+    place: Place,
     latencies: BTreeMap<(usize, Context), Latencies>,
     /// Events the kernel dropped, per CPU.
     lost: BTreeMap<usize, u64>,
-    skipped: Skipped,
 }
 
 impl TraceParser {
     fn feed(&mut self, line: Option<&str>) {
-        self.line += 1;
-        let Some(line) = line else {
-            return self
-                .skipped
-                .line(&self.file, self.line, super::LINE_TOO_LONG);
+        let Some(line) = self.place.next(line) else {
+            return;
         };
         match parse_line(line) {
             TraceLine::Sample(s) => {
@@ -231,7 +224,7 @@ impl TraceParser {
                 let lost = self.lost.entry(cpu).or_default();
                 *lost = lost.saturating_add(events);
             }
-            TraceLine::Damaged(why) => self.skipped.line(&self.file, self.line, why),
+            TraceLine::Damaged(why) => self.place.skip(why),
             TraceLine::Other => {}
         }
     }
@@ -255,13 +248,13 @@ impl TraceParser {
                 .metrics
                 .insert(0, Metric::time_distribution(vocab::LATENCY, histogram));
         }
-        let malformed = self.skipped.count;
-        let mut notes = self.skipped.into_notes(&self.file);
+        let malformed = self.place.skipped.count;
+        let file = self.place.file;
+        let mut notes = self.place.skipped.into_notes(&file);
         for (cpu, events) in &self.lost {
             notes.push(crate::model::Note::warning(format!(
-                "{}: the kernel lost {events} events on CPU {cpu} (the trace buffer \
-                 overflowed): its figures miss those samples",
-                self.file
+                "{file}: the kernel lost {events} events on CPU {cpu} (the trace buffer \
+                 overflowed): its figures miss those samples"
             )));
         }
         let overall = TimerSummary::combine(benchmarks.iter().filter_map(|b| b.timer.as_ref()));
