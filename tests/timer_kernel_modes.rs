@@ -281,6 +281,30 @@ fn a_busy_tracer_bad_periods_and_f_without_b_are_refused_before_anything_changes
     assert_eq!(fs.read("osnoise/cpus"), "0-1");
 }
 
+/// A control file the kernel refuses to write (here one that is not writable even by root):
+/// the set-up stops there, exits 2 naming it, and what it had changed is put back.
+#[test]
+fn a_setup_that_fails_part_way_puts_back_what_it_changed() {
+    let fs = FakeTracefs::new();
+    let refusing = fs.root().join("osnoise/stop_tracing_us");
+    std::fs::remove_file(&refusing).unwrap();
+    std::os::unix::fs::symlink("/proc/version", &refusing).unwrap();
+    let root = fs.root().to_str().unwrap();
+    let out = latkit()
+        .args(["timer", "--tracefs", root, "-t", "1", "-T", "1", "-c", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("stop_tracing_us"), "{stderr}");
+    assert!(!stderr.contains("could not restore"), "{stderr}");
+    for (file, value) in FOUND {
+        if file != "osnoise/stop_tracing_us" {
+            assert_eq!(fs.read(file), value, "{file} was not restored");
+        }
+    }
+}
+
 /// The real kernel: without timerlat (this VM), one line says what is missing and what works.
 #[test]
 fn this_kernel_refuses_the_kernel_modes_clearly() {

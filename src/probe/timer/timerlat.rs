@@ -35,6 +35,8 @@ const CONTROLS: [&str; 6] = [
 pub struct Session {
     fs: Tracefs,
     found: Vec<(&'static str, String)>,
+    /// The control files latkit has written: only those are written back.
+    written: Vec<&'static str>,
     restored: bool,
 }
 
@@ -59,9 +61,10 @@ impl Session {
             .iter()
             .map(|&file| fs.read(file).map(|value| (file, value)))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let session = Session {
+        let mut session = Session {
             fs,
             found,
+            written: Vec::new(),
             restored: false,
         };
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
@@ -80,22 +83,28 @@ impl Session {
             ("tracing_on", "1".to_string()),
         ] {
             session.fs.write(file, &value)?;
+            session.written.push(file);
         }
         Ok(session)
     }
 
-    /// Writes back every control file as found; what could not be, one line each. With
-    /// `keep_frozen`, the tracer and `tracing_on` stay (the kernel stopped the trace at -b).
+    /// Writes back every control file latkit changed, as found; what could not be, one line
+    /// each. With `keep_frozen`, the tracer and `tracing_on` stay (the kernel stopped the
+    /// trace at -b).
     pub fn restore(&mut self, keep_frozen: bool) -> Vec<String> {
         self.restored = true;
         let mut problems = Vec::new();
         let keep = |file: &str| keep_frozen && (file == "tracing_on" || file == "current_tracer");
+        let written = |file: &str| self.written.contains(&file);
         // Tracing stops first, so no knob changes under a running tracer.
-        if !keep_frozen && let Err(e) = self.fs.write("tracing_on", "0") {
+        if !keep_frozen
+            && written("tracing_on")
+            && let Err(e) = self.fs.write("tracing_on", "0")
+        {
             problems.push(e);
         }
         for (file, value) in self.found.iter().skip(1).chain(self.found.first()) {
-            if keep(file) {
+            if keep(file) || !written(file) {
                 continue;
             }
             if let Err(e) = self.fs.write(file, value) {
