@@ -3,8 +3,10 @@
 //! order-statistic bounds on their percentiles. Environments are diffed first, and
 //! regression rules turn the changes into a gate.
 
+mod regression;
+
 use super::envdiff::{self, Difference};
-use super::gate::{Measured, Status, TargetResult, Verdict, measure};
+use super::gate::{Measured, measure};
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table, keys};
@@ -102,6 +104,9 @@ struct Compared {
     column: String,
     value: f64,
     change: Change,
+    /// For repetitions: their pooled standard deviation relative to the base's centre, from
+    /// which the gate says how many repetitions a noisy change would need.
+    noise: Option<f64>,
 }
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.
@@ -157,7 +162,12 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     let verdict = if opts.rules.is_empty() {
         None
     } else {
-        Some(gate(&compared, &inputs[0].label, opts, &mut notes)?)
+        Some(regression::gate(
+            &compared,
+            &inputs[0].label,
+            opts,
+            &mut notes,
+        )?)
     };
     drop(columns);
     let runs = inputs.into_iter().flat_map(|i| i.runs).collect();
@@ -611,11 +621,8 @@ fn repetition_table(
             let change = match (&samples[0], sample, &figures[0], fig) {
                 (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
                     let change = decide.change(a, b, fa, fb, footnotes);
-                    compared.push(Compared {
-                        bench: key.clone(),
-                        column: columns[i].label.to_string(),
-                        ..decide.compared(&metric.name, m, fb.centre, change.clone())
-                    });
+                    let at = (key.as_str(), columns[i].label);
+                    compared.push(decide.compared(&metric.name, m, at, (a, b, fa, fb), &change));
                     Cell::Change(change)
                 }
                 _ => Cell::Empty,
@@ -692,17 +699,26 @@ impl Decide {
         }
     }
 
-    /// What the gate reads of one decided change (its benchmark and column to be set).
-    fn compared(&self, metric: &str, m: &Metric, value: f64, change: Change) -> Compared {
+    /// What the gate reads of one decided change of benchmark `at.0` in column `at.1`, from
+    /// base samples `a` to `b` (their figures `fa`, `fb`).
+    fn compared(
+        &self,
+        metric: &str,
+        m: &Metric,
+        at: (&str, &str),
+        (a, b, fa, fb): (&[f64], &[f64], &Figure, &Figure),
+        change: &Change,
+    ) -> Compared {
         Compared {
-            bench: String::new(),
+            bench: at.0.to_string(),
             figure: metric.to_string(),
             names: vec![metric.to_string()],
             better: self.better,
             unit: m.unit.clone(),
-            column: String::new(),
-            value,
-            change,
+            column: at.1.to_string(),
+            value: fb.centre,
+            change: change.clone(),
+            noise: regression::relative_noise(a, b, fa.centre),
         }
     }
 
@@ -988,12 +1004,9 @@ fn distribution_table(
                 continue;
             };
             source_unit = m.source_unit.clone();
-            let mut cells = vec![
-                Cell::Text { text: key.clone() },
-                Cell::Text {
-                    text: statistic.clone(),
-                },
-            ];
+            let mut cells: Vec<Cell> = [&key, statistic]
+                .map(|text| Cell::Text { text: text.clone() })
+                .into();
             for (i, figure) in figures.iter().enumerate() {
                 match figure {
                     Some((f, m)) => cells.extend(f.cells(m)),
@@ -1014,6 +1027,7 @@ fn distribution_table(
                             column: columns[i].label.to_string(),
                             value: b.value,
                             change: change.clone(),
+                            noise: None,
                         });
                         Cell::Change(change)
                     }
@@ -1039,95 +1053,6 @@ fn distribution_table(
         rows,
     };
     (table, compared)
-}
-
-/// What decided a change, for the verdict: its p-value, or how it was judged.
-fn evidence(change: &Change) -> String {
-    match (change.verdict, change.p) {
-        (ChangeVerdict::Significant, Some(p)) => format!("p={p:.3}"),
-        (ChangeVerdict::Significant, None) => "bounds apart".to_string(),
-        (ChangeVerdict::Exact, _) => "exact values".to_string(),
-        (ChangeVerdict::Noise, _) => "within noise".to_string(),
-        (ChangeVerdict::Untested, _) => "not tested".to_string(),
-    }
-}
-
-/// Judges every compared figure a rule names: a regression fails when it is significant and
-/// beyond the threshold; beyond the threshold but within noise it passes with a note (fails
-/// with `strict`).
-fn gate(
-    compared: &[Compared],
-    base: &str,
-    opts: &CompareOptions,
-    notes: &mut Vec<Note>,
-) -> Result<Verdict> {
-    let mut targets = Vec::new();
-    for rule in &opts.rules {
-        let matching: Vec<&Compared> = compared
-            .iter()
-            .filter(|c| c.names.contains(&rule.metric))
-            .collect();
-        if matching.is_empty() {
-            let mut known: Vec<&str> = compared
-                .iter()
-                .flat_map(|c| &c.names)
-                .map(String::as_str)
-                .collect();
-            known.sort_unstable();
-            known.dedup();
-            return Err(Error::Input(format!(
-                "--fail-on `{}`: no compared figure is called `{}` (compared: {})",
-                rule.text,
-                rule.metric,
-                known.join(", ")
-            )));
-        }
-        for c in matching {
-            let beyond = c
-                .change
-                .percent
-                .is_some_and(|p| rule.is_regression(p, c.better));
-            let status = match (beyond, c.change.verdict) {
-                (false, _) => Status::Pass,
-                (true, ChangeVerdict::Significant | ChangeVerdict::Exact) => Status::Fail,
-                (true, _) => {
-                    notes.push(Note::warning(format!(
-                        "{} {} ({}): {:+.2}% is beyond {} but within noise; needs more samples",
-                        c.bench,
-                        c.figure,
-                        c.column,
-                        c.change.percent.unwrap_or(0.0),
-                        rule.text
-                    )));
-                    if rule.strict {
-                        Status::Fail
-                    } else {
-                        Status::Pass
-                    }
-                }
-            };
-            let change = c
-                .change
-                .percent
-                .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
-            let target = format!("{} (got {change}, {})", rule.text, evidence(&c.change));
-            targets.push(TargetResult {
-                bench: c.bench.clone(),
-                metric: format!("{}: {} vs {base}", c.figure, c.column),
-                value: Some(Measured {
-                    value: c.value,
-                    unit: c.unit.clone(),
-                }),
-                shown: target.clone(),
-                target,
-                status,
-            });
-        }
-    }
-    Ok(Verdict {
-        targets,
-        budget: None,
-    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,286 @@
+//! The regression gate (`--fail-on`, `[[regression]]`): a figure fails when it changed the
+//! wrong way beyond the rule's threshold and the change is real. "Real" is judged for the
+//! family of every comparison a rule covers at once (Holm's step-down method), so that a
+//! suite of twenty noisy benchmarks raises a false alarm no more often than `--alpha`, while
+//! each row of the table keeps its own p-value.
+
+use super::CompareOptions;
+use super::Compared;
+use crate::analyze::gate::{Measured, Status, TargetResult, Verdict};
+use crate::analyze::utest::min_samples_to_detect;
+use crate::analyze::view::ChangeVerdict;
+use crate::error::{Error, Result};
+use crate::model::Note;
+use crate::spec::targets::RegressionRule;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// The power at which the gate says how many repetitions a noisy change would need.
+const POWER: f64 = 0.8;
+/// Beyond this many repetitions a side the answer is "more than".
+const MOST_REPETITIONS: f64 = 100_000.0;
+
+/// Holm's adjusted p-values, in the order given: the i-th smallest p is multiplied by
+/// (m − i + 1), made non-decreasing, and capped at 1. A comparison is significant for the
+/// family at alpha when its adjusted p is at most alpha.
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut adjusted = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * ps[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
+}
+
+/// The pooled standard deviation of two samples relative to `centre` (the base's): the noise
+/// a change must stand out of. `None` when it cannot be told (fewer than three values, or a
+/// zero centre).
+pub(super) fn relative_noise(a: &[f64], b: &[f64], centre: f64) -> Option<f64> {
+    let sum_of_squares = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+    };
+    let freedom = (a.len() + b.len()).checked_sub(2).filter(|&d| d > 0)?;
+    let pooled = ((sum_of_squares(a) + sum_of_squares(b)) / freedom as f64).sqrt();
+    (centre != 0.0 && pooled.is_finite()).then(|| pooled / centre.abs())
+}
+
+/// About how many repetitions a side would tell a change of `percent` out of `noise` (relative
+/// standard deviation) at `alpha` with 80 % power: the normal approximation for a two-sample
+/// test, scaled by π/3 for the U test's efficiency, and at least what the exact U test needs
+/// to reach `alpha` at all.
+pub fn repetitions_needed(noise: f64, percent: f64, alpha: f64) -> Option<u64> {
+    let effect = percent.abs() / 100.0;
+    if effect == 0.0 || !noise.is_finite() || !(0.0..1.0).contains(&alpha) {
+        return None;
+    }
+    let normal = Normal::standard();
+    let z = normal.inverse_cdf(1.0 - alpha / 2.0) + normal.inverse_cdf(POWER);
+    let n = (std::f64::consts::PI / 3.0 * 2.0 * (z * noise / effect).powi(2)).ceil();
+    let floor = min_samples_to_detect(alpha).unwrap_or(0) as f64;
+    Some(n.max(floor).clamp(2.0, MOST_REPETITIONS) as u64)
+}
+
+/// How one comparison stands for the family: its own p, the family's adjusted p, the size.
+struct Evidence {
+    p: Option<f64>,
+    adjusted: Option<f64>,
+    family: usize,
+}
+
+impl Evidence {
+    /// The p-values: its own, and the family's adjusted one when there is a family.
+    fn p_values(&self) -> String {
+        match (self.p, self.adjusted) {
+            (Some(p), Some(adj)) if self.family > 1 => {
+                format!("p={p:.3}, Holm p={adj:.3} over {}", self.family)
+            }
+            (Some(p), _) => format!("p={p:.3}"),
+            (None, _) => String::new(),
+        }
+    }
+
+    fn text(&self, verdict: ChangeVerdict, significant: bool) -> String {
+        let p = self.p_values();
+        match (verdict, significant) {
+            (ChangeVerdict::Exact, _) => "exact values".to_string(),
+            (ChangeVerdict::Untested, _) => "not tested".to_string(),
+            (_, true) if p.is_empty() => "bounds apart".to_string(),
+            (_, true) => p,
+            (_, false) if p.is_empty() => "within noise".to_string(),
+            (_, false) => format!("within noise: {p}"),
+        }
+    }
+}
+
+/// Judges every compared figure a rule names: a regression fails when it is beyond the
+/// threshold and significant for the rule's family; beyond the threshold but within noise it
+/// passes with a note naming the repetitions that would tell (fails with `strict`).
+pub(super) fn gate(
+    compared: &[Compared],
+    base: &str,
+    opts: &CompareOptions,
+    notes: &mut Vec<Note>,
+) -> Result<Verdict> {
+    let mut targets = Vec::new();
+    for rule in &opts.rules {
+        let matching = matching(compared, rule)?;
+        let ps: Vec<f64> = matching.iter().filter_map(|c| c.change.p).collect();
+        let mut adjusted = holm(&ps).into_iter();
+        let family = ps.len();
+        if family > 1 {
+            notes.push(Note::info(format!(
+                "--fail-on {}: {family} comparisons judged as one family: the chance of any \
+                 false alarm among them is held at alpha {} (Holm); each row's p-value in the \
+                 table is its own",
+                rule.text, opts.alpha
+            )));
+        }
+        for c in matching {
+            let evidence = Evidence {
+                p: c.change.p,
+                adjusted: c.change.p.and_then(|_| adjusted.next()),
+                family,
+            };
+            targets.push(judge(c, rule, &evidence, base, opts.alpha, notes));
+        }
+    }
+    Ok(Verdict {
+        targets,
+        budget: None,
+    })
+}
+
+/// The compared figures `rule` names; an error naming those there are when none is.
+fn matching<'a>(compared: &'a [Compared], rule: &RegressionRule) -> Result<Vec<&'a Compared>> {
+    let matching: Vec<&Compared> = compared
+        .iter()
+        .filter(|c| c.names.contains(&rule.metric))
+        .collect();
+    if matching.is_empty() {
+        let mut known: Vec<&str> = compared
+            .iter()
+            .flat_map(|c| &c.names)
+            .map(String::as_str)
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        return Err(Error::Input(format!(
+            "--fail-on `{}`: no compared figure is called `{}` (compared: {})",
+            rule.text,
+            rule.metric,
+            known.join(", ")
+        )));
+    }
+    Ok(matching)
+}
+
+/// One figure's result under `rule`.
+fn judge(
+    c: &Compared,
+    rule: &RegressionRule,
+    evidence: &Evidence,
+    base: &str,
+    alpha: f64,
+    notes: &mut Vec<Note>,
+) -> TargetResult {
+    let significant = match (c.change.verdict, evidence.adjusted) {
+        (ChangeVerdict::Exact, _) => true,
+        (_, Some(adjusted)) => adjusted <= alpha,
+        (verdict, None) => verdict == ChangeVerdict::Significant,
+    };
+    let beyond = c
+        .change
+        .percent
+        .is_some_and(|p| rule.is_regression(p, c.better));
+    let status = match (beyond, significant) {
+        (false, _) => Status::Pass,
+        (true, true) => Status::Fail,
+        (true, false) => {
+            notes.push(Note::warning(too_noisy(c, rule, evidence, alpha)));
+            if rule.strict {
+                Status::Fail
+            } else {
+                Status::Pass
+            }
+        }
+    };
+    let change = c
+        .change
+        .percent
+        .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
+    let target = format!(
+        "{} (got {change}, {})",
+        rule.text,
+        evidence.text(c.change.verdict, significant)
+    );
+    TargetResult {
+        bench: c.bench.clone(),
+        metric: format!("{}: {} vs {base}", c.figure, c.column),
+        value: Some(Measured {
+            value: c.value,
+            unit: c.unit.clone(),
+        }),
+        shown: target.clone(),
+        target,
+        status,
+    }
+}
+
+/// The note for a change beyond the threshold that the data cannot tell from noise: how
+/// many repetitions a side would.
+fn too_noisy(c: &Compared, rule: &RegressionRule, evidence: &Evidence, alpha: f64) -> String {
+    let percent = c.change.percent.unwrap_or(0.0);
+    // Holm's first step tests at alpha / family: enough repetitions for that tell any.
+    let alpha_each = alpha / evidence.family.max(1) as f64;
+    let needed = c
+        .noise
+        .and_then(|noise| repetitions_needed(noise, percent, alpha_each));
+    let advice = match needed {
+        Some(n) if n as f64 >= MOST_REPETITIONS => format!(
+            "the values vary too much to tell such a change with fewer than {n} repetitions \
+             a side"
+        ),
+        Some(n) => format!(
+            "about {n} repetitions a side (now {} and {}) would tell it ({:.0} % power)",
+            c.change.n_base,
+            c.change.n,
+            POWER * 100.0
+        ),
+        None => "needs more samples".to_string(),
+    };
+    let p = match evidence.p_values() {
+        p if p.is_empty() => p,
+        p => format!(" ({p})"),
+    };
+    format!(
+        "{} {} ({}): {percent:+.2}% is beyond {} but within noise{p}; {advice}",
+        c.bench, c.figure, c.column, rule.text,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_by_hand() {
+        // Sorted 0.01, 0.02, 0.03, 0.5 → ×4, ×3, ×2, ×1 = 0.04, 0.06, 0.06 (made
+        // non-decreasing), 0.5; back in the given order.
+        let adjusted = holm(&[0.03, 0.5, 0.01, 0.02]);
+        let expected = [0.06, 0.5, 0.04, 0.06];
+        for (a, e) in adjusted.iter().zip(expected) {
+            assert!((a - e).abs() < 1e-12, "{adjusted:?}");
+        }
+        // 0.8 × 2 is capped at 1, and 0.9 may not fall below it.
+        assert_eq!(holm(&[0.9, 0.8]), [1.0, 1.0]);
+        assert_eq!(holm(&[0.2, 0.4]), [0.4, 0.4]);
+        assert_eq!(holm(&[0.04]), [0.04]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn repetitions_needed_grow_with_noise_and_the_family() {
+        // 10 % noise, a 5 % change, alpha 0.05: 2·((1.960 + 0.842)·0.1 / 0.05)²·π/3 = 65.7.
+        assert_eq!(repetitions_needed(0.10, 5.0, 0.05), Some(66));
+        assert!(repetitions_needed(0.10, 5.0, 0.05 / 20.0).unwrap() > 66);
+        assert!(repetitions_needed(0.20, 5.0, 0.05).unwrap() > 100);
+        // A clear change still needs what the exact U test needs to reach alpha at all.
+        assert_eq!(
+            repetitions_needed(0.001, 50.0, 0.05),
+            min_samples_to_detect(0.05).map(|n| n as u64)
+        );
+        assert_eq!(repetitions_needed(0.1, 0.0, 0.05), None);
+    }
+
+    #[test]
+    fn pooled_noise_relative_to_the_base() {
+        let noise = relative_noise(&[9.0, 10.0, 11.0], &[19.0, 20.0, 21.0], 10.0).unwrap();
+        // Each side's squares sum to 2; pooled variance 4 / 4 = 1.
+        assert!((noise - 0.1).abs() < 1e-12);
+        assert_eq!(relative_noise(&[1.0], &[2.0], 1.0), None);
+    }
+}
