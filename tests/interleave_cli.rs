@@ -3,24 +3,10 @@
 
 mod common;
 
-use common::latkit;
+use common::{git, latkit, worktrees};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new(common::peer("git", "apt-get install git"))
-        .current_dir(repo)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A repository with `files` committed, then `changed` written over them uncommitted.
 fn repository(files: &[(&str, &str)], changed: &[(&str, &str)]) -> tempfile::TempDir {
@@ -214,19 +200,6 @@ fn gbench_builds_both_trees_and_compares_them() {
     let out = run(&["--build", "exit 3"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--build `exit 3` failed"));
-}
-
-/// The worktrees git knows of in `repo`, the working tree included.
-fn worktrees(repo: &Path) -> Vec<String> {
-    let list = Command::new(common::peer("git", "apt-get install git"))
-        .current_dir(repo)
-        .args(["worktree", "list", "--porcelain"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&list.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("worktree ").map(str::to_string))
-        .collect()
 }
 
 /// `latkit gbench ./spin --interleave HEAD --build CMD`, started as a terminal job in `repo`.

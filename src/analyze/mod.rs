@@ -1,6 +1,7 @@
 //! From numbers to decisions: statistics, baselines, attribution, comparison, gates.
 
 pub mod attribution;
+pub mod bisect;
 pub mod compare;
 pub mod enrich;
 pub mod envdiff;

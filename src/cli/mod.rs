@@ -1,6 +1,7 @@
 //! The command line: arguments and their help, each flag parsed and checked once, then
 //! handed to `crate::commands` as plain options (no command sees clap).
 
+mod bisect;
 mod check;
 mod choices;
 mod compare;
@@ -96,6 +97,14 @@ is killed. --out/--json files are written as each command finishes."
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
     /// from a spec and results, with numbers, verdicts and caveats computed.
     Page(PageArgs),
+    /// Which commit made it slower: a binary search between --good and --bad in which each
+    /// tested commit is measured interleaved with both ends until the U test places it.
+    #[command(
+        after_help = "Exit 0 when a first bad commit is named, 1 when good and bad do \
+not differ beyond noise (no commit is blamed), 2 for bad usage, 130 when interrupted (the \
+table so far is printed; every checkout is removed)."
+    )]
+    Bisect(bisect::BisectArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for latkit.
     Completions {
         #[arg(value_enum)]
@@ -123,6 +132,7 @@ impl Cli {
             }),
             Command::Check(args) => C::Check(args.into()),
             Command::Compare(args) => C::Compare(args.into()),
+            Command::Bisect(args) => C::Bisect(args.into_options()?),
             Command::History(args) => C::History(args.into()),
             Command::Store(args) => {
                 let db = args.db.db.clone();

@@ -1,5 +1,6 @@
 //! What each subcommand does, from parsed arguments to a written report.
 
+mod bisect;
 mod check;
 mod compare;
 mod docs;
@@ -17,6 +18,7 @@ mod probe;
 mod store;
 mod timer;
 
+pub use bisect::BisectOptions;
 pub use check::{CheckFormat, CheckOptions};
 pub use compare::CompareOptions;
 pub use doctor::DoctorFormat;
@@ -58,6 +60,7 @@ pub enum Command {
     /// A store action, on the store at this location (`None`: the default one).
     Store(StoreAction, Option<String>),
     Page(PageOptions),
+    Bisect(BisectOptions),
     /// Text generated from the argument definitions (completions, the man page), on stdout.
     Print(Vec<u8>),
 }
@@ -78,6 +81,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::History(options) => store::history(options),
         Command::Store(action, db) => store::run(action, db.as_deref()),
         Command::Page(options) => page::run(options),
+        Command::Bisect(options) => bisect::run(options),
         Command::Print(text) => docs::print(&text),
     }
 }

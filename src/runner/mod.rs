@@ -4,6 +4,7 @@ pub mod exec;
 pub mod executor;
 pub mod gbench;
 pub mod go;
+pub mod harness;
 pub mod output;
 pub mod plan;
 pub mod worktree;

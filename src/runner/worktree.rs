@@ -181,3 +181,66 @@ impl Drop for Worktree {
         let _ = git(&self.top, &["worktree", "prune"]);
     }
 }
+
+/// A commit as a bisection reports it.
+#[derive(Clone, Debug)]
+pub struct Commit {
+    pub hash: String,
+    pub subject: String,
+    /// Author date, ISO 8601.
+    pub date: String,
+}
+
+impl Commit {
+    pub fn short(&self) -> &str {
+        &self.hash[..self.hash.len().min(10)]
+    }
+}
+
+/// `good`, then every commit after it up to `bad` along first parents, oldest first; an
+/// error when `bad` does not descend from `good`.
+pub fn commits_between(dir: &Path, good: &str, bad: &str) -> Result<Vec<Commit>> {
+    let resolve = |rev: &str| {
+        git_text(
+            dir,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ],
+            &format!(
+                "`{rev}` is not a commit of the repository at {}",
+                dir.display()
+            ),
+        )
+    };
+    let (good, bad) = (resolve(good)?, resolve(bad)?);
+    let ancestor = git(dir, &["merge-base", "--is-ancestor", &good, &bad])
+        .map_err(|e| Error::Input(format!("could not run git: {e}")))?;
+    if !ancestor.status.success() || good == bad {
+        return Err(Error::Input(format!(
+            "--bad {bad} does not come after --good {good}: the good commit must be an \
+             ancestor of the bad one"
+        )));
+    }
+    let format = "--format=%H%x1f%s%x1f%aI";
+    let first = git_text(dir, &["log", "-1", format, &good], "git log")?;
+    let range = format!("{good}..{bad}");
+    let rest = git_text(
+        dir,
+        &["log", "--first-parent", "--reverse", format, &range],
+        "git log",
+    )?;
+    Ok(std::iter::once(first.as_str())
+        .chain(rest.lines())
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, '\u{1f}');
+            Some(Commit {
+                hash: fields.next()?.to_string(),
+                subject: fields.next()?.to_string(),
+                date: fields.next()?.to_string(),
+            })
+        })
+        .collect())
+}

@@ -285,3 +285,31 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Runs git in `repo` as a test's fixed author; it must succeed.
+pub fn git(repo: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new(peer("git", "apt-get install git"))
+        .current_dir(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The worktrees git knows of in `repo`, the working tree included.
+pub fn worktrees(repo: &std::path::Path) -> Vec<String> {
+    let list = std::process::Command::new(peer("git", "apt-get install git"))
+        .current_dir(repo)
+        .args(["worktree", "list", "--porcelain"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree ").map(str::to_string))
+        .collect()
+}

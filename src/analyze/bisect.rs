@@ -1,0 +1,203 @@
+//! Which commit made it slower: a binary search over the commits from a known-good to a
+//! known-bad revision in which every tested commit is measured interleaved with both ends
+//! (good, commit, bad, in rounds) and placed on one side by the U test — rounds are added
+//! until the test says which end it belongs with, so noise does not pick the culprit.
+
+use super::utest::mann_whitney;
+use crate::model::Run;
+
+/// Which end a commit belongs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Good,
+    Bad,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Good => "good",
+            Side::Bad => "bad",
+        }
+    }
+}
+
+/// A commit's samples against both ends' samples of the same rounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judged {
+    /// The end it belongs with; `None` while the test cannot tell.
+    pub side: Option<Side>,
+    /// U-test p-values against the good and the bad end.
+    pub p_good: f64,
+    pub p_bad: f64,
+}
+
+/// Places `mid` between `good` and `bad`: with one end when it differs significantly (at
+/// `alpha`) from the other end and not from that one.
+pub fn judge(good: &[f64], mid: &[f64], bad: &[f64], alpha: f64) -> Judged {
+    let p = |a: &[f64], b: &[f64]| mann_whitney(a, b).map_or(1.0, |t| t.p);
+    let (p_good, p_bad) = (p(good, mid), p(mid, bad));
+    let side = match (p_good <= alpha, p_bad <= alpha) {
+        (false, true) => Some(Side::Good),
+        (true, false) => Some(Side::Bad),
+        _ => None,
+    };
+    Judged {
+        side,
+        p_good,
+        p_bad,
+    }
+}
+
+/// When the rounds run out undecided: the end whose median is nearer on a log scale.
+pub fn nearest(good: &[f64], mid: &[f64], bad: &[f64]) -> Side {
+    let log_median = |v: &[f64]| median(v).max(f64::MIN_POSITIVE).ln();
+    let m = log_median(mid);
+    if (m - log_median(good)).abs() <= (m - log_median(bad)).abs() {
+        Side::Good
+    } else {
+        Side::Bad
+    }
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n => (v[(n - 1) / 2] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The search: commits in order, the first known good (index 0 at the start), the last
+/// known bad, and those that could not be built or run.
+pub struct Search {
+    len: usize,
+    good: usize,
+    bad: usize,
+    skipped: Vec<usize>,
+}
+
+impl Search {
+    /// A search over `len` commits, the first good and the last bad.
+    pub fn new(len: usize) -> Search {
+        Search {
+            len,
+            good: 0,
+            bad: len.saturating_sub(1),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The next commit to test: the untested one nearest the middle of the open range; `None`
+    /// when none is left.
+    pub fn next(&self) -> Option<usize> {
+        let middle = (self.good + self.bad) / 2;
+        (self.good + 1..self.bad)
+            .filter(|i| !self.skipped.contains(i))
+            .min_by_key(|&i| (i.abs_diff(middle), i))
+    }
+
+    pub fn mark(&mut self, commit: usize, side: Side) {
+        match side {
+            Side::Good => self.good = self.good.max(commit),
+            Side::Bad => self.bad = self.bad.min(commit),
+        }
+    }
+
+    /// A commit that does not build or run, as `git bisect skip`.
+    pub fn skip(&mut self, commit: usize) {
+        self.skipped.push(commit);
+    }
+
+    /// Untested commits left between the ends.
+    pub fn remaining(&self) -> usize {
+        (self.good + 1..self.bad)
+            .filter(|i| !self.skipped.contains(i))
+            .count()
+    }
+
+    /// About how many more steps a plain binary search needs.
+    pub fn steps_left(&self) -> u32 {
+        (self.remaining() + 1).next_power_of_two().trailing_zeros()
+    }
+
+    /// The first bad commit, and the skipped ones before it that might be it instead.
+    pub fn culprit(&self) -> (usize, Vec<usize>) {
+        let mut maybe: Vec<usize> = (self.good + 1..self.bad)
+            .filter(|i| self.skipped.contains(i))
+            .collect();
+        maybe.sort_unstable();
+        (self.bad, maybe)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The figure a run gives the search: the geometric mean of `metric` over the benchmarks
+/// `bench` matches (their first value each); `None` when none has it.
+pub fn figure(run: &Run, bench: &regex::Regex, metric: &str) -> Option<f64> {
+    let logs: Vec<f64> = run
+        .benchmarks
+        .iter()
+        .filter(|b| bench.is_match(&b.name.full_name))
+        .filter_map(|b| b.metric(metric)?.values.first().copied())
+        .filter(|v| *v > 0.0)
+        .map(f64::ln)
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_goes_with_the_end_it_is_like() {
+        let good = [100.0, 101.0, 99.0, 100.5, 100.2, 99.7];
+        let bad = [140.0, 141.0, 139.0, 140.5, 140.2, 139.7];
+        let like_bad = [139.5, 140.8, 140.1, 139.9, 141.2, 140.4];
+        assert_eq!(judge(&good, &like_bad, &bad, 0.05).side, Some(Side::Bad));
+        let like_good = [100.1, 99.9, 100.7, 100.3, 99.5, 101.2];
+        assert_eq!(judge(&good, &like_good, &bad, 0.05).side, Some(Side::Good));
+        // Unlike both, so the test cannot place it; the nearer median (on a log scale:
+        // 116 is 15 % above 100 and 21 % below 140) decides.
+        let between = [115.0, 117.0, 116.0, 116.5, 115.5, 118.0];
+        assert_eq!(judge(&good, &between, &bad, 0.05).side, None);
+        assert_eq!(nearest(&good, &between, &bad), Side::Good);
+        // Too few rounds to tell anything.
+        assert_eq!(
+            judge(&good[..2], &like_bad[..2], &bad[..2], 0.05).side,
+            None
+        );
+    }
+
+    #[test]
+    fn the_search_halves_skips_and_names_the_first_bad() {
+        // Commits 0 (good) … 12 (bad); the change came with 7; 4 does not build.
+        let mut search = Search::new(13);
+        let mut tested = Vec::new();
+        while let Some(i) = search.next() {
+            tested.push(i);
+            match i {
+                4 => search.skip(i),
+                i if i >= 7 => search.mark(i, Side::Bad),
+                i => search.mark(i, Side::Good),
+            }
+        }
+        assert_eq!(search.culprit(), (7, vec![]));
+        assert!(tested.len() <= 5, "{tested:?}");
+        // A skipped commit right before the first bad may be the culprit itself.
+        let mut search = Search::new(4);
+        search.skip(1);
+        search.mark(2, Side::Bad);
+        assert_eq!(search.next(), None);
+        assert_eq!(search.culprit(), (2, vec![1]));
+    }
+}

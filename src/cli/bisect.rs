@@ -1,0 +1,106 @@
+use clap::Args;
+use std::path::PathBuf;
+
+/// `latkit bisect --good REV --bad REV [OPTIONS] -- go [PKG] [FLAGS] | gbench BINARY [ARGS] |
+/// exec CMD [ARGS]`.
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// The known-good revision (faster).
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// The known-bad revision (slower); it must descend from --good.
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// A directory in the repository; the harness's package, binary and command paths are
+    /// relative to it in every checkout.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// The benchmarks followed (a regular expression; Go's -bench, google/benchmark's
+    /// filter); with several, the geometric mean of their figures is searched.
+    #[arg(long, value_name = "REGEX", default_value = ".")]
+    pub bench: String,
+    /// The figure searched (default: ns/op for go, real_time for gbench, wall for exec).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Bisect only when bad differs from good by at least N percent (and beyond noise).
+    #[arg(long, value_name = "N%", value_parser = percent)]
+    pub threshold: Option<f64>,
+    /// Run before measuring each checkout, in its --dir (`sh -c`), e.g. `make bench`; a
+    /// commit where it fails is skipped.
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+    /// Rounds (each end and the tested commit once each) before the first judgement.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub rounds: u32,
+    /// At most this many rounds per commit; one the U test still cannot place goes with
+    /// the end whose median is nearer, and the report says so.
+    #[arg(long, value_name = "N", default_value_t = 15,
+          value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub max_rounds: u32,
+    /// Significance level of the U tests that place each commit.
+    #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
+    pub alpha: f64,
+    /// Output format of the table of tested commits.
+    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
+    pub format: &'static crate::report::OutputFormat,
+    /// Write the table to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the result as latkit JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The harness: `go [PKG] [FLAGS]`, `gbench BINARY [ARGS]` or `exec CMD [ARGS]`.
+    #[arg(last = true, required = true, value_name = "HARNESS")]
+    pub harness: Vec<String>,
+}
+
+fn percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n > 0.0 && *n < 1e6)
+        .ok_or_else(|| format!("`{text}` is not a percentage above 0 (e.g. 10%)"))
+}
+
+impl BisectArgs {
+    pub fn into_options(self) -> crate::error::Result<crate::commands::BisectOptions> {
+        let harness = crate::runner::harness::Harness::parse(&self.harness)
+            .map_err(crate::error::Error::Input)?;
+        if self.max_rounds < self.rounds {
+            return Err(crate::error::Error::Input(format!(
+                "--max-rounds {} is below --rounds {}",
+                self.max_rounds, self.rounds
+            )));
+        }
+        Ok(crate::commands::BisectOptions {
+            good: self.good,
+            bad: self.bad,
+            dir: self.dir,
+            bench: self.bench,
+            metric: self.metric,
+            threshold: self.threshold,
+            build: self.build,
+            rounds: self.rounds,
+            max_rounds: self.max_rounds,
+            alpha: self.alpha,
+            harness,
+            output: crate::commands::Output {
+                format: self.format,
+                out: self.out,
+                json: self.json,
+                check: None,
+                quiet: self.quiet,
+                store: None,
+                plots: crate::commands::Plots {
+                    files: Vec::new(),
+                    kinds: Vec::new(),
+                },
+            },
+        })
+    }
+}

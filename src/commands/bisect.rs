@@ -1,0 +1,450 @@
+//! `latkit bisect`: which commit between a good and a bad revision made it slower. Both ends
+//! are checked out and built once, shown to differ beyond noise, then each tested commit is
+//! measured in rounds interleaved with both ends until the U test places it (see
+//! `analyze::bisect`); a commit that does not build or run is skipped as `git bisect skip`.
+
+use super::{Output, output_sinks};
+use crate::analyze::Report;
+use crate::analyze::bisect::{Judged, Search, Side, figure, judge, median, nearest};
+use crate::analyze::view::{Cell, Column, Row, Table, keys};
+use crate::error::{Error, Result};
+use crate::model::{Note, Unit};
+use crate::runner::harness::{Harness, Prepared, prepare};
+use crate::runner::worktree::{Commit, Worktree, commits_between};
+use std::path::PathBuf;
+
+pub struct BisectOptions {
+    pub good: String,
+    pub bad: String,
+    /// A directory in the repository (the harness's paths are relative to it).
+    pub dir: PathBuf,
+    /// Benchmarks followed (a regular expression); their figures' geometric mean is searched.
+    pub bench: String,
+    pub metric: Option<String>,
+    /// The least change (percent) between the ends worth bisecting.
+    pub threshold: Option<f64>,
+    pub build: Option<String>,
+    /// Rounds before the first judgement.
+    pub rounds: u32,
+    /// Rounds after which an undecided commit goes with the nearer end.
+    pub max_rounds: u32,
+    pub alpha: f64,
+    pub harness: Harness,
+    pub output: Output,
+}
+
+/// What one tested commit showed.
+struct Tested {
+    commit: usize,
+    median: Option<f64>,
+    judged: Option<Judged>,
+    /// Good or bad, and whether the U test decided it (else the nearer median did).
+    side: Option<(Side, bool)>,
+    rounds: usize,
+    /// Why it was skipped: in short (`does not build`), and what the harness said.
+    skipped: Option<(&'static str, String)>,
+}
+
+/// Why a round stopped.
+enum Stop {
+    /// The tested commit itself failed: skip it.
+    Commit(String),
+    /// An end failed, or the user interrupted: the bisection is over.
+    Fatal(Error),
+}
+
+struct Bisection<'a> {
+    args: &'a BisectOptions,
+    bench: regex::Regex,
+    metric: String,
+    commits: Vec<Commit>,
+    good: Prepared,
+    bad: Prepared,
+    unit: Option<(Unit, String)>,
+    talk: bool,
+}
+
+pub fn run(args: BisectOptions) -> Result<()> {
+    let bench = regex::Regex::new(&args.bench)
+        .map_err(|e| Error::Input(format!("--bench `{}`: {e}", args.bench)))?;
+    let sinks = output_sinks(&args.output)?;
+    crate::interrupt::install();
+    let commits = commits_between(&args.dir, &args.good, &args.bad)?;
+    let ends = [&commits[0], &commits[commits.len() - 1]];
+    // The ends' checkouts live as long as the bisection.
+    let trees = [
+        Worktree::add(&args.dir, &ends[0].hash)?,
+        Worktree::add(&args.dir, &ends[1].hash)?,
+    ];
+    let [good, bad] = [0, 1].map(|i| {
+        let dir = trees[i].counterpart(&args.dir)?;
+        prepare(&dir, &args.harness, args.build.as_deref(), &args.bench).map_err(|why| {
+            Error::Input(format!(
+                "the {} end {} does not build: {why}",
+                ["good", "bad"][i],
+                ends[i].short()
+            ))
+        })
+    });
+    let mut bisection = Bisection {
+        args: &args,
+        bench,
+        metric: args
+            .metric
+            .clone()
+            .unwrap_or_else(|| args.harness.default_metric().to_string()),
+        commits,
+        good: good?,
+        bad: bad?,
+        unit: None,
+        talk: !args.output.quiet,
+    };
+    let (tested, notes, outcome) = bisection.search();
+    let report = bisection.report(&tested, notes);
+    sinks.finish(&report)?;
+    outcome
+}
+
+impl Bisection<'_> {
+    fn say(&self, what: &str) {
+        if self.talk {
+            crate::error::say(&format!("latkit bisect: {what}"));
+        }
+    }
+
+    /// One figure of a checkout, with the metric's unit as the harness reported it.
+    fn sample(
+        &self,
+        prepared: &Prepared,
+    ) -> std::result::Result<(f64, Option<(Unit, String)>), String> {
+        let input = prepared.measure()?;
+        let unit = input
+            .runs
+            .iter()
+            .flat_map(|r| &r.benchmarks)
+            .find_map(|b| b.metric(&self.metric))
+            .map(|m| (m.unit.clone(), m.source_unit.clone()));
+        input
+            .runs
+            .iter()
+            .find_map(|run| figure(run, &self.bench, &self.metric))
+            .map(|value| (value, unit))
+            .ok_or_else(|| {
+                format!(
+                    "no benchmark matching `{}` reported `{}`",
+                    self.bench, self.metric
+                )
+            })
+    }
+
+    /// Rounds of good, `mid` (when given), bad; from round `--rounds` on, `decided` says
+    /// whether the samples so far settle it; at most `--max-rounds`.
+    fn rounds(
+        &mut self,
+        mid: Option<&Prepared>,
+        decided: impl Fn(&[f64], &[f64], &[f64]) -> bool,
+    ) -> std::result::Result<[Vec<f64>; 3], Stop> {
+        let mut samples: [Vec<f64>; 3] = Default::default();
+        for round in 1..=self.args.max_rounds as usize {
+            for (i, samples_of) in samples.iter_mut().enumerate() {
+                if crate::interrupt::requested() {
+                    return Err(Stop::Fatal(Error::Interrupted));
+                }
+                let prepared = match i {
+                    0 => &self.good,
+                    1 => match mid {
+                        Some(mid) => mid,
+                        None => continue,
+                    },
+                    _ => &self.bad,
+                };
+                match self.sample(prepared) {
+                    Ok((value, unit)) => {
+                        samples_of.push(value);
+                        if self.unit.is_none() {
+                            self.unit = unit;
+                        }
+                    }
+                    Err(why) if i == 1 => return Err(Stop::Commit(why)),
+                    Err(why) => {
+                        let end = if i == 0 { "good" } else { "bad" };
+                        return Err(Stop::Fatal(Error::Failed(format!(
+                            "the {end} end failed to run: {why}"
+                        ))));
+                    }
+                }
+            }
+            let [good, mid, bad] = &samples;
+            if round >= self.args.rounds as usize && decided(good, mid, bad) {
+                break;
+            }
+        }
+        Ok(samples)
+    }
+
+    /// Whether the ends differ beyond noise (and `--threshold`): the evidence either way.
+    fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
+        let (alpha, threshold) = (self.args.alpha, self.args.threshold.unwrap_or(0.0));
+        let apart = |good: &[f64], bad: &[f64]| {
+            let p = crate::analyze::utest::mann_whitney(good, bad).map_or(1.0, |t| t.p);
+            let change = (median(bad) / median(good) - 1.0) * 100.0;
+            (p, change, p <= alpha && change.abs() >= threshold)
+        };
+        self.say(&format!(
+            "measuring the ends: good {} and bad {}, interleaved",
+            self.commits[0].short(),
+            self.commits[self.commits.len() - 1].short()
+        ));
+        let [good, _, bad] = self.rounds(None, |g, _, b| apart(g, b).2)?;
+        let (p, change, differ) = apart(&good, &bad);
+        let end = |commit: usize, samples: &[f64], side: Side| Tested {
+            commit,
+            median: Some(median(samples)),
+            judged: Some(Judged {
+                side: Some(side),
+                p_good: if side == Side::Good { 1.0 } else { p },
+                p_bad: if side == Side::Bad { 1.0 } else { p },
+            }),
+            side: Some((side, differ)),
+            rounds: samples.len(),
+            skipped: None,
+        };
+        let why_not = (!differ).then(|| {
+            format!(
+                "good and bad do not differ beyond noise{}: {change:+.2}% (p={p:.3}, {} rounds; \
+                 alpha {alpha}): no commit is blamed",
+                self.args
+                    .threshold
+                    .map(|t| format!(" and {t}%"))
+                    .unwrap_or_default(),
+                good.len()
+            )
+        });
+        let last = self.commits.len() - 1;
+        Ok((
+            end(0, &good, Side::Good),
+            end(last, &bad, Side::Bad),
+            why_not,
+        ))
+    }
+
+    /// Tests commit `index`: checked out, built, measured against both ends.
+    fn test(&mut self, index: usize) -> std::result::Result<Tested, Stop> {
+        let commit = self.commits[index].clone();
+        let skipped = |short: &'static str, why: String| Tested {
+            commit: index,
+            median: None,
+            judged: None,
+            side: None,
+            rounds: 0,
+            skipped: Some((short, why)),
+        };
+        let tree = Worktree::add(&self.args.dir, &commit.hash).map_err(Stop::Fatal)?;
+        let dir = tree.counterpart(&self.args.dir).map_err(Stop::Fatal)?;
+        let prepared = match prepare(
+            &dir,
+            &self.args.harness,
+            self.args.build.as_deref(),
+            &self.args.bench,
+        ) {
+            Ok(prepared) => prepared,
+            Err(why) => return Ok(skipped("does not build", why)),
+        };
+        let alpha = self.args.alpha;
+        let samples = match self.rounds(Some(&prepared), |g, m, b| {
+            judge(g, m, b, alpha).side.is_some()
+        }) {
+            Ok(samples) => samples,
+            Err(Stop::Commit(why)) => return Ok(skipped("does not run", why)),
+            Err(stop) => return Err(stop),
+        };
+        let [good, mid, bad] = &samples;
+        let judged = judge(good, mid, bad, alpha);
+        let side = match judged.side {
+            Some(side) => (side, true),
+            None => (nearest(good, mid, bad), false),
+        };
+        Ok(Tested {
+            commit: index,
+            median: Some(median(mid)),
+            judged: Some(judged),
+            side: Some(side),
+            rounds: mid.len(),
+            skipped: None,
+        })
+    }
+}
+
+impl Bisection<'_> {
+    /// Verifies the ends, then searches; what was tested, what to say, and how it ended.
+    fn search(&mut self) -> (Vec<Tested>, Vec<Note>, Result<()>) {
+        let mut notes = Vec::new();
+        let (good, bad, why_not) = match self.verify() {
+            Ok(verified) => verified,
+            Err(Stop::Fatal(e)) => return (Vec::new(), notes, Err(e)),
+            Err(Stop::Commit(why)) => return (Vec::new(), notes, Err(Error::Failed(why))),
+        };
+        let mut tested = vec![good, bad];
+        if let Some(why) = why_not {
+            notes.push(Note::warning(why.clone()));
+            return (tested, notes, Err(Error::Failed(why)));
+        }
+        let mut search = Search::new(self.commits.len());
+        let mut step = 0;
+        while let Some(i) = search.next() {
+            step += 1;
+            self.say(&format!(
+                "step {step}: testing {} ({}); {} untested commit(s) in the range, about {} more \
+                 step(s)",
+                self.commits[i].short(),
+                self.commits[i].subject,
+                search.remaining(),
+                search.steps_left()
+            ));
+            match self.test(i) {
+                Ok(t) => {
+                    match (&t.skipped, t.side) {
+                        (Some((short, why)), _) => {
+                            let commit = self.commits[i].short();
+                            self.say(&format!("skipping {commit}: {short}"));
+                            notes.push(Note::warning(format!(
+                                "{commit} skipped, as `git bisect skip`: {short}: {why}"
+                            )));
+                            search.skip(i);
+                        }
+                        (None, Some((side, _))) => search.mark(i, side),
+                        (None, None) => search.skip(i),
+                    }
+                    tested.push(t);
+                }
+                Err(Stop::Fatal(e)) => {
+                    let (bad, _) = search.culprit();
+                    notes.push(Note::warning(format!(
+                        "stopped early: the first bad commit is {} or one of the {} untested \
+                         commits before it",
+                        self.commits[bad].short(),
+                        search.remaining()
+                    )));
+                    return (tested, notes, Err(e));
+                }
+                Err(Stop::Commit(why)) => return (tested, notes, Err(Error::Failed(why))),
+            }
+        }
+        notes.extend(self.conclusion(&search, &tested));
+        (tested, notes, Ok(()))
+    }
+
+    /// The first bad commit, what might be it instead, and how sure the steps were.
+    fn conclusion(&self, search: &Search, tested: &[Tested]) -> Vec<Note> {
+        let (first, maybe) = search.culprit();
+        let commit = &self.commits[first];
+        let mut notes = vec![Note::info(format!(
+            "first bad commit: {} {} ({})",
+            commit.hash, commit.subject, commit.date
+        ))];
+        if !maybe.is_empty() {
+            let list: Vec<&str> = maybe.iter().map(|&i| self.commits[i].short()).collect();
+            notes.push(Note::warning(format!(
+                "skipped commits just before it may be the first bad instead: {}",
+                list.join(", ")
+            )));
+        }
+        let steps: Vec<&Tested> = tested[2..].iter().filter(|t| t.side.is_some()).collect();
+        let guessed = steps
+            .iter()
+            .filter(|t| t.side.is_some_and(|(_, u)| !u))
+            .count();
+        notes.push(match guessed {
+            0 => Note::info(format!(
+                "{} tested commit(s), each placed by the U test at alpha {} against both ends' \
+                 interleaved rounds; {} checkouts built (the ends included) for {} commits",
+                steps.len(),
+                self.args.alpha,
+                tested.len(),
+                self.commits.len()
+            )),
+            n => Note::warning(format!(
+                "{n} of {} tested commits could not be told from both ends within \
+                 --max-rounds {} and went with the nearer median: the answer is less certain; \
+                 more rounds or a quieter machine would settle them",
+                steps.len(),
+                self.args.max_rounds
+            )),
+        });
+        notes
+    }
+
+    /// The table of every tested commit, in commit order.
+    fn report(&self, tested: &[Tested], notes: Vec<Note>) -> Report {
+        let mut tested: Vec<&Tested> = tested.iter().collect();
+        tested.sort_by_key(|t| t.commit);
+        let good_median = tested.first().and_then(|t| t.median);
+        let (unit, source_unit) = self
+            .unit
+            .clone()
+            .unwrap_or_else(|| (Unit::parse("").unit, String::new()));
+        let text = |text: String| Cell::Text { text };
+        let rows = tested
+            .iter()
+            .map(|t| {
+                let commit = &self.commits[t.commit];
+                let p = |p: Option<f64>| p.map_or(Cell::Empty, |p| text(format!("{p:.3}")));
+                let verdict = match (&t.skipped, t.side) {
+                    (Some((short, _)), _) => format!("skipped: {short}"),
+                    (None, Some((side, true))) => side.name().to_string(),
+                    (None, Some((side, false))) => format!("{} (nearer median)", side.name()),
+                    (None, None) => String::new(),
+                };
+                Row {
+                    benchmark: commit.short().to_string(),
+                    cells: vec![
+                        text(commit.short().to_string()),
+                        text(commit.subject.clone()),
+                        t.median.map_or(Cell::Empty, |value| Cell::Value {
+                            value,
+                            unit: unit.clone(),
+                            source_unit: source_unit.clone(),
+                        }),
+                        match (t.median, good_median) {
+                            (Some(m), Some(g)) if g != 0.0 => {
+                                text(format!("{:+.2}%", (m / g - 1.0) * 100.0))
+                            }
+                            _ => Cell::Empty,
+                        },
+                        p(t.judged.as_ref().map(|j| j.p_good)),
+                        p(t.judged.as_ref().map(|j| j.p_bad)),
+                        Cell::Count {
+                            count: t.rounds as u64,
+                        },
+                        text(verdict),
+                    ],
+                }
+            })
+            .collect();
+        let columns = [
+            ("Commit", keys::COMMIT),
+            ("Subject", "subject"),
+            (self.metric.as_str(), keys::VALUE),
+            ("vs good", keys::CHANGE),
+            ("p vs good", "p_good"),
+            ("p vs bad", "p_bad"),
+            ("Rounds", keys::RUNS),
+            ("Verdict", "verdict"),
+        ]
+        .into_iter()
+        .map(|(header, key)| Column::new(header, key))
+        .collect();
+        Report {
+            runs: Vec::new(),
+            tables: vec![Table {
+                title: Some(format!("bisect: {} (median per commit)", self.metric)),
+                run: 0,
+                cycle: None,
+                columns,
+                rows,
+            }],
+            notes,
+            verdict: None,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! A benchmark harness run in a checkout of some commit, for `latkit bisect`: built once per
+//! checkout, then run once per round. Go suites are compiled to a test binary (`go test -c`)
+//! so that each round runs the benchmarks without rebuilding; google/benchmark binaries and
+//! plain commands run as given, after `--build`.
+
+use crate::ingest::format::{BUILTIN, by_name};
+use crate::ingest::{Input, read_path};
+use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What is measured at each commit.
+#[derive(Clone, Debug)]
+pub enum Harness {
+    /// `go [PKG] [FLAGS]`: a Go package's benchmarks; FLAGS as `go test` takes them
+    /// (`-benchtime 1000x`, `-cpu 1`).
+    Go { package: String, flags: Vec<String> },
+    /// `gbench BINARY [ARGS]`: a google/benchmark binary of the checkout (built by `--build`).
+    Gbench { binary: String, args: Vec<String> },
+    /// `exec CMD [ARGS]`: a command timed from start to exit (`wall`, seconds).
+    Exec { command: Vec<String> },
+}
+
+/// The metric `exec` measures.
+pub const WALL: &str = "wall";
+
+impl Harness {
+    /// From the words after `--`: `go …`, `gbench …` or `exec …`.
+    pub fn parse(words: &[String]) -> Result<Harness, String> {
+        let usage = "after -- give the harness: `go [PKG] [FLAGS]`, `gbench BINARY [ARGS]` or \
+                     `exec CMD [ARGS]`";
+        let (kind, rest) = words.split_first().ok_or(usage)?;
+        match kind.as_str() {
+            "go" => {
+                let (package, flags) = match rest.split_first() {
+                    Some((pkg, flags)) if !pkg.starts_with('-') => (pkg.clone(), flags.to_vec()),
+                    _ => (".".to_string(), rest.to_vec()),
+                };
+                Ok(Harness::Go { package, flags })
+            }
+            "gbench" => match rest.split_first() {
+                Some((binary, args)) => Ok(Harness::Gbench {
+                    binary: binary.clone(),
+                    args: args.to_vec(),
+                }),
+                None => Err(format!("gbench needs the benchmark binary; {usage}")),
+            },
+            "exec" if !rest.is_empty() => Ok(Harness::Exec {
+                command: rest.to_vec(),
+            }),
+            "exec" => Err(format!("exec needs a command; {usage}")),
+            other => Err(format!("`{other}` is no harness; {usage}")),
+        }
+    }
+
+    /// The metric the search follows unless `--metric` names another.
+    pub fn default_metric(&self) -> &'static str {
+        match self {
+            Harness::Go { .. } => "ns/op",
+            Harness::Gbench { .. } => crate::model::vocab::REAL_TIME,
+            Harness::Exec { .. } => WALL,
+        }
+    }
+}
+
+/// A checkout made ready to measure: where it is and what runs there.
+pub struct Prepared {
+    root: PathBuf,
+    harness: Harness,
+    /// The compiled Go test binary (in `scratch`).
+    go_binary: Option<PathBuf>,
+    bench: String,
+    scratch: tempfile::TempDir,
+}
+
+/// Runs `command` in `dir` to its end (an interrupt stops it), its standard output to `out`;
+/// a failure says what ran and the end of what it said.
+fn run_to(mut command: Command, dir: &Path, out: &Path, what: &str) -> Result<(), String> {
+    let stdout = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let err_path = out.with_extension("stderr");
+    let stderr = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    command
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    let status = crate::interrupt::status_of(&mut command).map_err(|e| format!("{what}: {e}"))?;
+    if status.success() || crate::interrupt::requested() {
+        return Ok(());
+    }
+    let said = std::fs::read_to_string(&err_path).unwrap_or_default()
+        + &std::fs::read_to_string(out).unwrap_or_default();
+    let tail: Vec<&str> = said.lines().rev().take(5).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(format!("{what} failed ({status}): {}", tail.join(" | ")))
+}
+
+fn shell(command: &str) -> Command {
+    let mut shell = Command::new("sh");
+    shell.arg("-c").arg(command);
+    shell
+}
+
+/// Builds the checkout at `root` (`build`, then the Go test binary): `Err` with the reason
+/// when it does not build, which the search skips.
+pub fn prepare(
+    root: &Path,
+    harness: &Harness,
+    build: Option<&str>,
+    bench: &str,
+) -> Result<Prepared, String> {
+    let scratch = tempfile::Builder::new()
+        .prefix("latkit-bisect-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let log = scratch.path().join("build.out");
+    if let Some(build) = build {
+        run_to(shell(build), root, &log, &format!("--build `{build}`"))?;
+    }
+    let go_binary = match harness {
+        Harness::Go { package, .. } => {
+            let binary = scratch.path().join("bench.test");
+            let mut go = Command::new("go");
+            go.args(["test", "-c", "-o"]).arg(&binary).arg(package);
+            run_to(go, root, &log, &format!("go test -c {package}"))?;
+            Some(binary)
+        }
+        _ => None,
+    };
+    Ok(Prepared {
+        root: root.to_path_buf(),
+        harness: harness.clone(),
+        go_binary,
+        bench: bench.to_string(),
+        scratch,
+    })
+}
+
+impl Prepared {
+    /// One run of the harness: the results it printed, or the time it took (`exec`).
+    pub fn measure(&self) -> Result<Input, String> {
+        let out = self.scratch.path().join("run.out");
+        let format = match &self.harness {
+            Harness::Go { package, flags } => {
+                let binary = self.go_binary.as_ref().ok_or("no Go test binary")?;
+                let mut run = Command::new(binary);
+                run.args(["-test.run", "^$", "-test.bench", &self.bench])
+                    .args(["-test.count", "1"]);
+                // `go test` flags become the test binary's own (`-benchtime` → `-test.benchtime`).
+                run.args(flags.iter().map(|f| match f.strip_prefix('-') {
+                    Some(name) if !name.starts_with("test.") && !name.starts_with('-') => {
+                        format!("-test.{name}")
+                    }
+                    _ => f.clone(),
+                }));
+                // Go runs a package's tests in its directory.
+                run_to(run, &self.root.join(package), &out, "the Go benchmarks")?;
+                "go"
+            }
+            Harness::Gbench { binary, args } => {
+                let mut run = Command::new(self.root.join(binary));
+                run.arg(format!("--benchmark_filter={}", self.bench))
+                    .arg("--benchmark_format=json")
+                    .args(args);
+                run_to(run, &self.root, &out, binary)?;
+                "gbench-json"
+            }
+            Harness::Exec { command } => return self.time(command, &out),
+        };
+        let format = by_name(BUILTIN, format).ok_or("an input format latkit lacks")?;
+        read_path(&out.display().to_string(), Some(format)).map_err(|e| e.to_string())
+    }
+
+    /// `exec`: the command's wall time, as a run of one benchmark named after it.
+    fn time(&self, command: &[String], out: &Path) -> Result<Input, String> {
+        let mut run = Command::new(&command[0]);
+        run.args(&command[1..]);
+        let started = std::time::Instant::now();
+        run_to(run, &self.root, out, &command.join(" "))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let mut builder = RunBuilder::default();
+        let bench = builder.benchmark(&command.join(" "), None, BenchName::plain);
+        builder.record(bench, WALL, "s", seconds);
+        let source = Source {
+            kind: SourceKind::Command,
+            format: "exec".into(),
+            path: None,
+            command: command.to_vec(),
+        };
+        Ok(Input {
+            runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],
+            notes: Vec::new(),
+            malformed: 0,
+        })
+    }
+}

@@ -1,0 +1,236 @@
+//! `latkit bisect` on real repositories with the real go toolchain (and a plain command):
+//! it names the commit that made the benchmark slower, skips one that does not build,
+//! refuses to blame anyone when nothing changed, and leaves no checkout behind, interrupted
+//! or not.
+
+mod common;
+
+use common::{Job, git, latkit};
+use serde_json::Value;
+use std::path::Path;
+
+fn go_sources(work: u32) -> String {
+    format!(
+        "package spin\n\nimport \"testing\"\n\nvar sink uint64\n\n\
+         func spin(n int) {{\n\tx := uint64(1)\n\tfor i := 0; i < n; i++ {{\n\t\tx = x*6364136223846793005 + 1\n\t}}\n\tsink += x\n}}\n\n\
+         func BenchmarkWork(b *testing.B) {{\n\tfor i := 0; i < b.N; i++ {{\n\t\tspin({work})\n\t}}\n}}\n"
+    )
+}
+
+/// Commits c0…c12 of a Go package: c7 makes BenchmarkWork 40 % slower (20,000 → 28,000
+/// steps), c9 does not build (fixed in c10), the others change a note.
+fn go_history() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("go.mod"), "module example.com/spin\n\ngo 1.19\n").unwrap();
+    std::fs::write(repo.join("spin_test.go"), go_sources(20_000)).unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "c0: the benchmark"]);
+    for i in 1..=12 {
+        std::fs::write(repo.join("notes.txt"), format!("change {i}\n")).unwrap();
+        match i {
+            7 => std::fs::write(repo.join("spin_test.go"), go_sources(28_000)).unwrap(),
+            9 => std::fs::write(repo.join("broken.go"), "package spin\nfunc broken( {\n").unwrap(),
+            10 => std::fs::remove_file(repo.join("broken.go")).unwrap(),
+            _ => {}
+        }
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("c{i}: change {i}")]);
+    }
+    dir
+}
+
+/// The subject of every row, and its verdict.
+fn verdicts(report: &Value) -> Vec<(String, String)> {
+    report["tables"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let cells = row["cells"].as_array().unwrap();
+            let text = |i: usize| cells[i]["text"].as_str().unwrap_or_default().to_string();
+            (text(1), text(7))
+        })
+        .collect()
+}
+
+/// The checkouts git knows of besides the repository itself.
+fn checkouts_left(repo: &Path) -> usize {
+    common::worktrees(repo).len() - 1
+}
+
+/// `latkit bisect OPTIONS --dir REPO -- HARNESS`, run to its end.
+fn bisect(repo: &Path, options: &[&str], harness: &[&str]) -> std::process::Output {
+    latkit()
+        .arg("bisect")
+        .args(options)
+        .arg("--dir")
+        .arg(repo)
+        .arg("--")
+        .args(harness)
+        .output()
+        .unwrap()
+}
+
+/// The Go harness of the fixture: 200 iterations per run.
+const GO: [&str; 4] = ["go", ".", "-benchtime", "200x"];
+
+#[test]
+fn go_bisect_names_the_commit_that_made_it_slower() {
+    let repo = go_history();
+    let out = latkit()
+        .args([
+            "bisect", "--good", "HEAD~12", "--bad", "HEAD", "--format", "json", "--dir",
+        ])
+        .arg(repo.path())
+        .args(["--", "go", ".", "-benchtime", "200x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("first bad commit: "), "{notes}");
+    assert!(notes.contains("c7: change 7"), "{notes}");
+    let rows = verdicts(&report);
+    // The ends, and each tested commit in order: c6 (the middle) good, then c9, which does
+    // not build and is skipped as `git bisect skip` would, then its neighbour.
+    assert_eq!(rows.first().unwrap().1, "good");
+    assert_eq!(rows.last().unwrap().1, "bad");
+    let c6 = rows
+        .iter()
+        .find(|(s, _)| s == "c6: change 6")
+        .expect("c6 tested");
+    assert_eq!(c6.1, "good");
+    let c9 = rows
+        .iter()
+        .find(|(s, _)| s == "c9: change 9")
+        .expect("c9 tested");
+    assert!(c9.1.starts_with("skipped: does not build"), "{c9:?}");
+    assert!(!notes.contains("may be the first bad instead"), "{notes}");
+    let c7 = rows
+        .iter()
+        .find(|(s, _)| s == "c7: change 7")
+        .expect("c7 tested");
+    assert_eq!(c7.1, "bad");
+    // A plain binary search over 12 commits takes about 4 steps; with one skip, at most 5
+    // commits are built besides the ends.
+    assert!(rows.len() <= 7, "{rows:?}");
+    assert!(stderr.contains("step 1: testing"), "{stderr}");
+    assert_eq!(checkouts_left(repo.path()), 0);
+}
+
+#[test]
+fn a_range_with_no_real_change_blames_nobody() {
+    let repo = go_history();
+    let options = ["--good", "HEAD~4", "--bad", "HEAD", "--max-rounds", "8"];
+    let out = bisect(repo.path(), &options, &GO);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("good and bad do not differ beyond noise"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("first bad commit"), "{stdout}");
+    assert_eq!(checkouts_left(repo.path()), 0);
+}
+
+#[test]
+fn exec_bisect_times_a_command_of_each_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    let script = |n: u32| format!("i=0\nwhile [ $i -lt {n} ]; do i=$((i+1)); done\n");
+    std::fs::write(repo.join("work.sh"), script(20_000)).unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "e0: a loop"]);
+    for i in 1..=4 {
+        if i == 3 {
+            std::fs::write(repo.join("work.sh"), script(60_000)).unwrap();
+        }
+        std::fs::write(repo.join("notes.txt"), format!("{i}\n")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("e{i}: step {i}")]);
+    }
+    let options = ["--good", "HEAD~4", "--bad", "HEAD", "--threshold", "20%"];
+    let out = bisect(repo, &options, &["exec", "sh", "work.sh"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("first bad commit") && stdout.contains("e3: step 3"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wall"), "{stdout}");
+}
+
+#[test]
+fn an_interrupted_bisect_exits_130_and_leaves_no_checkout() {
+    let repo = go_history();
+    let root = repo.path().to_str().unwrap();
+    let mut job = Job::start(
+        &[
+            "bisect",
+            "--good",
+            "HEAD~12",
+            "--bad",
+            "HEAD",
+            "--rounds",
+            "1000",
+            "--max-rounds",
+            "1000",
+            "--dir",
+            root,
+            "--",
+            "go",
+            ".",
+            "-benchtime",
+            "200x",
+        ],
+        repo.path(),
+    );
+    // Wait until the ends are checked out and measuring.
+    common::wait_until("the ends are checked out", || {
+        checkouts_left(repo.path()) == 2
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    job.ctrl_c();
+    let out = job.finish("interrupted bisect");
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert_eq!(checkouts_left(repo.path()), 0);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let repo = go_history();
+    for (args, expected) in [
+        (
+            vec!["--good", "HEAD", "--bad", "HEAD~3", "--", "go"],
+            "must be an ancestor",
+        ),
+        (
+            vec!["--good", "HEAD~3", "--bad", "HEAD", "--", "cargo"],
+            "is no harness",
+        ),
+        (
+            vec!["--good", "nope", "--bad", "HEAD", "--", "go"],
+            "`nope` is not a commit",
+        ),
+    ] {
+        let out = latkit()
+            .arg("bisect")
+            .args(["--dir", repo.path().to_str().unwrap()])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
