@@ -73,6 +73,18 @@ fn bisect(repo: &Path, options: &[&str], harness: &[&str]) -> std::process::Outp
         .unwrap()
 }
 
+/// A bisection that succeeded, named the commit with `subject`, and searched `metric`.
+fn assert_names(out: &std::process::Output, subject: &str, metric: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("first bad commit") && stdout.contains(subject),
+        "{stdout}"
+    );
+    assert!(stdout.contains(metric), "{stdout}");
+}
+
 /// The Go harness of the fixture: 200 iterations per run.
 const GO: [&str; 4] = ["go", ".", "-benchtime", "200x"];
 
@@ -156,18 +168,7 @@ fn exec_bisect_times_a_command_of_each_checkout() {
     }
     let options = ["--good", "HEAD~4", "--bad", "HEAD", "--threshold", "20%"];
     let out = bisect(repo, &options, &["exec", "sh", "work.sh"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("first bad commit") && stdout.contains("e3: step 3"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("wall"), "{stdout}");
+    assert_names(&out, "e3: step 3", "wall");
 }
 
 #[test]
@@ -222,6 +223,10 @@ fn bad_usage_exits_2() {
             vec!["--good", "nope", "--bad", "HEAD", "--", "go"],
             "`nope` is not a commit",
         ),
+        (
+            vec!["--good", "HEAD~3", "--bad", "HEAD", "--", "exec", "false"],
+            "the good end failed to run",
+        ),
     ] {
         let out = latkit()
             .arg("bisect")
@@ -233,4 +238,39 @@ fn bad_usage_exits_2() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn gbench_bisect_builds_each_checkout_and_names_the_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    let source = |steps: u32| {
+        format!(
+            "#include <benchmark/benchmark.h>\n#include <cstdint>\n\
+             static void BM_Work(benchmark::State& state) {{\n  for (auto _ : state) {{\n\
+             \x20   uint64_t x = 1;\n    for (int i = 0; i < {steps}; ++i) {{ x = x * 6364136223846793005ULL + 1; benchmark::DoNotOptimize(x); }}\n\
+             \x20 }}\n}}\nBENCHMARK(BM_Work);\nBENCHMARK_MAIN();\n"
+        )
+    };
+    std::fs::write(repo.join("bench.cc"), source(20_000)).unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "g0: the benchmark"]);
+    for i in 1..=4 {
+        if i == 3 {
+            std::fs::write(repo.join("bench.cc"), source(60_000)).unwrap();
+        }
+        std::fs::write(repo.join("notes.txt"), format!("{i}\n")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("g{i}: step {i}")]);
+    }
+    let build = "g++ -O2 bench.cc -lbenchmark -lpthread -o bench";
+    let options = ["--good", "HEAD~4", "--bad", "HEAD", "--build", build];
+    let out = bisect(
+        repo,
+        &options,
+        &["gbench", "./bench", "--benchmark_min_time=0.02"],
+    );
+    assert_names(&out, "g3: step 3", "real_time");
+    assert_eq!(checkouts_left(repo), 0);
 }

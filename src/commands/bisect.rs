@@ -100,8 +100,10 @@ pub fn run(args: BisectOptions) -> Result<()> {
         talk: !args.output.quiet,
     };
     let (tested, notes, outcome) = bisection.search();
-    let report = bisection.report(&tested, notes);
-    sinks.finish(&report)?;
+    // Nothing measured (an end that does not run): the error says it all.
+    if !tested.is_empty() {
+        sinks.finish(&bisection.report(&tested, notes))?;
+    }
     outcome
 }
 
@@ -168,7 +170,7 @@ impl Bisection<'_> {
                     Err(why) if i == 1 => return Err(Stop::Commit(why)),
                     Err(why) => {
                         let end = if i == 0 { "good" } else { "bad" };
-                        return Err(Stop::Fatal(Error::Failed(format!(
+                        return Err(Stop::Fatal(Error::Input(format!(
                             "the {end} end failed to run: {why}"
                         ))));
                     }
