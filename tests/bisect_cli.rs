@@ -91,14 +91,12 @@ const GO: [&str; 4] = ["go", ".", "-benchtime", "200x"];
 #[test]
 fn go_bisect_names_the_commit_that_made_it_slower() {
     let repo = go_history();
-    let out = latkit()
-        .args([
-            "bisect", "--good", "HEAD~12", "--bad", "HEAD", "--format", "json", "--dir",
-        ])
-        .arg(repo.path())
-        .args(["--", "go", ".", "-benchtime", "200x"])
-        .output()
-        .unwrap();
+    let db = repo.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let options = [
+        "--good", "HEAD~12", "--bad", "HEAD", "--format", "json", "--store", "--db", db,
+    ];
+    let out = bisect(repo.path(), &options, &GO);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -131,6 +129,21 @@ fn go_bisect_names_the_commit_that_made_it_slower() {
     assert!(rows.len() <= 7, "{rows:?}");
     assert!(stderr.contains("step 1: testing"), "{stderr}");
     assert_eq!(checkouts_left(repo.path()), 0);
+    // --store: every measured commit's runs, filed under that commit.
+    let stored = common::json_of(latkit().args(["store", "list", "--format", "json", "--db", db]));
+    let commits: Vec<&str> = stored
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["commit"].as_str().unwrap())
+        .collect();
+    let culprit = notes.split("first bad commit: ").nth(1).unwrap();
+    assert!(
+        commits.iter().any(|c| culprit.starts_with(c)),
+        "{commits:?}"
+    );
+    // The ends are filed at every step: at least twice each.
+    assert!(commits.len() >= 6, "{commits:?}");
 }
 
 #[test]

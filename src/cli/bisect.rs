@@ -53,6 +53,15 @@ pub struct BisectArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Save each measured commit's runs (the ends included) in the history store, filed
+    /// under that commit, so `history` and `compare @COMMIT` can read them.
+    #[arg(long)]
+    pub store: bool,
+    #[command(flatten)]
+    pub db: super::DbArgs,
+    /// Tag the stored runs.
+    #[arg(long, value_name = "NAME", requires = "store")]
+    pub tag: Option<String>,
     /// The harness: `go [PKG] [FLAGS]`, `gbench BINARY [ARGS]` or `exec CMD [ARGS]`.
     #[arg(last = true, required = true, value_name = "HARNESS")]
     pub harness: Vec<String>,
@@ -89,6 +98,10 @@ impl BisectArgs {
             max_rounds: self.max_rounds,
             alpha: self.alpha,
             harness,
+            store: self.store.then_some(crate::commands::Storing {
+                db: self.db.db,
+                tag: self.tag,
+            }),
             output: crate::commands::Output {
                 format: self.format,
                 out: self.out,

@@ -30,6 +30,8 @@ pub struct BisectOptions {
     pub max_rounds: u32,
     pub alpha: f64,
     pub harness: Harness,
+    /// Where each measured commit's runs are filed (`--store`).
+    pub store: Option<super::Storing>,
     pub output: Output,
 }
 
@@ -43,6 +45,14 @@ struct Tested {
     rounds: usize,
     /// Why it was skipped: in short (`does not build`), and what the harness said.
     skipped: Option<(&'static str, String)>,
+}
+
+/// One run of a checkout: the figure searched, the metric's unit, and the runs themselves
+/// (for the store).
+struct Sample {
+    value: f64,
+    unit: Option<(Unit, String)>,
+    runs: Vec<crate::model::Run>,
 }
 
 /// Why a round stopped.
@@ -62,12 +72,23 @@ struct Bisection<'a> {
     bad: Prepared,
     unit: Option<(Unit, String)>,
     talk: bool,
+    /// `--store`: the history store and the tag, and the runs of good, the tested commit and
+    /// bad measured since they were last filed.
+    store: Option<(crate::store::Store, Option<String>)>,
+    runs: [Vec<crate::model::Run>; 3],
 }
 
 pub fn run(args: BisectOptions) -> Result<()> {
     let bench = regex::Regex::new(&args.bench)
         .map_err(|e| Error::Input(format!("--bench `{}`: {e}", args.bench)))?;
     let sinks = output_sinks(&args.output)?;
+    let store = match &args.store {
+        Some(storing) => {
+            let location = crate::store::default_location(storing.db.as_deref())?;
+            Some((crate::store::Store::open(&location)?, storing.tag.clone()))
+        }
+        None => None,
+    };
     crate::interrupt::install();
     let commits = commits_between(&args.dir, &args.good, &args.bad)?;
     let ends = [&commits[0], &commits[commits.len() - 1]];
@@ -98,6 +119,8 @@ pub fn run(args: BisectOptions) -> Result<()> {
         bad: bad?,
         unit: None,
         talk: !args.output.quiet,
+        store,
+        runs: Default::default(),
     };
     let (tested, notes, outcome) = bisection.search();
     // Nothing measured (an end that does not run): the error says it all.
@@ -115,10 +138,7 @@ impl Bisection<'_> {
     }
 
     /// One figure of a checkout, with the metric's unit as the harness reported it.
-    fn sample(
-        &self,
-        prepared: &Prepared,
-    ) -> std::result::Result<(f64, Option<(Unit, String)>), String> {
+    fn sample(&self, prepared: &Prepared) -> std::result::Result<Sample, String> {
         let input = prepared.measure()?;
         let unit = input
             .runs
@@ -126,11 +146,16 @@ impl Bisection<'_> {
             .flat_map(|r| &r.benchmarks)
             .find_map(|b| b.metric(&self.metric))
             .map(|m| (m.unit.clone(), m.source_unit.clone()));
-        input
+        let value = input
             .runs
             .iter()
-            .find_map(|run| figure(run, &self.bench, &self.metric))
-            .map(|value| (value, unit))
+            .find_map(|run| figure(run, &self.bench, &self.metric));
+        value
+            .map(|value| Sample {
+                value,
+                unit,
+                runs: input.runs,
+            })
             .ok_or_else(|| {
                 format!(
                     "no benchmark matching `{}` reported `{}`",
@@ -161,10 +186,13 @@ impl Bisection<'_> {
                     _ => &self.bad,
                 };
                 match self.sample(prepared) {
-                    Ok((value, unit)) => {
-                        samples_of.push(value);
+                    Ok(sample) => {
+                        samples_of.push(sample.value);
                         if self.unit.is_none() {
-                            self.unit = unit;
+                            self.unit = sample.unit;
+                        }
+                        if self.store.is_some() {
+                            self.runs[i].extend(sample.runs);
                         }
                     }
                     Err(why) if i == 1 => return Err(Stop::Commit(why)),
@@ -184,6 +212,37 @@ impl Bisection<'_> {
         Ok(samples)
     }
 
+    /// `--store`: files the runs measured since the last call, each side's pooled into one
+    /// run under its commit (`mid`: the tested commit's index).
+    fn file(&mut self, mid: Option<usize>) -> Result<()> {
+        let Some((store, tag)) = self.store.as_mut() else {
+            return Ok(());
+        };
+        let last = self.commits.len() - 1;
+        for (side, commit) in [(0, Some(0)), (1, mid), (2, Some(last))] {
+            let runs = std::mem::take(&mut self.runs[side]);
+            let (Some(commit), Some((run, _))) = (commit, crate::ingest::merge(runs)) else {
+                continue;
+            };
+            let commit = &self.commits[commit];
+            let provenance = crate::store::Provenance {
+                commit: Some(commit.hash.clone()),
+                branch: None,
+                dirty: Some(false),
+            };
+            let figures = crate::analyze::history::figures(&run);
+            let id = store.put(&run, &[], &provenance, tag.as_deref(), &figures)?;
+            if self.talk {
+                crate::error::say(&format!(
+                    "latkit bisect: stored run #{id} for {} in {}",
+                    commit.short(),
+                    store.describe()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the ends differ beyond noise (and `--threshold`): the evidence either way.
     fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
         let (alpha, threshold) = (self.args.alpha, self.args.threshold.unwrap_or(0.0));
@@ -198,6 +257,7 @@ impl Bisection<'_> {
             self.commits[self.commits.len() - 1].short()
         ));
         let [good, _, bad] = self.rounds(None, |g, _, b| apart(g, b).2)?;
+        self.file(None).map_err(Stop::Fatal)?;
         let (p, change, differ) = apart(&good, &bad);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
@@ -260,6 +320,7 @@ impl Bisection<'_> {
             Err(Stop::Commit(why)) => return Ok(skipped("does not run", why)),
             Err(stop) => return Err(stop),
         };
+        self.file(Some(index)).map_err(Stop::Fatal)?;
         let [good, mid, bad] = &samples;
         let judged = judge(good, mid, bad, alpha);
         let side = match judged.side {
