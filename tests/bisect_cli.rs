@@ -144,6 +144,23 @@ fn go_bisect_names_the_commit_that_made_it_slower() {
     );
     // The ends are filed at every step: at least twice each.
     assert!(commits.len() >= 6, "{commits:?}");
+    // Starting again from the stored ends: their stored rounds replace the opening ones.
+    let rev = |r: &str| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(["rev-parse", r])
+            .output()
+            .unwrap();
+        format!("@{}", String::from_utf8_lossy(&out.stdout).trim())
+    };
+    let (good, bad) = (rev("HEAD~12"), rev("HEAD"));
+    let options = ["--good", &good, "--bad", &bad, "--db", db];
+    let again = bisect(repo.path(), &options, &GO);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("the ends' stored rounds"), "{stderr}");
+    assert!(!stderr.contains("measuring the ends"), "{stderr}");
+    assert_names(&again, "c7: change 7", "ns/op");
 }
 
 #[test]
@@ -239,6 +256,10 @@ fn bad_usage_exits_2() {
         (
             vec!["--good", "HEAD~3", "--bad", "HEAD", "--", "exec", "false"],
             "the good end failed to run",
+        ),
+        (
+            vec!["--good", "@latest", "--bad", "HEAD", "--", "go"],
+            "give both --good and --bad as stored runs",
         ),
     ] {
         let out = latkit()

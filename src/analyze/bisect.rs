@@ -154,6 +154,30 @@ pub fn figure(run: &Run, bench: &regex::Regex, metric: &str) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
+/// Each repetition's figure in a pooled run (as the store keeps a bisection's or an A/B
+/// run's rounds): the geometric mean of `metric` over the matching benchmarks' k-th values.
+pub fn figures_per_repetition(run: &Run, bench: &regex::Regex, metric: &str) -> Vec<f64> {
+    let columns: Vec<&Vec<f64>> = run
+        .benchmarks
+        .iter()
+        .filter(|b| bench.is_match(&b.name.full_name))
+        .filter_map(|b| b.metric(metric).map(|m| &m.values))
+        .collect();
+    let repetitions = columns.iter().map(|v| v.len()).min().unwrap_or(0);
+    (0..repetitions)
+        .filter_map(|k| {
+            let logs: Vec<f64> = columns
+                .iter()
+                .map(|v| v[k])
+                .filter(|v| *v > 0.0)
+                .map(f64::ln)
+                .collect();
+            (logs.len() == columns.len())
+                .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

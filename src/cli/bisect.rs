@@ -5,10 +5,12 @@ use std::path::PathBuf;
 /// exec CMD [ARGS]`.
 #[derive(Debug, Args)]
 pub struct BisectArgs {
-    /// The known-good revision (faster).
+    /// The known-good revision (faster), or a stored run of it (`@ID`, `@COMMIT`, `@tag:NAME`
+    /// …): with both ends stored, their stored rounds show that they differ instead of new
+    /// ones.
     #[arg(long, value_name = "REV")]
     pub good: String,
-    /// The known-bad revision (slower); it must descend from --good.
+    /// The known-bad revision (slower), or a stored run of it; it must descend from --good.
     #[arg(long, value_name = "REV")]
     pub bad: String,
     /// A directory in the repository; the harness's package, binary and command paths are
@@ -99,9 +101,10 @@ impl BisectArgs {
             alpha: self.alpha,
             harness,
             store: self.store.then_some(crate::commands::Storing {
-                db: self.db.db,
+                db: self.db.db.clone(),
                 tag: self.tag,
             }),
+            db: self.db.db,
             output: crate::commands::Output {
                 format: self.format,
                 out: self.out,

@@ -5,7 +5,9 @@
 
 use super::{Output, output_sinks};
 use crate::analyze::Report;
-use crate::analyze::bisect::{Judged, Search, Side, figure, judge, median, nearest};
+use crate::analyze::bisect::{
+    Judged, Search, Side, figure, figures_per_repetition, judge, median, nearest,
+};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{Note, Unit};
@@ -32,6 +34,8 @@ pub struct BisectOptions {
     pub harness: Harness,
     /// Where each measured commit's runs are filed (`--store`).
     pub store: Option<super::Storing>,
+    /// The history store `@` ends are read from (`None`: the default one).
+    pub db: Option<String>,
     pub output: Output,
 }
 
@@ -76,6 +80,8 @@ struct Bisection<'a> {
     /// bad measured since they were last filed.
     store: Option<(crate::store::Store, Option<String>)>,
     runs: [Vec<crate::model::Run>; 3],
+    /// Both ends' stored rounds (`--good @…`, `--bad @…`), which replace the opening ones.
+    stored_ends: Option<StoredEnds>,
 }
 
 pub fn run(args: BisectOptions) -> Result<()> {
@@ -90,7 +96,12 @@ pub fn run(args: BisectOptions) -> Result<()> {
         None => None,
     };
     crate::interrupt::install();
-    let commits = commits_between(&args.dir, &args.good, &args.bad)?;
+    let metric = args
+        .metric
+        .clone()
+        .unwrap_or_else(|| args.harness.default_metric().to_string());
+    let (good, bad, stored_ends) = stored_ends(&args, &bench, &metric)?;
+    let commits = commits_between(&args.dir, &good, &bad)?;
     let ends = [&commits[0], &commits[commits.len() - 1]];
     // The ends' checkouts live as long as the bisection.
     let trees = [
@@ -110,10 +121,7 @@ pub fn run(args: BisectOptions) -> Result<()> {
     let mut bisection = Bisection {
         args: &args,
         bench,
-        metric: args
-            .metric
-            .clone()
-            .unwrap_or_else(|| args.harness.default_metric().to_string()),
+        metric,
         commits,
         good: good?,
         bad: bad?,
@@ -121,6 +129,7 @@ pub fn run(args: BisectOptions) -> Result<()> {
         talk: !args.output.quiet,
         store,
         runs: Default::default(),
+        stored_ends,
     };
     let (tested, notes, outcome) = bisection.search();
     // Nothing measured (an end that does not run): the error says it all.
@@ -128,6 +137,66 @@ pub fn run(args: BisectOptions) -> Result<()> {
         sinks.finish(&bisection.report(&tested, notes))?;
     }
     outcome
+}
+
+/// Both ends' stored rounds and the metric's unit as stored.
+#[derive(Clone)]
+struct StoredEnds {
+    samples: [Vec<f64>; 2],
+    unit: Option<(Unit, String)>,
+}
+
+/// The ends' revisions; with `--good @…` and `--bad @…`, the stored runs' commits and each
+/// stored round's figure.
+fn stored_ends(
+    args: &BisectOptions,
+    bench: &regex::Regex,
+    metric: &str,
+) -> Result<(String, String, Option<StoredEnds>)> {
+    use crate::store::{Store, StoredRef, default_location};
+    let (good, bad) = match (StoredRef::parse(&args.good)?, StoredRef::parse(&args.bad)?) {
+        (None, None) => return Ok((args.good.clone(), args.bad.clone(), None)),
+        (Some(good), Some(bad)) => (good, bad),
+        _ => {
+            return Err(Error::Input(
+                "give both --good and --bad as stored runs (@…), or neither: a stored end and a \
+                 measured one were not measured alike"
+                    .into(),
+            ));
+        }
+    };
+    let mut store = Store::open(&default_location(args.db.as_deref())?)?;
+    let mut unit = None;
+    let mut load = |reference: StoredRef, text: &str| -> Result<(String, Vec<f64>)> {
+        let meta = reference.resolve(&mut store)?;
+        let commit = meta.commit.clone().ok_or_else(|| {
+            Error::Input(format!("{text}: stored run #{} has no commit", meta.id))
+        })?;
+        let (_, run, _) = store
+            .load(meta.id)?
+            .ok_or_else(|| Error::Input(format!("{text}: stored run #{} is gone", meta.id)))?;
+        let samples = figures_per_repetition(&run, bench, metric);
+        unit = unit.take().or_else(|| {
+            let m = run.benchmarks.iter().find_map(|b| b.metric(metric))?;
+            Some((m.unit.clone(), m.source_unit.clone()))
+        });
+        if samples.len() < 2 {
+            return Err(Error::Input(format!(
+                "{text}: stored run #{} holds {} round(s) of `{metric}` for the benchmarks \
+                 matching `{bench}`; at least 2 are needed",
+                meta.id,
+                samples.len()
+            )));
+        }
+        Ok((commit, samples))
+    };
+    let (good_commit, good_samples) = load(good, &args.good)?;
+    let (bad_commit, bad_samples) = load(bad, &args.bad)?;
+    let ends = StoredEnds {
+        samples: [good_samples, bad_samples],
+        unit,
+    };
+    Ok((good_commit, bad_commit, Some(ends)))
 }
 
 impl Bisection<'_> {
@@ -251,13 +320,26 @@ impl Bisection<'_> {
             let change = (median(bad) / median(good) - 1.0) * 100.0;
             (p, change, p <= alpha && change.abs() >= threshold)
         };
-        self.say(&format!(
-            "measuring the ends: good {} and bad {}, interleaved",
-            self.commits[0].short(),
-            self.commits[self.commits.len() - 1].short()
-        ));
-        let [good, _, bad] = self.rounds(None, |g, _, b| apart(g, b).2)?;
-        self.file(None).map_err(Stop::Fatal)?;
+        let (good, bad) = match self.stored_ends.clone() {
+            Some(StoredEnds {
+                samples: [good, bad],
+                unit,
+            }) => {
+                self.say("the ends' stored rounds show whether they differ");
+                self.unit = self.unit.take().or(unit);
+                (good, bad)
+            }
+            None => {
+                self.say(&format!(
+                    "measuring the ends: good {} and bad {}, interleaved",
+                    self.commits[0].short(),
+                    self.commits[self.commits.len() - 1].short()
+                ));
+                let [good, _, bad] = self.rounds(None, |g, _, b| apart(g, b).2)?;
+                self.file(None).map_err(Stop::Fatal)?;
+                (good, bad)
+            }
+        };
         let (p, change, differ) = apart(&good, &bad);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
@@ -267,7 +349,8 @@ impl Bisection<'_> {
                 p_good: if side == Side::Good { 1.0 } else { p },
                 p_bad: if side == Side::Bad { 1.0 } else { p },
             }),
-            side: Some((side, differ)),
+            // The ends are good and bad by the user's word; whether they differ is a note.
+            side: Some((side, true)),
             rounds: samples.len(),
             skipped: None,
         };
