@@ -56,35 +56,58 @@ fn clamp(v: i32) -> u8 {
     v.clamp(0, 255) as u8
 }
 
-/// BT.601 limited-range YUV to RGBA, in integer arithmetic.
-fn yuv_to_rgba(y: u8, u: u8, v: u8, out: &mut [u8]) {
-    let c = 298 * (i32::from(y) - 16);
+/// The chroma terms of BT.601 limited range (integer arithmetic, 8 fractional bits, rounded)
+/// that the two pixels sharing a chroma sample use: red, green and blue offsets.
+#[inline(always)]
+fn chroma_terms(u: u8, v: u8) -> [i32; 3] {
     let (d, e) = (i32::from(u) - 128, i32::from(v) - 128);
-    out[0] = clamp((c + 409 * e + 128) >> 8);
-    out[1] = clamp((c - 100 * d - 208 * e + 128) >> 8);
-    out[2] = clamp((c + 516 * d + 128) >> 8);
+    [409 * e + 128, -100 * d - 208 * e + 128, 516 * d + 128]
+}
+
+/// One RGBA pixel from its luma and its chroma terms.
+#[inline(always)]
+fn pixel(y: u8, [r, g, b]: [i32; 3], out: &mut [u8]) {
+    let c = 298 * (i32::from(y) - 16);
+    out[0] = clamp((c + r) >> 8);
+    out[1] = clamp((c + g) >> 8);
+    out[2] = clamp((c + b) >> 8);
     out[3] = 255;
+}
+
+/// One row: each chroma sample's terms computed once for its two pixels, in straight runs of
+/// slices the compiler can keep free of bounds checks.
+#[inline(always)]
+fn convert_row(out: &mut [u8], luma: &[u8], chroma: impl Iterator<Item = (u8, u8)>) {
+    for ((out, y), (u, v)) in out
+        .chunks_exact_mut(8)
+        .zip(luma.chunks_exact(2))
+        .zip(chroma)
+    {
+        let terms = chroma_terms(u, v);
+        pixel(y[0], terms, &mut out[..4]);
+        pixel(y[1], terms, &mut out[4..]);
+    }
 }
 
 /// Converts one NV12 or I420 frame to RGBA.
 fn convert(src: &[u8], dst: &mut [u8], width: usize, height: usize, pixfmt: PixelFormat) {
     let (luma, chroma) = src.split_at(width * height);
-    let quarter = (width / 2) * (height / 2);
-    for row in 0..height {
-        let chroma_row = row / 2;
-        for col in 0..width {
-            let (u, v) = match pixfmt {
-                PixelFormat::Nv12 => {
-                    let i = chroma_row * width + (col & !1);
-                    (chroma[i], chroma[i + 1])
-                }
-                _ => {
-                    let i = chroma_row * (width / 2) + col / 2;
-                    (chroma[i], chroma[quarter + i])
-                }
-            };
-            let px = row * width + col;
-            yuv_to_rgba(luma[px], u, v, &mut dst[px * 4..px * 4 + 4]);
+    let half = width / 2;
+    let (u_plane, v_plane) = chroma.split_at(half * (height / 2));
+    let rows = dst
+        .chunks_exact_mut(width * 4)
+        .zip(luma.chunks_exact(width));
+    for (row, (out, luma)) in rows.enumerate() {
+        let c = row / 2;
+        match pixfmt {
+            PixelFormat::Nv12 => {
+                let uv = &chroma[c * width..(c + 1) * width];
+                convert_row(out, luma, uv.chunks_exact(2).map(|p| (p[0], p[1])));
+            }
+            _ => {
+                let (u, v) = (&u_plane[c * half..][..half], &v_plane[c * half..][..half]);
+                convert_row(out, luma, u.iter().copied().zip(v.iter().copied()));
+            }
         }
     }
 }
@@ -177,6 +200,58 @@ mod tests {
         assert_eq!(PixelFormat::Nv12.frame_bytes(1280, 720), 1_382_400);
         assert_eq!(PixelFormat::I420.frame_bytes(1280, 720), 1_382_400);
         assert_eq!(PixelFormat::Rgba.frame_bytes(1280, 720), 3_686_400);
+    }
+
+    /// BT.601 limited-range YUV to RGBA for one pixel, as written in the standard's integer
+    /// form: the reference the row converter must match exactly.
+    fn yuv_to_rgba(y: u8, u: u8, v: u8, out: &mut [u8]) {
+        let c = 298 * (i32::from(y) - 16);
+        let (d, e) = (i32::from(u) - 128, i32::from(v) - 128);
+        out[0] = clamp((c + 409 * e + 128) >> 8);
+        out[1] = clamp((c - 100 * d - 208 * e + 128) >> 8);
+        out[2] = clamp((c + 516 * d + 128) >> 8);
+        out[3] = 255;
+    }
+
+    #[test]
+    fn every_yuv_triple_converts_exactly_as_the_reference() {
+        let (mut want, mut got) = ([0u8; 4], [0u8; 4]);
+        for y in 0..=255u8 {
+            for u in 0..=255u8 {
+                for v in 0..=255u8 {
+                    yuv_to_rgba(y, u, v, &mut want);
+                    pixel(y, chroma_terms(u, v), &mut got);
+                    assert_eq!(want, got, "y={y} u={u} v={v}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_frames_convert_pixel_for_pixel_as_the_reference() {
+        let (w, h) = (64, 6);
+        let src = pattern(PixelFormat::Nv12.frame_bytes(w, h));
+        let (luma, chroma) = src.split_at(w * h);
+        for pixfmt in [PixelFormat::Nv12, PixelFormat::I420] {
+            let mut got = vec![0u8; w * h * 4];
+            convert(&src, &mut got, w, h, pixfmt);
+            let mut want = vec![0u8; w * h * 4];
+            for (px, out) in want.chunks_exact_mut(4).enumerate() {
+                let (row, col) = (px / w, px % w);
+                let (u, v) = match pixfmt {
+                    PixelFormat::Nv12 => {
+                        let i = row / 2 * w + (col & !1);
+                        (chroma[i], chroma[i + 1])
+                    }
+                    _ => {
+                        let i = row / 2 * (w / 2) + col / 2;
+                        (chroma[i], chroma[(w / 2) * (h / 2) + i])
+                    }
+                };
+                yuv_to_rgba(luma[px], u, v, out);
+            }
+            assert_eq!(got, want, "{pixfmt:?}");
+        }
     }
 
     #[test]
