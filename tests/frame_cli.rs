@@ -44,6 +44,21 @@ fn copy_and_convert_invariants() {
             "{bandwidth}"
         );
         assert_eq!(metric(bench, "bandwidth")["unit"]["dimension"], "byte_rate");
+        // A conversion says which converter ran, as a note and in the run's settings.
+        let converter = if cfg!(target_arch = "x86_64") {
+            "sse2"
+        } else {
+            "scalar"
+        };
+        let config = doc["runs"][0]["config"].to_string();
+        let notes = doc["notes"].to_string();
+        let in_config = config.contains(&format!("\"converter\",\"value\":\"{converter}\""));
+        let in_notes = notes.contains(&format!("converter: {converter}"));
+        assert_eq!(
+            (in_config, in_notes),
+            (op == "convert", op == "convert"),
+            "{config}\n{notes}"
+        );
     }
 }
 

@@ -3,7 +3,8 @@
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
 use crate::error::Result;
-use crate::probe::frame::FrameConfig;
+use crate::model::Note;
+use crate::probe::frame::{FrameConfig, Operation};
 
 /// The stage to time and where its report goes.
 pub struct FrameOptions {
@@ -17,5 +18,13 @@ pub fn run(options: FrameOptions) -> Result<()> {
     let run = with_progress("frame", options.output.quiet, || {
         crate::probe::frame::run(&options.stage)
     })?;
-    probe_report(run, &options.output, sinks)
+    // Which converter ran is part of what the figures mean.
+    let notes = match options.stage.op {
+        Operation::Convert => vec![Note::info(format!(
+            "converter: {}",
+            crate::probe::frame::CONVERTER
+        ))],
+        Operation::Copy => Vec::new(),
+    };
+    probe_report(run, notes, &options.output, sinks)
 }

@@ -66,7 +66,7 @@ pub fn run(mode: NetMode) -> Result<()> {
                 output.quiet,
                 || measure(&client),
             )?;
-            probe_report(run, &output, sinks)?;
+            probe_report(run, Vec::new(), &output, sinks)?;
             interrupted_is_130()
         }
         NetMode::Loopback(NetTest { client, output }) => {
@@ -75,7 +75,7 @@ pub fn run(mode: NetMode) -> Result<()> {
             let what = format!("{} on loopback", client.test.name());
             let token = client.token.clone();
             let run = with_progress(&what, output.quiet, || loopback(client, token))?;
-            probe_report(run, &output, sinks)?;
+            probe_report(run, Vec::new(), &output, sinks)?;
             interrupted_is_130()
         }
     }

@@ -31,12 +31,17 @@ pub fn probe_sinks(output: &super::Output) -> Result<FanOut> {
 }
 
 /// Reports a probe's run like `parse` does, judged against `--check` targets.
-pub fn probe_report(run: Run, output: &super::Output, sinks: FanOut) -> Result<()> {
+pub fn probe_report(
+    run: Run,
+    notes: Vec<crate::model::Note>,
+    output: &super::Output,
+    sinks: FanOut,
+) -> Result<()> {
     let opts = EnrichOptions {
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()
     };
-    let report = build_report(vec![run], Vec::new(), &opts)?;
+    let report = build_report(vec![run], notes, &opts)?;
     if !output.quiet {
         super::say_warnings(&report.notes);
     }
