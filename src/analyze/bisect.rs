@@ -4,7 +4,7 @@
 //! until the test says which end it belongs with, so noise does not pick the culprit.
 
 use super::utest::mann_whitney;
-use crate::model::Run;
+use crate::model::{Better, Run};
 
 /// Which end a commit belongs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +30,49 @@ pub struct Judged {
     /// U-test p-values against the good and the bad end.
     pub p_good: f64,
     pub p_bad: f64,
+}
+
+/// What the ends' rounds show about the change from good to bad.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndsShow {
+    /// Worse, beyond noise and the threshold: there is a commit to find.
+    Worse,
+    /// Better, beyond noise and the threshold: nothing got worse.
+    Better,
+    /// Not beyond noise, or not by the threshold.
+    WithinNoise,
+}
+
+/// The ends compared: the change from good to bad (percent of good's median) and its p.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ends {
+    pub change: f64,
+    pub p: f64,
+    /// Whether the change is for the worse, significant or not.
+    pub for_the_worse: bool,
+    pub show: EndsShow,
+}
+
+/// Compares the ends once, after a fixed number of rounds: testing again after every added
+/// round until they differ would raise the false-alarm rate well above `alpha`. Only a change
+/// for the worse (by the metric's direction) is something to bisect.
+pub fn compare_ends(good: &[f64], bad: &[f64], alpha: f64, threshold: f64, better: Better) -> Ends {
+    let p = mann_whitney(good, bad).map_or(1.0, |t| t.p);
+    let change = (median(bad) / median(good) - 1.0) * 100.0;
+    let for_the_worse = change != 0.0 && (change > 0.0) == (better == Better::Lower);
+    let show = if p > alpha || change.abs() < threshold || change == 0.0 {
+        EndsShow::WithinNoise
+    } else if for_the_worse {
+        EndsShow::Worse
+    } else {
+        EndsShow::Better
+    };
+    Ends {
+        change,
+        p,
+        for_the_worse,
+        show,
+    }
 }
 
 /// Places `mid` between `good` and `bad`: with one end when it differs significantly (at
@@ -199,6 +242,44 @@ mod tests {
         assert_eq!(
             judge(&good[..2], &like_bad[..2], &bad[..2], 0.05).side,
             None
+        );
+    }
+
+    #[test]
+    fn only_ends_that_got_worse_beyond_noise_and_threshold_are_bisected() {
+        let fast = [100.0, 101.0, 99.0, 100.5, 100.2];
+        let slow = [106.0, 107.0, 105.5, 106.4, 106.9];
+        let lower = Better::Lower;
+        let ends = compare_ends(&fast, &slow, 0.05, 0.0, lower);
+        assert_eq!(ends.show, EndsShow::Worse);
+        assert!((ends.change - 6.188).abs() < 0.01, "{ends:?}");
+        assert!((ends.p - 0.0079).abs() < 0.001, "{ends:?}");
+        // Faster at the bad end: nothing got worse (the CI A/A run that blamed c10 saw
+        // -5.58 %, p=0.032).
+        assert_eq!(
+            compare_ends(&slow, &fast, 0.05, 0.0, lower).show,
+            EndsShow::Better
+        );
+        // For a rate, higher is better: the same figures read the other way.
+        let higher = Better::Higher;
+        assert_eq!(
+            compare_ends(&slow, &fast, 0.05, 0.0, higher).show,
+            EndsShow::Worse
+        );
+        assert_eq!(
+            compare_ends(&fast, &slow, 0.05, 0.0, higher).show,
+            EndsShow::Better
+        );
+        // Significant, but below --threshold.
+        assert_eq!(
+            compare_ends(&fast, &slow, 0.05, 10.0, lower).show,
+            EndsShow::WithinNoise
+        );
+        // Overlapping: within noise.
+        let overlapping = [99.5, 101.5, 100.1, 100.8, 99.2];
+        assert_eq!(
+            compare_ends(&fast, &overlapping, 0.05, 0.0, lower).show,
+            EndsShow::WithinNoise
         );
     }
 

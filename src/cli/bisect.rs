@@ -24,14 +24,15 @@ pub struct BisectArgs {
     /// The figure searched (default: ns/op for go, real_time for gbench, wall for exec).
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
-    /// Bisect only when bad differs from good by at least N percent (and beyond noise).
+    /// Bisect only when bad is worse than good by at least N percent (and beyond noise).
     #[arg(long, value_name = "N%", value_parser = percent)]
     pub threshold: Option<f64>,
     /// Run before measuring each checkout, in its --dir (`sh -c`), e.g. `make bench`; a
     /// commit where it fails is skipped.
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
-    /// Rounds (each end and the tested commit once each) before the first judgement.
+    /// Rounds (each end and the tested commit once each) before the first judgement; the
+    /// ends are compared once, after this many.
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rounds: u32,

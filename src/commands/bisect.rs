@@ -6,11 +6,13 @@
 use super::{Output, output_sinks};
 use crate::analyze::Report;
 use crate::analyze::bisect::{
-    Judged, Search, Side, figure, figures_per_repetition, judge, median, nearest,
+    Ends, EndsShow, Judged, Search, Side, compare_ends, figure, figures_per_repetition, judge,
+    median, nearest,
 };
+use crate::analyze::compare::{relative_noise, repetitions_needed};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::error::{Error, Result};
-use crate::model::{Note, Unit};
+use crate::model::{Better, Note, Unit};
 use crate::runner::harness::{Harness, Prepared, prepare};
 use crate::runner::worktree::{Commit, Worktree, commits_between};
 use std::path::PathBuf;
@@ -312,14 +314,9 @@ impl Bisection<'_> {
         Ok(())
     }
 
-    /// Whether the ends differ beyond noise (and `--threshold`): the evidence either way.
+    /// Whether the bad end is worse than the good one beyond noise (and `--threshold`): the
+    /// evidence either way. The ends get `--rounds` rounds and one test.
     fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
-        let (alpha, threshold) = (self.args.alpha, self.args.threshold.unwrap_or(0.0));
-        let apart = |good: &[f64], bad: &[f64]| {
-            let p = crate::analyze::utest::mann_whitney(good, bad).map_or(1.0, |t| t.p);
-            let change = (median(bad) / median(good) - 1.0) * 100.0;
-            (p, change, p <= alpha && change.abs() >= threshold)
-        };
         let (good, bad) = match self.stored_ends.clone() {
             Some(StoredEnds {
                 samples: [good, bad],
@@ -331,46 +328,76 @@ impl Bisection<'_> {
             }
             None => {
                 self.say(&format!(
-                    "measuring the ends: good {} and bad {}, interleaved",
+                    "measuring the ends: good {} and bad {}, interleaved, {} rounds",
                     self.commits[0].short(),
-                    self.commits[self.commits.len() - 1].short()
+                    self.commits[self.commits.len() - 1].short(),
+                    self.args.rounds
                 ));
-                let [good, _, bad] = self.rounds(None, |g, _, b| apart(g, b).2)?;
+                let [good, _, bad] = self.rounds(None, |_, _, _| true)?;
                 self.file(None).map_err(Stop::Fatal)?;
                 (good, bad)
             }
         };
-        let (p, change, differ) = apart(&good, &bad);
+        let better = self
+            .unit
+            .as_ref()
+            .map_or(Better::Lower, |(u, _)| u.better());
+        let threshold = self.args.threshold.unwrap_or(0.0);
+        let ends = compare_ends(&good, &bad, self.args.alpha, threshold, better);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
             median: Some(median(samples)),
             judged: Some(Judged {
                 side: Some(side),
-                p_good: if side == Side::Good { 1.0 } else { p },
-                p_bad: if side == Side::Bad { 1.0 } else { p },
+                p_good: if side == Side::Good { 1.0 } else { ends.p },
+                p_bad: if side == Side::Bad { 1.0 } else { ends.p },
             }),
             // The ends are good and bad by the user's word; whether they differ is a note.
             side: Some((side, true)),
             rounds: samples.len(),
             skipped: None,
         };
-        let why_not = (!differ).then(|| {
-            format!(
-                "good and bad do not differ beyond noise{}: {change:+.2}% (p={p:.3}, {} rounds; \
-                 alpha {alpha}): no commit is blamed",
-                self.args
-                    .threshold
-                    .map(|t| format!(" and {t}%"))
-                    .unwrap_or_default(),
-                good.len()
-            )
-        });
+        let why_not = self.why_not_bisect(&ends, &good, &bad);
         let last = self.commits.len() - 1;
         Ok((
             end(0, &good, Side::Good),
             end(last, &bad, Side::Bad),
             why_not,
         ))
+    }
+
+    /// Why the ends give nothing to bisect, with the evidence and, for a change for the
+    /// worse too noisy to tell, about how many rounds would tell it.
+    fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64]) -> Option<String> {
+        let (alpha, rounds) = (self.args.alpha, good.len().min(bad.len()));
+        let evidence = format!(
+            "{} {:+.2}% (p={:.3}, {rounds} rounds a side; alpha {alpha})",
+            self.metric, ends.change, ends.p
+        );
+        match ends.show {
+            EndsShow::Worse => None,
+            EndsShow::Better => Some(format!(
+                "the bad end is better than the good one: {evidence}; nothing got worse \
+                 between them, so no commit is blamed"
+            )),
+            EndsShow::WithinNoise => {
+                let threshold = self.args.threshold.unwrap_or(0.0);
+                let advice = relative_noise(good, bad, median(good))
+                    .filter(|_| ends.for_the_worse && ends.change.abs() >= threshold)
+                    .and_then(|noise| repetitions_needed(noise, ends.change, alpha))
+                    .filter(|&n| n > rounds as u64)
+                    .map(|n| format!("; about {n} rounds a side (--rounds {n}) would tell it"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "good and bad do not differ beyond noise{}: {evidence}: no commit is \
+                     blamed{advice}",
+                    self.args
+                        .threshold
+                        .map(|t| format!(" and {t}%"))
+                        .unwrap_or_default(),
+                ))
+            }
+        }
     }
 
     /// Tests commit `index`: checked out, built, measured against both ends.

@@ -17,6 +17,7 @@ use crate::model::{
 };
 pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
+pub(crate) use regression::{relative_noise, repetitions_needed};
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
 /// replaced so that two families line up row by row (compare.py's `filter_benchmark`).

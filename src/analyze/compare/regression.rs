@@ -38,7 +38,7 @@ pub fn holm(ps: &[f64]) -> Vec<f64> {
 /// The pooled standard deviation of two samples relative to `centre` (the base's): the noise
 /// a change must stand out of. `None` when it cannot be told (fewer than three values, or a
 /// zero centre).
-pub(super) fn relative_noise(a: &[f64], b: &[f64], centre: f64) -> Option<f64> {
+pub(crate) fn relative_noise(a: &[f64], b: &[f64], centre: f64) -> Option<f64> {
     let sum_of_squares = |v: &[f64]| {
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
