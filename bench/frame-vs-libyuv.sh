@@ -19,5 +19,5 @@ m = next(m for m in b["metrics"] if m.get("percentiles"))
 print(m["percentiles"]["p50"] / 1e6)')
   theirs=$("$out/libyuv-nv12" "$width" "$height" 300 || true)
   awk -v i="$i" -v a="$ours" -v b="$theirs" \
-    'BEGIN { printf "run %d: latkit %.3f ms, libyuv %.3f ms, ratio %.1fx\n", i, a, b, a / b }'
+    'BEGIN { printf "run %d: latkit %.3f ms, libyuv %.3f ms, ratio %.2fx\n", i, a, b, a / b }'
 done

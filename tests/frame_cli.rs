@@ -45,11 +45,7 @@ fn copy_and_convert_invariants() {
         );
         assert_eq!(metric(bench, "bandwidth")["unit"]["dimension"], "byte_rate");
         // A conversion says which converter ran, as a note and in the run's settings.
-        let converter = if cfg!(target_arch = "x86_64") {
-            "sse2"
-        } else {
-            "scalar"
-        };
+        let converter = fastest_converter();
         let config = doc["runs"][0]["config"].to_string();
         let notes = doc["notes"].to_string();
         let in_config = config.contains(&format!("\"converter\",\"value\":\"{converter}\""));
@@ -60,6 +56,47 @@ fn copy_and_convert_invariants() {
             "{config}\n{notes}"
         );
     }
+}
+
+/// The converter `--converter auto` should pick on this CPU.
+fn fastest_converter() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        return "avx2";
+    } else {
+        return "sse2";
+    }
+    #[allow(unreachable_code)]
+    "scalar"
+}
+
+#[test]
+fn a_converter_can_be_chosen_by_name() {
+    let names: &[&str] = if cfg!(target_arch = "x86_64") {
+        &["scalar", "sse2", fastest_converter()]
+    } else {
+        &["scalar"]
+    };
+    for &name in names {
+        let doc = json_of(latkit().args([
+            "frame",
+            "--op",
+            "convert",
+            "--converter",
+            name,
+            "--iterations",
+            "5",
+            "--format",
+            "json",
+        ]));
+        let notes = doc["notes"].to_string();
+        assert!(notes.contains(&format!("converter: {name}")), "{notes}");
+    }
+    latkit()
+        .args(["frame", "--op", "convert", "--converter", "neon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("auto, scalar, sse2, avx2"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Command-line twins of the library's enums: clap parses these, and `From` hands the library
 //! its own type, so library and wire-protocol types carry no clap derive.
 
-use crate::probe::frame::{Operation, PixelFormat};
+use crate::probe::frame::{Converter, Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
 use crate::report::OutputFormat;
@@ -62,6 +62,30 @@ choice!(OperationArg => Operation {
     /// Convert NV12 or I420 to RGBA.
     Convert,
 });
+
+/// `frame --converter`: a converter by name, or the fastest this CPU has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConverterArg {
+    /// The fastest this CPU runs.
+    Auto,
+    /// Two pixels per step in general-purpose registers.
+    Scalar,
+    /// Eight pixels per step in 128-bit registers (every x86-64 CPU).
+    Sse2,
+    /// Sixteen pixels per step in 256-bit registers.
+    Avx2,
+}
+
+impl From<ConverterArg> for Converter {
+    fn from(choice: ConverterArg) -> Converter {
+        match choice {
+            ConverterArg::Auto => Converter::fastest(),
+            ConverterArg::Scalar => Converter::Scalar,
+            ConverterArg::Sse2 => Converter::Sse2,
+            ConverterArg::Avx2 => Converter::Avx2,
+        }
+    }
+}
 
 choice!(
     /// `--plot-kind`.

@@ -1,4 +1,4 @@
-use super::choices::{OperationArg, PixelFormatArg};
+use super::choices::{ConverterArg, OperationArg, PixelFormatArg};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,6 +19,11 @@ pub struct FrameArgs {
     #[arg(long, default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub iterations: u64,
+    /// The row converter --op convert runs: the fastest this CPU has (auto: avx2, else sse2
+    /// on x86-64, else scalar), or one by name, e.g. scalar to model a pipeline without
+    /// vector code. All give the same bytes.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub converter: ConverterArg,
     /// Untimed frames first (caches, page faults).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub warmup: u64,
@@ -36,6 +41,7 @@ impl From<FrameArgs> for crate::commands::FrameOptions {
                 op: args.op.into(),
                 iterations: args.iterations,
                 warmup: args.warmup,
+                converter: args.converter.into(),
             },
             output: args.output.into(),
         }

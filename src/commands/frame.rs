@@ -22,7 +22,7 @@ pub fn run(options: FrameOptions) -> Result<()> {
     let notes = match options.stage.op {
         Operation::Convert => vec![Note::info(format!(
             "converter: {}",
-            crate::probe::frame::CONVERTER
+            options.stage.converter.name()
         ))],
         Operation::Copy => Vec::new(),
     };
