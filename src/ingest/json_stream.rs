@@ -1,12 +1,10 @@
 //! JSON documents read as they stream, so that memory follows what a document holds, not its
 //! size: whitespace and the fields a reader ignores are skipped as they pass, and no string
 //! may be longer than [`MAX_STRING`] (names, commands and context values are short; a longer
-//! one is refused before it is held). The lines where values start are kept for messages.
+//! one is refused before it is held).
 
 use crate::error::{Error, Result};
-use std::cell::Cell;
 use std::io::{self, BufRead, Read};
-use std::rc::Rc;
 
 /// The longest JSON string read, as [`super::MAX_LINE`] is the longest text line.
 pub const MAX_STRING: u64 = 1 << 20;
@@ -14,74 +12,36 @@ pub const MAX_STRING: u64 = 1 << 20;
 const MAX_DOCUMENT: u64 = 4 << 30;
 /// How much of the input is taken from the reader at a time.
 const CHUNK: usize = 64 << 10;
-/// Depths at which the line where the latest value started is remembered.
-const DEPTHS: usize = 4;
 
 /// Where the document stands, as the bytes pass to the parser.
 #[derive(Default)]
-pub struct Position {
-    line: Cell<u64>,
-    depth: Cell<usize>,
-    in_string: Cell<bool>,
-    escaped: Cell<bool>,
-    string_length: Cell<u64>,
-    /// Inside a number or a literal (`true`, `null`).
-    in_scalar: Cell<bool>,
-    started: [Cell<u64>; DEPTHS],
+struct Position {
+    line: u64,
+    in_string: bool,
+    escaped: bool,
+    string_length: u64,
 }
 
 impl Position {
-    /// The line on which the latest value at `depth` started (0: the document itself, 1: a
-    /// field of it or an element of it, 2: one inside that, ...).
-    pub fn started_at(&self, depth: usize) -> u64 {
-        self.started.get(depth).map_or(0, Cell::get)
-    }
-
-    fn value_starts(&self) {
-        if let Some(started) = self.started.get(self.depth.get()) {
-            started.set(self.line.get());
-        }
-    }
-
     /// Follows one byte; `Err` when a string grows too long.
-    fn step(&self, byte: u8) -> std::result::Result<(), Refused> {
+    fn step(&mut self, byte: u8) -> std::result::Result<(), Refused> {
         if byte == b'\n' {
-            self.line.set(self.line.get() + 1);
+            self.line += 1;
         }
-        if self.in_string.get() {
-            let length = self.string_length.get() + 1;
-            if length > MAX_STRING {
+        if self.in_string {
+            self.string_length += 1;
+            if self.string_length > MAX_STRING {
                 return Err(Refused::LongString);
             }
-            self.string_length.set(length);
-            match (self.escaped.get(), byte) {
-                (true, _) => self.escaped.set(false),
-                (false, b'\\') => self.escaped.set(true),
-                (false, b'"') => self.in_string.set(false),
+            match (self.escaped, byte) {
+                (true, _) => self.escaped = false,
+                (false, b'\\') => self.escaped = true,
+                (false, b'"') => self.in_string = false,
                 _ => {}
             }
-            return Ok(());
-        }
-        match byte {
-            b'"' => {
-                self.value_starts();
-                self.in_string.set(true);
-                self.string_length.set(0);
-            }
-            b'{' | b'[' => {
-                self.value_starts();
-                self.depth.set(self.depth.get() + 1);
-            }
-            b'}' | b']' => {
-                self.in_scalar.set(false);
-                self.depth.set(self.depth.get().saturating_sub(1));
-            }
-            b',' | b':' | b' ' | b'\t' | b'\r' | b'\n' => self.in_scalar.set(false),
-            _ if !self.in_scalar.get() => {
-                self.value_starts();
-                self.in_scalar.set(true);
-            }
-            _ => {}
+        } else if byte == b'"' {
+            self.in_string = true;
+            self.string_length = 0;
         }
         Ok(())
     }
@@ -104,44 +64,38 @@ impl std::fmt::Display for Refused {
 }
 
 /// A reader that follows the bytes the parser takes (it takes them one at a time).
-pub struct Tracked<'a> {
+struct Tracked<'a> {
     inner: &'a mut dyn BufRead,
     /// Bytes read from `inner`, of which those before `next` went to the parser.
     chunk: Vec<u8>,
     next: usize,
     taken: u64,
-    position: Rc<Position>,
+    position: Position,
     refused: Option<Refused>,
 }
 
 impl<'a> Tracked<'a> {
-    pub fn new(inner: &'a mut dyn BufRead) -> Tracked<'a> {
-        let position = Position::default();
-        position.line.set(1);
-        for started in &position.started {
-            started.set(1);
-        }
+    fn new(inner: &'a mut dyn BufRead) -> Tracked<'a> {
+        let position = Position {
+            line: 1,
+            ..Position::default()
+        };
         Tracked {
             inner,
             chunk: Vec::with_capacity(CHUNK),
             next: 0,
             taken: 0,
-            position: Rc::new(position),
+            position,
             refused: None,
         }
     }
 
-    /// Where the document stands, to be read while it is parsed.
-    pub fn position(&self) -> Rc<Position> {
-        Rc::clone(&self.position)
-    }
-
     /// The error for a failed parse of the document `path`, which was to be `expected`.
-    pub fn error(&self, path: &str, expected: &str, e: serde_json::Error) -> Error {
+    fn error(&self, path: &str, expected: &str, e: serde_json::Error) -> Error {
         match self.refused {
             Some(Refused::LongString) => Error::Input(format!(
                 "{path}:{}: {}; a JSON reader keeps strings up to that",
-                self.position.line.get(),
+                self.position.line,
                 Refused::LongString
             )),
             Some(Refused::TooLarge) => Error::Input(format!("{path}: {}", Refused::TooLarge)),
@@ -171,9 +125,8 @@ impl Read for Tracked<'_> {
         let refused = if self.taken > MAX_DOCUMENT {
             Err(Refused::TooLarge)
         } else {
-            buf[..n]
-                .iter()
-                .try_for_each(|&byte| self.position.step(byte))
+            let position = &mut self.position;
+            buf[..n].iter().try_for_each(|&byte| position.step(byte))
         };
         refused.map_err(|why| {
             self.refused = Some(why);
@@ -201,15 +154,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strings_are_bounded_and_lines_of_values_kept() {
+    fn strings_are_bounded_and_errors_name_their_line() {
         let text = "{\"a\": [\n 1,\n {\"b\": \"}{\\\"[\"}\n]}";
-        let mut reader = text.as_bytes();
-        let mut tracked = Tracked::new(&mut reader);
-        let position = tracked.position();
-        let value: serde_json::Value = serde_json::from_reader(&mut tracked).unwrap();
+        let value: serde_json::Value = read_document("f.json", &mut text.as_bytes(), "a").unwrap();
         assert_eq!(value["a"][1]["b"], "}{\"[");
-        assert_eq!(position.started_at(2), 3, "the object in the array");
-        assert_eq!(position.depth.get(), 0, "braces in strings do not count");
 
         let long = format!("[\n\"{}\"]", "x".repeat(MAX_STRING as usize + 1));
         let err = read_document::<serde_json::Value>("f.json", &mut long.as_bytes(), "an array")

@@ -8,6 +8,7 @@ pub mod gbench;
 pub mod go;
 mod hdrhistogram;
 mod hyperfine;
+pub(crate) mod json_split;
 pub(crate) mod json_stream;
 mod latkit_json;
 mod libtest;

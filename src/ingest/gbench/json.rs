@@ -3,13 +3,14 @@
 
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
-use crate::ingest::json_stream::{Position, Tracked};
+use crate::ingest::json_split::split_rows;
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::Source;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::io::BufRead;
-use std::rc::Rc;
 
 pub struct GbenchJson;
 
@@ -35,97 +36,67 @@ impl InputFormat for GbenchJson {
     }
 }
 
-/// A google/benchmark JSON document, streamed, as the run it describes.
+/// A google/benchmark JSON document, streamed, as the run it describes: the context kept,
+/// every row handed to the recorder as it comes (never the whole array at once), other fields
+/// skipped.
 pub fn read_from(path: &str, reader: &mut dyn BufRead, source: Source) -> Result<Input> {
-    let mut tracked = Tracked::new(reader);
-    let document = Document {
-        position: tracked.position(),
-        context: Context::default(),
-        recorder: Recorder::new(path),
-    };
-    let mut de = serde_json::Deserializer::from_reader(&mut tracked);
-    let read = de
-        .deserialize_map(document)
-        .and_then(|document| de.end().map(|()| document));
-    drop(de);
-    let document = read.map_err(|e| tracked.error(path, EXPECTED, e))?;
-    if document.recorder.is_empty() {
+    let mut context = Context::default();
+    let mut recorder = Recorder::new(path);
+    split_rows(
+        path,
+        reader,
+        "benchmarks",
+        "context",
+        EXPECTED,
+        |line, value| {
+            let fields = serde_json::from_slice(value).map_err(|e| refused(path, line, e))?;
+            context = read_context(&fields);
+            Ok(())
+        },
+        |line, bytes| parse_row(path, line, bytes),
+        |read| match read {
+            (line, Err(why)) => recorder.skip(line, why),
+            (_, Ok(row)) => recorder.add(row),
+        },
+    )?;
+    if recorder.is_empty() {
         return Err(Error::Input(format!(
             "{path}: no google/benchmark results in `benchmarks`"
         )));
     }
-    Ok(document.context.into_input(document.recorder, source))
+    Ok(context.into_input(recorder, source))
+}
+
+/// One element of `benchmarks`: a row, or why it is skipped (with its line); `Err` when it is
+/// not JSON at all.
+fn parse_row(
+    path: &str,
+    line: u64,
+    bytes: &[u8],
+) -> Result<(u64, std::result::Result<Row, String>)> {
+    if bytes.first() != Some(&b'{') {
+        serde_json::from_slice::<IgnoredAny>(bytes).map_err(|e| refused(path, line, e))?;
+        return Ok((line, Err("a row that is not an object; skipped".into())));
+    }
+    let fields: Fields = serde_json::from_slice(bytes).map_err(|e| refused(path, line, e))?;
+    Ok((
+        line,
+        row(line, &fields).map_err(|why| format!("{why}; row skipped")),
+    ))
 }
 
 const EXPECTED: &str = "a google/benchmark JSON document ({\"context\", \"benchmarks\": [...]})";
 
-/// The document as it is read: the context kept, every row handed to the recorder as it
-/// comes (never the whole array at once), other fields skipped.
-struct Document {
-    position: Rc<Position>,
-    context: Context,
-    recorder: Recorder,
-}
-
-impl<'de> Visitor<'de> for Document {
-    type Value = Document;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object with `context` and `benchmarks`")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(
-        mut self,
-        mut map: A,
-    ) -> std::result::Result<Document, A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "context" => self.context = read_context(&map.next_value()?),
-                "benchmarks" => map.next_value_seed(Rows(&mut self))?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(self)
-    }
-}
-
-/// The `benchmarks` array, row by row.
-struct Rows<'a>(&'a mut Document);
-
-impl<'de> DeserializeSeed<'de> for Rows<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> std::result::Result<(), D::Error> {
-        de.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Rows<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array of benchmark rows")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        let Document {
-            position, recorder, ..
-        } = self.0;
-        while let Some(value) = seq.next_element::<Value>()? {
-            // The document is depth 0, `benchmarks` 1, a row 2.
-            let line = position.started_at(2);
-            match value {
-                Value::Object(fields) => match row(line, &fields) {
-                    Ok(row) => recorder.add(row),
-                    Err(why) => recorder.skip(line, format!("{why}; row skipped")),
-                },
-                _ => recorder.skip(line, "a row that is not an object; skipped".into()),
-            }
-        }
-        Ok(())
-    }
+/// A part of the document that does not parse, named by its line in the file (`line`: where
+/// the part starts).
+fn refused(path: &str, line: u64, e: serde_json::Error) -> Error {
+    let text = e.to_string();
+    // serde_json's own position is within the part, whose indentation was dropped.
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    let at = line + (e.line() as u64).saturating_sub(1);
+    Error::Input(format!("{path}:{at}: expected {EXPECTED}: {what}"))
 }
 
 fn read_context(fields: &Map<String, Value>) -> Context {
@@ -165,87 +136,103 @@ fn cache(value: &Value) -> Option<String> {
     })
 }
 
-/// Fields every row has, and those that say what it is; everything else numeric is a counter.
-const KNOWN: &[&str] = &[
-    "name",
-    "family_index",
-    "per_family_instance_index",
-    "run_name",
-    "run_type",
-    "repetitions",
-    "repetition_index",
-    "threads",
-    "iterations",
-    "real_time",
-    "cpu_time",
-    "time_unit",
-    "aggregate_name",
-    "aggregate_unit",
-    "label",
-    "error_occurred",
-    "error_message",
-    "skipped",
-    "skip_message",
-    "big_o",
-    "cpu_coefficient",
-    "real_coefficient",
-    "rms",
-];
-
 const TIME_UNITS: &[&str] = &["ns", "us", "ms", "s"];
 
-/// Field `key` of row `name` as a number of at least `min` (times are never negative; a
-/// user counter may be); `None` when absent.
-fn field(
-    f: &Map<String, Value>,
-    name: &str,
-    key: &str,
-    min: f64,
-) -> std::result::Result<Option<f64>, String> {
-    match f.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .filter(|x| x.is_finite() && *x >= min)
-            .map(Some)
-            .ok_or_else(|| {
-                let expected = if min == 0.0 {
-                    "a non-negative number"
-                } else {
-                    "a finite number"
-                };
-                format!("{name}: `{key}` is {v}, not {expected}")
-            }),
+/// A row's fields in order, each value as its JSON text: the row is parsed (and checked)
+/// once, and only the fields read are decoded, without a map or a copy of each.
+struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        struct Pairs;
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a benchmark row (an object)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Fields<'de>, A::Error> {
+                let mut pairs = Vec::with_capacity(24);
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(Fields(pairs))
+            }
+        }
+        de.deserialize_map(Pairs)
     }
 }
 
-fn row(line: u64, f: &Map<String, Value>) -> std::result::Result<Row, String> {
-    let text = |key: &str| f.get(key).and_then(Value::as_str);
-    let name = text("name").ok_or("no `name`")?;
-    let run_name = text("run_name").unwrap_or(name);
-    let kind = match (text("run_type"), text("aggregate_name")) {
-        (Some("aggregate"), Some("BigO")) => RowKind::BigO(text("big_o").unwrap_or("f(N)").into()),
-        (Some("aggregate"), Some("RMS")) => RowKind::Rms,
-        (Some("aggregate"), Some(statistic)) => RowKind::Aggregate(statistic.to_string()),
+impl<'a> Fields<'a> {
+    /// The value of `key` (the last, when a row repeats a key, as a JSON map keeps it).
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    fn text(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.get(key)
+            .and_then(|v| serde_json::from_str(v.get()).ok())
+    }
+
+    fn flag(&self, key: &str) -> bool {
+        self.get(key).is_some_and(|v| v.get() == "true")
+    }
+
+    /// Field `key` of row `name` as a number of at least `min` (times are never negative; a
+    /// user counter may be); `None` when absent.
+    fn number(&self, name: &str, key: &str, min: f64) -> std::result::Result<Option<f64>, String> {
+        self.get(key).map(|v| number(v, name, key, min)).transpose()
+    }
+}
+
+fn number(v: &RawValue, name: &str, key: &str, min: f64) -> std::result::Result<f64, String> {
+    serde_json::from_str::<f64>(v.get())
+        .ok()
+        .filter(|x| x.is_finite() && *x >= min)
+        .ok_or_else(|| {
+            let expected = if min == 0.0 {
+                "a non-negative number"
+            } else {
+                "a finite number"
+            };
+            format!("{name}: `{key}` is {}, not {expected}", v.get())
+        })
+}
+
+fn row(line: u64, f: &Fields) -> std::result::Result<Row, String> {
+    let name = f.text("name").ok_or("no `name`")?;
+    let run_name = f.text("run_name").unwrap_or_else(|| name.clone());
+    let kind = match (f.text("run_type").as_deref(), f.text("aggregate_name")) {
+        (Some("aggregate"), Some(statistic)) => match statistic.as_ref() {
+            "BigO" => RowKind::BigO(f.text("big_o").as_deref().unwrap_or("f(N)").into()),
+            "RMS" => RowKind::Rms,
+            _ => RowKind::Aggregate(statistic.into_owned()),
+        },
         // Before `aggregate_name` existed, google/benchmark marked repetitions `aggregate`
         // too; compare.py reads them as repetitions, and so does latkit.
         _ => RowKind::Iteration,
     };
-    let mut row = Row::new(line, run_name, kind);
+    let mut row = Row::new(line, &run_name, kind);
     row.name = name.to_string();
-    row.percentage = text("aggregate_unit") == Some("percentage");
-    row.label = text("label").filter(|l| !l.is_empty()).map(str::to_string);
-    if f.get("error_occurred").and_then(Value::as_bool) == Some(true) {
-        row.problem = Some(Problem::Error(text("error_message").unwrap_or("").into()));
+    row.percentage = f.text("aggregate_unit").as_deref() == Some("percentage");
+    row.label = f
+        .text("label")
+        .filter(|l| !l.is_empty())
+        .map(Cow::into_owned);
+    if f.flag("error_occurred") {
+        let message = f.text("error_message").unwrap_or_default();
+        row.problem = Some(Problem::Error(message.into_owned()));
         return Ok(row);
     }
-    if f.get("skipped").and_then(Value::as_bool) == Some(true) {
-        row.problem = Some(Problem::Skipped(text("skip_message").unwrap_or("").into()));
+    if f.flag("skipped") {
+        let message = f.text("skip_message").unwrap_or_default();
+        row.problem = Some(Problem::Skipped(message.into_owned()));
         return Ok(row);
     }
-    let value = |key: &str, min: f64| field(f, name, key, min);
-    let number = |key: &str| value(key, 0.0);
-    row.time_unit = text("time_unit").unwrap_or("ns").to_string();
+    let figure = |key: &str| f.number(&name, key, 0.0);
+    row.time_unit = f.text("time_unit").as_deref().unwrap_or("ns").to_string();
     if !TIME_UNITS.contains(&row.time_unit.as_str()) {
         return Err(format!(
             "{name}: time_unit `{}` is not one of ns, us, ms, s",
@@ -254,36 +241,67 @@ fn row(line: u64, f: &Map<String, Value>) -> std::result::Result<Row, String> {
     }
     match &row.kind {
         RowKind::BigO(_) => {
-            row.real_time = number("real_coefficient")?;
-            row.cpu_time = number("cpu_coefficient")?;
+            row.real_time = figure("real_coefficient")?;
+            row.cpu_time = figure("cpu_coefficient")?;
         }
         // The JSON keeps only the fit of the CPU times (the console shows both).
         RowKind::Rms => {
             row.real_time = None;
-            row.cpu_time = number("rms")?;
+            row.cpu_time = figure("rms")?;
         }
         RowKind::Iteration | RowKind::Aggregate(_) => {
             row.real_time =
-                Some(number("real_time")?.ok_or_else(|| format!("{name}: no `real_time`"))?);
-            row.cpu_time = number("cpu_time")?;
+                Some(figure("real_time")?.ok_or_else(|| format!("{name}: no `real_time`"))?);
+            row.cpu_time = figure("cpu_time")?;
             row.iterations = match f.get("iterations") {
                 None => None,
                 Some(v) => Some(
-                    v.as_u64()
-                        .ok_or_else(|| format!("{name}: `iterations` is {v}, not a count"))?,
+                    serde_json::from_str::<u64>(v.get())
+                        .map_err(|_| format!("{name}: `iterations` is {}, not a count", v.get()))?,
                 ),
             };
         }
     }
-    for (key, _) in f {
-        if KNOWN.contains(&key.as_str()) {
+    // Every other field is a counter (the last of a repeated key), in the order of the names.
+    for (i, (key, v)) in f.0.iter().enumerate() {
+        if known(key) || f.0[i + 1..].iter().any(|(k, _)| k == key) {
             continue;
         }
-        if let Some(v) = value(key, f64::MIN)? {
-            row.counters.push((key.clone(), v));
-        }
+        row.counters
+            .push((key.to_string(), number(v, &name, key, f64::MIN)?));
     }
+    row.counters.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(row)
+}
+
+/// Fields every row has, and those that say what it is; everything else numeric is a counter.
+fn known(key: &str) -> bool {
+    matches!(
+        key,
+        "name"
+            | "family_index"
+            | "per_family_instance_index"
+            | "run_name"
+            | "run_type"
+            | "repetitions"
+            | "repetition_index"
+            | "threads"
+            | "iterations"
+            | "real_time"
+            | "cpu_time"
+            | "time_unit"
+            | "aggregate_name"
+            | "aggregate_unit"
+            | "label"
+            | "error_occurred"
+            | "error_message"
+            | "skipped"
+            | "skip_message"
+            | "big_o"
+            | "cpu_coefficient"
+            | "real_coefficient"
+            | "rms"
+    )
 }
 
 #[cfg(test)]
