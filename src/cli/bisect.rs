@@ -32,7 +32,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// Rounds (each end and the tested commit once each) before the first judgement; the
-    /// ends are compared once, after this many.
+    /// ends are compared after this many and, if still unclear, after --max-rounds.
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rounds: u32,

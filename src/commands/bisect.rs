@@ -315,16 +315,20 @@ impl Bisection<'_> {
     }
 
     /// Whether the bad end is worse than the good one beyond noise (and `--threshold`): the
-    /// evidence either way. The ends get `--rounds` rounds and one test.
+    /// evidence either way. Measured ends are tested after `--rounds` rounds and, when that
+    /// does not settle it, once more after `--max-rounds`, each time at half of alpha, so the
+    /// second look does not raise the false-alarm rate above alpha (testing after every round
+    /// until they differ would); stored ends are tested once, at alpha.
     fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
-        let (good, bad) = match self.stored_ends.clone() {
+        let threshold = self.args.threshold.unwrap_or(0.0);
+        let (good, bad, alpha) = match self.stored_ends.clone() {
             Some(StoredEnds {
                 samples: [good, bad],
                 unit,
             }) => {
                 self.say("the ends' stored rounds show whether they differ");
                 self.unit = self.unit.take().or(unit);
-                (good, bad)
+                (good, bad, self.args.alpha)
             }
             None => {
                 self.say(&format!(
@@ -333,17 +337,27 @@ impl Bisection<'_> {
                     self.commits[self.commits.len() - 1].short(),
                     self.args.rounds
                 ));
-                let [good, _, bad] = self.rounds(None, |_, _, _| true)?;
+                let looks = if self.args.max_rounds > self.args.rounds {
+                    2.0
+                } else {
+                    1.0
+                };
+                let (alpha, first) = (self.args.alpha / looks, self.args.rounds as usize);
+                let settled = |g: &[f64], b: &[f64]| {
+                    compare_ends(g, b, alpha, threshold, Better::Lower).show
+                        != EndsShow::WithinNoise
+                };
+                let [good, _, bad] =
+                    self.rounds(None, |g, _, b| g.len() == first && settled(g, b))?;
                 self.file(None).map_err(Stop::Fatal)?;
-                (good, bad)
+                (good, bad, alpha)
             }
         };
         let better = self
             .unit
             .as_ref()
             .map_or(Better::Lower, |(u, _)| u.better());
-        let threshold = self.args.threshold.unwrap_or(0.0);
-        let ends = compare_ends(&good, &bad, self.args.alpha, threshold, better);
+        let ends = compare_ends(&good, &bad, alpha, threshold, better);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
             median: Some(median(samples)),
@@ -357,7 +371,7 @@ impl Bisection<'_> {
             rounds: samples.len(),
             skipped: None,
         };
-        let why_not = self.why_not_bisect(&ends, &good, &bad);
+        let why_not = self.why_not_bisect(&ends, &good, &bad, alpha);
         let last = self.commits.len() - 1;
         Ok((
             end(0, &good, Side::Good),
@@ -368,8 +382,8 @@ impl Bisection<'_> {
 
     /// Why the ends give nothing to bisect, with the evidence and, for a change for the
     /// worse too noisy to tell, about how many rounds would tell it.
-    fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64]) -> Option<String> {
-        let (alpha, rounds) = (self.args.alpha, good.len().min(bad.len()));
+    fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64], alpha: f64) -> Option<String> {
+        let rounds = good.len().min(bad.len());
         let evidence = format!(
             "{} {:+.2}% (p={:.3}, {rounds} rounds a side; alpha {alpha})",
             self.metric, ends.change, ends.p
@@ -386,7 +400,13 @@ impl Bisection<'_> {
                     .filter(|_| ends.for_the_worse && ends.change.abs() >= threshold)
                     .and_then(|noise| repetitions_needed(noise, ends.change, alpha))
                     .filter(|&n| n > rounds as u64)
-                    .map(|n| format!("; about {n} rounds a side (--rounds {n}) would tell it"))
+                    .map(|n| {
+                        let more = match n > u64::from(self.args.max_rounds) {
+                            true => format!(" --max-rounds {n}"),
+                            false => String::new(),
+                        };
+                        format!("; about {n} rounds a side (--rounds {n}{more}) would tell it")
+                    })
                     .unwrap_or_default();
                 Some(format!(
                     "good and bad do not differ beyond noise{}: {evidence}: no commit is \

@@ -3,6 +3,7 @@
 mod builder;
 mod distribution;
 mod environment;
+mod inline;
 mod name;
 pub mod summary;
 mod timer;
@@ -12,6 +13,8 @@ pub mod vocab;
 pub use builder::{RunBuilder, new_run};
 pub use distribution::{Distribution, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
+pub use inline::with_lists_written;
+use inline::{inline_array, inline_values};
 pub use name::{BenchName, identities};
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{
@@ -203,7 +206,7 @@ pub struct Metric {
     pub kind: MetricKind,
     #[serde(skip_serializing_if = "Assume::is_default", default)]
     pub assume: Assume,
-    #[serde(serialize_with = "inline_array")]
+    #[serde(serialize_with = "inline_values")]
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub histogram: Option<Distribution>,
@@ -328,14 +331,6 @@ impl std::fmt::Display for Note {
             _ => f.write_str(&self.message),
         }
     }
-}
-
-/// Writes a list of numbers on one line even inside pretty-printed JSON: a run can hold millions
-/// of repetitions, and one number per line would multiply the output and its writing time.
-fn inline_array<T: Serialize, S: serde::Serializer>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
-    serde_json::value::to_raw_value(items)
-        .map_err(serde::ser::Error::custom)?
-        .serialize(s)
 }
 
 /// RFC 3339 timestamp of `t`, to the second.

@@ -36,7 +36,9 @@ impl Reporter for Json {
             notes: &report.notes,
             verdict: report.verdict.as_ref(),
         };
-        serde_json::to_writer_pretty(&mut *out, &document)?;
+        crate::model::with_lists_written(&report.runs, || {
+            serde_json::to_writer_pretty(&mut *out, &document)
+        })?;
         writeln!(out)
     }
 }

@@ -1,0 +1,139 @@
+//! The hot paths, each on its own so that a change that slows one shows in the next run
+//! (`cargo bench --bench hot_paths`): Go lines through the parser, a Go file and a
+//! google/benchmark JSON file read whole, the U test on large samples, the JSON report, and
+//! the frame converters. The end-to-end comparisons against the peer tools are the
+//! bench/*.sh scripts.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use latkit::analyze::{EnrichOptions, build_report};
+use latkit::ingest::go::GoParser;
+use latkit::probe::frame::{Converter, FrameConfig, Operation, PixelFormat};
+use latkit::report::{JSON, Reader};
+use std::hint::black_box;
+use std::io::Write;
+
+/// Go benchmark output: `lines` results over 40 benchmarks, four metrics each.
+fn go_lines(lines: usize) -> String {
+    let mut text = String::from("goos: linux\ngoarch: amd64\npkg: example.com/bench\n");
+    for i in 0..lines {
+        text.push_str(&format!(
+            "BenchmarkPipeline/stage_{:02}-8 \t   10000\t {}.{} ns/op\t     232 B/op\t       5 allocs/op\t {}.5 MB/s\n",
+            i % 40,
+            10_000 + i % 977,
+            i % 10,
+            100 + i % 31
+        ));
+    }
+    text
+}
+
+/// google/benchmark JSON with `rows` rows, as 1.7 writes it.
+fn gbench_json(rows: usize) -> String {
+    let mut text = String::from(
+        "{\n  \"context\": {\n    \"num_cpus\": 2,\n    \"library_build_type\": \"release\"\n  },\n  \"benchmarks\": [\n",
+    );
+    for i in 0..rows {
+        let name = format!("BM_Replay/window:{}/real_time", 1 << (i % 8));
+        text.push_str(&format!(
+            "    {{\n      \"name\": \"{name}\",\n      \"family_index\": {},\n      \"run_name\": \"{name}\",\n      \"run_type\": \"iteration\",\n      \"repetitions\": 1,\n      \"repetition_index\": 0,\n      \"threads\": 1,\n      \"iterations\": 1000,\n      \"real_time\": {}.25,\n      \"cpu_time\": {}.5,\n      \"time_unit\": \"ns\",\n      \"bytes_per_second\": 1.5e9,\n      \"items\": {}\n    }}{}\n",
+            i % 8,
+            1000 + i % 97,
+            990 + i % 89,
+            i,
+            if i + 1 < rows { "," } else { "" }
+        ));
+    }
+    text.push_str("  ]\n}\n");
+    text
+}
+
+fn temp_file(text: &str) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    file
+}
+
+fn parsing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse");
+    group.sample_size(20);
+    let text = go_lines(20_000);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("go_parser_20k_lines", |b| {
+        b.iter(|| {
+            let mut parser = GoParser::new("bench");
+            for line in text.lines() {
+                parser.feed(black_box(Some(line.as_bytes())));
+            }
+            black_box(parser.finish().malformed)
+        })
+    });
+    // Files large enough for the parallel paths (Go pieces from 16 MiB, JSON row workers).
+    for (name, text) in [
+        ("go_file_200k_lines", go_lines(200_000)),
+        ("gbench_json_40k_rows", gbench_json(40_000)),
+    ] {
+        let file = temp_file(&text);
+        let path = file.path().to_str().unwrap().to_string();
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(latkit::ingest::read_path(&path, None).unwrap().runs.len()))
+        });
+    }
+    group.finish();
+}
+
+fn analysis(c: &mut Criterion) {
+    let mut group = c.benchmark_group("analyze");
+    group.sample_size(20);
+    // Two samples of 25,000 with ties, as two 1M-line files of 40 benchmarks give.
+    let a: Vec<f64> = (0..25_000)
+        .map(|i| f64::from(10_000 + (i * 7919) % 977))
+        .collect();
+    let b: Vec<f64> = (0..25_000)
+        .map(|i| f64::from(10_100 + (i * 104_729) % 983))
+        .collect();
+    group.bench_function("u_test_25k_vs_25k", |bench| {
+        bench.iter(|| black_box(latkit::analyze::utest::mann_whitney(&a, &b).unwrap().p))
+    });
+    let go = temp_file(&go_lines(200_000));
+    let input = latkit::ingest::read_path(go.path().to_str().unwrap(), None).unwrap();
+    group.bench_function("json_report_200k_lines", |bench| {
+        bench.iter(|| {
+            let report =
+                build_report(input.runs.clone(), Vec::new(), &EnrichOptions::default()).unwrap();
+            let reader = Reader {
+                width: None,
+                at_terminal: false,
+            };
+            let mut out = std::io::sink();
+            (JSON.reporter)().render(&report, reader, &mut out).unwrap();
+        })
+    });
+    group.finish();
+}
+
+fn frames(c: &mut Criterion) {
+    let mut group = c.benchmark_group("frame");
+    group.sample_size(20);
+    for converter in [Converter::Scalar, Converter::Sse2, Converter::Avx2] {
+        if !converter.available() {
+            continue;
+        }
+        let config = FrameConfig {
+            width: 1280,
+            height: 720,
+            pixfmt: PixelFormat::Nv12,
+            op: Operation::Convert,
+            iterations: 10,
+            warmup: 0,
+            converter,
+        };
+        group.bench_function(format!("nv12_1280x720_x10_{}", converter.name()), |b| {
+            b.iter(|| black_box(latkit::probe::frame::run(&config).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, parsing, analysis, frames);
+criterion_main!(benches);
