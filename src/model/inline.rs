@@ -83,3 +83,39 @@ pub fn with_lists_written<R>(runs: &[Run], write: impl FnOnce() -> R) -> R {
     WRITTEN.with(|w| w.borrow_mut().clear());
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
+
+    #[test]
+    fn lists_written_beforehand_are_written_as_they_would_have_been() {
+        let mut builder = RunBuilder::default();
+        for b in 0..5 {
+            let bench = builder.benchmark(&format!("B{b}"), None, BenchName::plain);
+            // Long lists (written on threads) and a short one (written in place).
+            let n = if b == 4 { 10 } else { WORTH_A_THREAD + b };
+            for i in 0..n {
+                builder.record(bench, "ns/op", "ns/op", 1.0 / 3.0 + (i * b) as f64);
+                builder.record(bench, "B/op", "B/op", (i % 7) as f64);
+            }
+        }
+        let source = Source {
+            kind: SourceKind::File,
+            format: "go".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        let runs = vec![new_run(source, Environment::default(), Vec::new(), builder)];
+        let plain = serde_json::to_string_pretty(&runs).unwrap();
+        let (waiting, threaded) = with_lists_written(&runs, || {
+            let waiting = WRITTEN.with(|w| w.borrow().len());
+            (waiting, serde_json::to_string_pretty(&runs).unwrap())
+        });
+        assert_eq!(waiting, 8, "both lists of the four long benchmarks");
+        assert_eq!(plain, threaded);
+        assert!(plain.contains("\"values\": [0.3333333333333333,1.3333333333333333,"));
+        WRITTEN.with(|w| assert!(w.borrow().is_empty(), "nothing is kept after"));
+    }
+}
