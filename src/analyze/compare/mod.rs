@@ -137,11 +137,8 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     let mut tables = Vec::new();
     let mut compared = Vec::new();
     let mut footnotes = Footnotes::default();
-    for metric in metric_names(&columns, opts) {
-        let (table, mut figures) = match metric.kind {
-            Kind::Repetitions => repetition_table(&columns, &metric, opts.alpha, &mut footnotes),
-            Kind::Distribution => distribution_table(&columns, &metric, opts, &mut footnotes),
-        };
+    for (table, mut figures, notes) in metric_tables(&columns, opts) {
+        footnotes.absorb(notes);
         if !table.rows.is_empty() {
             tables.push(table);
             compared.append(&mut figures);
@@ -177,6 +174,39 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
         tables,
         notes,
         verdict,
+    })
+}
+
+/// Each metric's table, its figures for the gate and its footnotes, in the metrics' order;
+/// the metrics are compared on every core (a U test of large samples is a sort of each).
+fn metric_tables(
+    columns: &[Side],
+    opts: &CompareOptions,
+) -> Vec<(Table, Vec<Compared>, Footnotes)> {
+    let table = |metric: &MetricName| {
+        let mut footnotes = Footnotes::default();
+        let (table, figures) = match metric.kind {
+            Kind::Repetitions => repetition_table(columns, metric, opts.alpha, &mut footnotes),
+            Kind::Distribution => distribution_table(columns, metric, opts, &mut footnotes),
+        };
+        (table, figures, footnotes)
+    };
+    let metrics = metric_names(columns, opts);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || metrics.len() < 2 {
+        return metrics.iter().map(table).collect();
+    }
+    let per_thread = metrics.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let table = &table;
+        let threads: Vec<_> = metrics
+            .chunks(per_thread)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(table).collect::<Vec<_>>()))
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().expect("a comparison thread panicked"))
+            .collect()
     })
 }
 
@@ -368,6 +398,35 @@ struct Footnotes {
 }
 
 impl Footnotes {
+    /// Takes in the footnotes of the metric compared after the ones already here.
+    fn absorb(&mut self, other: Footnotes) {
+        // Every field named, so that a new one cannot be forgotten here.
+        let Footnotes {
+            too_few_for_ci,
+            too_few_to_detect,
+            all_equal,
+            partial,
+            distributions,
+            inexact,
+            exact_beyond_scipy,
+            geomean_sets_differ,
+            geomean_not_positive,
+        } = other;
+        self.too_few_for_ci |= too_few_for_ci;
+        self.too_few_to_detect |= too_few_to_detect;
+        self.all_equal |= all_equal;
+        for (bench, have) in partial {
+            if !self.partial.iter().any(|(b, _)| *b == bench) {
+                self.partial.push((bench, have));
+            }
+        }
+        self.distributions |= distributions;
+        self.inexact.extend(inexact);
+        self.exact_beyond_scipy |= exact_beyond_scipy;
+        self.geomean_sets_differ |= geomean_sets_differ;
+        self.geomean_not_positive |= geomean_not_positive;
+    }
+
     fn notes(&self, columns: &[Side], alpha: f64) -> Vec<Note> {
         let mut notes = Vec::new();
         if self.too_few_for_ci {
