@@ -4,7 +4,7 @@
 //! one is refused before it is held).
 
 use crate::error::{Error, Result};
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, BufReader, Read};
 
 /// The longest JSON string read, as [`super::MAX_LINE`] is the longest text line.
 pub const MAX_STRING: u64 = 1 << 20;
@@ -144,8 +144,14 @@ pub fn read_document<T: for<'de> serde::Deserialize<'de>>(
     expected: &str,
 ) -> Result<T> {
     let mut tracked = Tracked::new(reader);
-    let mut de = serde_json::Deserializer::from_reader(&mut tracked);
+    // serde_json takes a reader's bytes one at a time; from a `BufReader` each is a load from
+    // its buffer, and the tracking follows whole buffers (a refusal still names the line of
+    // the byte that caused it; other errors carry serde_json's own line).
+    let mut buffered = BufReader::with_capacity(CHUNK, &mut tracked);
+    let mut de = serde_json::Deserializer::from_reader(&mut buffered);
     let parsed = T::deserialize(&mut de).and_then(|value| de.end().map(|()| value));
+    drop(de);
+    drop(buffered);
     parsed.map_err(|e| tracked.error(path, expected, e))
 }
 
