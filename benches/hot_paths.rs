@@ -86,11 +86,11 @@ fn analysis(c: &mut Criterion) {
     let mut group = c.benchmark_group("analyze");
     group.sample_size(20);
     // Two samples of 25,000 with ties, as two 1M-line files of 40 benchmarks give.
-    let a: Vec<f64> = (0..25_000)
-        .map(|i| f64::from(10_000 + (i * 7919) % 977))
+    let a: Vec<f64> = (0..25_000u64)
+        .map(|i| (10_000 + (i * 7919) % 977) as f64)
         .collect();
-    let b: Vec<f64> = (0..25_000)
-        .map(|i| f64::from(10_100 + (i * 104_729) % 983))
+    let b: Vec<f64> = (0..25_000u64)
+        .map(|i| (10_100 + (i * 104_729) % 983) as f64)
         .collect();
     group.bench_function("u_test_25k_vs_25k", |bench| {
         bench.iter(|| black_box(latkit::analyze::utest::mann_whitney(&a, &b).unwrap().p))
