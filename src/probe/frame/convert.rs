@@ -3,6 +3,7 @@
 //! where the CPU has them. Every converter gives the same bytes.
 
 use super::PixelFormat;
+use super::chroma::Chroma;
 
 /// Which row converter runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,12 +93,6 @@ fn scalar_row(out: &mut [u8], luma: &[u8], chroma: impl Iterator<Item = (u8, u8)
         pixel(y[0], terms, &mut out[..4]);
         pixel(y[1], terms, &mut out[4..]);
     }
-}
-
-/// One row's chroma: NV12's interleaved U/V pairs, or I420's separate U and V rows.
-pub(super) enum Chroma<'a> {
-    Interleaved(&'a [u8]),
-    Planar(&'a [u8], &'a [u8]),
 }
 
 /// Converts what it can of one row in vector registers; returns how many pixels it did (a

@@ -1,6 +1,7 @@
 //! The cost of one pipeline stage on a video frame: copying it, or converting YUV to RGBA in
 //! software (BT.601, limited range), timed per frame.
 
+mod chroma;
 mod convert;
 #[cfg(target_arch = "x86_64")]
 mod x86;

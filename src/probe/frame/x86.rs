@@ -3,7 +3,7 @@
 //! 16-bit form of `convert::channel` in which `packus` does the clamp to a byte; they differ
 //! only in how a step's samples are loaded and its pixels stored ([`Step`]).
 
-use super::convert::Chroma;
+use super::chroma::Chroma;
 use std::arch::x86_64::*;
 
 /// A register of 16-bit lanes. A value proves that the CPU has the instructions: the only
