@@ -142,13 +142,13 @@ fn sources() -> Vec<(String, Vec<String>, String)> {
 /// The node a path stands for in the module graph: a top-level module and, for a directory
 /// module, the file or directory below it that the path goes into.
 fn node(path: &[String], modules: &std::collections::BTreeSet<Vec<String>>) -> Vec<String> {
-    match path {
-        [top, sub, ..] if modules.contains(&vec![top.clone(), sub.clone()]) => {
-            vec![top.clone(), sub.clone()]
-        }
-        [top, ..] => vec![top.clone()],
-        [] => Vec::new(),
-    }
+    // The deepest module of the path that is a file: files in one directory are nodes of
+    // their own (the path's last segments may be items in it).
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|m| modules.contains(m))
+        .unwrap_or_else(|| path.iter().take(1).cloned().collect())
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn no_modules_use_each_other_in_a_circle() {
         for path in named_paths(code, module) {
             let to = node(&path, &modules);
             // A directory module's own file declares and re-exports its children.
-            let facade = from.len() == 1 && to.first() == from.first();
+            let facade = to.starts_with(&from);
             if to != from && !to.is_empty() && !facade && rank(&to[0]).is_some() {
                 edges.entry(from.clone()).or_default().insert(to);
             }
@@ -265,6 +265,19 @@ fn the_checks_read_grouped_imports_and_find_circles() {
     assert_eq!(
         circles(&edges).into_iter().collect::<Vec<_>>(),
         ["a", "b", "c"]
+    );
+    // Files of one directory are nodes of their own (frame/convert.rs and frame/x86.rs once
+    // used each other unseen, when the directory was the node).
+    let modules = ["probe::frame", "probe::frame::convert", "probe::frame::x86"]
+        .map(module)
+        .into();
+    assert_eq!(
+        node(&module("probe::frame::x86::avx2_row"), &modules),
+        module("probe::frame::x86")
+    );
+    assert_eq!(
+        node(&module("probe::frame::PixelFormat"), &modules),
+        module("probe::frame")
     );
 }
 
