@@ -8,6 +8,14 @@ mod common;
 use common::{Job, git, latkit};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+/// One bisection measures at a time: two measuring side by side on this 2-CPU machine made
+/// each other's noise (a truly good commit was once placed with the bad end).
+fn quiet() -> MutexGuard<'static, ()> {
+    static MEASURING: Mutex<()> = Mutex::new(());
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn go_sources(work: u32) -> String {
     format!(
@@ -60,8 +68,9 @@ fn checkouts_left(repo: &Path) -> usize {
     common::worktrees(repo).len() - 1
 }
 
-/// `latkit bisect OPTIONS --dir REPO -- HARNESS`, run to its end.
+/// `latkit bisect OPTIONS --dir REPO -- HARNESS`, run to its end, alone.
 fn bisect(repo: &Path, options: &[&str], harness: &[&str]) -> std::process::Output {
+    let _quiet = quiet();
     latkit()
         .arg("bisect")
         .args(options)
@@ -207,6 +216,7 @@ fn exec_bisect_times_a_command_of_each_checkout() {
 fn an_interrupted_bisect_exits_130_and_leaves_no_checkout() {
     let repo = go_history();
     let root = repo.path().to_str().unwrap();
+    let _quiet = quiet();
     let mut job = Job::start(
         &[
             "bisect",

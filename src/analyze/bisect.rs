@@ -76,7 +76,7 @@ pub fn compare_ends(good: &[f64], bad: &[f64], alpha: f64, threshold: f64, bette
 }
 
 /// Places `mid` between `good` and `bad`: with one end when it differs significantly (at
-/// `alpha`) from the other end and not from that one.
+/// `alpha`) from the other end and not from that one, and its median is nearer that end.
 pub fn judge(good: &[f64], mid: &[f64], bad: &[f64], alpha: f64) -> Judged {
     let p = |a: &[f64], b: &[f64]| mann_whitney(a, b).map_or(1.0, |t| t.p);
     let (p_good, p_bad) = (p(good, mid), p(mid, bad));
@@ -84,7 +84,10 @@ pub fn judge(good: &[f64], mid: &[f64], bad: &[f64], alpha: f64) -> Judged {
         (false, true) => Some(Side::Good),
         (true, false) => Some(Side::Bad),
         _ => None,
-    };
+    }
+    // The tests and the medians must agree: a commit whose median is nearer the other end is
+    // not placed yet, whatever a noisy round made of the p-values.
+    .filter(|&side| nearest(good, mid, bad) == side);
     Judged {
         side,
         p_good,
@@ -238,6 +241,14 @@ mod tests {
         let between = [115.0, 117.0, 116.0, 116.5, 115.5, 118.0];
         assert_eq!(judge(&good, &between, &bad, 0.05).side, None);
         assert_eq!(nearest(&good, &between, &bad), Side::Good);
+        // The U tests say good (unlike bad at p = 0.008, like good at p = 0.42), but the
+        // median (130) is nearer bad's (140) than good's (100): not placed yet.
+        let good = [100.0, 101.0, 99.0, 100.5, 100.2];
+        let bad = [140.0, 141.0, 139.0, 140.5, 140.2];
+        let skewed = [99.0, 101.5, 130.0, 130.5, 131.0];
+        let judged = judge(&good, &skewed, &bad, 0.05);
+        assert!(judged.p_good > 0.05 && judged.p_bad <= 0.05, "{judged:?}");
+        assert_eq!(judged.side, None);
         // Too few rounds to tell anything.
         assert_eq!(
             judge(&good[..2], &like_bad[..2], &bad[..2], 0.05).side,
