@@ -7,6 +7,14 @@ use common::{git, latkit, worktrees};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// One interleaved comparison measures at a time: side by side on a 2-CPU machine they make
+/// each other's noise.
+fn quiet() -> MutexGuard<'static, ()> {
+    static MEASURING: Mutex<()> = Mutex::new(());
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A repository with `files` committed, then `changed` written over them uncommitted.
 fn repository(files: &[(&str, &str)], changed: &[(&str, &str)]) -> tempfile::TempDir {
@@ -50,6 +58,7 @@ fn go_sources(work: u32) -> String {
 
 #[test]
 fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
+    let _quiet = quiet();
     let repo = repository(
         &[
             ("go.mod", "module example.com/spin\n\ngo 1.19\n"),
@@ -161,6 +170,7 @@ fn gbench_source(work: u32) -> String {
 
 #[test]
 fn gbench_builds_both_trees_and_compares_them() {
+    let _quiet = quiet();
     let repo = repository(
         &[("spin.cc", &gbench_source(20_000))],
         &[("spin.cc", &gbench_source(40_000))],
