@@ -266,6 +266,11 @@ impl Bisection<'_> {
                             self.runs[i].extend(sample.runs);
                         }
                     }
+                    // A run cut short by Ctrl-C (the harness gets the signal too) is the
+                    // interruption, not a failure of the commit or the end.
+                    Err(_) if crate::interrupt::requested() => {
+                        return Err(Stop::Fatal(Error::Interrupted));
+                    }
                     Err(why) if i == 1 => return Err(Stop::Commit(why)),
                     Err(why) => {
                         let end = if i == 0 { "good" } else { "bad" };
