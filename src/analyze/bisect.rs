@@ -3,6 +3,7 @@
 //! (good, commit, bad, in rounds) and placed on one side by the U test — rounds are added
 //! until the test says which end it belongs with, so noise does not pick the culprit.
 
+use super::stats::geometric_mean;
 use super::utest::mann_whitney;
 use crate::model::{Better, Run};
 
@@ -189,15 +190,14 @@ impl Search {
 /// The figure a run gives the search: the geometric mean of `metric` over the benchmarks
 /// `bench` matches (their first value each); `None` when none has it.
 pub fn figure(run: &Run, bench: &regex::Regex, metric: &str) -> Option<f64> {
-    let logs: Vec<f64> = run
+    let firsts: Vec<f64> = run
         .benchmarks
         .iter()
         .filter(|b| bench.is_match(&b.name.full_name))
         .filter_map(|b| b.metric(metric)?.values.first().copied())
         .filter(|v| *v > 0.0)
-        .map(f64::ln)
         .collect();
-    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    geometric_mean(&firsts)
 }
 
 /// Each repetition's figure in a pooled run (as the store keeps a bisection's or an A/B
@@ -211,16 +211,7 @@ pub fn figures_per_repetition(run: &Run, bench: &regex::Regex, metric: &str) -> 
         .collect();
     let repetitions = columns.iter().map(|v| v.len()).min().unwrap_or(0);
     (0..repetitions)
-        .filter_map(|k| {
-            let logs: Vec<f64> = columns
-                .iter()
-                .map(|v| v[k])
-                .filter(|v| *v > 0.0)
-                .map(f64::ln)
-                .collect();
-            (logs.len() == columns.len())
-                .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
-        })
+        .filter_map(|k| geometric_mean(&columns.iter().map(|v| v[k]).collect::<Vec<_>>()))
         .collect()
 }
 

@@ -186,6 +186,12 @@ fn median_ci_orders(n: usize, level: f64) -> Option<(usize, usize, f64)> {
 }
 
 /// The fewest samples for which a median interval at `level` exists.
+/// The geometric mean of positive values; `None` when empty or any is not positive.
+pub fn geometric_mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty() && values.iter().all(|v| *v > 0.0))
+        .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
+}
+
 pub fn min_samples_for_ci(level: f64) -> usize {
     (2..=64)
         .find(|&n| median_ci_orders(n, level).is_some())

@@ -7,6 +7,7 @@ mod regression;
 
 use super::envdiff::{self, Difference};
 use super::gate::{Measured, measure};
+use super::stats::geometric_mean;
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table, keys};
@@ -910,12 +911,6 @@ impl Geomean {
             cells,
         }
     }
-}
-
-/// The geometric mean of positive values; `None` when empty or any is not positive.
-fn geometric_mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty() && values.iter().all(|v| *v > 0.0))
-        .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
 }
 
 /// A statistic of a distribution with its 95 % order-statistic bounds.
