@@ -262,15 +262,18 @@ fn row(line: u64, f: &Fields) -> std::result::Result<Row, String> {
             };
         }
     }
-    // Every other field is a counter (the last of a repeated key), in the order of the names.
-    for (i, (key, v)) in f.0.iter().enumerate() {
-        if known(key) || f.0[i + 1..].iter().any(|(k, _)| k == key) {
+    // Every other field is a counter (the last of a repeated key), in the order of the names:
+    // sorted (stably, so a repeated key's last stays last), not searched, so that a row of
+    // many fields costs n log n.
+    let mut others: Vec<&(Cow<str>, &RawValue)> = f.0.iter().filter(|(k, _)| !known(k)).collect();
+    others.sort_by(|a, b| a.0.cmp(&b.0));
+    for (i, (key, v)) in others.iter().map(|p| (&p.0, p.1)).enumerate() {
+        if others.get(i + 1).is_some_and(|next| next.0 == *key) {
             continue;
         }
         row.counters
             .push((key.to_string(), number(v, &name, key, f64::MIN)?));
     }
-    row.counters.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(row)
 }
 
@@ -332,5 +335,22 @@ mod tests {
                 .any(|n| n.starts_with("g.json:6: a row that is not")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn counters_are_in_name_order_and_a_repeated_key_keeps_its_last_value() {
+        let text = br#"{"name": "BM_A", "real_time": 1, "time_unit": "ns", "zeta": 1,
+            "alpha": "not a number, but repeated", "mid": 2, "alpha": 3, "zeta": 4}"#;
+        let fields: Fields = serde_json::from_slice(text).unwrap();
+        let counters = row(1, &fields).unwrap().counters;
+        let expected = [("alpha", 3.0), ("mid", 2.0), ("zeta", 4.0)];
+        let expected: Vec<(String, f64)> =
+            expected.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        assert_eq!(counters, expected);
+        // The last of a key is the one judged.
+        let text = br#"{"name": "BM_A", "real_time": 1, "x": 1, "x": "two"}"#;
+        let fields: Fields = serde_json::from_slice(text).unwrap();
+        let err = row(1, &fields).unwrap_err();
+        assert!(err.contains("`x` is \"two\""), "{err}");
     }
 }
