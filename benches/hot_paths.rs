@@ -115,7 +115,7 @@ fn analysis(c: &mut Criterion) {
 fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("frame");
     group.sample_size(20);
-    for converter in [Converter::Scalar, Converter::Sse2, Converter::Avx2] {
+    for converter in Converter::ALL {
         if !converter.available() {
             continue;
         }

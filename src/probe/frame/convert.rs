@@ -17,6 +17,9 @@ pub enum Converter {
 }
 
 impl Converter {
+    /// Every converter, fastest first.
+    pub const ALL: [Converter; 3] = [Converter::Avx2, Converter::Sse2, Converter::Scalar];
+
     pub fn name(self) -> &'static str {
         match self {
             Converter::Scalar => "scalar",
@@ -40,7 +43,7 @@ impl Converter {
 
     /// The fastest one this CPU can run.
     pub fn fastest() -> Converter {
-        [Converter::Avx2, Converter::Sse2]
+        Converter::ALL
             .into_iter()
             .find(|c| c.available())
             .unwrap_or(Converter::Scalar)
@@ -177,8 +180,7 @@ mod tests {
 
     /// The converters this CPU runs; the test says which it could not.
     fn runnable() -> Vec<Converter> {
-        let all = [Converter::Scalar, Converter::Sse2, Converter::Avx2];
-        let (run, not): (Vec<_>, Vec<_>) = all.into_iter().partition(|c| c.available());
+        let (run, not): (Vec<_>, Vec<_>) = Converter::ALL.into_iter().partition(|c| c.available());
         if !not.is_empty() {
             eprintln!("not on this CPU, so not tested here: {not:?}");
         }

@@ -87,7 +87,7 @@ fn check(config: &FrameConfig) -> Result<()> {
         ));
     }
     if config.op == Operation::Convert && !config.converter.available() {
-        let can: Vec<_> = [Converter::Avx2, Converter::Sse2, Converter::Scalar]
+        let can: Vec<_> = Converter::ALL
             .into_iter()
             .filter(|c| c.available())
             .map(Converter::name)
