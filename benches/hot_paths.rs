@@ -1,6 +1,6 @@
 //! The hot paths, each on its own so that a change that slows one shows in the next run
-//! (`cargo bench --bench hot_paths`): Go lines through the parser, a Go file and a
-//! google/benchmark JSON file read whole, the U test on large samples, the JSON report, and
+//! (`cargo bench --bench hot_paths`): Go lines through the parser (many, and a few with many
+//! metrics each), a Go file and a google/benchmark JSON file read whole, the U test on large samples, the JSON report, and
 //! the frame converters. The end-to-end comparisons against the peer tools are the
 //! bench/*.sh scripts.
 
@@ -47,6 +47,21 @@ fn gbench_json(rows: usize) -> String {
     text
 }
 
+/// One Go benchmark whose lines carry `metrics` metrics each (a custom-metrics-heavy harness):
+/// finding a metric by name must not cost a scan of all the others.
+fn wide_go_lines(lines: usize, metrics: usize) -> String {
+    let line: String = (0..metrics).map(|m| format!(" {m}.5 m{m}/op")).collect();
+    format!("BenchmarkWide-8 1000 12.5 ns/op{line}\n").repeat(lines)
+}
+
+fn parse_lines(text: &str) -> u64 {
+    let mut parser = GoParser::new("bench");
+    for line in text.lines() {
+        parser.feed(black_box(Some(line.as_bytes())));
+    }
+    black_box(parser.finish().malformed)
+}
+
 fn temp_file(text: &str) -> tempfile::NamedTempFile {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(text.as_bytes()).unwrap();
@@ -58,14 +73,11 @@ fn parsing(c: &mut Criterion) {
     group.sample_size(20);
     let text = go_lines(20_000);
     group.throughput(Throughput::Bytes(text.len() as u64));
-    group.bench_function("go_parser_20k_lines", |b| {
-        b.iter(|| {
-            let mut parser = GoParser::new("bench");
-            for line in text.lines() {
-                parser.feed(black_box(Some(line.as_bytes())));
-            }
-            black_box(parser.finish().malformed)
-        })
+    group.bench_function("go_parser_20k_lines", |b| b.iter(|| parse_lines(&text)));
+    let wide = wide_go_lines(3, 20_000);
+    group.throughput(Throughput::Bytes(wide.len() as u64));
+    group.bench_function("go_parser_3_lines_of_20k_metrics", |b| {
+        b.iter(|| parse_lines(&wide))
     });
     // Files large enough for the parallel paths (Go pieces from 16 MiB, JSON row workers).
     for (name, text) in [

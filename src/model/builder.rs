@@ -12,17 +12,60 @@ pub struct RunBuilder {
     benchmarks: Vec<Benchmark>,
     /// Full name → indices of benchmarks with that name, one per package.
     index: FxHashMap<String, Vec<usize>>,
-    /// Per benchmark, per metric: the factor from the metric's source unit to its base unit,
-    /// so that the common case (every value in the first value's unit) parses no unit.
-    factors: Vec<Vec<f64>>,
+    /// Per benchmark: where its metrics are found by name, and their unit factors.
+    slots: Vec<MetricSlots>,
 }
 
-fn factors_of(bench: &Benchmark) -> Vec<f64> {
-    bench
-        .metrics
-        .iter()
-        .map(|m| Unit::parse(&m.source_unit).to_base)
-        .collect()
+/// A benchmark's metrics by name, found in constant time however many it has (a google/benchmark
+/// row can hold thousands of counters, a Go line as many metrics).
+#[derive(Default)]
+struct MetricSlots {
+    /// Per metric: the factor from its source unit to its base unit, so that the common case
+    /// (every value in the first value's unit) parses no unit.
+    to_base: Vec<f64>,
+    /// The metric after the one last found: readers record a result's metrics in the same order
+    /// every time, so this is nearly always the one asked for next.
+    next: usize,
+    /// Name → position, kept once a benchmark has more metrics than a scan finds quickly.
+    by_name: Option<FxHashMap<String, usize>>,
+}
+
+/// Metrics up to this many are found by a scan, without a map.
+const SCANNED_METRICS: usize = 16;
+
+impl MetricSlots {
+    fn of(metrics: &[Metric]) -> Self {
+        let mut slots = MetricSlots::default();
+        for (i, m) in metrics.iter().enumerate() {
+            slots.added(metrics, i, Unit::parse(&m.source_unit).to_base);
+        }
+        slots
+    }
+
+    /// Where the metric `name` is in `metrics` (this benchmark's).
+    fn find(&mut self, metrics: &[Metric], name: &str) -> Option<usize> {
+        let found = if metrics.get(self.next).is_some_and(|m| m.name == name) {
+            Some(self.next)
+        } else if let Some(by_name) = &self.by_name {
+            by_name.get(name).copied()
+        } else {
+            metrics.iter().position(|m| m.name == name)
+        }?;
+        self.next = (found + 1) % metrics.len();
+        Some(found)
+    }
+
+    /// Notes that `metrics[at]` was just added, with the factor `to_base`.
+    fn added(&mut self, metrics: &[Metric], at: usize, to_base: f64) {
+        self.to_base.push(to_base);
+        self.next = 0;
+        if let Some(by_name) = &mut self.by_name {
+            by_name.insert(metrics[at].name.clone(), at);
+        } else if metrics.len() > SCANNED_METRICS {
+            let names = metrics.iter().enumerate();
+            self.by_name = Some(names.map(|(i, m)| (m.name.clone(), i)).collect());
+        }
+    }
 }
 
 impl RunBuilder {
@@ -77,7 +120,7 @@ impl RunBuilder {
             .entry(bench.name.full_name.clone())
             .or_default()
             .push(i);
-        self.factors.push(factors_of(&bench));
+        self.slots.push(MetricSlots::of(&bench.metrics));
         self.benchmarks.push(bench);
         i
     }
@@ -142,18 +185,19 @@ impl RunBuilder {
             ));
         }
         let metrics = &mut self.benchmarks[bench].metrics;
-        let Some(m) = metrics.iter().position(|m| m.name == name) else {
+        let slots = &mut self.slots[bench];
+        let Some(m) = slots.find(metrics, name) else {
             let parsed = Unit::parse(source_unit);
             let mut metric = Metric::new(name, &parsed, source_unit);
             metric.kind = kind;
             metric.values.push(value * parsed.to_base);
             metrics.push(metric);
-            self.factors[bench].push(parsed.to_base);
+            slots.added(metrics, metrics.len() - 1, parsed.to_base);
             return Ok(());
         };
         let metric = &mut metrics[m];
         let to_base = if metric.source_unit == source_unit {
-            self.factors[bench][m]
+            slots.to_base[m]
         } else {
             let parsed = Unit::parse(source_unit);
             if parsed.unit != metric.unit {
@@ -183,12 +227,9 @@ impl RunBuilder {
 
     /// The harness's own summary of `metric` of `bench`, for repetitions it did not keep.
     pub fn set_reported(&mut self, bench: usize, metric: &str, reported: Option<Summary>) {
-        if let Some(m) = self.benchmarks[bench]
-            .metrics
-            .iter_mut()
-            .find(|m| m.name == metric)
-        {
-            m.reported = reported;
+        let metrics = &mut self.benchmarks[bench].metrics;
+        if let Some(m) = self.slots[bench].find(metrics, metric) {
+            metrics[m].reported = reported;
         }
     }
 
@@ -225,8 +266,12 @@ impl RunBuilder {
                 &bench.config,
             ) {
                 Some(i) => {
-                    pool(&mut self.benchmarks[i], bench, &mut refused);
-                    self.factors[i] = factors_of(&self.benchmarks[i]);
+                    pool(
+                        &mut self.benchmarks[i],
+                        &mut self.slots[i],
+                        bench,
+                        &mut refused,
+                    );
                 }
                 None => {
                     self.push(bench);
@@ -254,14 +299,17 @@ impl RunBuilder {
 }
 
 /// Pools `from` into `into` (the same benchmark), noting in `refused` what cannot be pooled.
-fn pool(into: &mut Benchmark, from: Benchmark, refused: &mut Vec<String>) {
+fn pool(into: &mut Benchmark, slots: &mut MetricSlots, from: Benchmark, refused: &mut Vec<String>) {
     let name = from.name.full_name.clone();
     into.iterations.extend(from.iterations);
     for metric in from.metrics {
-        let Some(m) = into.metrics.iter_mut().find(|m| m.name == metric.name) else {
+        let Some(at) = slots.find(&into.metrics, &metric.name) else {
+            let to_base = Unit::parse(&metric.source_unit).to_base;
             into.metrics.push(metric);
+            slots.added(&into.metrics, into.metrics.len() - 1, to_base);
             continue;
         };
+        let m = &mut into.metrics[at];
         if m.unit != metric.unit || m.kind != metric.kind {
             refused.push(format!(
                 "{name}: `{}` in `{}` left out: earlier runs give it in `{}`",
@@ -369,5 +417,75 @@ mod tests {
         assert!(b.record_checked(i, "lat", "MB/s", 1.0).is_err());
         let benches = b.finish();
         assert_eq!(benches[0].metrics[0].values, [5e6, 5e5]);
+    }
+
+    /// Each value lands in the metric of its name, in order, however many metrics a benchmark
+    /// has and in whatever order they come: the same as a scan of every metric would give.
+    fn records_as_a_scan_would(calls: &[(usize, usize)], per_bench: usize) {
+        let mut b = RunBuilder::default();
+        let mut expected: Vec<Vec<(String, Vec<f64>)>> = vec![Vec::new(); 2];
+        for (n, &(bench, metric)) in calls.iter().enumerate() {
+            let name = format!("m{}", metric % per_bench);
+            let i = b.benchmark(&format!("B{bench}"), None, BenchName::plain);
+            b.record(i, &name, "ns", n as f64);
+            let metrics = &mut expected[i];
+            match metrics.iter_mut().find(|(m, _)| *m == name) {
+                Some((_, values)) => values.push(n as f64),
+                None => metrics.push((name, vec![n as f64])),
+            }
+        }
+        let got: Vec<Vec<(String, Vec<f64>)>> = b
+            .finish()
+            .into_iter()
+            .map(|bench| {
+                bench
+                    .metrics
+                    .into_iter()
+                    .map(|m| (m.name, m.values))
+                    .collect()
+            })
+            .collect();
+        expected.retain(|metrics| !metrics.is_empty());
+        assert_eq!(got, expected);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn metrics_are_found_by_name_whatever_their_number_and_order(
+            calls in proptest::collection::vec((0..2usize, 0..64usize), 0..400),
+            per_bench in 1..64usize,
+        ) {
+            records_as_a_scan_would(&calls, per_bench);
+        }
+    }
+
+    #[test]
+    fn many_metrics_in_a_repeated_order_and_out_of_it() {
+        let many = SCANNED_METRICS * 3;
+        let in_order: Vec<_> = (0..many * 3).map(|n| (0, n % many)).collect();
+        records_as_a_scan_would(&in_order, many);
+        let reversed: Vec<_> = (0..many * 3).map(|n| (1, many - 1 - n % many)).collect();
+        records_as_a_scan_would(&reversed, many);
+    }
+
+    #[test]
+    fn pooling_finds_the_metrics_of_a_wide_benchmark() {
+        let wide = |offset: f64| {
+            let mut b = RunBuilder::default();
+            let i = b.benchmark("wide", None, BenchName::plain);
+            for m in 0..SCANNED_METRICS * 2 {
+                b.record(i, &format!("m{m}"), "us", offset + m as f64);
+            }
+            b.finish()
+        };
+        let mut b = RunBuilder::from_benchmarks(wide(0.0));
+        let mut later = wide(100.0);
+        later[0].metrics.reverse();
+        assert!(b.append(later, None).is_empty());
+        let i = b.benchmark("wide", None, BenchName::plain);
+        b.record(i, "m3", "ms", 1.0);
+        let metrics = &b.finish()[0].metrics;
+        assert_eq!(metrics.len(), SCANNED_METRICS * 2);
+        assert_eq!(metrics[3].values, [3e3, 103e3, 1e6]);
     }
 }
