@@ -1,10 +1,11 @@
 //! The hot paths, each on its own so that a change that slows one shows in the next run
 //! (`cargo bench --bench hot_paths`): Go lines through the parser (many, and a few with many
-//! metrics each), a Go file and a google/benchmark JSON file read whole, the U test on large samples, the JSON report, and
-//! the frame converters. The end-to-end comparisons against the peer tools are the
-//! bench/*.sh scripts.
+//! metrics each), a Go file and a google/benchmark JSON file read whole, the U test on large
+//! samples, comparisons of wide suites, the JSON report, and the frame converters. The
+//! end-to-end comparisons against the peer tools are the bench/*.sh scripts.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use latkit::analyze::compare::{CompareInput, CompareOptions, compare};
 use latkit::analyze::{EnrichOptions, build_report};
 use latkit::ingest::go::GoParser;
 use latkit::probe::frame::{Converter, FrameConfig, Operation, PixelFormat};
@@ -121,6 +122,36 @@ fn analysis(c: &mut Criterion) {
             (JSON.reporter)().render(&report, reader, &mut out).unwrap();
         })
     });
+    // Suites compared as wide as they come: many benchmarks, or one with many metrics; each
+    // row and metric must be found by hash, not by a scan of the others.
+    let many_names: String = (0..3)
+        .flat_map(|rep| {
+            (0..10_000).map(move |i| format!("BenchmarkN{i}-8 1000 {}.5 ns/op\n", 12 + rep))
+        })
+        .collect();
+    for (name, text) in [
+        ("compare_10k_benchmarks", many_names),
+        ("compare_1_benchmark_10k_metrics", wide_go_lines(3, 10_000)),
+    ] {
+        let file = temp_file(&text);
+        let runs = latkit::ingest::read_path(file.path().to_str().unwrap(), None)
+            .unwrap()
+            .runs;
+        group.bench_function(name, |bench| {
+            bench.iter(|| {
+                let inputs = ["old", "new"].map(|label| CompareInput {
+                    label: label.into(),
+                    runs: runs.clone(),
+                });
+                black_box(
+                    compare(inputs.into(), &CompareOptions::default())
+                        .unwrap()
+                        .tables
+                        .len(),
+                )
+            })
+        });
+    }
     group.finish();
 }
 

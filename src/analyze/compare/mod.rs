@@ -19,6 +19,7 @@ use crate::model::{
 pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
 pub(crate) use regression::{relative_noise, repetitions_needed};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
 /// replaced so that two families line up row by row (compare.py's `filter_benchmark`).
@@ -248,10 +249,32 @@ fn environment_differences(inputs: &[CompareInput], columns: &[Side]) -> Vec<Str
 }
 
 /// One side of the comparison: an input's benchmarks by name, repetitions of one name pooled
-/// across its runs.
+/// across its runs. Every lookup is by hash: a suite can hold tens of thousands of benchmarks,
+/// and a benchmark tens of thousands of metrics.
 struct Side<'a> {
     label: &'a str,
+    /// Keys in the order the input first gives them, each with its benchmarks.
     benchmarks: Vec<(String, Vec<&'a Benchmark>)>,
+    /// Key → its place in `benchmarks`.
+    places: FxHashMap<String, usize>,
+    /// Metric name → its number here.
+    metric_numbers: FxHashMap<&'a str, usize>,
+    /// (place of a key, metric number) → the key's benchmarks that have the metric, with it.
+    metrics: FxHashMap<(usize, usize), Vec<(&'a Benchmark, &'a Metric)>>,
+    /// By metric number: every benchmark's metric of that name, in key order.
+    by_metric: Vec<Vec<(&'a Benchmark, &'a Metric)>>,
+}
+
+/// Adds `(bench, metric)` to `list` unless `bench` already has a metric there (a benchmark's
+/// first metric of a name is the one read, as [`Benchmark::metric`] reads it).
+fn push_first<'a>(
+    list: &mut Vec<(&'a Benchmark, &'a Metric)>,
+    bench: &'a Benchmark,
+    m: &'a Metric,
+) {
+    if !list.last().is_some_and(|(b, _)| std::ptr::eq(*b, bench)) {
+        list.push((bench, m));
+    }
 }
 
 impl<'a> Side<'a> {
@@ -264,19 +287,42 @@ impl<'a> Side<'a> {
         let first_package = all.first().and_then(|b| b.package.as_deref());
         let packages = all.iter().any(|b| b.package.as_deref() != first_package);
         let mut benchmarks: Vec<(String, Vec<&Benchmark>)> = Vec::new();
+        let mut places: FxHashMap<String, usize> = FxHashMap::default();
         for (bench, name) in all.iter().copied().zip(names) {
             let key = match &bench.package {
                 Some(pkg) if packages => format!("{pkg}: {name}"),
                 _ => name.to_string(),
             };
-            match benchmarks.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, list)) => list.push(bench),
-                None => benchmarks.push((key, vec![bench])),
+            match places.get(&key) {
+                Some(&at) => benchmarks[at].1.push(bench),
+                None => {
+                    places.insert(key.clone(), benchmarks.len());
+                    benchmarks.push((key, vec![bench]));
+                }
+            }
+        }
+        let mut metric_numbers: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut metrics: FxHashMap<_, Vec<_>> = FxHashMap::default();
+        let mut by_metric: Vec<Vec<_>> = Vec::new();
+        for (at, (_, benches)) in benchmarks.iter().enumerate() {
+            for &bench in benches {
+                for m in &bench.metrics {
+                    let number = *metric_numbers.entry(&m.name).or_insert_with(|| {
+                        by_metric.push(Vec::new());
+                        by_metric.len() - 1
+                    });
+                    push_first(metrics.entry((at, number)).or_default(), bench, m);
+                    push_first(&mut by_metric[number], bench, m);
+                }
             }
         }
         Side {
             label: &input.label,
             benchmarks,
+            places,
+            metric_numbers,
+            metrics,
+            by_metric,
         }
     }
 
@@ -295,23 +341,32 @@ impl<'a> Side<'a> {
 
     /// Whether `key` is an aggregate of another benchmark's repetitions.
     fn is_aggregate(&self, key: &str) -> bool {
-        self.get(key)
-            .is_some_and(|b| b.iter().any(|b| b.aggregate.is_some()))
+        self.places
+            .get(key)
+            .is_some_and(|&at| self.benchmarks[at].1.iter().any(|b| b.aggregate.is_some()))
     }
 
-    fn get(&self, key: &str) -> Option<&[&'a Benchmark]> {
-        self.benchmarks
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, b)| b.as_slice())
+    /// The benchmarks of `key` that have `metric`, each with it.
+    fn with_metric(&self, key: &str, metric: &str) -> &[(&'a Benchmark, &'a Metric)] {
+        let at = self.places.get(key);
+        let number = self.metric_numbers.get(metric);
+        at.zip(number)
+            .and_then(|(&at, &number)| self.metrics.get(&(at, number)))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Every benchmark's metric named `metric`, in key order.
+    fn all_named(&self, metric: &str) -> &[(&'a Benchmark, &'a Metric)] {
+        self.metric_numbers
+            .get(metric)
+            .map_or(&[], |&number| self.by_metric[number].as_slice())
     }
 
     /// Every repetition of `metric` of the benchmark `key`.
     fn values(&self, key: &str, metric: &str) -> Option<(Vec<f64>, &'a Metric)> {
-        let benches = self.get(key)?;
         let mut values = Vec::new();
         let mut first = None;
-        for m in benches.iter().filter_map(|b| b.metric(metric)) {
+        for &(_, m) in self.with_metric(key, metric) {
             if m.kind == MetricKind::Repetitions && !m.values.is_empty() {
                 values.extend(m.values.iter().copied().filter(|v| v.is_finite()));
                 first.get_or_insert(m);
@@ -321,7 +376,7 @@ impl<'a> Side<'a> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     Repetitions,
     Distribution,
@@ -335,6 +390,7 @@ struct MetricName {
 /// The metrics to compare, in the order the base reports them.
 fn metric_names(columns: &[Side], opts: &CompareOptions) -> Vec<MetricName> {
     let mut names: Vec<MetricName> = Vec::new();
+    let mut seen: FxHashSet<(&str, Kind)> = FxHashSet::default();
     for column in columns {
         for bench in column.benchmarks.iter().flat_map(|(_, b)| b) {
             for m in &bench.metrics {
@@ -350,7 +406,7 @@ fn metric_names(columns: &[Side], opts: &CompareOptions) -> Vec<MetricName> {
                 if opts.metric.as_ref().is_some_and(|only| *only != m.name) {
                     continue;
                 }
-                if !names.iter().any(|n| n.name == m.name && n.kind == kind) {
+                if seen.insert((&m.name, kind)) {
                     names.push(MetricName {
                         name: m.name.clone(),
                         kind,
@@ -364,15 +420,13 @@ fn metric_names(columns: &[Side], opts: &CompareOptions) -> Vec<MetricName> {
 
 /// Every benchmark key in the order inputs first mention it.
 fn keys(columns: &[Side]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for column in columns {
-        for (key, _) in &column.benchmarks {
-            if !keys.contains(key) {
-                keys.push(key.clone());
-            }
-        }
-    }
-    keys
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    columns
+        .iter()
+        .flat_map(|c| &c.benchmarks)
+        .filter(|(key, _)| seen.insert(key))
+        .map(|(key, _)| key.clone())
+        .collect()
 }
 
 /// What the notes under the tables must say.
@@ -384,7 +438,8 @@ struct Footnotes {
     too_few_to_detect: bool,
     /// Both sides held one value repeated: nothing to test.
     all_equal: bool,
-    /// Benchmarks missing from some inputs: (benchmark, labels of the inputs that have it).
+    /// Benchmarks missing from some inputs: (benchmark, labels of the inputs that have it),
+    /// once per metric table that found it so.
     partial: Vec<(String, Vec<String>)>,
     distributions: bool,
     /// Exact values (assume=exact) that vary: warnings, one per benchmark and input.
@@ -416,11 +471,7 @@ impl Footnotes {
         self.too_few_for_ci |= too_few_for_ci;
         self.too_few_to_detect |= too_few_to_detect;
         self.all_equal |= all_equal;
-        for (bench, have) in partial {
-            if !self.partial.iter().any(|(b, _)| *b == bench) {
-                self.partial.push((bench, have));
-            }
-        }
+        self.partial.extend(partial);
         self.distributions |= distributions;
         self.inexact.extend(inexact);
         self.exact_beyond_scipy |= exact_beyond_scipy;
@@ -448,7 +499,10 @@ impl Footnotes {
                 "all samples are equal where a figure never varied (p=1.000): nothing to test",
             ));
         }
-        for (bench, present) in &self.partial {
+        // A benchmark missing from an input is missing from every metric's table: said once,
+        // as the first table found it.
+        let mut said: FxHashSet<&str> = FxHashSet::default();
+        for (bench, present) in self.partial.iter().filter(|(b, _)| said.insert(b)) {
             let absent: Vec<&str> = columns
                 .iter()
                 .map(|c| c.label)
@@ -507,7 +561,7 @@ impl Footnotes {
             .filter(|c| present(c))
             .map(|c| c.label.to_string())
             .collect();
-        if have.len() < columns.len() && !self.partial.iter().any(|(b, _)| b == bench) {
+        if have.len() < columns.len() {
             self.partial.push((bench.to_string(), have));
         }
     }
@@ -578,8 +632,7 @@ fn percent_change(base: f64, new: f64) -> Option<f64> {
 fn metadata(columns: &[Side], metric: &str) -> (Better, Assume) {
     let metrics: Vec<&Metric> = columns
         .iter()
-        .flat_map(|c| c.benchmarks.iter().flat_map(|(_, b)| b))
-        .filter_map(|b| b.metric(metric))
+        .flat_map(|c| c.all_named(metric).iter().map(|(_, m)| *m))
         .collect();
     let better = metrics
         .iter()
@@ -1022,11 +1075,10 @@ fn distributions_of<'a>(
     columns
         .iter()
         .map(|c| {
-            c.get(key)?.iter().find_map(|b| {
-                b.metric(metric)
-                    .filter(|m| m.values.is_empty() && m.histogram.is_some())
-                    .map(|m| (*b, m))
-            })
+            c.with_metric(key, metric)
+                .iter()
+                .find(|(_, m)| m.values.is_empty() && m.histogram.is_some())
+                .copied()
         })
         .collect()
 }
@@ -1046,8 +1098,7 @@ fn distribution_table(
             continue;
         }
         footnotes.partial(&key, columns, |c| {
-            c.get(&key)
-                .is_some_and(|b| b.iter().any(|b| b.metric(&metric.name).is_some()))
+            !c.with_metric(&key, &metric.name).is_empty()
         });
         footnotes.distributions = true;
         for statistic in &opts.statistics {
@@ -1202,6 +1253,62 @@ mod tests {
             distribution_run(10_500.0, 3.15, 50),
         );
         assert_eq!(v[1].1, Noise);
+    }
+
+    /// A run of `benches`, each with `metrics` metrics (`m0`, `m1`, ..., recorded last to first
+    /// when `reversed`),
+    /// three repetitions each of about `scale` times the metric's number.
+    fn wide_run(benches: &[&str], metrics: usize, reversed: bool, scale: f64) -> Run {
+        let mut builder = RunBuilder::default();
+        for name in benches {
+            let bench = builder.benchmark(name, None, BenchName::plain);
+            for rep in 0..3 {
+                for m in 0..metrics {
+                    let m = if reversed { metrics - 1 - m } else { m };
+                    let value = scale * (m + 1) as f64 * (1.0 + rep as f64 * 0.001);
+                    builder.record(bench, &format!("m{m}"), "ns", value);
+                }
+            }
+        }
+        let source = Source {
+            kind: crate::model::SourceKind::File,
+            format: "go".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        new_run(source, Environment::default(), Vec::new(), builder)
+    }
+
+    #[test]
+    fn wide_benchmarks_pair_every_metric_by_name_and_say_a_missing_one_once() {
+        let metrics = 40;
+        let inputs = vec![
+            CompareInput {
+                label: "a".into(),
+                runs: vec![wide_run(&["A", "B"], metrics, false, 1.0)],
+            },
+            CompareInput {
+                label: "b".into(),
+                runs: vec![wide_run(&["A"], metrics, true, 2.0)],
+            },
+        ];
+        let report = compare(inputs, &CompareOptions::default()).unwrap();
+        assert_eq!(report.tables.len(), metrics);
+        for (m, table) in report.tables.iter().enumerate() {
+            assert_eq!(table.title.as_deref(), Some(format!("m{m}").as_str()));
+            let Cell::Change(change) = &table.rows[0].cells[5] else {
+                panic!("{:?}", table.rows[0]);
+            };
+            assert!((change.percent.unwrap() - 100.0).abs() < 0.01, "{change:?}");
+        }
+        let missing: Vec<String> = report
+            .notes
+            .iter()
+            .map(|n| n.to_string())
+            .filter(|n| n.contains("missing from"))
+            .collect();
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].contains("B: missing from b"), "{missing:?}");
     }
 
     #[test]
