@@ -1,21 +1,115 @@
 //! Lists of numbers written on one line even inside pretty-printed JSON: a run can hold
 //! millions of repetitions, and one number per line would multiply the output and its writing
-//! time. Writing the numbers is most of the time a large report takes, so a report can have
-//! its runs' lists written on every core first ([`with_lists_written`]); the document then
-//! takes them as written.
+//! time. Writing the numbers is most of the time a large report takes, so while a report's
+//! document is written its runs' long lists are written on every core, a few ahead of the
+//! document ([`with_lists_written`]), which takes each as written: memory holds a few lists'
+//! text, not all of it.
 
 use super::Run;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::cell::RefCell;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Lists shorter than this are written where they stand.
 const WORTH_A_THREAD: usize = 4096;
 
+/// Lists written ahead of the document per core, at most.
+const AHEAD_PER_CORE: usize = 2;
+
 thread_local! {
-    /// Lists already written, by the address and length of their numbers.
-    static WRITTEN: RefCell<FxHashMap<(usize, usize), Box<RawValue>>> = RefCell::default();
+    /// The lists being written ahead of the document this thread writes.
+    static AHEAD: RefCell<Option<Arc<Ahead>>> = const { RefCell::new(None) };
+}
+
+/// Long lists written by other threads ahead of the document that takes them.
+struct Ahead {
+    /// A list's place by the address and length of its numbers.
+    places: FxHashMap<(usize, usize), usize>,
+    state: Mutex<AheadState>,
+    changed: Condvar,
+}
+
+struct AheadState {
+    lists: Vec<Slot>,
+    /// The first list no thread has taken up yet, or past it.
+    next: usize,
+    /// Lists being written or written and not yet taken by the document.
+    in_hand: usize,
+    limit: usize,
+    /// The document is written (or failed): no more lists are wanted.
+    finished: bool,
+}
+
+enum Slot {
+    Waiting,
+    Writing,
+    Written(Box<RawValue>),
+    Taken,
+}
+
+impl Ahead {
+    fn lock(&self) -> MutexGuard<'_, AheadState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A writer's next list to write, or `None` when there is nothing more to do.
+    fn next_to_write(&self) -> Option<usize> {
+        let mut state = self.lock();
+        loop {
+            while state
+                .lists
+                .get(state.next)
+                .is_some_and(|s| !matches!(s, Slot::Waiting))
+            {
+                state.next += 1;
+            }
+            if state.finished || state.next == state.lists.len() {
+                return None;
+            }
+            if state.in_hand < state.limit {
+                let at = state.next;
+                state.lists[at] = Slot::Writing;
+                state.in_hand += 1;
+                state.next += 1;
+                return Some(at);
+            }
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn written(&self, at: usize, json: Box<RawValue>) {
+        self.lock().lists[at] = Slot::Written(json);
+        self.changed.notify_all();
+    }
+
+    /// The document's list at `at`: as written ahead, waited for while it is being written,
+    /// or `None` (to be written in place) when no writer has taken it up.
+    fn take(&self, at: usize) -> Option<Box<RawValue>> {
+        let mut state = self.lock();
+        loop {
+            match std::mem::replace(&mut state.lists[at], Slot::Taken) {
+                Slot::Written(json) => {
+                    state.in_hand -= 1;
+                    self.changed.notify_all();
+                    return Some(json);
+                }
+                Slot::Writing => {
+                    state.lists[at] = Slot::Writing;
+                    state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+                Slot::Waiting | Slot::Taken => return None,
+            }
+        }
+    }
+
+    fn finish(&self) {
+        self.lock().finished = true;
+        self.changed.notify_all();
+    }
 }
 
 /// `serialize_with` for a list of counts: on one line.
@@ -28,60 +122,83 @@ pub(super) fn inline_array<T: Serialize, S: serde::Serializer>(
         .serialize(s)
 }
 
-/// `serialize_with` for a list of values: on one line, as written beforehand when it was.
+/// `serialize_with` for a list of values: on one line, as written ahead when it was.
 pub(super) fn inline_values<S: serde::Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
     let key = (values.as_ptr() as usize, values.len());
-    let written = WRITTEN.with(|w| w.borrow_mut().remove(&key));
-    match written {
-        Some(raw) => raw.serialize(s),
-        None => write_values(values)
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s),
+    let ahead = AHEAD.with(|a| a.borrow().clone());
+    let written = ahead.and_then(|ahead| ahead.take(*ahead.places.get(&key)?));
+    written.unwrap_or_else(|| write_values(values)).serialize(s)
+}
+
+/// `values` as serde_json writes a list of `f64`, on one line: written here number by number
+/// into one buffer sized beforehand, which costs about half of serde's element-by-element path.
+fn write_values(values: &[f64]) -> Box<RawValue> {
+    let mut json = String::with_capacity(values.len() * 12 + 2);
+    let mut number = zmij::Buffer::new();
+    json.push('[');
+    for (i, &v) in values.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        // serde_json's own rule and formatter: the shortest decimal that reads back as the same
+        // f64, and null for what JSON has no number for.
+        json.push_str(if v.is_finite() {
+            number.format_finite(v)
+        } else {
+            "null"
+        });
     }
+    json.push(']');
+    // SAFETY: `[`, numbers as serde_json writes them or `null` separated by commas, and `]`:
+    // one well-formed JSON value with no whitespace around it.
+    unsafe { RawValue::from_string_unchecked(json) }
 }
 
-fn write_values(values: &[f64]) -> serde_json::Result<Box<RawValue>> {
-    serde_json::value::to_raw_value(values)
-}
-
-/// Runs `write` (which serializes `runs` on this thread) with the runs' long lists of numbers
-/// written beforehand, on every core.
+/// Runs `write` (which serializes `runs` on this thread) while the runs' long lists of numbers
+/// are written on every core, in the order the document takes them, a few ahead of it.
 pub fn with_lists_written<R>(runs: &[Run], write: impl FnOnce() -> R) -> R {
-    let lists: Vec<(usize, usize, &[f64])> = runs
+    let lists: Vec<&[f64]> = runs
         .iter()
         .flat_map(|r| &r.benchmarks)
         .flat_map(|b| &b.metrics)
         .map(|m| m.values.as_slice())
         .filter(|v| v.len() >= WORTH_A_THREAD)
-        .map(|v| (v.as_ptr() as usize, v.len(), v))
         .collect();
     if lists.len() < 2 {
         return write();
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = lists.len().div_ceil(cores);
-    let written: Vec<_> = std::thread::scope(|scope| {
-        let threads: Vec<_> = lists
-            .chunks(per_thread)
-            .map(|lists| {
-                scope.spawn(move || {
-                    lists
-                        .iter()
-                        .filter_map(|&(at, len, v)| Some(((at, len), write_values(v).ok()?)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .flat_map(|t| t.join().unwrap_or_default())
-            .collect()
+    let ahead = Arc::new(Ahead {
+        places: lists
+            .iter()
+            .enumerate()
+            .map(|(at, v)| ((v.as_ptr() as usize, v.len()), at))
+            .collect(),
+        state: Mutex::new(AheadState {
+            lists: lists.iter().map(|_| Slot::Waiting).collect(),
+            next: 0,
+            in_hand: 0,
+            limit: cores * AHEAD_PER_CORE,
+            finished: false,
+        }),
+        changed: Condvar::new(),
     });
-    WRITTEN.with(|w| w.borrow_mut().extend(written));
-    let result = write();
-    // Whatever `write` did not take (it failed part-way) is not kept for a later document.
-    WRITTEN.with(|w| w.borrow_mut().clear());
-    result
+    std::thread::scope(|scope| {
+        for _ in 0..cores {
+            let (ahead, lists) = (&ahead, &lists);
+            scope.spawn(move || {
+                while let Some(at) = ahead.next_to_write() {
+                    ahead.written(at, write_values(lists[at]));
+                }
+            });
+        }
+        let outer = AHEAD.with(|a| a.replace(Some(ahead.clone())));
+        let result = write();
+        AHEAD.with(|a| *a.borrow_mut() = outer);
+        // Whatever `write` did not take (it failed part-way) is no longer wanted.
+        ahead.finish();
+        result
+    })
 }
 
 #[cfg(test)]
@@ -89,12 +206,11 @@ mod tests {
     use super::*;
     use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
 
-    #[test]
-    fn lists_written_beforehand_are_written_as_they_would_have_been() {
+    /// A run of five benchmarks: four with two long lists each (written ahead) and one short.
+    fn runs() -> Vec<Run> {
         let mut builder = RunBuilder::default();
         for b in 0..5 {
             let bench = builder.benchmark(&format!("B{b}"), None, BenchName::plain);
-            // Long lists (written on threads) and a short one (written in place).
             let n = if b == 4 { 10 } else { WORTH_A_THREAD + b };
             for i in 0..n {
                 builder.record(bench, "ns/op", "ns/op", 1.0 / 3.0 + (i * b) as f64);
@@ -107,15 +223,91 @@ mod tests {
             path: None,
             command: Vec::new(),
         };
-        let runs = vec![new_run(source, Environment::default(), Vec::new(), builder)];
+        vec![new_run(source, Environment::default(), Vec::new(), builder)]
+    }
+
+    /// Whether every list written ahead was taken by the document, and how many there were.
+    fn all_taken() -> (bool, usize) {
+        let ahead = AHEAD
+            .with(|a| a.borrow().clone())
+            .expect("lists are written ahead");
+        let state = ahead.lock();
+        let taken = state.lists.iter().all(|s| matches!(s, Slot::Taken));
+        (taken && state.in_hand == 0, state.lists.len())
+    }
+
+    #[test]
+    fn lists_written_ahead_are_written_as_they_would_have_been() {
+        let runs = runs();
         let plain = serde_json::to_string_pretty(&runs).unwrap();
-        let (waiting, threaded) = with_lists_written(&runs, || {
-            let waiting = WRITTEN.with(|w| w.borrow().len());
-            (waiting, serde_json::to_string_pretty(&runs).unwrap())
+        let (threaded, (taken, lists)) = with_lists_written(&runs, || {
+            (serde_json::to_string_pretty(&runs).unwrap(), all_taken())
         });
-        assert_eq!(waiting, 8, "both lists of the four long benchmarks");
+        assert_eq!(lists, 8, "both lists of the four long benchmarks");
+        assert!(taken, "each list was taken once, none left over");
         assert_eq!(plain, threaded);
         assert!(plain.contains("\"values\": [0.3333333333333333,1.3333333333333333,"));
-        WRITTEN.with(|w| assert!(w.borrow().is_empty(), "nothing is kept after"));
+        assert!(
+            AHEAD.with(|a| a.borrow().is_none()),
+            "nothing is kept after"
+        );
+    }
+
+    #[test]
+    fn a_document_that_takes_lists_out_of_order_twice_or_not_at_all_is_still_written() {
+        let runs = runs();
+        let reversed: Vec<_> = runs[0].benchmarks.iter().rev().collect();
+        let plain = serde_json::to_string(&reversed).unwrap();
+        let (first, second) = with_lists_written(&runs, || {
+            let first = serde_json::to_string(&reversed).unwrap();
+            (first, serde_json::to_string(&reversed).unwrap())
+        });
+        assert_eq!(first, plain);
+        assert_eq!(second, plain, "a list taken already is written again");
+        // A document that fails before it takes a list: the writers stop, nothing waits.
+        assert_eq!(with_lists_written(&runs, || 7), 7);
+    }
+
+    #[test]
+    fn numbers_are_written_as_serde_json_writes_them() {
+        let tricky = [
+            0.0,
+            -0.0,
+            1.0,
+            -232.0,
+            0.1 + 0.2,
+            1e15,
+            1e16,
+            1e21,
+            1e22,
+            123456789012345680.0,
+            1e-7,
+            5e-324,
+            2.2250738585072014e-308,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        assert_eq!(
+            write_values(&tricky).get(),
+            serde_json::to_string(&tricky[..]).unwrap()
+        );
+        assert_eq!(write_values(&[]).get(), "[]");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_numbers_are_written_as_serde_json_writes_them(
+            bits in proptest::collection::vec(proptest::num::u64::ANY, 0..64),
+        ) {
+            let values: Vec<f64> = bits.into_iter().map(f64::from_bits).collect();
+            let written = write_values(&values);
+            proptest::prop_assert_eq!(written.get(), serde_json::to_string(&values).unwrap());
+            let back: Vec<Option<f64>> = serde_json::from_str(written.get()).unwrap();
+            let finite = values.iter().map(|v| v.is_finite().then_some(*v));
+            proptest::prop_assert!(back.into_iter().zip(finite).all(|(a, b)| a == b));
+        }
     }
 }
