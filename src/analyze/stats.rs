@@ -35,26 +35,40 @@ impl Summary {
         if n == 0 {
             return None;
         }
+        // In the order the selections use, so that each is the same value they would give.
+        let (min, max) = values
+            .iter()
+            .fold((values[0], values[0]), |(low, high), &v| {
+                let low = if v.total_cmp(&low).is_lt() { v } else { low };
+                (low, if v.total_cmp(&high).is_gt() { v } else { high })
+            });
         work.clear();
         work.extend_from_slice(values);
-        let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
-        let (min, max) = (nth(0), nth(n - 1));
-        let upper_median = nth(n / 2);
+        // One selection of the middle; the interval's orders are then selected within the
+        // half they lie in, which the first selection left on their side.
+        let middle = n / 2;
+        let (below, &mut upper_median, above) = work.select_nth_unstable_by(middle, f64::total_cmp);
         let median = if n % 2 == 1 {
             upper_median
         } else {
-            // After selecting n/2, everything before it is no larger: its maximum is x(n/2).
-            let lower = work[..n / 2].iter().copied().fold(f64::MIN, f64::max);
+            // Everything below the middle is no larger: its maximum is x(n/2).
+            let lower = below.iter().copied().fold(f64::MIN, f64::max);
             (lower + upper_median) / 2.0
         };
-        let median_ci = median_ci_orders(n, CONFIDENCE).map(|(lo, hi, coverage)| {
-            let mut nth = |k: usize| *work.select_nth_unstable_by(k, f64::total_cmp).1;
-            Interval {
-                low: nth(lo - 1),
-                high: nth(hi - 1),
-                level: CONFIDENCE,
-                coverage,
+        let mut order = |k: usize| match k.cmp(&middle) {
+            std::cmp::Ordering::Less => *below.select_nth_unstable_by(k, f64::total_cmp).1,
+            std::cmp::Ordering::Equal => upper_median,
+            std::cmp::Ordering::Greater => {
+                *above
+                    .select_nth_unstable_by(k - middle - 1, f64::total_cmp)
+                    .1
             }
+        };
+        let median_ci = median_ci_orders(n, CONFIDENCE).map(|(lo, hi, coverage)| Interval {
+            low: order(lo - 1),
+            high: order(hi - 1),
+            level: CONFIDENCE,
+            coverage,
         });
         let mean = values.iter().sum::<f64>() / n as f64;
         let stddev = (n > 1).then(|| {
@@ -300,5 +314,38 @@ mod tests {
         let one = Summary::of(&[7.0]).unwrap();
         assert_eq!((one.median, one.stddev), (7.0, None));
         assert!(Summary::of(&[]).is_none());
+    }
+
+    use proptest::strategy::{Just, Strategy};
+
+    /// Small whole numbers (many ties), any normal number, and negative zero.
+    fn sample() -> impl Strategy<Value = f64> {
+        proptest::prop_oneof![
+            (-50i32..50).prop_map(f64::from),
+            proptest::num::f64::NORMAL,
+            Just(-0.0)
+        ]
+    }
+
+    proptest::proptest! {
+        /// Every order statistic is the value a full sort puts at its place, whichever way the
+        /// selections reach it (ties, zeros of both signs, any count).
+        #[test]
+        fn order_statistics_are_those_of_a_sorted_copy(
+            values in proptest::collection::vec(sample(), 1..300),
+        ) {
+            let s = Summary::of(&values).unwrap();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len();
+            let at = |k: usize| sorted[k].to_bits();
+            proptest::prop_assert_eq!((s.min.to_bits(), s.max.to_bits()), (at(0), at(n - 1)));
+            let median = if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 };
+            proptest::prop_assert_eq!(s.median.to_bits(), median.to_bits());
+            let orders = median_ci_orders(n, CONFIDENCE);
+            let expected = orders.map(|(lo, hi, _)| (at(lo - 1), at(hi - 1)));
+            let got = s.median_ci.map(|ci| (ci.low.to_bits(), ci.high.to_bits()));
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 }
