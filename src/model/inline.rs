@@ -10,34 +10,50 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Lists shorter than this are written where they stand.
 const WORTH_A_THREAD: usize = 4096;
 
-/// Lists written ahead of the document per core, at most.
-const AHEAD_PER_CORE: usize = 2;
+/// Numbers in lists written ahead of the document and not yet taken, per core, at most (a few
+/// MB of text; a longer list is still written ahead when it is the only one in hand).
+const AHEAD_PER_CORE: usize = 128 << 10;
+
+/// Numbers a writer takes up at a time, in consecutive lists: fewer hand-overs, each of which
+/// can wake a thread.
+const GROUP: usize = 32 << 10;
 
 thread_local! {
     /// The lists being written ahead of the document this thread writes.
     static AHEAD: RefCell<Option<Arc<Ahead>>> = const { RefCell::new(None) };
 }
 
-/// Long lists written by other threads ahead of the document that takes them.
+/// Long lists written by other threads ahead of the document that takes them. Threads are
+/// woken only when one waits for what changed: each wake-up is a system call, and on a VM an
+/// interrupt to the other CPU.
 struct Ahead {
     /// A list's place by the address and length of its numbers.
     places: FxHashMap<(usize, usize), usize>,
+    /// Each list's length.
+    lengths: Vec<usize>,
     state: Mutex<AheadState>,
-    changed: Condvar,
+    /// A list was taken, or the document finished: room for writers.
+    room: Condvar,
+    /// The list the document waits for is written.
+    ready: Condvar,
 }
 
 struct AheadState {
     lists: Vec<Slot>,
     /// The first list no thread has taken up yet, or past it.
     next: usize,
-    /// Lists being written or written and not yet taken by the document.
+    /// Numbers in lists being written, or written and not yet taken.
     in_hand: usize,
     limit: usize,
+    writers_waiting: usize,
+    /// The list the document waits for.
+    awaited: Option<usize>,
     /// The document is written (or failed): no more lists are wanted.
     finished: bool,
 }
@@ -56,8 +72,9 @@ impl Ahead {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A writer's next list to write, or `None` when there is nothing more to do.
-    fn next_to_write(&self) -> Option<usize> {
+    /// A writer's next lists to write (consecutive ones, together at least [`GROUP`] numbers
+    /// where there are so many), or `None` when there is nothing more to do.
+    fn next_to_write(&self) -> Option<Range<usize>> {
         let mut state = self.lock();
         loop {
             while state
@@ -70,20 +87,39 @@ impl Ahead {
             if state.finished || state.next == state.lists.len() {
                 return None;
             }
-            if state.in_hand < state.limit {
-                let at = state.next;
-                state.lists[at] = Slot::Writing;
-                state.in_hand += 1;
-                state.next += 1;
-                return Some(at);
+            let start = state.next;
+            if state.in_hand == 0 || state.in_hand + self.lengths[start] <= state.limit {
+                let mut group = start..start;
+                let mut numbers = 0;
+                while numbers < GROUP
+                    && state
+                        .lists
+                        .get(group.end)
+                        .is_some_and(|s| matches!(s, Slot::Waiting))
+                {
+                    state.lists[group.end] = Slot::Writing;
+                    numbers += self.lengths[group.end];
+                    group.end += 1;
+                }
+                state.in_hand += numbers;
+                state.next = group.end;
+                return Some(group);
             }
-            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+            state.writers_waiting += 1;
+            state = self.room.wait(state).unwrap_or_else(|p| p.into_inner());
+            state.writers_waiting -= 1;
         }
     }
 
-    fn written(&self, at: usize, json: Box<RawValue>) {
-        self.lock().lists[at] = Slot::Written(json);
-        self.changed.notify_all();
+    fn written(&self, group: Range<usize>, lists: Vec<Box<RawValue>>) {
+        let mut state = self.lock();
+        let awaited = state.awaited.is_some_and(|at| group.contains(&at));
+        for (at, json) in group.zip(lists) {
+            state.lists[at] = Slot::Written(json);
+        }
+        if awaited {
+            self.ready.notify_one();
+        }
     }
 
     /// The document's list at `at`: as written ahead, waited for while it is being written,
@@ -93,13 +129,17 @@ impl Ahead {
         loop {
             match std::mem::replace(&mut state.lists[at], Slot::Taken) {
                 Slot::Written(json) => {
-                    state.in_hand -= 1;
-                    self.changed.notify_all();
+                    state.in_hand -= self.lengths[at];
+                    if state.writers_waiting > 0 {
+                        self.room.notify_all();
+                    }
                     return Some(json);
                 }
                 Slot::Writing => {
                     state.lists[at] = Slot::Writing;
-                    state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state.awaited = Some(at);
+                    state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state.awaited = None;
                 }
                 Slot::Waiting | Slot::Taken => return None,
             }
@@ -108,7 +148,7 @@ impl Ahead {
 
     fn finish(&self) {
         self.lock().finished = true;
-        self.changed.notify_all();
+        self.room.notify_all();
     }
 }
 
@@ -174,21 +214,26 @@ pub fn with_lists_written<R>(runs: &[Run], write: impl FnOnce() -> R) -> R {
             .enumerate()
             .map(|(at, v)| ((v.as_ptr() as usize, v.len()), at))
             .collect(),
+        lengths: lists.iter().map(|v| v.len()).collect(),
         state: Mutex::new(AheadState {
             lists: lists.iter().map(|_| Slot::Waiting).collect(),
             next: 0,
             in_hand: 0,
             limit: cores * AHEAD_PER_CORE,
+            writers_waiting: 0,
+            awaited: None,
             finished: false,
         }),
-        changed: Condvar::new(),
+        room: Condvar::new(),
+        ready: Condvar::new(),
     });
     std::thread::scope(|scope| {
         for _ in 0..cores {
             let (ahead, lists) = (&ahead, &lists);
             scope.spawn(move || {
-                while let Some(at) = ahead.next_to_write() {
-                    ahead.written(at, write_values(lists[at]));
+                while let Some(group) = ahead.next_to_write() {
+                    let written = lists[group.clone()].iter().map(|v| write_values(v));
+                    ahead.written(group, written.collect());
                 }
             });
         }
@@ -206,12 +251,13 @@ mod tests {
     use super::*;
     use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
 
-    /// A run of five benchmarks: four with two long lists each (written ahead) and one short.
-    fn runs() -> Vec<Run> {
+    /// A run of `long + 1` benchmarks: `long` with two lists of `length + b` numbers each
+    /// (written ahead), and one short.
+    fn runs_of(long: usize, length: usize) -> Vec<Run> {
         let mut builder = RunBuilder::default();
-        for b in 0..5 {
+        for b in 0..=long {
             let bench = builder.benchmark(&format!("B{b}"), None, BenchName::plain);
-            let n = if b == 4 { 10 } else { WORTH_A_THREAD + b };
+            let n = if b == long { 10 } else { length + b };
             for i in 0..n {
                 builder.record(bench, "ns/op", "ns/op", 1.0 / 3.0 + (i * b) as f64);
                 builder.record(bench, "B/op", "B/op", (i % 7) as f64);
@@ -224,6 +270,10 @@ mod tests {
             command: Vec::new(),
         };
         vec![new_run(source, Environment::default(), Vec::new(), builder)]
+    }
+
+    fn runs() -> Vec<Run> {
+        runs_of(4, WORTH_A_THREAD)
     }
 
     /// Whether every list written ahead was taken by the document, and how many there were.
@@ -251,6 +301,22 @@ mod tests {
             AHEAD.with(|a| a.borrow().is_none()),
             "nothing is kept after"
         );
+    }
+
+    #[test]
+    fn lists_beyond_what_may_be_in_hand_wait_for_the_document_to_take_some() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Four times the numbers that may be in hand at once, in lists of several groups.
+        let length = GROUP * 3 / 2;
+        let long = (cores * AHEAD_PER_CORE * 4).div_ceil(length * 2);
+        let runs = runs_of(long, length);
+        let plain = serde_json::to_string(&runs).unwrap();
+        let (threaded, (taken, lists)) = with_lists_written(&runs, || {
+            (serde_json::to_string(&runs).unwrap(), all_taken())
+        });
+        assert_eq!(lists, long * 2);
+        assert!(taken, "each list was taken once, none left over");
+        assert_eq!(plain, threaded);
     }
 
     #[test]
