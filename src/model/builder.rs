@@ -293,7 +293,12 @@ impl RunBuilder {
             .any(|m| !m.values.is_empty() || m.histogram.is_some())
     }
 
-    pub fn finish(self) -> Vec<Benchmark> {
+    pub fn finish(mut self) -> Vec<Benchmark> {
+        // A vector of metrics grows four at a time, and a metric is about half a KB: most
+        // benchmarks have one to three, so a suite of many would hold twice what it needs.
+        for bench in &mut self.benchmarks {
+            bench.metrics.shrink_to_fit();
+        }
         self.benchmarks
     }
 }
@@ -466,6 +471,15 @@ mod tests {
         records_as_a_scan_would(&in_order, many);
         let reversed: Vec<_> = (0..many * 3).map(|n| (1, many - 1 - n % many)).collect();
         records_as_a_scan_would(&reversed, many);
+    }
+
+    #[test]
+    fn finished_benchmarks_hold_no_room_for_metrics_they_do_not_have() {
+        let mut b = RunBuilder::default();
+        let i = b.benchmark("one", None, BenchName::plain);
+        b.record(i, "ns/op", "ns/op", 1.0);
+        let metrics = &b.finish()[0].metrics;
+        assert_eq!(metrics.capacity(), metrics.len());
     }
 
     #[test]
