@@ -3,23 +3,25 @@
 use crate::error::{Error, Result};
 use crate::model::{BenchName, Benchmark};
 use crate::spec::suite::AttributionSpec;
-use globset::{Glob, GlobMatcher};
+use globset::{Glob, GlobMatcher, GlobSetBuilder};
+use rustc_hash::FxHashMap;
 
 /// A benchmark-name glob.
 #[derive(Clone, Debug)]
 pub struct Pattern {
     pub glob: String,
+    compiled: Glob,
     matcher: GlobMatcher,
 }
 
 impl Pattern {
     pub fn new(glob: &str) -> Result<Pattern> {
-        let matcher = Glob::new(glob)
-            .map_err(|e| Error::Input(format!("bad benchmark pattern `{glob}`: {e}")))?
-            .compile_matcher();
+        let compiled = Glob::new(glob)
+            .map_err(|e| Error::Input(format!("bad benchmark pattern `{glob}`: {e}")))?;
         Ok(Pattern {
             glob: glob.to_string(),
-            matcher,
+            matcher: compiled.compile_matcher(),
+            compiled,
         })
     }
 
@@ -27,6 +29,47 @@ impl Pattern {
     /// top-level benchmark, so both `*E2E*` and `3_E2E-InputDelay` work.
     pub fn matches(&self, name: &BenchName) -> bool {
         self.matcher.is_match(name.path.join("/")) || self.matcher.is_match(name.short_name())
+    }
+
+    /// For each of `patterns`, in order, the benchmarks it matches as [`Pattern::matches`]
+    /// does or whose full name it writes out. Every name is tried against all the patterns at
+    /// once: a targets file that names thousands of benchmarks one by one costs one pass over
+    /// the benchmarks, not one per pattern.
+    pub fn matching_each<'a>(
+        patterns: &[&Pattern],
+        benchmarks: impl Iterator<Item = &'a Benchmark>,
+    ) -> Result<Vec<Vec<&'a Benchmark>>> {
+        let mut set = GlobSetBuilder::new();
+        for pattern in patterns {
+            set.add(pattern.compiled.clone());
+        }
+        let set = set
+            .build()
+            .map_err(|e| Error::Input(format!("benchmark patterns: {e}")))?;
+        let mut by_full_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        for (i, pattern) in patterns.iter().enumerate() {
+            by_full_name.entry(&pattern.glob).or_default().push(i);
+        }
+        let mut found = vec![Vec::new(); patterns.len()];
+        let (mut hits, mut more) = (Vec::new(), Vec::new());
+        for bench in benchmarks {
+            let name = &bench.name;
+            set.matches_into(name.path.join("/"), &mut hits);
+            set.matches_into(name.short_name(), &mut more);
+            hits.append(&mut more);
+            hits.extend(
+                by_full_name
+                    .get(name.full_name.as_str())
+                    .into_iter()
+                    .flatten(),
+            );
+            hits.sort_unstable();
+            hits.dedup();
+            for &i in &hits {
+                found[i].push(bench);
+            }
+        }
+        Ok(found)
     }
 }
 
@@ -136,6 +179,49 @@ mod tests {
 
     fn name(s: &str) -> BenchName {
         BenchName::parse_go(s)
+    }
+
+    #[test]
+    fn all_patterns_at_once_match_as_each_alone_would() {
+        let names = [
+            "BenchmarkA-8",
+            "BenchmarkA/size=64-8",
+            "BenchmarkB/1_E2E-InputDelay-8",
+            "BenchmarkAB-4",
+            "BM_Replay/window:8",
+        ];
+        let benchmarks: Vec<Benchmark> = names
+            .iter()
+            .map(|n| {
+                let mut builder = crate::model::RunBuilder::default();
+                builder.benchmark(n, None, BenchName::parse_go);
+                builder.finish().remove(0)
+            })
+            .collect();
+        let globs = [
+            "A",
+            "BenchmarkA-8",
+            "A*",
+            "*E2E*",
+            "1_E2E-InputDelay",
+            "BM_Replay/*",
+            "nothing",
+            "A",
+        ];
+        let patterns: Vec<Pattern> = globs.iter().map(|g| Pattern::new(g).unwrap()).collect();
+        let each: Vec<&Pattern> = patterns.iter().collect();
+        let together = Pattern::matching_each(&each, benchmarks.iter()).unwrap();
+        for (pattern, found) in patterns.iter().zip(&together) {
+            let alone: Vec<&str> = benchmarks
+                .iter()
+                .filter(|b| pattern.matches(&b.name) || pattern.glob == b.name.full_name)
+                .map(|b| b.name.full_name.as_str())
+                .collect();
+            let found: Vec<&str> = found.iter().map(|b| b.name.full_name.as_str()).collect();
+            assert_eq!(found, alone, "{}", pattern.glob);
+        }
+        let counts: Vec<usize> = together.iter().map(Vec::len).collect();
+        assert_eq!(counts, [1, 1, 2, 1, 1, 1, 0, 1]);
     }
 
     #[test]

@@ -193,14 +193,6 @@ fn count(n: u64) -> Measured {
     }
 }
 
-/// Benchmarks matching `pattern` across runs, or none.
-fn matching<'a>(runs: &'a [Run], pattern: &Pattern) -> Vec<&'a Benchmark> {
-    runs.iter()
-        .flat_map(|r| &r.benchmarks)
-        .filter(|b| pattern.matches(&b.name) || pattern.glob == b.name.full_name)
-        .collect()
-}
-
 /// Whether a limit can be compared with a measured figure: the same dimension, or a bare
 /// number against any count (overruns, lost packets).
 fn comparable(measured: &Unit, limit: &Unit) -> bool {
@@ -245,12 +237,20 @@ pub fn timer_limits(runs: &[Run], break_us: Option<f64>, max_us: Option<f64>) ->
 
 /// Evaluates every target and the budget against `runs`.
 pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
+    let stages = targets.budget.iter().flat_map(|b| &b.stages);
+    let patterns = (targets.targets.iter().map(|t| &t.bench))
+        .chain(stages.map(|s| &s.bench))
+        .map(|glob| Pattern::new(glob))
+        .collect::<Result<Vec<_>>>()?;
+    let patterns: Vec<&Pattern> = patterns.iter().collect();
+    let benchmarks = runs.iter().flat_map(|r| &r.benchmarks);
+    let mut matched = Pattern::matching_each(&patterns, benchmarks)?.into_iter();
     let mut results = Vec::new();
-    for target in &targets.targets {
-        results.extend(evaluate_target(&targets.file, target, runs)?);
+    for (target, found) in targets.targets.iter().zip(matched.by_ref()) {
+        results.extend(evaluate_target(&targets.file, target, found)?);
     }
     let budget = match &targets.budget {
-        Some(b) => Some(evaluate_budget(&targets.file, b, runs)?),
+        Some(b) => Some(evaluate_budget(&targets.file, b, matched.collect())?),
         None => None,
     };
     Ok(Verdict {
@@ -259,9 +259,12 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
     })
 }
 
-/// One result per benchmark the target matches, or one "not measured".
-fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<TargetResult>> {
-    let pattern = Pattern::new(&target.bench)?;
+/// One result per benchmark the target matches (`matched`), or one "not measured".
+fn evaluate_target(
+    file: &str,
+    target: &Target,
+    matched: Vec<&Benchmark>,
+) -> Result<Vec<TargetResult>> {
     let limits = |show: fn(&Limit) -> String| {
         [
             target.above.as_ref().map(|l| format!("> {}", show(l))),
@@ -276,7 +279,7 @@ fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<Targ
     // In the units and precision the measured values are shown in (`500 us` was shown
     // beside `43.00 µs`).
     let shown = limits(|l| l.unit.format_scaled(l.value));
-    let found: Vec<(&Benchmark, Measured)> = matching(runs, &pattern)
+    let found: Vec<(&Benchmark, Measured)> = matched
         .into_iter()
         .filter_map(|b| Some((b, measure(b, &target.metric)?)))
         .collect();
@@ -314,12 +317,12 @@ fn evaluate_target(file: &str, target: &Target, runs: &[Run]) -> Result<Vec<Targ
     Ok(results)
 }
 
-/// Each stage's figure and share of the total, their sum, the remainder and whether it fits.
-fn evaluate_budget(file: &str, b: &Budget, runs: &[Run]) -> Result<BudgetResult> {
+/// Each stage's figure and share of the total, their sum, the remainder and whether it fits;
+/// `matched` holds each stage's benchmarks.
+fn evaluate_budget(file: &str, b: &Budget, matched: Vec<Vec<&Benchmark>>) -> Result<BudgetResult> {
     let mut stages = Vec::new();
-    for stage in &b.stages {
-        let pattern = Pattern::new(&stage.bench)?;
-        let value = matching(runs, &pattern)
+    for (stage, found) in b.stages.iter().zip(matched) {
+        let value = found
             .into_iter()
             .find_map(|bench| measure(bench, &stage.metric));
         if let Some(v) = &value {
