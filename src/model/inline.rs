@@ -238,12 +238,27 @@ pub fn with_lists_written<R>(runs: &[Run], write: impl FnOnce() -> R) -> R {
             });
         }
         let outer = AHEAD.with(|a| a.replace(Some(ahead.clone())));
-        let result = write();
-        AHEAD.with(|a| *a.borrow_mut() = outer);
-        // Whatever `write` did not take (it failed part-way) is no longer wanted.
-        ahead.finish();
-        result
+        let _done = Done {
+            ahead: &ahead,
+            outer,
+        };
+        write()
     })
+}
+
+/// However the document's writing ends (written, failed part-way, or a panic), this stops
+/// the writers, which would otherwise wait for room and keep the scope from ending, and puts
+/// back the thread's outer lists.
+struct Done<'a> {
+    ahead: &'a Ahead,
+    outer: Option<Arc<Ahead>>,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        AHEAD.with(|a| *a.borrow_mut() = self.outer.take());
+        self.ahead.finish();
+    }
 }
 
 #[cfg(test)]
@@ -332,6 +347,29 @@ mod tests {
         assert_eq!(second, plain, "a list taken already is written again");
         // A document that fails before it takes a list: the writers stop, nothing waits.
         assert_eq!(with_lists_written(&runs, || 7), 7);
+    }
+
+    #[test]
+    fn a_document_that_panics_part_way_stops_the_writers() {
+        // Far more lists than may be in hand: the writers are waiting for room when the
+        // document gives up.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let length = GROUP * 3 / 2;
+        let long = (cores * AHEAD_PER_CORE * 4).div_ceil(length * 2);
+        let (sent, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runs = runs_of(long, length);
+            let outcome = std::panic::catch_unwind(|| {
+                with_lists_written(&runs, || -> () { panic!("the document failed") })
+            });
+            let _ = sent.send((outcome.is_err(), AHEAD.with(|a| a.borrow().is_none())));
+        });
+        let waited = ended.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(
+            waited,
+            Ok((true, true)),
+            "the panic comes back, nothing is kept"
+        );
     }
 
     #[test]
