@@ -225,6 +225,15 @@ fn latkit_json_that_lies_is_refused() {
     );
     let path = file_with(&dir, "lying.json", lying.to_string().as_bytes());
     parse_refused(&path, "claims 4294967295 payload bytes");
+    // A metric given twice in one benchmark: analysis would read only the first.
+    let mut twice = doc.clone();
+    let metric = twice["runs"][0]["benchmarks"][0]["metrics"][0].clone();
+    twice["runs"][0]["benchmarks"][0]["metrics"]
+        .as_array_mut()
+        .unwrap()
+        .push(metric);
+    let path = file_with(&dir, "twice.json", twice.to_string().as_bytes());
+    parse_refused(&path, "the metric `ns/op` appears twice");
     // A schema this latkit does not know (v1 documents are migrated: tests/hostile.rs).
     let mut newer = doc;
     newer["schema"] = serde_json::json!("latkit.result.v9");

@@ -7,7 +7,16 @@ use crate::model::{Dimension, Run};
 pub fn run(run: &Run) -> Result<(), String> {
     for bench in &run.benchmarks {
         let name = &bench.name.full_name;
+        let mut seen = rustc_hash::FxHashSet::default();
         for metric in &bench.metrics {
+            // Every analysis finds a metric by its name: a second of the same name would be
+            // silently left out.
+            if !seen.insert(metric.name.as_str()) {
+                return Err(format!(
+                    "{name}: the metric `{}` appears twice",
+                    metric.name
+                ));
+            }
             if let Some(v) = metric.values.iter().find(|v| !v.is_finite()) {
                 return Err(format!("{name}: `{}` holds {v}", metric.name));
             }

@@ -37,7 +37,7 @@ impl MetricSlots {
     fn of(metrics: &[Metric]) -> Self {
         let mut slots = MetricSlots::default();
         for (i, m) in metrics.iter().enumerate() {
-            slots.added(metrics, i, Unit::parse(&m.source_unit).to_base);
+            slots.added(&metrics[..=i], i, Unit::parse(&m.source_unit).to_base);
         }
         slots
     }
@@ -60,10 +60,15 @@ impl MetricSlots {
         self.to_base.push(to_base);
         self.next = 0;
         if let Some(by_name) = &mut self.by_name {
-            by_name.insert(metrics[at].name.clone(), at);
+            by_name.entry(metrics[at].name.clone()).or_insert(at);
         } else if metrics.len() > SCANNED_METRICS {
-            let names = metrics.iter().enumerate();
-            self.by_name = Some(names.map(|(i, m)| (m.name.clone(), i)).collect());
+            // Names are unique within a benchmark (readers and the latkit JSON check see to
+            // it); were one repeated, the first would be found, as a scan finds it.
+            let mut by_name = FxHashMap::default();
+            for (i, m) in metrics.iter().enumerate() {
+                by_name.entry(m.name.clone()).or_insert(i);
+            }
+            self.by_name = Some(by_name);
         }
     }
 }
