@@ -11,7 +11,7 @@ use latkit::report::{FORMATS, Reader};
 use proptest::prelude::*;
 use std::io::Write;
 
-const SEEDS: [&str; 20] = [
+const SEEDS: [&str; 23] = [
     "services/cargo-criterion-1.1.0.jsonl",
     "services/pytest-benchmark.json",
     "vectors/hyperfine-1.15.json",
@@ -29,6 +29,9 @@ const SEEDS: [&str; 20] = [
     "rtla/timerlat-top-doc.txt",
     "rtla/timerlat-trace-doc.txt",
     "rtla/osnoise-top-doc.txt",
+    "rtla/real-6.1-timerlat-top-q.txt",
+    "rtla/real-6.1-timerlat-hist.txt",
+    "rtla/real-6.1-osnoise-top-q.txt",
     "vectors/rootstream-bench.txt",
     "variants.gobench.txt",
     "stream.gobench.txt",
@@ -206,7 +209,7 @@ const RSS_LIMIT_KIB: i64 = 200 << 10;
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every format latkit reads, by a real output: the file and the reader that is its own.
-const READ_SEEDS: [(&str, &str); 25] = [
+const READ_SEEDS: [(&str, &str); 28] = [
     ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
     ("services/pytest-benchmark.json", "pytest-benchmark"),
     ("vectors/hyperfine-1.15.json", "hyperfine"),
@@ -226,6 +229,9 @@ const READ_SEEDS: [(&str, &str); 25] = [
     ("rtla/timerlat-top-doc.txt", "rtla-top"),
     ("rtla/timerlat-trace-doc.txt", "timerlat-trace"),
     ("rtla/osnoise-top-doc.txt", "osnoise-top"),
+    ("rtla/real-6.1-timerlat-top-q.txt", "rtla-top"),
+    ("rtla/real-6.1-timerlat-hist.txt", "rtla-hist"),
+    ("rtla/real-6.1-osnoise-top-q.txt", "osnoise-top"),
     ("vectors/rootstream-bench.txt", "bench"),
     ("fuzz/hdrhistogram-java.hgrm", "hgrm"),
     ("fuzz/tagged-Log.logV2.hlog", "hlog"),

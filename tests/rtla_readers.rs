@@ -208,6 +208,41 @@ fn timerlat_top_gives_each_cpus_irq_and_thread_figures() {
     assert_eq!(run["timer"]["overall"]["max_ns"], 41000);
 }
 
+/// Real output of Debian 12's rtla 6.1 on its PREEMPT_RT kernel (2 vCPUs under qemu TCG, so
+/// millisecond maxima), captured by the real-kernel test's set-up (`rtla timerlat top -q -d
+/// 5s > file`, `rtla osnoise top -q -d 5s`): rtla colours its headers with SGR sequences even
+/// into a file. Detected without `--input-format`, with rtla's printed figures.
+#[test]
+fn real_rtla_top_screens_with_coloured_headers_are_read() {
+    let top = std::fs::read_to_string(fixture("rtla/real-6.1-timerlat-top-q.txt")).unwrap();
+    assert!(
+        top.starts_with("\u{1b}[2;37;40m"),
+        "the capture keeps rtla's colours"
+    );
+    let doc = parse_json(&fixture("rtla/real-6.1-timerlat-top-q.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(run["source"]["format"], "rtla-top");
+    assert_eq!(
+        names(run),
+        ["cpu0/irq", "cpu0/thread", "cpu1/irq", "cpu1/thread"]
+    );
+    assert_figures(
+        run,
+        &[
+            ("cpu0/irq", 4764, 28, 118, 6089),
+            ("cpu0/thread", 4764, 74, 253, 6778),
+            ("cpu1/irq", 4780, 7, 143, 5945),
+            ("cpu1/thread", 4780, 65, 207, 7492),
+        ],
+    );
+    let doc = parse_json(&fixture("rtla/real-6.1-osnoise-top-q.txt"));
+    let run = &doc["runs"][0];
+    assert_eq!(run["source"]["format"], "osnoise-top");
+    assert_eq!(names(run), ["cpu0", "cpu1"]);
+    let hist = parse_json(&fixture("rtla/real-6.1-timerlat-hist.txt"));
+    assert_eq!(hist["runs"][0]["source"]["format"], "rtla-hist");
+}
+
 /// A live screen saved with `script` redraws the table with cursor escapes: the last
 /// figures of each CPU count; a row that lost a column is named by its line.
 #[test]

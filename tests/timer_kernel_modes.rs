@@ -1,8 +1,11 @@
 //! `latkit timer -t 1|2`: the kernel's timerlat tracer driven through tracefs. This kernel has
 //! no timerlat (`available_tracers` is `blk function nop`), so the real test here is the
 //! refusal; the control logic (set-up, the sampling loop, restoring on every way out) runs
-//! against a directory laid out like tracefs, whose `trace_pipe` is a FIFO the test writes
-//! timerlat's lines into, as the kernel would.
+//! against a directory laid out like tracefs, whose instance `latkit` has a `trace_pipe` FIFO
+//! the test writes timerlat's lines into, as the kernel would. A directory cannot make an
+//! instance's files on `mkdir` as tracefs does, so the fake has latkit's instances already
+//! (as a latkit killed before it could remove them leaves them). `timer_real_kernel` runs the
+//! modes on a real timerlat kernel.
 
 mod common;
 
@@ -13,9 +16,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The control files latkit may touch, with what a fresh kernel holds.
-const FOUND: [(&str, &str); 6] = [
+const FOUND: [(&str, &str); 10] = [
     ("tracing_on", "1"),
     ("current_tracer", "nop"),
+    ("instances/latkit/tracing_on", "1"),
+    ("instances/latkit/current_tracer", "nop"),
+    ("instances/latkit-frozen/tracing_on", "1"),
+    ("instances/latkit-frozen/current_tracer", "nop"),
     ("osnoise/cpus", "0-1"),
     ("osnoise/timerlat_period_us", "1000"),
     ("osnoise/stop_tracing_us", "0"),
@@ -32,6 +39,16 @@ impl FakeTracefs {
     fn new() -> FakeTracefs {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("osnoise")).unwrap();
+        for instance in ["latkit", "latkit-frozen"] {
+            let instance = dir.path().join("instances").join(instance);
+            std::fs::create_dir_all(&instance).unwrap();
+            std::fs::write(instance.join("trace"), "").unwrap();
+            nix::unistd::mkfifo(
+                &instance.join("trace_pipe"),
+                nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+            )
+            .unwrap();
+        }
         std::fs::write(
             dir.path().join("available_tracers"),
             "timerlat osnoise function nop\n",
@@ -40,11 +57,6 @@ impl FakeTracefs {
         for (file, value) in FOUND {
             std::fs::write(dir.path().join(file), format!("{value}\n")).unwrap();
         }
-        nix::unistd::mkfifo(
-            &dir.path().join("trace_pipe"),
-            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
-        )
-        .unwrap();
         FakeTracefs { dir }
     }
 
@@ -69,7 +81,7 @@ impl FakeTracefs {
     /// Opens `trace_pipe` for writing once latkit has opened it for reading (bounded wait).
     fn pipe_writer(&self) -> std::fs::File {
         use std::os::unix::fs::OpenOptionsExt;
-        let path: PathBuf = self.root().join("trace_pipe");
+        let path: PathBuf = self.root().join("instances/latkit/trace_pipe");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             // Without a reader a non-blocking open fails (ENXIO): latkit has not opened it yet.
@@ -111,23 +123,39 @@ fn irq_ns(i: usize) -> u64 {
     500 + (i % 7) as u64
 }
 
+/// CPU 1 misses activations 1200–1202: timerlat does not wake for a period already past.
+fn skipped(cpu: usize, i: usize) -> bool {
+    cpu == 1 && (1200..1203).contains(&i)
+}
+
+/// A trace timestamp (`SECONDS.MICROSECONDS`) `latency_ns` after period `i` of 1 ms was due.
+fn stamp(i: usize, latency_ns: u64) -> String {
+    let us = 54_000_000 + i as u64 * 1000 + latency_ns / 1000;
+    format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
+}
+
 /// timerlat's lines for activations `range` on CPUs 0 and 1, in the kernel's format, with an
 /// osnoise event between them as a real trace has.
 fn lines(range: std::ops::Range<usize>) -> String {
     let mut text = String::new();
     for i in range {
         for cpu in 0..2 {
+            if skipped(cpu, i) {
+                continue;
+            }
             let id = i + 1;
+            let (irq, thread) = (irq_ns(i), thread_ns(cpu, i));
             text += &format!(
-                "          <idle>-0       [{cpu:03}] d.h1    54.{i:06}: #{id:<5} context    irq timer_latency {:>9} ns\n",
-                irq_ns(i)
+                "          <idle>-0       [{cpu:03}] d.h1    {}: #{id:<5} context    irq timer_latency {irq:>9} ns\n",
+                stamp(i, irq)
             );
             text += &format!(
-                "          <idle>-0       [{cpu:03}] dNh2.    54.{i:06}: irq_noise: local_timer:236 start 54.{i:06}0 duration 700 ns\n"
+                "          <idle>-0       [{cpu:03}] dNh2.    {}: irq_noise: local_timer:236 start 54.{i:06}0 duration 700 ns\n",
+                stamp(i, irq)
             );
             text += &format!(
-                "      timerlat/{cpu}-86{cpu}    [{cpu:03}] ....    54.{i:06}: #{id:<5} context thread timer_latency {:>9} ns\n",
-                thread_ns(cpu, i)
+                "      timerlat/{cpu}-86{cpu}    [{cpu:03}] ....    {}: #{id:<5} context thread timer_latency {thread:>9} ns\n",
+                stamp(i, thread)
             );
         }
     }
@@ -150,9 +178,11 @@ fn kernel_mode_reads_each_cpus_thread_latency_and_puts_tracefs_back() {
     let fs = FakeTracefs::new();
     let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
     let mut pipe = fs.pipe_writer();
-    // While it runs, tracefs holds the test's settings.
-    assert_eq!(fs.read("current_tracer"), "timerlat");
-    assert_eq!(fs.read("tracing_on"), "1");
+    // While it runs, tracefs holds the test's settings, in latkit's own instance: the top
+    // level's tracer stays the user's.
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "timerlat");
+    assert_eq!(fs.read("instances/latkit/tracing_on"), "1");
+    assert_eq!(fs.read("current_tracer"), "nop");
     assert_eq!(fs.read("osnoise/cpus"), "0");
     assert_eq!(fs.read("osnoise/timerlat_period_us"), "1000");
     assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
@@ -184,16 +214,44 @@ fn kernel_mode_reads_each_cpus_thread_latency_and_puts_tracefs_back() {
 #[test]
 fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
     let fs = FakeTracefs::new();
-    let cpus = std::thread::available_parallelism().unwrap().get();
-    let args = ["-t", "irq", "-T", "3", "-f", "-b", "0.504"];
-    let mut job = start(&fs, &args);
+    let root = fs.root().to_str().unwrap();
+    let args = [
+        "timer",
+        "--tracefs",
+        root,
+        "-p",
+        "1000",
+        "--warmup",
+        "1",
+        "-t",
+        "irq",
+        "-T",
+        "3",
+        "-c",
+        "0-1",
+        "-f",
+        "-b",
+        "0.504",
+    ];
+    let mut job = Job::start(&args, fs.root());
     let mut pipe = fs.pipe_writer();
-    // -f: the kernel itself stops tracing at -b (rounded up to its whole µs) in the IRQ.
-    assert_eq!(fs.read("osnoise/stop_tracing_us"), "1");
+    // -f: a second instance, nobody reads, keeps the whole trace.
+    assert_eq!(
+        fs.read("instances/latkit-frozen/current_tracer"),
+        "timerlat"
+    );
+    assert_eq!(fs.read("osnoise/cpus"), "0,1");
+    // The warm-up's samples (above -b as many are) do not count: the kernel's stop
+    // threshold waits for the warm-up's end.
+    assert_eq!(fs.read("osnoise/stop_tracing_us"), "0");
+    pipe.write_all(lines(0..1000).as_bytes()).unwrap();
+    // Past the warm-up, the kernel stops the trace at the first whole µs above -b, in the
+    // IRQ.
+    common::wait_until("the stop threshold armed after the warm-up", || {
+        fs.read("osnoise/stop_tracing_us") == "1"
+    });
     assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
-    let expected_cpus: Vec<String> = (0..cpus).map(|c| c.to_string()).collect();
-    assert_eq!(fs.read("osnoise/cpus"), expected_cpus.join(","));
-    let _ = pipe.write_all(lines(0..2000).as_bytes());
+    let _ = pipe.write_all(lines(1000..3000).as_bytes());
     drop(pipe);
     let out = job.finish("-t 2");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -203,18 +261,23 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
         stdout.contains("== Test mode: in-kernel timer handler"),
         "{stdout}"
     );
-    // The first IRQ above 0.504 µs: activation 5 (505 ns; -b is not truncated to 503 ns).
+    // The first IRQ after the warm-up (1000 periods), 506 ns, is above 0.504 µs.
     assert!(
-        stdout.contains("woke 0.505 us late at 0.006 s"),
+        stdout.contains("woke 0.506 us late at 0.001 s"),
         "the break sample is reported: {stdout}"
     );
+    let dir = fs.root().join("instances/latkit-frozen");
     assert!(
-        (stdout.to_string() + &stderr).contains("the kernel stopped tracing at the -b sample"),
+        (stdout.to_string() + &stderr).contains(&format!("{}/trace", dir.display())),
         "{stdout}\n{stderr}"
     );
-    // The frozen trace stays readable: timerlat remains the tracer; the knobs are back.
-    assert_eq!(fs.read("current_tracer"), "timerlat");
-    for (file, value) in &FOUND[2..] {
+    // The frozen instance stays, stopped, with timerlat's trace; all else is back.
+    assert_eq!(
+        fs.read("instances/latkit-frozen/current_tracer"),
+        "timerlat"
+    );
+    assert_eq!(fs.read("instances/latkit-frozen/tracing_on"), "0");
+    for (file, value) in FOUND.iter().filter(|(f, _)| !f.contains("latkit-frozen")) {
         assert_eq!(fs.read(file), *value, "{file}");
     }
 }
@@ -233,8 +296,60 @@ fn sigterm_mid_run_reports_what_was_measured_and_restores_tracefs() {
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     fs.assert_as_found();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(benchmark(&doc, "cpu1")["timer"]["samples"], 1600);
+    // The three activations CPU 1 missed are overruns, found from the samples' timestamps.
+    let cpu1 = &benchmark(&doc, "cpu1")["timer"];
+    assert_eq!(cpu1["samples"], 1597);
+    assert_eq!(cpu1["overruns"], 3);
+    assert_eq!(benchmark(&doc, "cpu0")["timer"]["overruns"], 0);
     assert_eq!(benchmark(&doc, "cpu0")["timer"]["max_ns"], 250_000);
+}
+
+/// `-T` is time: periods timerlat skipped count towards it, so the test ends after 2,000
+/// periods (1,997 samples and 3 overruns on CPU 1), not after 2,000 samples.
+#[test]
+fn the_duration_counts_missed_periods() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "1", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let _ = pipe.write_all(lines(0..2100).as_bytes());
+    drop(pipe);
+    let out = job.finish("-T 2");
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cpu1 = &benchmark(&doc, "cpu1")["timer"];
+    assert_eq!(
+        (&cpu1["samples"], &cpu1["overruns"]),
+        (&1997.into(), &3.into())
+    );
+    assert_eq!(doc["runs"][0]["timer"]["duration_s"], 2);
+}
+
+/// Another tool changes timerlat's global settings while latkit measures: the figures are
+/// not the test's, so exit 1 saying what changed, and the other tool's value stays.
+#[test]
+fn settings_changed_by_another_tool_fail_the_test_and_are_left_to_it() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let _ = pipe.write_all(lines(0..500).as_bytes());
+    std::fs::write(fs.root().join("osnoise/timerlat_period_us"), "500\n").unwrap();
+    let _ = pipe.write_all(lines(500..2100).as_bytes());
+    drop(pipe);
+    let out = job.finish("disturbed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("osnoise/timerlat_period_us is 500, latkit set 1000"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("changed while latkit measured")
+    );
+    assert_eq!(fs.read("osnoise/timerlat_period_us"), "500");
+    assert_eq!(fs.read("osnoise/cpus"), "0-1");
 }
 
 #[test]
@@ -272,13 +387,22 @@ fn a_busy_tracer_bad_periods_and_f_without_b_are_refused_before_anything_changes
             .stderr(predicate::str::contains(expected));
         fs.assert_as_found();
     }
-    std::fs::write(fs.root().join("current_tracer"), "timerlat\n").unwrap();
+    // rtla traces in an instance of its own; a tracer stopped (tracing_on 0) is no user.
+    let rtla = fs.root().join("instances/timerlat_top");
+    std::fs::create_dir(&rtla).unwrap();
+    std::fs::write(rtla.join("current_tracer"), "timerlat\n").unwrap();
+    std::fs::write(rtla.join("tracing_on"), "1\n").unwrap();
+    std::fs::write(fs.root().join("current_tracer"), "osnoise\n").unwrap();
+    std::fs::write(fs.root().join("tracing_on"), "0\n").unwrap();
     latkit()
         .args(["timer", "--tracefs", root, "-t", "1", "-T", "1"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("already running"));
+        .stderr(predicate::str::contains(
+            "already tracing in instance timerlat_top of",
+        ));
     assert_eq!(fs.read("osnoise/cpus"), "0-1");
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "nop");
 }
 
 /// A control file the kernel refuses to write (here one that is not writable even by root):
@@ -351,6 +475,11 @@ fn this_kernel_refuses_the_kernel_modes_clearly() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("needs root"), "{stderr}");
+        // Unmounted, tracefs is missing for anyone; mounted, it is root's.
+        let expected = match tracers {
+            Ok(_) => "needs root",
+            Err(_) => "not mounted",
+        };
+        assert!(stderr.contains(expected), "{stderr}");
     }
 }

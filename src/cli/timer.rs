@@ -115,7 +115,8 @@ pub struct TimerArgs {
     #[arg(short = 'g', long, value_name = "FILE")]
     pub gnuplot: Option<PathBuf>,
     /// On every new maximum after warm-up, mark the kernel trace and stop tracing; in the
-    /// kernel modes, the kernel stops tracing at the -b threshold and the trace is left.
+    /// kernel modes, the kernel stops tracing at the -b threshold and the trace up to it is
+    /// left in tracefs instance latkit-frozen.
     #[arg(short = 'f', long)]
     pub freeze_trace: bool,
     /// Stop at the first sample above US and report it (cyclictest -b).

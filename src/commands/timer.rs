@@ -89,6 +89,12 @@ pub fn run(args: TimerOptions) -> Result<()> {
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
+    if outcome.disturbed.is_some() {
+        // The warning that says what changed is in the report and on stderr already.
+        return Err(Error::Failed(
+            "another tool changed timerlat's settings during the test (see the warning)".into(),
+        ));
+    }
     verdict_exit(&report)?;
     match crate::analyze::gate::timer_limits(&report.runs, config.break_us, args.max_us) {
         Some(missed) => Err(Error::Failed(missed)),

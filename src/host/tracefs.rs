@@ -7,7 +7,18 @@ use std::path::{Path, PathBuf};
 /// Where tracefs is mounted, newest place first.
 pub const ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// A tracefs mount (or a directory laid out like one).
+/// The tracers that share the global `osnoise/` settings.
+pub const OSNOISE_TRACERS: [&str; 2] = ["timerlat", "osnoise"];
+/// Where tracefs keeps its instances.
+const INSTANCES: &str = "instances";
+/// More instances than anyone makes: the rest are not looked at.
+const MAX_INSTANCES: usize = 4096;
+/// A read of a control file asks for this much at a time (a page and more).
+const CONTROL_READ: usize = 8192;
+/// No control file latkit reads is longer (a CPU list of thousands of CPUs fits).
+const CONTROL_MAX: usize = 1 << 20;
+
+/// A tracefs mount, one of its instances, or a directory laid out like one.
 #[derive(Clone, Debug)]
 pub struct Tracefs {
     root: PathBuf,
@@ -103,11 +114,84 @@ impl Tracefs {
         self.root.join(file)
     }
 
-    /// A control file's value, without its trailing newline.
+    /// A control file's value, without its trailing newline. Read with a buffer of pages, as
+    /// libtracefs does: the kernel refuses (EINVAL) a read of `osnoise/cpus` whose buffer is
+    /// not longer than its text, which an exactly-sized buffer is.
     pub fn read(&self, file: &str) -> Result<String, String> {
-        std::fs::read_to_string(self.path(file))
-            .map(|v| v.trim_end_matches('\n').to_string())
-            .map_err(|e| format!("{}: {e}", self.path(file).display()))
+        use std::io::Read;
+        let path = self.path(file);
+        let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut opened = std::fs::File::open(&path).map_err(failed)?;
+        let mut text = Vec::new();
+        let mut page = vec![0u8; CONTROL_READ];
+        loop {
+            match opened.read(&mut page) {
+                Ok(0) => break,
+                Ok(n) if text.len() + n <= CONTROL_MAX => text.extend_from_slice(&page[..n]),
+                Ok(_) => return Err(format!("{}: longer than any control file", path.display())),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Ok(String::from_utf8_lossy(&text)
+            .trim_end_matches('\n')
+            .to_string())
+    }
+
+    /// The tracefs instance `name` (`instances/NAME`), made when it is not there yet; says
+    /// whether it was made.
+    pub fn instance(&self, name: &str) -> Result<(Tracefs, bool), String> {
+        let root = self.root.join(INSTANCES).join(name);
+        let made = match std::fs::create_dir(&root) {
+            Ok(()) => true,
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => false,
+            Err(e) => {
+                return Err(format!(
+                    "making the tracefs instance {}: {e}",
+                    root.display()
+                ));
+            }
+        };
+        Ok((Tracefs { root }, made))
+    }
+
+    /// Removes this instance (the kernel frees its buffers).
+    pub fn remove(&self) -> Result<(), String> {
+        std::fs::remove_dir(&self.root)
+            .map_err(|e| format!("removing the tracefs instance {}: {e}", self.root.display()))
+    }
+
+    /// Where the osnoise tracers (timerlat, osnoise) are tracing now: the top level and every
+    /// instance whose tracer is one of them with tracing on, as `the top level` or `instance
+    /// NAME`. Their settings are global, so two users of them disturb each other.
+    pub fn osnoise_users(&self) -> Vec<String> {
+        let active = |fs: &Tracefs| {
+            let tracer = fs.read("current_tracer").unwrap_or_default();
+            OSNOISE_TRACERS.contains(&tracer.as_str())
+                && fs.read("tracing_on").is_ok_and(|on| on == "1")
+        };
+        let mut users = Vec::new();
+        if active(self) {
+            users.push("the top level".to_string());
+        }
+        let Ok(entries) = std::fs::read_dir(self.root.join(INSTANCES)) else {
+            return users;
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .take(MAX_INSTANCES)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let instance = Tracefs {
+                root: self.root.join(INSTANCES).join(&name),
+            };
+            if active(&instance) {
+                users.push(format!("instance {}", crate::error::visible(&name)));
+            }
+        }
+        users
     }
 
     /// Writes a control file as `echo value > file` does (one write, newline-terminated).

@@ -362,7 +362,10 @@ impl InputFormat for RtlaTop {
     }
 
     fn detect(&self, head: &str) -> bool {
-        head.contains("Timer Latency") && head.lines().any(|l| l.trim().starts_with("CPU COUNT"))
+        head.contains("Timer Latency")
+            && head
+                .lines()
+                .any(|l| on_screen(l).trim().starts_with("CPU COUNT"))
     }
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
@@ -372,11 +375,26 @@ impl InputFormat for RtlaTop {
     }
 }
 
-/// The text of a line of a live rtla screen: each redraw starts with cursor escapes, and the
-/// text after the last one is what shows.
-pub(super) fn on_screen(raw: &str) -> &str {
-    let line = raw.rsplit('\u{1b}').next().unwrap_or(raw);
-    line.trim_start_matches(|c: char| c != ' ' && !c.is_alphanumeric())
+/// The text of a line of rtla's screen: colour (SGR) sequences are dropped, and as each live
+/// redraw starts with cursor escapes, only the text after the last of those shows.
+pub(super) fn on_screen(raw: &str) -> String {
+    let mut text = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            text.push(c);
+            continue;
+        }
+        // A control sequence (`ESC [ params final`) or a two-character escape.
+        let colour = match chars.next() {
+            Some('[') => chars.by_ref().find(|c| ('@'..='~').contains(c)) == Some('m'),
+            _ => false,
+        };
+        if !colour {
+            text.clear();
+        }
+    }
+    text
 }
 
 /// One CPU's row of `timerlat top`: its count and, per context, min, avg and max.
@@ -407,6 +425,7 @@ impl TopParser {
             return;
         };
         let line = on_screen(raw);
+        let line = line.as_str();
         if line.contains("Timer Latency (ns)") {
             self.unit_ns = 1.0;
         } else if line.contains("Timer Latency (us)") {

@@ -45,6 +45,8 @@ pub struct Sample {
     pub cpu: usize,
     pub context: Context,
     pub latency_ns: u64,
+    /// The trace's timestamp of the event (ns on the trace clock), when the line has one.
+    pub time_ns: Option<u64>,
 }
 
 /// What a trace line holds, as far as timerlat is concerned.
@@ -100,6 +102,7 @@ pub fn parse_line(line: &str) -> TraceLine {
             cpu,
             context,
             latency_ns,
+            time_ns: time_of(head),
         }),
         None => TraceLine::Damaged("no `[CPU]` field before the timerlat event"),
     }
@@ -115,6 +118,22 @@ fn cpu_of(head: &str) -> Option<usize> {
             .ok()
             .filter(|&cpu| cpu < MAX_CPU)
     })
+}
+
+/// The timestamp of a trace line: the last `SECONDS.FRACTION:` word before the event
+/// (microseconds by default, nanoseconds with the `nanosec` trace option).
+fn time_of(head: &str) -> Option<u64> {
+    let word = head.split_whitespace().rev().find(|w| w.ends_with(':'))?;
+    let (seconds, fraction) = word.strip_suffix(':')?.split_once('.')?;
+    if fraction.is_empty() || fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = 10u64.pow(9 - fraction.len() as u32);
+    seconds
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(fraction.parse::<u64>().ok()? * scale)
 }
 
 fn lost_events(line: &str) -> Option<TraceLine> {
@@ -284,7 +303,8 @@ mod tests {
             TraceLine::Sample(Sample {
                 cpu: 0,
                 context: Context::Irq,
-                latency_ns: 932
+                latency_ns: 932,
+                time_ns: Some(54_029_328_000),
             })
         );
         let thread = "      timerlat/7-1001    [007] .......   200.203445: #29800 context thread timer_latency    859978 ns";
@@ -293,7 +313,8 @@ mod tests {
             TraceLine::Sample(Sample {
                 cpu: 7,
                 context: Context::Thread,
-                latency_ns: 859_978
+                latency_ns: 859_978,
+                time_ns: Some(200_203_445_000),
             })
         );
         let noise = "  insmod-1026    [007] d...3..   200.203444: thread_noise:   insmod:1026 start 200.202586933 duration 838681 ns";
@@ -311,6 +332,14 @@ mod tests {
             TraceLine::Sample(Sample {
                 cpu: 2,
                 context: Context::User,
+                ..
+            })
+        ));
+        let nanosec = "  a-1 [002] ....  7.000000123: #3 context thread timer_latency 12 ns";
+        assert!(matches!(
+            parse_line(nanosec),
+            TraceLine::Sample(Sample {
+                time_ns: Some(7_000_000_123),
                 ..
             })
         ));

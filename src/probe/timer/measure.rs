@@ -34,15 +34,15 @@ impl WaitMethod {
 /// What every thread measures with.
 pub struct Plan {
     pub period_ns: i64,
-    pub warmup_samples: u64,
-    pub samples_per_interval: u64,
+    pub warmup_periods: u64,
+    pub periods_per_interval: u64,
     pub method: WaitMethod,
     pub hist_buckets: usize,
     pub bucket_ns: u64,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<i64>,
-    /// Stop after this many intervals (the requested duration), so every recorded sample
-    /// belongs to a reported second.
+    /// Stop after this many intervals of `periods_per_interval` periods (the requested
+    /// duration): periods, not samples, so that missed periods do not lengthen the test.
     pub intervals: Option<u64>,
 }
 
@@ -151,6 +151,8 @@ pub struct Live {
     pub broke: AtomicBool,
     pub break_latency: AtomicI64,
     pub break_sample: AtomicU64,
+    /// Set once the thread has measured the requested duration.
+    pub finished: AtomicBool,
 }
 
 /// Everything a thread recorded after warm-up.
@@ -252,7 +254,10 @@ pub struct Sampler<'a> {
     recorded: Recorded,
     fresh: IntervalStats,
     interval: IntervalStats,
-    sample: u64,
+    /// Periods since the start, samples and missed periods alike: the test's clock.
+    periods: u64,
+    /// The period that ends the interval being filled.
+    interval_end: u64,
     published: u64,
     max_so_far: i64,
 }
@@ -278,18 +283,20 @@ impl<'a> Sampler<'a> {
             recorded: Recorded::empty(plan, fresh)?,
             fresh,
             interval: fresh,
-            sample: 0,
+            periods: 0,
+            interval_end: plan.warmup_periods + plan.periods_per_interval,
             published: 0,
             max_so_far: i64::MIN,
         })
     }
 
     /// Counts a sample `latency` ns late that missed `missed` periods; false once this
-    /// sampler has all it needs (the requested duration). A `--break` sample sets `stop`.
+    /// sampler has all it needs (the requested duration, in periods). A `--break` sample sets
+    /// `stop`.
     #[inline]
     pub fn take(&mut self, latency: i64, missed: u64, stop: &AtomicBool) -> bool {
-        self.sample += 1;
-        if self.sample <= self.plan.warmup_samples {
+        self.periods = self.periods.saturating_add(missed).saturating_add(1);
+        if self.periods <= self.plan.warmup_periods {
             return true;
         }
         let recorded = &mut self.recorded;
@@ -309,21 +316,33 @@ impl<'a> Sampler<'a> {
             let live = self.live;
             live.break_latency.store(latency, Ordering::Relaxed);
             live.break_sample
-                .store(self.sample - self.plan.warmup_samples, Ordering::Relaxed);
+                .store(self.periods - self.plan.warmup_periods, Ordering::Relaxed);
             live.broke.store(true, Ordering::Release);
             stop.store(true, Ordering::Release);
         }
-        if self.interval.count == self.plan.samples_per_interval {
+        if self.periods >= self.interval_end {
             recorded.interval_min.add(self.interval.min);
             recorded.interval_max.add(self.interval.max);
             self.live.intervals.publish(self.published, &self.interval);
             self.published += 1;
             self.interval = self.fresh;
-            if self.plan.intervals == Some(self.published) {
+            // Back on the grid of whole intervals after periods were missed.
+            let per = self.plan.periods_per_interval.max(1);
+            let since_warmup = self.periods - self.plan.warmup_periods;
+            self.interval_end = self.plan.warmup_periods + (since_warmup / per + 1) * per;
+            if let Some(intervals) = self.plan.intervals
+                && since_warmup >= intervals.saturating_mul(per)
+            {
+                self.live.finished.store(true, Ordering::Release);
                 return false;
             }
         }
         true
+    }
+
+    /// Whether the warm-up is over.
+    pub fn warmed_up(&self) -> bool {
+        self.periods >= self.plan.warmup_periods
     }
 
     pub fn finish(self) -> Recorded {

@@ -133,6 +133,9 @@ pub struct Outcome {
     pub run: Run,
     pub notes: Vec<Note>,
     pub interrupted: bool,
+    /// Another tool changed the kernel tracer's settings during the test: why the figures
+    /// are not the test's.
+    pub disturbed: Option<String>,
 }
 
 /// Notes what the setup could not do and what that does to the numbers (once each); the
@@ -199,10 +202,8 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     let (config, threads, measured) = match &kernel {
         Some(k) => {
             display.started(config, &notes);
-            let (measured, lost) = k.measure(&plan, display)?;
-            if lost > 0 {
-                notes.push(Note::warning(timerlat::lost_warning(lost)));
-            }
+            let (measured, read_notes) = k.measure(&plan, display)?;
+            notes.extend(read_notes);
             let threads = config.cpus.iter().copied().map(Some).collect();
             (config.clone(), threads, measured)
         }
@@ -218,7 +219,10 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         warn(&mut notes, &what, &err, effect);
     }
     let break_hit = break_hit(&lives, plan.period_ns);
+    let mut disturbed = None;
     if let Some(kernel) = kernel {
+        disturbed = kernel.disturbed();
+        notes.extend(disturbed.clone().map(Note::warning));
         notes.extend(kernel.finish(config.freeze_trace && break_hit.is_some()));
     }
     let recorded = recorded
@@ -230,6 +234,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         run,
         notes,
         interrupted: interrupt::requested(),
+        disturbed,
     })
 }
 
@@ -347,11 +352,11 @@ fn break_hit(lives: &[Live], period_ns: i64) -> Option<BreakHit> {
 /// How the measuring threads sample, from the test's settings.
 fn plan_of(config: &TimerConfig) -> Plan {
     let period_ns = (config.period_us * 1000) as i64;
-    let samples_per_second = (1_000_000_000 / period_ns).max(1) as u64;
+    let periods_per_second = (1_000_000_000 / period_ns).max(1) as u64;
     Plan {
         period_ns,
-        warmup_samples: config.warmup_s * samples_per_second,
-        samples_per_interval: samples_per_second,
+        warmup_periods: config.warmup_s * periods_per_second,
+        periods_per_interval: periods_per_second,
         method: config.method,
         hist_buckets: config.hist_buckets.max(1),
         bucket_ns: config.bucket_ns.max(1),
@@ -439,7 +444,9 @@ fn follow(
     let mut overall = RunningOverall::default();
     let mut k = 0u64;
     loop {
-        let stopping = stop.load(Ordering::Acquire) || interrupt::requested();
+        let stopping = stop.load(Ordering::Acquire)
+            || interrupt::requested()
+            || lives.iter().all(|l| l.finished.load(Ordering::Acquire));
         let ready = lives
             .iter()
             .map(|l| l.intervals.published())

@@ -20,99 +20,262 @@ pub const PERIOD_US: std::ops::RangeInclusive<u64> = 100..=1_000_000;
 /// The priority the kernel gives timerlat's threads (SCHED_FIFO, DEFAULT_TIMERLAT_PRIO).
 pub const KERNEL_PRIORITY: i32 = 95;
 
-/// The control files latkit changes, in the order it restores them (tracer before its knobs).
-const CONTROLS: [&str; 6] = [
-    "tracing_on",
-    "current_tracer",
+/// The instance latkit reads its samples from, consuming them as they come. An instance of
+/// its own, as rtla's, leaves the top level's tracer and buffer to the user.
+const READING: &str = "latkit";
+/// With -f, a second instance nobody reads: the kernel stops it at the -b sample too, so its
+/// buffer keeps the whole trace up to the spike.
+const FROZEN: &str = "latkit-frozen";
+
+/// The global timerlat settings latkit changes (every instance shares them).
+const KNOBS: [&str; 4] = [
     "osnoise/cpus",
     "osnoise/timerlat_period_us",
     "osnoise/stop_tracing_us",
     "osnoise/stop_tracing_total_us",
 ];
 
-/// tracefs as latkit set it for one test; dropping it (or [`Session::restore`]) writes back
-/// what was found. With `-f` and a stop threshold hit, the frozen trace is left for reading.
-pub struct Session {
+/// A global setting as found and as latkit wrote it.
+struct Knob {
+    file: &'static str,
+    found: String,
+    wrote: Option<String>,
+}
+
+/// A tracefs instance latkit runs timerlat in, and what it held before.
+struct Instance {
     fs: Tracefs,
-    found: Vec<(&'static str, String)>,
-    /// The control files latkit has written: only those are written back.
-    written: Vec<&'static str>,
+    /// latkit made it (and removes it); otherwise its tracer and `tracing_on` go back.
+    made: bool,
+    found_tracer: String,
+    found_on: String,
+}
+
+/// tracefs as latkit set it for one test; dropping it (or [`Session::restore`]) writes back
+/// what was found. With `-f` and a stop threshold hit, the frozen instance is left for
+/// reading.
+pub struct Session {
+    top: Tracefs,
+    knobs: Vec<Knob>,
+    reading: Option<Instance>,
+    frozen: Option<Instance>,
+    /// The kernel's stop threshold (file, µs), armed once the warm-up is over so that no
+    /// warm-up sample stops the trace.
+    stop: Option<(&'static str, u64)>,
+    /// The stop threshold is set.
+    armed: AtomicBool,
     restored: bool,
 }
 
 impl Session {
-    /// Saves what tracefs holds, then starts timerlat on `cpus` every `period_us`, stopping
-    /// the trace at `stop_us` in `context` when given (-f). A failure part-way restores.
+    /// Refuses when anything else traces with timerlat or osnoise (their settings are
+    /// global); otherwise saves the settings, then starts timerlat on `cpus` every
+    /// `period_us` in latkit's instance. With `stop` (-f), the kernel stops the trace at that
+    /// many µs in `context`, once [`Session::arm`] is called. A failure part-way restores.
     pub fn start(
-        fs: Tracefs,
+        top: Tracefs,
         cpus: &[usize],
         period_us: u64,
         stop: Option<(Context, u64)>,
     ) -> std::result::Result<Session, String> {
-        let tracer = fs.read("current_tracer")?;
-        if tracer == "timerlat" || tracer == "osnoise" {
+        let users = top.osnoise_users();
+        if !users.is_empty() {
             return Err(format!(
-                "the {tracer} tracer is already running in {} (another rtla or latkit?); \
-                 latkit will not take it over",
-                fs.root().display()
+                "timerlat or osnoise is already tracing in {} of {} (rtla or another latkit?); \
+                 their settings are global, so latkit will not run beside it",
+                users.join(", "),
+                top.root().display()
             ));
         }
-        let found = CONTROLS
+        let knobs = KNOBS
             .iter()
-            .map(|&file| fs.read(file).map(|value| (file, value)))
+            .map(|&file| {
+                top.read(file).map(|found| Knob {
+                    file,
+                    found,
+                    wrote: None,
+                })
+            })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let mut session = Session {
-            fs,
-            found,
-            written: Vec::new(),
+            top,
+            knobs,
+            reading: None,
+            frozen: None,
+            stop: stop.map(|(context, us)| match context {
+                Context::Irq => ("osnoise/stop_tracing_us", us),
+                _ => ("osnoise/stop_tracing_total_us", us),
+            }),
+            armed: AtomicBool::new(false),
             restored: false,
         };
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
-        let (irq_stop, thread_stop) = match stop {
-            Some((Context::Irq, us)) => (us, 0),
-            Some((_, us)) => (0, us),
-            None => (0, 0),
-        };
         for (file, value) in [
-            ("tracing_on", "0".to_string()),
             ("osnoise/cpus", list.join(",")),
             ("osnoise/timerlat_period_us", period_us.to_string()),
-            ("osnoise/stop_tracing_us", irq_stop.to_string()),
-            ("osnoise/stop_tracing_total_us", thread_stop.to_string()),
-            ("current_tracer", "timerlat".to_string()),
-            ("tracing_on", "1".to_string()),
+            ("osnoise/stop_tracing_us", "0".to_string()),
+            ("osnoise/stop_tracing_total_us", "0".to_string()),
         ] {
-            session.fs.write(file, &value)?;
-            session.written.push(file);
+            session.set(file, value)?;
+        }
+        session.reading = Some(session.open(READING)?);
+        if stop.is_some() {
+            session.frozen = Some(session.open(FROZEN)?);
+        }
+        for instance in [&session.reading, &session.frozen].into_iter().flatten() {
+            start_tracing(&instance.fs)?;
         }
         Ok(session)
     }
 
-    /// Writes back every control file latkit changed, as found; what could not be, one line
-    /// each. With `keep_frozen`, the tracer and `tracing_on` stay (the kernel stopped the
-    /// trace at -b).
+    /// Writes a global setting, remembering what it then holds in the kernel's own spelling
+    /// (`0,1` reads back as `0-1`).
+    fn set(&mut self, file: &'static str, value: String) -> std::result::Result<(), String> {
+        let knob = self.knobs.iter_mut().find(|k| k.file == file);
+        let knob = knob.ok_or_else(|| format!("{file} is not a setting latkit restores"))?;
+        // Recorded first: a write that failed may still have changed the file.
+        knob.wrote = Some(value.clone());
+        self.top.write(file, &value)?;
+        knob.wrote = Some(self.top.read(file)?);
+        Ok(())
+    }
+
+    /// What a global setting should hold now, as latkit set it (the stop threshold once
+    /// armed); `None` for one latkit has not written.
+    fn expected(&self, knob: &Knob) -> Option<String> {
+        match self.stop {
+            Some((file, us)) if file == knob.file && self.armed.load(Ordering::Acquire) => {
+                Some(us.to_string())
+            }
+            _ => knob.wrote.clone(),
+        }
+    }
+
+    /// The instance `name`, made if needed; one latkit left behind is taken over unless it is
+    /// tracing (then another latkit runs, and [`Tracefs::osnoise_users`] refused already).
+    fn open(&self, name: &str) -> std::result::Result<Instance, String> {
+        let (fs, made) = self.top.instance(name)?;
+        let found = |file| match made {
+            true => Ok(String::new()),
+            false => fs.read(file),
+        };
+        let (found_tracer, found_on) = (found("current_tracer")?, found("tracing_on")?);
+        Ok(Instance {
+            fs,
+            made,
+            found_tracer,
+            found_on,
+        })
+    }
+
+    /// Where latkit reads the samples from.
+    fn pipe(&self) -> std::path::PathBuf {
+        let reading = self.reading.as_ref().map_or(&self.top, |i| &i.fs);
+        reading.path("trace_pipe")
+    }
+
+    /// Sets the kernel's stop threshold (-f), once the warm-up is over.
+    pub fn arm(&self) -> std::result::Result<(), String> {
+        match self.stop {
+            Some((file, us)) => {
+                self.armed.store(true, Ordering::Release);
+                self.top.write(file, &us.to_string())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// What another tool changed while latkit measured: a global setting that no longer
+    /// holds what latkit wrote, or another instance or the top level tracing with timerlat or
+    /// osnoise. `None` when nothing did.
+    pub fn disturbed(&self) -> Option<String> {
+        let mut changes: Vec<String> = self
+            .knobs
+            .iter()
+            .filter_map(|knob| {
+                let wrote = self.expected(knob)?;
+                let now = self.top.read(knob.file).ok()?;
+                (now != wrote).then(|| format!("{} is {now}, latkit set {wrote}", knob.file))
+            })
+            .collect();
+        let ours = [READING, FROZEN].map(|name| format!("instance {name}"));
+        changes.extend(
+            self.top
+                .osnoise_users()
+                .into_iter()
+                .filter(|user| !ours.contains(user))
+                .map(|user| format!("{user} started tracing")),
+        );
+        (!changes.is_empty()).then(|| {
+            format!(
+                "timerlat's settings were changed while latkit measured ({}; rtla or another \
+                 tool?): these figures are not those of the test asked for",
+                changes.join("; ")
+            )
+        })
+    }
+
+    /// Puts tracefs back: latkit's instances stop tracing and go (or get back what they
+    /// held), and each global setting that still holds what latkit wrote gets back what was
+    /// found (one another tool changed since is left to it). With `keep_frozen`, the frozen
+    /// instance stays, stopped, with its trace. What could not be done, one line each.
     pub fn restore(&mut self, keep_frozen: bool) -> Vec<String> {
         self.restored = true;
         let mut problems = Vec::new();
-        let keep = |file: &str| keep_frozen && (file == "tracing_on" || file == "current_tracer");
-        let written = |file: &str| self.written.contains(&file);
-        // Tracing stops first, so no knob changes under a running tracer.
-        if !keep_frozen
-            && written("tracing_on")
-            && let Err(e) = self.fs.write("tracing_on", "0")
-        {
-            problems.push(e);
-        }
-        for (file, value) in self.found.iter().skip(1).chain(self.found.first()) {
-            if keep(file) || !written(file) {
-                continue;
+        if let Some(frozen) = self.frozen.take() {
+            match keep_frozen {
+                // The kernel stops it at its whole-µs threshold; -b may be finer.
+                true => problems.extend(frozen.fs.write("tracing_on", "0").err()),
+                false => problems.extend(put_back(frozen)),
             }
-            if let Err(e) = self.fs.write(file, value) {
+        }
+        if let Some(reading) = self.reading.take() {
+            problems.extend(put_back(reading));
+        }
+        for knob in &self.knobs {
+            let Some(wrote) = self.expected(knob) else {
+                continue;
+            };
+            if self.top.read(knob.file).is_ok_and(|now| now == wrote)
+                && let Err(e) = self.top.write(knob.file, &knob.found)
+            {
                 problems.push(e);
             }
         }
         problems
     }
+}
+
+/// Starts timerlat in an instance, its buffer emptied.
+fn start_tracing(fs: &Tracefs) -> std::result::Result<(), String> {
+    fs.write("tracing_on", "0")?;
+    // Setting the tracer it already has keeps the old buffer: empty it.
+    fs.write("trace", "")?;
+    fs.write("current_tracer", "timerlat")?;
+    fs.write("tracing_on", "1")
+}
+
+/// Stops timerlat in an instance, then removes it or gives it back what it held.
+fn put_back(instance: Instance) -> Vec<String> {
+    let fs = &instance.fs;
+    let mut problems: Vec<String> = [
+        fs.write("tracing_on", "0"),
+        fs.write("current_tracer", "nop"),
+    ]
+    .into_iter()
+    .filter_map(std::result::Result::err)
+    .collect();
+    if instance.made {
+        problems.extend(fs.remove().err());
+    } else {
+        for (file, found) in [
+            ("current_tracer", &instance.found_tracer),
+            ("tracing_on", &instance.found_on),
+        ] {
+            problems.extend(fs.write(file, found).err());
+        }
+    }
+    problems
 }
 
 impl Drop for Session {
@@ -148,7 +311,9 @@ impl Kernel {
         }
         let stop = match (config.freeze_trace, config.break_us) {
             (false, _) => None,
-            (true, Some(us)) => Some((context, us.ceil().max(1.0) as u64)),
+            // The kernel stops at a whole number of µs or more: the first one above -b, so
+            // that every sample it stops at is a -b sample to latkit too.
+            (true, Some(us)) => Some((context, (us * 1000.0).round().max(0.0) as u64 / 1000 + 1)),
             (true, None) => {
                 return Err(Error::Input(format!(
                     "{flag} -f stops the kernel's trace at the -b threshold (timerlat's \
@@ -175,24 +340,34 @@ impl Kernel {
         })
     }
 
-    pub fn measure(&self, plan: &Plan, display: &mut dyn Display) -> Result<(Measured, u64)> {
+    /// Measures; also returns what the reading noted (lost events, a test cut short).
+    pub fn measure(&self, plan: &Plan, display: &mut dyn Display) -> Result<(Measured, Vec<Note>)> {
         measure_all(&self.config, plan, self.context, &self.session, display)
+    }
+
+    /// What another tool changed while the test ran (see [`Session::disturbed`]).
+    pub fn disturbed(&self) -> Option<String> {
+        self.session.disturbed()
     }
 
     /// Puts tracefs back; notes what could not be, and where a frozen trace is.
     pub fn finish(mut self, frozen: bool) -> Vec<Note> {
+        let kept = self
+            .session
+            .frozen
+            .as_ref()
+            .map(|i| i.fs.root().to_path_buf());
         let mut notes: Vec<Note> = self
             .session
             .restore(frozen)
             .into_iter()
             .map(|p| Note::warning(format!("could not restore tracefs: {p}")))
             .collect();
-        if frozen {
-            let root = self.session.fs.root().display().to_string();
+        if let (true, Some(dir)) = (frozen, kept) {
+            let dir = dir.display();
             notes.push(Note::info(format!(
-                "-f: the kernel stopped tracing at the -b sample; the trace latkit did not \
-                 read is in {root}/trace (timerlat is still the tracer, tracing_on is 0; \
-                 `echo nop > {root}/current_tracer` ends it)"
+                "-f: tracing stopped at the -b sample; the whole trace up to it is in \
+                 {dir}/trace (`rmdir {dir}` frees it)"
             )));
         }
         notes
@@ -200,7 +375,7 @@ impl Kernel {
 }
 
 /// What lost events do to the figures.
-pub fn lost_warning(events: u64) -> String {
+fn lost_warning(events: u64) -> String {
     format!(
         "the kernel lost {events} timerlat events before latkit read them (trace buffer \
          overflow; raise buffer_size_kb or the period): the figures miss those samples"
@@ -215,23 +390,36 @@ fn silence_limit(period_us: u64) -> Duration {
     Duration::from_secs(3).max(Duration::from_micros(period_us * 3))
 }
 
+/// The longest a test of `config`'s duration may take on the wall clock: three times its
+/// warm-up and duration, and a silence more. The test ends on the trace's clock; reading
+/// may lag behind it (a slow or loaded machine), but not by that much. `None` for a test
+/// until interrupted.
+fn deadline(config: &TimerConfig) -> Option<Duration> {
+    (config.duration_s > 0).then(|| {
+        Duration::from_secs(3 * (config.warmup_s + config.duration_s))
+            + silence_limit(config.period_us)
+    })
+}
+
 /// What the reader of `trace_pipe` ended with.
 struct ReaderEnd {
     recorded: std::result::Result<Vec<Recorded>, String>,
     /// Events the kernel dropped before latkit read them.
     lost: u64,
+    /// Why the test ended before every CPU had its duration, when it did.
+    cut_short: Option<String>,
 }
 
 /// Measures `context` on `config.cpus` through `session`, following each second through
-/// `display` as user mode does; also returns how many events the kernel lost.
+/// `display` as user mode does; also returns what the reading noted.
 fn measure_all(
     config: &TimerConfig,
     plan: &Plan,
     context: Context,
     session: &Session,
     display: &mut dyn Display,
-) -> Result<(Measured, u64)> {
-    let pipe_path = session.fs.path("trace_pipe");
+) -> Result<(Measured, Vec<Note>)> {
+    let pipe_path = session.pipe();
     let pipe = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -249,6 +437,8 @@ fn measure_all(
         lives: &lives,
         stop: &stop,
         silence: silence_limit(config.period_us),
+        deadline: deadline(config),
+        session,
         pipe_name: pipe_path.display().to_string(),
     };
     let (read, series) = std::thread::scope(|scope| {
@@ -258,6 +448,7 @@ fn measure_all(
         let read = reading.join().unwrap_or_else(|_| ReaderEnd {
             recorded: Err("the trace reader panicked".into()),
             lost: 0,
+            cut_short: None,
         });
         (read, series)
     });
@@ -271,7 +462,11 @@ fn measure_all(
         lives,
         setup_errors: Vec::new(),
     };
-    Ok((measured, read.lost))
+    let mut notes: Vec<Note> = read.cut_short.into_iter().map(Note::warning).collect();
+    if read.lost > 0 {
+        notes.push(Note::warning(lost_warning(read.lost)));
+    }
+    Ok((measured, notes))
 }
 
 /// Reads timerlat's lines from `trace_pipe` and hands each CPU's samples of one context to
@@ -283,54 +478,81 @@ struct Reader<'a> {
     lives: &'a [Live],
     stop: &'a AtomicBool,
     silence: Duration,
+    deadline: Option<Duration>,
+    session: &'a Session,
     pipe_name: String,
+}
+
+/// One CPU's place in the test.
+struct Slot<'a> {
+    sampler: Sampler<'a>,
+    done: bool,
+    /// When the previous sample was due (ns on the trace clock).
+    last_due: Option<u64>,
 }
 
 impl Reader<'_> {
     fn read(&self, pipe: std::fs::File) -> ReaderEnd {
         let mut lost = 0;
-        let recorded = self.samples(pipe, &mut lost);
-        if recorded.is_err() {
-            // The test is over: the printer stops too.
-            self.stop.store(true, Ordering::Release);
+        let mut cut_short = None;
+        let recorded = self.samples(pipe, &mut lost, &mut cut_short);
+        // The test is over, for the printer too (also when every CPU has its duration).
+        self.stop.store(true, Ordering::Release);
+        ReaderEnd {
+            recorded,
+            lost,
+            cut_short,
         }
-        ReaderEnd { recorded, lost }
     }
 
     fn samples(
         &self,
         mut pipe: std::fs::File,
         lost: &mut u64,
+        cut_short: &mut Option<String>,
     ) -> std::result::Result<Vec<Recorded>, String> {
-        let mut samplers = self
-            .cpus
+        let mut slots = self
+            .lives
             .iter()
-            .zip(self.lives)
             .enumerate()
-            .map(|(i, (_, live))| Sampler::new(i, self.plan, live, None))
+            .map(|(i, live)| {
+                Sampler::new(i, self.plan, live, None).map(|sampler| Slot {
+                    sampler,
+                    done: false,
+                    last_due: None,
+                })
+            })
             .collect::<std::result::Result<Vec<_>, String>>()?;
         let slot_of = |cpu: usize| self.cpus.iter().position(|&c| c == cpu);
-        let mut done = vec![false; samplers.len()];
+        let mut armed = false;
+        // When (trace clock) the first CPU had its duration: the others have a silence more.
+        let mut first_done: Option<u64> = None;
+        let grace = self.silence.as_nanos() as u64;
         let mut pending: Vec<u8> = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
-        let mut last_sample = Instant::now();
+        let started = Instant::now();
+        let mut last_sample = started;
         while !self.stop.load(Ordering::Acquire) && !interrupt::requested() {
+            // Checked on every pass: a pipe that yields other events but no samples is silent.
+            if last_sample.elapsed() > self.silence {
+                return Err(format!(
+                    "no timerlat sample in {} for {} s: the tracer is not running \
+                     (is tracing_on 1 and current_tracer timerlat?)",
+                    self.pipe_name,
+                    self.silence.as_secs()
+                ));
+            }
+            if self.deadline.is_some_and(|d| started.elapsed() > d) {
+                *cut_short = Some(self.short_of_time(&slots));
+                break;
+            }
             let n = match pipe.read(&mut chunk) {
-                Ok(0) => 0,
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => 0,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(format!("{}: {e}", self.pipe_name)),
             };
             if n == 0 {
-                if last_sample.elapsed() > self.silence {
-                    return Err(format!(
-                        "no timerlat sample in {} for {} s: the tracer is not running \
-                         (is tracing_on 1 and current_tracer timerlat?)",
-                        self.pipe_name,
-                        self.silence.as_secs()
-                    ));
-                }
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             }
@@ -347,14 +569,31 @@ impl Reader<'_> {
                 match parse_line(&String::from_utf8_lossy(line)) {
                     TraceLine::Sample(s) if s.context == self.context => {
                         last_sample = Instant::now();
-                        let Some(i) = slot_of(s.cpu).filter(|&i| !done[i]) else {
+                        let Some(slot) = slot_of(s.cpu).and_then(|i| slots.get_mut(i)) else {
                             continue;
                         };
+                        if let (Some(done), Some(now)) = (first_done, s.time_ns)
+                            && now > done.saturating_add(grace)
+                        {
+                            *cut_short = Some(self.short_of_time(&slots));
+                            return Ok(slots.into_iter().map(|s| s.sampler.finish()).collect());
+                        }
+                        if slot.done {
+                            continue;
+                        }
+                        let missed = self.missed(&mut slot.last_due, s.time_ns, s.latency_ns);
                         let latency = i64::try_from(s.latency_ns).unwrap_or(i64::MAX);
-                        done[i] = !samplers[i].take(latency, 0, self.stop);
+                        slot.done = !slot.sampler.take(latency, missed, self.stop);
+                        if slot.done && first_done.is_none() {
+                            first_done = s.time_ns;
+                        }
                         if self.stop.load(Ordering::Acquire) {
                             // A --break sample: nothing after it counts, as in user mode.
                             break;
+                        }
+                        if !armed && slots.iter().all(|s| s.sampler.warmed_up()) {
+                            armed = true;
+                            self.session.arm()?;
                         }
                     }
                     TraceLine::Lost { events, .. } => *lost = lost.saturating_add(events),
@@ -362,10 +601,42 @@ impl Reader<'_> {
                 }
             }
             pending.drain(..complete);
-            if done.iter().all(|&d| d) {
+            if slots.iter().all(|s| s.done) {
                 break;
             }
         }
-        Ok(samplers.into_iter().map(Sampler::finish).collect())
+        Ok(slots.into_iter().map(|s| s.sampler.finish()).collect())
+    }
+
+    /// The periods timerlat skipped before this sample: it does not wake for a period that
+    /// is already past, so a sample due more than one period after the previous one missed
+    /// the periods between. When a sample was due is its time less its latency.
+    fn missed(&self, last_due: &mut Option<u64>, time_ns: Option<u64>, latency_ns: u64) -> u64 {
+        let Some(due) = time_ns.map(|t| t.saturating_sub(latency_ns)) else {
+            return 0;
+        };
+        let period = self.plan.period_ns.max(1) as u64;
+        let missed = last_due.map_or(0, |last| {
+            let periods = (due.saturating_sub(last) + period / 2) / period;
+            periods.saturating_sub(1)
+        });
+        *last_due = Some(due);
+        missed
+    }
+
+    /// Which CPUs did not report for the whole duration in the time it takes.
+    fn short_of_time(&self, slots: &[Slot]) -> String {
+        let short: Vec<String> = self
+            .cpus
+            .iter()
+            .zip(slots)
+            .filter(|(_, slot)| !slot.done)
+            .map(|(cpu, _)| cpu.to_string())
+            .collect();
+        format!(
+            "timerlat reported too few periods on CPU {} to fill the test's duration in the \
+             time it takes (is a CPU offline or isolated?): the test stopped on the clock",
+            short.join(", ")
+        )
     }
 }
