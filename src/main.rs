@@ -1,9 +1,7 @@
-use clap::Parser;
-use latkit::cli::Cli;
 use latkit::error::Error;
 
 fn main() {
-    let outcome = Cli::parse().into_command().and_then(latkit::commands::run);
+    let outcome = latkit::cli::command_line().and_then(latkit::commands::run);
     let code = match outcome {
         Ok(()) => 0,
         Err(Error::Interrupted) => Error::Interrupted.exit_code(),

@@ -686,3 +686,50 @@ fn every_store_command_takes_quiet() {
     let left: serde_json::Value = serde_json::from_slice(&left.stdout).unwrap();
     assert_eq!(left.as_array().unwrap().len(), 1);
 }
+
+/// An output option naming a file the command reads (by any spelling: `./`, a symbolic link)
+/// is refused before anything runs, exit 2, and the file is left as it was; every output and
+/// every kind of input, spec and store.
+#[test]
+fn no_output_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(vector("viiper-count3.gobench.txt"), d.join("in.txt")).unwrap();
+    std::fs::copy(vector("viiper-count3.gobench.txt"), d.join("b.txt")).unwrap();
+    std::fs::copy(common::fixture("page/sdk-page.toml"), d.join("s.toml")).unwrap();
+    std::fs::copy(common::fixture("page/sdk.json"), d.join("x.json")).unwrap();
+    std::fs::write(
+        d.join("t.toml"),
+        "[[target]]\nbenchmark = \"*\"\nmetric = \"ns/op\"\nmax = 1e12\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("in.txt", d.join("link")).unwrap();
+    let before: Vec<Vec<u8>> = ["in.txt", "b.txt", "s.toml", "x.json", "t.toml"]
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    for args in [
+        "parse in.txt --plot in.txt",
+        "parse in.txt --out ./link",
+        "compare in.txt b.txt --plot in.txt",
+        "check --targets t.toml in.txt --out t.toml",
+        "check --targets t.toml in.txt --junit ./t.toml",
+        "parse in.txt --check t.toml --json t.toml",
+        "page --spec s.toml x.json --out s.toml",
+        "parse in.txt --db link",
+    ] {
+        let out = latkit()
+            .current_dir(d)
+            .args(args.split(' '))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {stderr}");
+        assert!(stderr.contains("names the same file as"), "{args}: {stderr}");
+    }
+    let after: Vec<Vec<u8>> = ["in.txt", "b.txt", "s.toml", "x.json", "t.toml"]
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    assert!(before == after, "an input was changed");
+}

@@ -11,6 +11,7 @@ mod frame;
 mod gbench;
 mod go;
 mod net;
+mod overlap;
 mod page;
 mod parse;
 mod store;
@@ -112,6 +113,18 @@ table so far is printed; every checkout is removed)."
     },
     /// Print latkit's man page (roff), generated from the same definitions as --help.
     Man,
+}
+
+/// The command line of this process, parsed, checked (no output may name a file the command
+/// also reads or writes otherwise) and converted; clap's own errors and `--help` exit here.
+pub fn command_line() -> Result<commands::Command> {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command();
+    let matches = command.clone().get_matches();
+    overlap::refuse_overlaps(&command, &matches)?;
+    Cli::from_arg_matches(&matches)
+        .unwrap_or_else(|e| e.exit())
+        .into_command()
 }
 
 impl Cli {

@@ -1,0 +1,176 @@
+//! No output replaces an input: before anything runs, every path an output option names is
+//! compared with every other path of the same command line by what the file is (device and
+//! inode, links followed), not by how it is spelled. `parse in.txt --plot in.txt` would
+//! otherwise replace the results with the plot, and `check --targets t.toml r.txt --out
+//! t.toml` the targets with the report.
+
+use crate::error::{Error, Result};
+use clap::{ArgMatches, Command};
+use std::ffi::OsStr;
+use std::os::unix::fs::MetadataExt;
+
+/// The options that write a file (or a store: `--db` writes too).
+const OUTPUTS: [&str; 8] = [
+    "out", "json", "junit", "plot", "raw", "gnuplot", "hgrm", "db",
+];
+
+/// One value of the command line: the option (or positional) that gave it, and the value.
+struct Given<'a> {
+    option: String,
+    value: &'a OsStr,
+}
+
+/// Refuses (exit 2) a command line where an output option names the same file as an input,
+/// a spec or another output.
+pub fn refuse_overlaps(command: &Command, matches: &ArgMatches) -> Result<()> {
+    let mut given = Vec::new();
+    collect(command, matches, &mut given);
+    let keys: Vec<Option<Key>> = given
+        .iter()
+        .map(|g| key(g.value, is_output(&g.option)))
+        .collect();
+    for (i, output) in given.iter().enumerate() {
+        let Some(written) = keys[i].as_ref().filter(|_| is_output(&output.option)) else {
+            continue;
+        };
+        let same = given
+            .iter()
+            .enumerate()
+            .find(|&(j, _)| j != i && keys[j].as_ref() == Some(written));
+        if let Some((_, other)) = same {
+            return Err(Error::Input(format!(
+                "{} {} names the same file as {} {}: latkit never writes over a file the \
+                 command reads or writes otherwise; name another file",
+                output.option,
+                output.value.to_string_lossy(),
+                other.option,
+                other.value.to_string_lossy()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn is_output(option: &str) -> bool {
+    OUTPUTS.iter().any(|o| option == format!("--{o}"))
+}
+
+/// Every value on the command line, with the subcommands' own, each named by its option
+/// (`--out`) or, for a positional, as `input`.
+fn collect<'a>(command: &Command, matches: &'a ArgMatches, given: &mut Vec<Given<'a>>) {
+    for arg in command.get_arguments() {
+        let Ok(Some(values)) = matches.try_get_raw(arg.get_id().as_str()) else {
+            continue;
+        };
+        let option = arg
+            .get_long()
+            .map_or_else(|| "input".to_string(), |long| format!("--{long}"));
+        given.extend(values.map(|value| Given {
+            option: option.clone(),
+            value,
+        }));
+    }
+    if let Some((name, sub)) = matches.subcommand()
+        && let Some(sub_command) = command.find_subcommand(name)
+    {
+        collect(sub_command, sub, given);
+    }
+}
+
+/// What a value names, to compare it with the others.
+#[derive(PartialEq, Eq)]
+enum Key {
+    /// An existing regular file: its device and inode.
+    File(u64, u64),
+    /// A file an output will create: its folder, links resolved, and its name.
+    New(std::path::PathBuf),
+}
+
+/// What a value names: an existing regular file, or for an output a file still to be made. A
+/// store URL, `-`, a device such as `/dev/null` or a word that names no file is none.
+fn key(value: &OsStr, output: bool) -> Option<Key> {
+    let path = std::path::Path::new(value.to_str().map_or(value, |v| {
+        OsStr::new(v.strip_prefix("sqlite://").unwrap_or(v))
+    }));
+    match std::fs::metadata(path) {
+        Ok(meta) => meta.is_file().then(|| Key::File(meta.dev(), meta.ino())),
+        Err(_) if output && value != "-" => {
+            let folder = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            let folder = std::fs::canonicalize(folder).ok()?;
+            Some(Key::New(folder.join(path.file_name()?)))
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Arg, ArgAction};
+
+    fn command() -> Command {
+        Command::new("latkit").subcommand(
+            Command::new("parse")
+                .arg(Arg::new("files").action(ArgAction::Append))
+                .arg(Arg::new("out").long("out"))
+                .arg(Arg::new("plot").long("plot").action(ArgAction::Append))
+                .arg(Arg::new("check").long("check")),
+        )
+    }
+
+    fn check(dir: &std::path::Path, args: &[&str]) -> Result<()> {
+        let args = args.iter().map(|a| a.replace("DIR", dir.to_str().unwrap()));
+        let argv = ["latkit", "parse"]
+            .into_iter()
+            .map(String::from)
+            .chain(args);
+        let matches = command().get_matches_from(argv);
+        refuse_overlaps(&command(), &matches)
+    }
+
+    #[test]
+    fn an_output_naming_an_input_by_any_spelling_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("in.txt"), "x").unwrap();
+        std::fs::write(dir.path().join("t.toml"), "x").unwrap();
+        std::os::unix::fs::symlink("in.txt", dir.path().join("link")).unwrap();
+        for args in [
+            &["DIR/in.txt", "--plot", "DIR/in.txt"][..],
+            &["DIR/in.txt", "--out", "DIR/./link"],
+            &["DIR/in.txt", "--check", "DIR/t.toml", "--out", "DIR/t.toml"],
+        ] {
+            let refused = check(dir.path(), args).unwrap_err().to_string();
+            assert!(refused.contains("names the same file as"), "{refused}");
+        }
+        let refused = check(dir.path(), &["DIR/in.txt", "--plot", "DIR/link"]).unwrap_err();
+        assert!(refused.to_string().starts_with("--plot"), "{refused}");
+        // Two outputs to one file still to be made: one would replace the other.
+        let refused = check(
+            dir.path(),
+            &["--out", "DIR/r.json", "--plot", "DIR/../x/../*/r.json"],
+        );
+        assert!(
+            refused.is_ok(),
+            "a path through a missing folder names nothing"
+        );
+        let refused = check(
+            dir.path(),
+            &["--out", "DIR/r.json", "--plot", "DIR/./r.json"],
+        );
+        let refused = refused.unwrap_err().to_string();
+        assert!(
+            refused.contains("names the same file as --plot"),
+            "{refused}"
+        );
+        for args in [
+            &["DIR/in.txt", "--out", "DIR/new.txt"][..],
+            &["DIR/in.txt", "--out", "/dev/null", "--plot", "/dev/null"],
+            &["DIR/in.txt", "--out", "-"],
+        ] {
+            check(dir.path(), args).unwrap();
+        }
+    }
+}
