@@ -23,6 +23,8 @@ enum Target {
     Atomic {
         path: PathBuf,
         temp: tempfile::NamedTempFile,
+        /// What the file gets in place of the temporary file's private mode and owner.
+        keep: Keep,
     },
     /// A device, FIFO, socket or terminal: written as it is.
     Direct(File),
@@ -53,11 +55,12 @@ impl OutputFile {
                     .open(path)
                     .map_err(io_err)?,
             ),
-            Ok(_) => {
+            Ok(meta) => {
                 let path = std::fs::canonicalize(path).map_err(io_err)?;
                 Target::Atomic {
                     temp: temporary_beside(&path).map_err(io_err)?,
                     path,
+                    keep: Keep::existing(&meta),
                 }
             }
             Err(_) => {
@@ -65,6 +68,7 @@ impl OutputFile {
                 Target::Atomic {
                     temp: temporary_beside(&path).map_err(io_err)?,
                     path,
+                    keep: Keep::new_file(),
                 }
             }
         };
@@ -89,13 +93,13 @@ impl OutputFile {
     /// file of their own, leaving this one open for the final content. A special file is left
     /// alone: it takes only the final content.
     pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
-        let Target::Atomic { path, .. } = &self.target else {
+        let Target::Atomic { path, keep, .. } = &self.target else {
             return Ok(());
         };
         let mut early = temporary_beside(path)?;
         early.write_all(bytes)?;
         early.as_file().sync_all()?;
-        set_readable(early.as_file())?;
+        keep.apply(early.as_file())?;
         early.persist(path).map_err(|e| e.error)?;
         Ok(())
     }
@@ -106,10 +110,9 @@ impl OutputFile {
         let name = self.name();
         let io_err = |e| Error::io(&name, e);
         match self.target {
-            Target::Atomic { path, temp } => {
+            Target::Atomic { path, temp, keep } => {
                 temp.as_file().sync_all().map_err(io_err)?;
-                // A report is for others to read, unlike the private temporary file.
-                set_readable(temp.as_file()).map_err(io_err)?;
+                keep.apply(temp.as_file()).map_err(io_err)?;
                 temp.persist(&path).map_err(|e| io_err(e.error))?;
             }
             Target::Direct(mut file) => file.flush().map_err(io_err)?,
@@ -170,9 +173,53 @@ impl Write for OutputFile {
     }
 }
 
-fn set_readable(file: &File) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+/// The mode and owner a written file ends with: an existing file keeps its own; a new one gets
+/// what `open(2)` would give it (0666 less the umask), not the temporary file's private 0600.
+struct Keep {
+    mode: u32,
+    owner: Option<(u32, u32)>,
+}
+
+impl Keep {
+    fn existing(meta: &std::fs::Metadata) -> Keep {
+        use std::os::unix::fs::MetadataExt;
+        Keep {
+            mode: meta.mode() & 0o7777,
+            owner: Some((meta.uid(), meta.gid())),
+        }
+    }
+
+    fn new_file() -> Keep {
+        Keep {
+            mode: 0o666 & !umask(),
+            owner: None,
+        }
+    }
+
+    fn apply(&self, file: &File) -> io::Result<()> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if let Some((uid, gid)) = self.owner {
+            let meta = file.metadata()?;
+            // Only root may give a file away; a user keeps what it can (its own group).
+            if (meta.uid(), meta.gid()) != (uid, gid) {
+                let _ = std::os::unix::fs::fchown(file, Some(uid), Some(gid))
+                    .or_else(|_| std::os::unix::fs::fchown(file, None, Some(gid)));
+            }
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(self.mode))
+    }
+}
+
+/// This process's umask, as the kernel reports it (reading it with umask(2) would change it
+/// for a moment under the other threads); 022 where /proc does not say.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
+        })
+        .unwrap_or(0o022)
 }
 
 /// Writes `bytes` to `path` whole or not at all.
@@ -201,6 +248,24 @@ mod tests {
         write_file(&path, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert!(OutputFile::create(&dir.path().join("missing/r.json")).is_err());
+    }
+
+    #[test]
+    fn a_new_file_follows_the_umask_and_an_existing_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let fresh = dir.path().join("new.txt");
+        write_file(&fresh, b"x").unwrap();
+        assert_eq!(mode(&fresh), 0o666 & !umask());
+        let private = dir.path().join("private.txt");
+        std::fs::write(&private, "old").unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_file(&private, b"new").unwrap();
+        assert_eq!(mode(&private), 0o600);
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file(&private, b"newer").unwrap();
+        assert_eq!(mode(&private), 0o640);
     }
 
     #[test]

@@ -725,11 +725,50 @@ fn no_output_replaces_an_input() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args}: {stderr}");
-        assert!(stderr.contains("names the same file as"), "{args}: {stderr}");
+        assert!(
+            stderr.contains("names the same file as"),
+            "{args}: {stderr}"
+        );
     }
     let after: Vec<Vec<u8>> = ["in.txt", "b.txt", "s.toml", "x.json", "t.toml"]
         .iter()
         .map(|f| std::fs::read(d.join(f)).unwrap())
         .collect();
     assert!(before == after, "an input was changed");
+}
+
+/// Reports follow the umask as `open(2)` would (under `umask 077` nobody else reads them), and
+/// an existing file keeps its mode and its owner when latkit (root here) writes it again.
+#[test]
+fn outputs_follow_the_umask_and_keep_an_existing_files_mode_and_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let report = |umask: &str, out: &Path| {
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask {umask} && exec \"$0\" parse \"$1\" --format csv --out \"$2\""
+            ))
+            .arg(assert_cmd::cargo::cargo_bin("latkit"))
+            .arg(vector("viiper-count3.gobench.txt"))
+            .arg(out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::metadata(out).unwrap()
+    };
+    let fresh = dir.path().join("fresh.csv");
+    assert_eq!(report("077", &fresh).mode() & 0o777, 0o600);
+    let shared = dir.path().join("shared.csv");
+    assert_eq!(report("002", &shared).mode() & 0o777, 0o664);
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert_eq!(report("077", &shared).mode() & 0o777, 0o640);
+    if common::is_root() {
+        std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
+        let meta = report("022", &shared);
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777),
+            (65534, 65534, 0o640)
+        );
+    }
 }
