@@ -491,27 +491,52 @@ struct Slot<'a> {
     last_due: Option<u64>,
 }
 
+/// What the lines read so far left: each CPU's sampler, and what the reading noted.
+struct Progress<'a> {
+    slots: Vec<Slot<'a>>,
+    /// The kernel's stop threshold is set (-f).
+    armed: bool,
+    /// When (trace clock) the first CPU had its duration: the others have a silence more.
+    first_done: Option<u64>,
+    /// Events the kernel dropped before latkit read them.
+    lost: u64,
+    cut_short: Option<String>,
+    last_sample: Instant,
+}
+
+/// Whether to read on after a line.
+#[derive(PartialEq)]
+enum Flow {
+    More,
+    Done,
+}
+
 impl Reader<'_> {
     fn read(&self, pipe: std::fs::File) -> ReaderEnd {
-        let mut lost = 0;
-        let mut cut_short = None;
-        let recorded = self.samples(pipe, &mut lost, &mut cut_short);
+        let mut progress = Progress {
+            slots: Vec::new(),
+            armed: false,
+            first_done: None,
+            lost: 0,
+            cut_short: None,
+            last_sample: Instant::now(),
+        };
+        let recorded = self.samples(pipe, &mut progress);
         // The test is over, for the printer too (also when every CPU has its duration).
         self.stop.store(true, Ordering::Release);
         ReaderEnd {
             recorded,
-            lost,
-            cut_short,
+            lost: progress.lost,
+            cut_short: progress.cut_short,
         }
     }
 
-    fn samples(
-        &self,
+    fn samples<'a>(
+        &'a self,
         mut pipe: std::fs::File,
-        lost: &mut u64,
-        cut_short: &mut Option<String>,
+        progress: &mut Progress<'a>,
     ) -> std::result::Result<Vec<Recorded>, String> {
-        let mut slots = self
+        progress.slots = self
             .lives
             .iter()
             .enumerate()
@@ -523,18 +548,13 @@ impl Reader<'_> {
                 })
             })
             .collect::<std::result::Result<Vec<_>, String>>()?;
-        let slot_of = |cpu: usize| self.cpus.iter().position(|&c| c == cpu);
-        let mut armed = false;
-        // When (trace clock) the first CPU had its duration: the others have a silence more.
-        let mut first_done: Option<u64> = None;
-        let grace = self.silence.as_nanos() as u64;
         let mut pending: Vec<u8> = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
         let started = Instant::now();
-        let mut last_sample = started;
-        while !self.stop.load(Ordering::Acquire) && !interrupt::requested() {
+        let mut flow = Flow::More;
+        while flow == Flow::More && !self.stop.load(Ordering::Acquire) && !interrupt::requested() {
             // Checked on every pass: a pipe that yields other events but no samples is silent.
-            if last_sample.elapsed() > self.silence {
+            if progress.last_sample.elapsed() > self.silence {
                 return Err(format!(
                     "no timerlat sample in {} for {} s: the tracer is not running \
                      (is tracing_on 1 and current_tracer timerlat?)",
@@ -543,7 +563,7 @@ impl Reader<'_> {
                 ));
             }
             if self.deadline.is_some_and(|d| started.elapsed() > d) {
-                *cut_short = Some(self.short_of_time(&slots));
+                progress.cut_short = Some(self.short_of_time(&progress.slots));
                 break;
             }
             let n = match pipe.read(&mut chunk) {
@@ -566,46 +586,60 @@ impl Reader<'_> {
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |p| p + 1);
             for line in pending[..complete].split(|&b| b == b'\n') {
-                match parse_line(&String::from_utf8_lossy(line)) {
-                    TraceLine::Sample(s) if s.context == self.context => {
-                        last_sample = Instant::now();
-                        let Some(slot) = slot_of(s.cpu).and_then(|i| slots.get_mut(i)) else {
-                            continue;
-                        };
-                        if let (Some(done), Some(now)) = (first_done, s.time_ns)
-                            && now > done.saturating_add(grace)
-                        {
-                            *cut_short = Some(self.short_of_time(&slots));
-                            return Ok(slots.into_iter().map(|s| s.sampler.finish()).collect());
-                        }
-                        if slot.done {
-                            continue;
-                        }
-                        let missed = self.missed(&mut slot.last_due, s.time_ns, s.latency_ns);
-                        let latency = i64::try_from(s.latency_ns).unwrap_or(i64::MAX);
-                        slot.done = !slot.sampler.take(latency, missed, self.stop);
-                        if slot.done && first_done.is_none() {
-                            first_done = s.time_ns;
-                        }
-                        if self.stop.load(Ordering::Acquire) {
-                            // A --break sample: nothing after it counts, as in user mode.
-                            break;
-                        }
-                        if !armed && slots.iter().all(|s| s.sampler.warmed_up()) {
-                            armed = true;
-                            self.session.arm()?;
-                        }
-                    }
-                    TraceLine::Lost { events, .. } => *lost = lost.saturating_add(events),
-                    _ => {}
+                flow = self.line(&String::from_utf8_lossy(line), progress)?;
+                if flow == Flow::Done {
+                    break;
                 }
             }
             pending.drain(..complete);
-            if slots.iter().all(|s| s.done) {
-                break;
-            }
         }
+        let slots = std::mem::take(&mut progress.slots);
         Ok(slots.into_iter().map(|s| s.sampler.finish()).collect())
+    }
+
+    /// Hands one trace line to its CPU's sampler.
+    fn line(&self, line: &str, progress: &mut Progress) -> std::result::Result<Flow, String> {
+        let s = match parse_line(line) {
+            TraceLine::Sample(s) if s.context == self.context => s,
+            TraceLine::Lost { events, .. } => {
+                progress.lost = progress.lost.saturating_add(events);
+                return Ok(Flow::More);
+            }
+            _ => return Ok(Flow::More),
+        };
+        progress.last_sample = Instant::now();
+        let grace = self.silence.as_nanos() as u64;
+        if let (Some(done), Some(now)) = (progress.first_done, s.time_ns)
+            && now > done.saturating_add(grace)
+        {
+            progress.cut_short = Some(self.short_of_time(&progress.slots));
+            return Ok(Flow::Done);
+        }
+        let Some(i) = self.cpus.iter().position(|&c| c == s.cpu) else {
+            return Ok(Flow::More);
+        };
+        let slot = &mut progress.slots[i];
+        if slot.done {
+            return Ok(Flow::More);
+        }
+        let missed = self.missed(&mut slot.last_due, s.time_ns, s.latency_ns);
+        let latency = i64::try_from(s.latency_ns).unwrap_or(i64::MAX);
+        slot.done = !slot.sampler.take(latency, missed, self.stop);
+        if slot.done && progress.first_done.is_none() {
+            progress.first_done = s.time_ns;
+        }
+        if self.stop.load(Ordering::Acquire) {
+            // A --break sample: nothing after it counts, as in user mode.
+            return Ok(Flow::Done);
+        }
+        if !progress.armed && progress.slots.iter().all(|s| s.sampler.warmed_up()) {
+            progress.armed = true;
+            self.session.arm()?;
+        }
+        match progress.slots.iter().all(|s| s.done) {
+            true => Ok(Flow::Done),
+            false => Ok(Flow::More),
+        }
     }
 
     /// The periods timerlat skipped before this sample: it does not wake for a period that
