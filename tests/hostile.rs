@@ -358,7 +358,7 @@ fn an_output_that_is_an_input_is_refused() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{command:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("is also an input"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("names the same file as"));
     }
     assert_eq!(
         std::fs::read(&results).unwrap(),
@@ -771,4 +771,57 @@ fn outputs_follow_the_umask_and_keep_an_existing_files_mode_and_owner() {
             (65534, 65534, 0o640)
         );
     }
+}
+
+/// A store is a regular SQLite file or a new path: `--db` naming a device, a FIFO or a
+/// directory is refused, exit 2, and nothing is created beside it (SQLite made
+/// `null-journal` next to a device before).
+#[test]
+fn a_store_on_a_device_or_fifo_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let mut places = vec![fifo, dir.path().join("folder")];
+    std::fs::create_dir(&places[1]).unwrap();
+    if common::is_root() {
+        let null = dir.path().join("null");
+        nix::sys::stat::mknod(
+            &null,
+            nix::sys::stat::SFlag::S_IFCHR,
+            nix::sys::stat::Mode::from_bits_truncate(0o666),
+            nix::sys::stat::makedev(1, 3),
+        )
+        .unwrap();
+        places.push(null);
+    }
+    for db in &places {
+        for args in [
+            vec!["store", "list"],
+            vec![
+                "parse",
+                "--store",
+                vector("viiper-count3.gobench.txt").to_str().unwrap(),
+            ],
+        ] {
+            let out = latkit().args(&args).arg("--db").arg(db).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?} {}: {stderr}",
+                db.display()
+            );
+            assert!(stderr.contains("not a history store"), "{stderr}");
+        }
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut expected = vec!["fifo", "folder"];
+    if common::is_root() {
+        expected.push("null");
+    }
+    assert_eq!(left, expected);
 }

@@ -36,6 +36,8 @@ pub fn refuse_overlaps(command: &Command, matches: &ArgMatches) -> Result<()> {
         let same = given
             .iter()
             .enumerate()
+            // A global option (`--db`) shows in its command's and its subcommand's matches.
+            .filter(|(_, other)| (&other.option, other.value) != (&output.option, output.value))
             .find(|&(j, _)| j != i && keys[j].as_ref() == Some(written));
         if let Some((_, other)) = same {
             return Err(Error::Input(format!(

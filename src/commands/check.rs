@@ -42,7 +42,6 @@ pub struct CheckOptions {
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
 /// everything passed. `[[regression]]` rules compare the results with `--base`.
 pub fn run(args: CheckOptions) -> Result<()> {
-    super::refuse_overwriting_inputs(&args.inputs, &[args.out.as_deref(), args.junit.as_deref()])?;
     let targets = Targets::load(&args.targets)?;
     match (&args.base, targets.regressions.is_empty()) {
         (None, false) => {

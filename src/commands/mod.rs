@@ -86,29 +86,6 @@ pub fn run(command: Command) -> Result<()> {
     }
 }
 
-/// Refuses an output that is one of the inputs (`parse c.txt --out c.txt` would replace the
-/// results it reads with the report of them).
-fn refuse_overwriting_inputs(inputs: &[String], outputs: &[Option<&Path>]) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    for output in outputs.iter().flatten() {
-        let Some(out) = identity(output).filter(|_| output.as_os_str() != "-") else {
-            continue;
-        };
-        if let Some(input) = inputs
-            .iter()
-            .find(|i| identity(Path::new(i.as_str())) == Some(out))
-        {
-            return Err(Error::Input(format!(
-                "{}: is also an input ({input}); writing the report there would replace the \
-                 results it reads: choose another output",
-                output.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
 fn read_inputs(files: &[String], reading: &Reading, strict: bool) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];

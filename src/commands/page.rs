@@ -27,7 +27,6 @@ pub struct PageOptions {
 }
 
 pub fn run(args: PageOptions) -> Result<()> {
-    super::refuse_overwriting_inputs(&args.files, &[args.out.as_deref()])?;
     let spec = PageSpec::load(&args.spec)?;
     let destination = Destination::open(args.out.as_deref())?;
     let (runs, mut notes) = read_inputs(&args.files, &args.reading, false)?;

@@ -17,11 +17,6 @@ pub struct ParseOptions {
 }
 
 pub fn run(args: ParseOptions) -> Result<()> {
-    let output = &args.report.output;
-    super::refuse_overwriting_inputs(
-        &args.files,
-        &[output.out.as_deref(), output.json.as_deref()],
-    )?;
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;

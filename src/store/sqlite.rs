@@ -61,6 +61,7 @@ fn use_wal(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
 
 impl Sqlite {
     pub fn open(path: &str) -> Result<Sqlite> {
+        refuse_special(path)?;
         if let Some(dir) = Path::new(path).parent()
             && !dir.as_os_str().is_empty()
         {
@@ -83,6 +84,7 @@ impl Sqlite {
     /// directory allows no `-shm` file either, the file is read as immutable.
     pub fn open_read_only(path: &str) -> Result<Sqlite> {
         use rusqlite::OpenFlags;
+        refuse_special(path)?;
         let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
         let dir = match Path::new(path).parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -113,6 +115,23 @@ impl Sqlite {
 }
 
 /// Whether this process may write `path` (a file, or a directory to create files in).
+/// A store is a regular file or a path still to be made: SQLite beside a device or a FIFO
+/// (`--db /dev/null`) would create its journal files next to it, in /dev.
+fn refuse_special(path: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            let kind = match meta.file_type() {
+                t if t.is_dir() => "a directory",
+                _ => "a device, FIFO or socket",
+            };
+            Err(Error::Input(format!(
+                "{path}: is {kind}, not a history store (a SQLite file, or a new path for one)"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn writable(path: &Path) -> bool {
     nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_ok()
 }
