@@ -19,15 +19,9 @@ fn parse_to(out: &Path) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn a_character_device_is_written_through_never_replaced() {
-    assert!(
-        common::is_root(),
-        "this test makes a device node: run it as root (CI does)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let null = dir.path().join("null");
-    // The same device as /dev/null (1, 3), made here.
+/// `dir/null`: the same device as /dev/null (1, 3), made here (root only).
+fn null_device(dir: &Path) -> std::path::PathBuf {
+    let null = dir.join("null");
     nix::sys::stat::mknod(
         &null,
         nix::sys::stat::SFlag::S_IFCHR,
@@ -35,6 +29,17 @@ fn a_character_device_is_written_through_never_replaced() {
         nix::sys::stat::makedev(1, 3),
     )
     .unwrap();
+    null
+}
+
+#[test]
+fn a_character_device_is_written_through_never_replaced() {
+    assert!(
+        common::is_root(),
+        "this test makes a device node: run it as root (CI does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let null = null_device(dir.path());
     for extra in [vec![], vec!["--json"]] {
         let mut cmd = latkit();
         cmd.arg("parse").arg(vector("viiper-count3.gobench.txt"));
@@ -784,14 +789,7 @@ fn a_store_on_a_device_or_fifo_is_refused_and_nothing_is_created() {
     let mut places = vec![fifo, dir.path().join("folder")];
     std::fs::create_dir(&places[1]).unwrap();
     if common::is_root() {
-        let null = dir.path().join("null");
-        nix::sys::stat::mknod(
-            &null,
-            nix::sys::stat::SFlag::S_IFCHR,
-            nix::sys::stat::Mode::from_bits_truncate(0o666),
-            nix::sys::stat::makedev(1, 3),
-        )
-        .unwrap();
+        let null = null_device(dir.path());
         places.push(null);
     }
     for db in &places {
