@@ -823,3 +823,38 @@ fn a_store_on_a_device_or_fifo_is_refused_and_nothing_is_created() {
     }
     assert_eq!(left, expected);
 }
+
+/// A name with a newline, an escape, `:` and `%` cannot forge a second `BENCH` line or reach
+/// the terminal raw: `--format bench` escapes it, and latkit reads back exactly that name.
+#[test]
+fn bench_lines_carry_any_name_and_read_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = "a b\nBENCH forged: min=1us\u{1b}[2J 50%:\t";
+    let text = std::fs::read_to_string(vector("hyperfine-1.15.json"))
+        .unwrap()
+        .replacen("\"sleep 0.01\"", &serde_json::to_string(evil).unwrap(), 1);
+    let input = dir.path().join("h.json");
+    std::fs::write(&input, text).unwrap();
+    let lines = common::stdout_of(latkit().arg("parse").arg(&input).args(["--format", "bench"]));
+    assert!(!lines.contains('\u{1b}'), "{lines}");
+    assert!(
+        lines.lines().all(|l| l.starts_with("BENCH ") && !l.contains("BENCH forged")),
+        "{lines}"
+    );
+    let written = dir.path().join("lines.txt");
+    std::fs::write(&written, &lines).unwrap();
+    let doc = common::json_of(
+        latkit()
+            .arg("parse")
+            .arg(&written)
+            .args(["--input-format", "bench", "--format", "json"]),
+    );
+    let names: Vec<&str> = doc["runs"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["full_name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&evil), "{names:?}");
+    assert_eq!(names.len(), lines.lines().count());
+}

@@ -38,7 +38,8 @@ impl BenchParser {
         };
         match parse_line(rest) {
             Ok((name, pairs)) => {
-                let bench = self.builder.benchmark(name, None, BenchName::plain);
+                let name = crate::model::from_bench_line_name(name);
+                let bench = self.builder.benchmark(&name, None, BenchName::plain);
                 for (key, value, unit) in pairs {
                     if let Err(e) = self.builder.record_checked(bench, key, unit, value) {
                         self.skip(format!("{e}; value skipped"));

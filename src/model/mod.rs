@@ -15,7 +15,7 @@ pub use distribution::{Distribution, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
 pub use inline::with_lists_written;
 use inline::{inline_array, inline_values};
-pub use name::{BenchName, identities};
+pub use name::{BenchName, bench_line_name, from_bench_line_name, identities};
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{
     BreakHit, BucketStats, LinearHistogram, RunningOverall, Second, TimerInfo, TimerOverall,

@@ -206,3 +206,80 @@ mod tests {
         assert_eq!(BenchName::parse_go("Benchmark").short_name(), "Benchmark");
     }
 }
+
+/// A benchmark name as a `BENCH name:` line carries it. That format has no quoting, and its
+/// name ends at the first `:` and may hold no white space, so those, `%` and every control
+/// character are written `%XX` (a newline in a name would otherwise forge a second line).
+pub fn bench_line_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            ':' | '%' => out.push_str(&format!("%{:02X}", c as u32)),
+            c if c.is_whitespace() || c.is_control() => {
+                let mut bytes = [0u8; 4];
+                for b in c.encode_utf8(&mut bytes).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A name read from a `BENCH` line: the escapes [`bench_line_name`] writes decoded; any other
+/// `%` is the name's own (`copy_50%`, `50%ab`).
+pub fn from_bench_line_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        // Up to four escaped bytes make one character (UTF-8).
+        let decoded = (1..=4).find_map(|n| {
+            let bytes: Vec<u8> = (0..n)
+                .map(|k| {
+                    let hex = rest.get(3 * k..3 * k + 3)?.strip_prefix('%')?;
+                    u8::from_str_radix(hex, 16).ok()
+                })
+                .collect::<Option<_>>()?;
+            let c = std::str::from_utf8(&bytes).ok()?.chars().next()?;
+            let escaped = matches!(c, ':' | '%') || c.is_whitespace() || c.is_control();
+            escaped.then_some((c, 3 * n))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('%');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod bench_line_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_name_reads_back_from_a_bench_line(name in "\\PC*|[\\x00-\\x20:%\u{85}\u{2028}a-z]*") {
+            let written = bench_line_name(&name);
+            prop_assert!(!written.contains(|c: char| c == ':' || c.is_whitespace() || c.is_control()));
+            prop_assert_eq!(from_bench_line_name(&written), name);
+        }
+    }
+
+    #[test]
+    fn a_names_own_percent_sign_stays() {
+        assert_eq!(from_bench_line_name("copy_50%"), "copy_50%");
+        assert_eq!(from_bench_line_name("50%ab"), "50%ab");
+        assert_eq!(bench_line_name("a b\nBENCH x:"), "a%20b%0ABENCH%20x%3A");
+    }
+}

@@ -88,7 +88,13 @@ fn line(bench: &Benchmark) -> Option<String> {
             .flat_map(pairs)
             .collect(),
     };
-    (!fields.is_empty()).then(|| format!("BENCH {}: {}", bench.name.full_name, fields.join(" ")))
+    (!fields.is_empty()).then(|| {
+        format!(
+            "BENCH {}: {}",
+            crate::model::bench_line_name(&bench.name.full_name),
+            fields.join(" ")
+        )
+    })
 }
 
 impl Reporter for Bench {
