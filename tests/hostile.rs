@@ -835,20 +835,27 @@ fn bench_lines_carry_any_name_and_read_back_exactly() {
         .replacen("\"sleep 0.01\"", &serde_json::to_string(evil).unwrap(), 1);
     let input = dir.path().join("h.json");
     std::fs::write(&input, text).unwrap();
-    let lines = common::stdout_of(latkit().arg("parse").arg(&input).args(["--format", "bench"]));
+    let lines = common::stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(&input)
+            .args(["--format", "bench"]),
+    );
     assert!(!lines.contains('\u{1b}'), "{lines}");
     assert!(
-        lines.lines().all(|l| l.starts_with("BENCH ") && !l.contains("BENCH forged")),
+        lines
+            .lines()
+            .all(|l| l.starts_with("BENCH ") && !l.contains("BENCH forged")),
         "{lines}"
     );
     let written = dir.path().join("lines.txt");
     std::fs::write(&written, &lines).unwrap();
-    let doc = common::json_of(
-        latkit()
-            .arg("parse")
-            .arg(&written)
-            .args(["--input-format", "bench", "--format", "json"]),
-    );
+    let doc = common::json_of(latkit().arg("parse").arg(&written).args([
+        "--input-format",
+        "bench",
+        "--format",
+        "json",
+    ]));
     let names: Vec<&str> = doc["runs"][0]["benchmarks"]
         .as_array()
         .unwrap()
