@@ -19,12 +19,21 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-fn check_distribution(bench: &Value, expected_samples: u64) {
+/// Every period of the test is a sample or an overrun (a wake-up later than the next period
+/// skips the periods it missed, as `-T` is time).
+fn samples_of(timer: &Value, periods: u64) -> u64 {
+    let samples = timer["samples"].as_u64().unwrap();
+    let overruns = timer["overruns"].as_u64().unwrap();
+    assert_eq!(samples + overruns, periods, "{timer}");
+    samples
+}
+
+fn check_distribution(bench: &Value, periods: u64) {
     let latency = &bench["metrics"][0];
     assert_eq!(latency["name"], "latency");
     assert!(latency["histogram"].is_string(), "serialized HDR histogram");
     let p = &latency["percentiles"];
-    assert_eq!(p["count"], expected_samples);
+    assert_eq!(p["count"], samples_of(&bench["timer"], periods));
     let order = ["min", "p50", "p90", "p99", "p99_9", "p99_99", "max"];
     for pair in order.windows(2) {
         assert!(
@@ -81,7 +90,7 @@ fn two_seconds_at_1000_us_structure_and_invariants() {
     // -s: the fixed-bucket statistics count the same samples as the distribution.
     let hists = bench["histograms"].as_array().unwrap();
     let samples = hists.iter().find(|h| h["of"] == "samples").unwrap();
-    assert_eq!(samples["reported"]["samples"], 2000);
+    assert_eq!(samples["reported"]["samples"], p["count"]);
     let per_second_min = hists.iter().find(|h| h["of"] == "interval_min").unwrap();
     assert_eq!(per_second_min["reported"]["samples"], 2);
 }
@@ -119,21 +128,28 @@ fn xenomai_output_histograms_gnuplot_and_hgrm() {
     for rtd in lines.iter().filter(|l| l.starts_with("RTD|")) {
         assert_eq!(rtd.len(), 4 + 11 * 3 + 8 + 6 + 11 * 2 + 6, "{rtd}");
     }
+    // 4,000 periods of 500 µs on 2 CPUs: each a sample or an overrun (RTS's fifth field).
+    let rts = lines.iter().find(|l| l.starts_with("RTS|")).unwrap();
+    let overruns: u64 = rts.split('|').nth(4).unwrap().trim().parse().unwrap();
+    let samples = (4000 - overruns).to_string();
     let hss_avg = lines
         .iter()
         .find(|l| l.starts_with("HSS|    avg|"))
         .unwrap();
-    assert_eq!(hss_avg.split('|').nth(2).unwrap().trim(), "4000");
+    assert_eq!(hss_avg.split('|').nth(2).unwrap().trim(), samples);
     let hsd_total: u64 = lines
         .iter()
         .filter(|l| l.starts_with("HSD|    avg|"))
         .map(|l| l.rsplit('|').next().unwrap().trim().parse::<u64>().unwrap())
         .sum();
-    assert_eq!(hsd_total, 4000, "histogram totals equal the sample count");
-    let rts = lines.iter().find(|l| l.starts_with("RTS|")).unwrap();
+    assert_eq!(
+        hsd_total.to_string(),
+        samples,
+        "histogram totals equal the sample count"
+    );
     assert!(rts.ends_with("|    00:00:02/00:00:02"), "{rts}");
     let pct = lines.iter().find(|l| l.starts_with("PCT|")).unwrap();
-    assert_eq!(pct.rsplit('|').next().unwrap().trim(), "4000");
+    assert_eq!(pct.rsplit('|').next().unwrap().trim(), samples);
 
     let gnuplot = fs::read_to_string(&gp).unwrap();
     let points: Vec<(f64, u64)> = gnuplot
@@ -145,11 +161,14 @@ fn xenomai_output_histograms_gnuplot_and_hgrm() {
         .collect();
     assert!(points.windows(2).all(|w| w[0].0 < w[1].0));
     let counted: u64 = points[1..points.len() - 1].iter().map(|p| p.1 - 1).sum();
-    assert_eq!(counted, 4000);
+    assert_eq!(counted.to_string(), samples);
 
     let hgrm = fs::read_to_string(&hg).unwrap();
     assert!(hgrm.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
-    assert!(hgrm.contains("Total count    =         4000]"), "{hgrm}");
+    assert!(
+        hgrm.contains(&format!("Total count    = {samples:>12}]")),
+        "{hgrm}"
+    );
 }
 
 #[test]
@@ -361,11 +380,8 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
             benches.len() - 1
         };
         let last = benches.last().unwrap();
-        assert_eq!(
-            last["metrics"][0]["percentiles"]["count"],
-            1000 * threads as u64
-        );
-        assert_eq!(last["timer"]["samples"], 1000 * threads as u64);
+        let samples = samples_of(&last["timer"], 1000 * threads as u64);
+        assert_eq!(last["metrics"][0]["percentiles"]["count"], samples);
         let notes = doc["notes"].as_array().unwrap();
         assert!(
             notes
@@ -447,19 +463,22 @@ fn several_sinks_at_once_from_one_run() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("== Sampling period: 1000 us\n"), "{text}");
-    let pct = text.lines().find(|l| l.starts_with("PCT|")).unwrap();
-    assert!(pct.trim_end().ends_with("1000"), "{pct}");
     let doc: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(doc["runs"][0]["benchmarks"][0]["timer"]["samples"], 1000);
+    let samples = samples_of(&doc["runs"][0]["benchmarks"][0]["timer"], 1000);
+    let pct = text.lines().find(|l| l.starts_with("PCT|")).unwrap();
+    assert!(pct.trim_end().ends_with(&samples.to_string()), "{pct}");
     let hgrm = fs::read_to_string(&hgrm).unwrap();
-    assert!(hgrm.contains("Total count    =         1000]"), "{hgrm}");
+    assert!(
+        hgrm.contains(&format!("Total count    = {samples:>12}]")),
+        "{hgrm}"
+    );
     let plot = fs::read_to_string(&plot).unwrap();
     let counted: u64 = plot
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map(|n| n - 1)
         .sum();
-    assert_eq!(counted, 1000, "gnuplot buckets hold every sample (+1 each)");
+    assert_eq!(counted, samples, "gnuplot buckets hold every sample (+1 each)");
 }
 
 /// `-h` is the histogram, as in Xenomai and cyclictest; someone who meant help is told at
