@@ -478,7 +478,10 @@ fn several_sinks_at_once_from_one_run() {
         .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map(|n| n - 1)
         .sum();
-    assert_eq!(counted, samples, "gnuplot buckets hold every sample (+1 each)");
+    assert_eq!(
+        counted, samples,
+        "gnuplot buckets hold every sample (+1 each)"
+    );
 }
 
 /// `-h` is the histogram, as in Xenomai and cyclictest; someone who meant help is told at
