@@ -320,3 +320,56 @@ fn gbench_bisect_builds_each_checkout_and_names_the_culprit() {
     assert_names(&out, "g3: step 3", "real_time");
     assert_eq!(checkouts_left(repo), 0);
 }
+
+/// A bisect killed outright (SIGKILL: no cleanup of its own runs) leaves its scratch
+/// directory; the next bisect removes it, and leaves a running one's alone.
+#[test]
+fn scratch_left_by_a_killed_bisect_is_removed_by_the_next() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, tmp) = (dir.path().join("repo"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("work.sh"), "sleep 0.05\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "s0"]);
+    std::fs::write(repo.join("work.sh"), "sleep 0.2\n").unwrap();
+    git(&repo, &["commit", "-qam", "s1"]);
+    let scratch = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("latkit-bisect-"))
+            .collect()
+    };
+    let _quiet = quiet();
+    // A bisect of the two commits, its scratch in `tmp`.
+    let bisect = |rounds: &str| {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"));
+        command
+            .args(["bisect", "--good", "HEAD~1", "--bad", "HEAD"])
+            .args(["--rounds", rounds, "--max-rounds", rounds])
+            .arg("--dir")
+            .arg(&repo)
+            .args(["--", "exec", "sh", "work.sh"])
+            .env("TMPDIR", &tmp)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        command
+    };
+    let mut killed = bisect("50").spawn().unwrap();
+    common::wait_until("a scratch directory", || !scratch().is_empty());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let left = scratch();
+    assert!(!left.is_empty());
+    let status = bisect("5").status().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    assert!(
+        scratch().iter().all(|name| !left.contains(name)),
+        "{left:?} still there"
+    );
+}

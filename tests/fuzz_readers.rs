@@ -155,6 +155,35 @@ fn read_and_render(bytes: &[u8]) -> Result<(), TestCaseError> {
         let _ = (format.reporter)().render(&report, reader, &mut out);
         prop_assert!(out.len() < 64 << 20, "{}: {} bytes", format.name, out.len());
     }
+    reads_back_equal(&report)
+}
+
+/// `report` as latkit JSON, without the moment it was written.
+fn json_of(report: &latkit::analyze::Report) -> Option<serde_json::Value> {
+    let json = FORMATS.iter().find(|f| f.name == "json").unwrap();
+    let mut out = Vec::new();
+    (json.reporter)()
+        .render(report, Reader::default(), &mut out)
+        .ok()?;
+    let mut doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    doc.as_object_mut().unwrap().remove("generated");
+    Some(doc)
+}
+
+/// What latkit writes as JSON, latkit reads back to the same document.
+fn reads_back_equal(report: &latkit::analyze::Report) -> Result<(), TestCaseError> {
+    let Some(written) = json_of(report) else {
+        return Ok(());
+    };
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(written.to_string().as_bytes()).unwrap();
+    let path = file.path().to_str().unwrap().to_string();
+    let latkit_json = latkit::ingest::format::by_name(latkit::ingest::format::BUILTIN, "latkit");
+    let back = read_path(&path, latkit_json)
+        .map_err(|e| TestCaseError::fail(format!("latkit's JSON refused: {e}\n{written}")))?;
+    let report = build_report(back.runs, back.notes, &EnrichOptions::default())
+        .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    prop_assert_eq!(json_of(&report), Some(written));
     Ok(())
 }
 
@@ -209,7 +238,7 @@ const RSS_LIMIT_KIB: i64 = 200 << 10;
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every format latkit reads, by a real output: the file and the reader that is its own.
-const READ_SEEDS: [(&str, &str); 28] = [
+const READ_SEEDS: [(&str, &str); 34] = [
     ("services/cargo-criterion-1.1.0.jsonl", "criterion"),
     ("services/pytest-benchmark.json", "pytest-benchmark"),
     ("vectors/hyperfine-1.15.json", "hyperfine"),
@@ -239,6 +268,13 @@ const READ_SEEDS: [(&str, &str); 28] = [
     // latkit's own JSON, of a timer test and of a Go run (written by the test).
     ("latkit:vectors/xenomai-latency-h.txt", "latkit"),
     ("latkit:vectors/viiper-count3.gobench.txt", "latkit"),
+    // Small files declaring huge structure (see `amplifying`).
+    ("amplify:cyclictest", "cyclictest"),
+    ("amplify:timerlat-trace", "timerlat-trace"),
+    ("amplify:rtla-hist", "rtla-hist"),
+    ("amplify:hlog", "hlog"),
+    ("amplify:latkit", "latkit"),
+    ("amplify:cyclictest-json", "cyclictest-json"),
 ];
 
 /// What a case runs: the files it writes into its own directory, and latkit's arguments
@@ -318,10 +354,106 @@ fn run_binary(dir: &Path, args: &[String]) -> Ended {
 
 /// A seed's bytes: a fixture, or latkit's JSON of one (`latkit:NAME`).
 fn seed_bytes(seed: &str) -> Vec<u8> {
+    if let Some(kind) = seed.strip_prefix("amplify:") {
+        return amplifying(kind);
+    }
     match seed.strip_prefix("latkit:") {
         Some(name) => common::parse_as(&common::fixture(name), "json").into_bytes(),
         None => std::fs::read(common::fixture(seed)).unwrap(),
     }
+}
+
+/// A few lines of `items` separated by `sep`.
+fn joined(items: impl Iterator<Item = String>, sep: &str) -> String {
+    items.collect::<Vec<_>>().join(sep)
+}
+
+/// An HdrHistogram of 4 significant digits declaring a range up to 2^62 and holding one
+/// sample, in the `.hlog` encoding: a few dozen bytes that decode into megabytes of counts.
+fn widest_histogram() -> String {
+    use base64::Engine;
+    use hdrhistogram::serialization::Serializer;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 62, 4).unwrap();
+    h.record(1 << 40).unwrap();
+    let mut bytes = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(&h, &mut bytes)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Small inputs that declare huge structure: many columns, CPUs, tags or histograms, each
+/// with a value far up a histogram's range. Memory must follow the samples they hold.
+fn amplifying(kind: &str) -> Vec<u8> {
+    let text = match kind {
+        // 1,024 threads (cyclictest's most) of three samples each.
+        "cyclictest" => {
+            let row = |i: usize| format!("{i:06} {}", joined((0..1024).map(|_| "1".into()), " "));
+            format!(
+                "# Histogram\n{}\n# Max Latencies: {}\n# Histogram Overflows: {}\n",
+                joined((0..3).map(row), "\n"),
+                joined((0..1024).map(|_| "99999".into()), " "),
+                joined((0..1024).map(|_| "1".into()), " ")
+            )
+        }
+        "cyclictest-json" => format!(
+            "{{\"num_threads\": 1024, \"thread\": {{{}}}}}",
+            joined(
+                (0..1024).map(|t| format!(
+                    "\"{t}\": {{\"histogram\": {{\"99999\": 1}}, \"cycles\": 1, \"min\": 1, \
+                     \"max\": 99999, \"avg\": 99999}}"
+                )),
+                ", "
+            )
+        ),
+        // 4,096 CPUs, each with an IRQ and a thread sample of 9 s.
+        "timerlat-trace" => format!(
+            "# tracer: timerlat\n{}\n",
+            joined(
+                (0..4096).flat_map(|cpu| ["irq", "thread"].map(move |context| format!(
+                    "  <idle>-0 [{cpu:03}] d.h1 54.029328: #1 context {context:>6} \
+                     timer_latency 9000000000 ns"
+                ))),
+                "\n"
+            )
+        ),
+        // 4,096 CPUs × IRQ, thread and user columns, one row of 99,999 µs.
+        "rtla-hist" => format!(
+            "# RTLA timerlat histogram\n# Time unit is microseconds (us)\nIndex {}\n99999 {}\n",
+            joined(
+                (0..4096).map(|c| format!("IRQ-{c:03} Thr-{c:03} Usr-{c:03}")),
+                " "
+            ),
+            joined((0..3 * 4096).map(|_| "1".into()), " ")
+        ),
+        "hlog" => {
+            let h = widest_histogram();
+            format!(
+                "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}\n",
+                joined((0..100).map(|t| format!("Tag=t{t},0.1,1.0,1.0,{h}")), "\n")
+            )
+        }
+        // latkit's JSON of 1,000 runs, each with the widest histogram.
+        "latkit" => {
+            let dir = tempfile::tempdir().unwrap();
+            let log = dir.path().join("one.hlog");
+            std::fs::write(&log, amplifying("hlog")).unwrap();
+            let one = common::parse_as(&log, "json");
+            let at = one.find("\"histogram\": \"").unwrap() + 14;
+            let end = at + one[at..].find('"').unwrap();
+            let widest = one.replace(&one[at..end], &widest_histogram());
+            let doc: serde_json::Value = serde_json::from_str(&widest).unwrap();
+            let mut runs = Vec::new();
+            for _ in 0..10 {
+                runs.extend(doc["runs"].as_array().unwrap().iter().cloned());
+            }
+            let mut doc = doc;
+            doc["runs"] = serde_json::Value::Array(runs);
+            doc.to_string()
+        }
+        _ => unreachable!("no amplifying input {kind}"),
+    };
+    text.into_bytes()
 }
 
 fn fixture_arg(name: &str) -> String {
@@ -546,6 +678,45 @@ fn the_release_binary_survives_mutated_inputs_and_specs() {
         peak.into_inner() >> 10
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Small inputs declaring huge structure, read and rendered: memory must follow the samples
+/// they hold. Each is under 1 MB, so the issue's bound of 200 MB per 10 MB of input is
+/// [`RSS_LIMIT_KIB`] for them all; before distributions were sparse they took 0.2–3 GB.
+#[test]
+fn declared_structure_costs_no_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut report = Vec::new();
+    for (seed, reader) in READ_SEEDS.iter().filter(|(s, _)| s.starts_with("amplify:")) {
+        let bytes = seed_bytes(seed);
+        std::fs::write(dir.path().join("input"), &bytes).unwrap();
+        for format in ["json", "table"] {
+            let args = [
+                "parse",
+                "input",
+                "--input-format",
+                reader,
+                "--format",
+                format,
+            ];
+            let ended = run_binary(dir.path(), &args.map(String::from));
+            let limit_kib = RSS_LIMIT_KIB;
+            report.push(format!(
+                "{seed} as {format}: {} KiB file, {} MiB RSS (limit {} MiB), exit {:?}",
+                bytes.len() >> 10,
+                ended.rss_kib >> 10,
+                limit_kib >> 10,
+                ended.code
+            ));
+            assert!(
+                ended.code == Some(0) && ended.rss_kib <= limit_kib,
+                "{}\n{}",
+                report.last().unwrap(),
+                ended.stderr
+            );
+        }
+    }
+    eprintln!("declared structure:\n{}", report.join("\n"));
 }
 
 /// Inputs far larger than their content: memory must follow what they hold, not their size.

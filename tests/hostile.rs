@@ -865,3 +865,163 @@ fn bench_lines_carry_any_name_and_read_back_exactly() {
     assert!(names.contains(&evil), "{names:?}");
     assert_eq!(names.len(), lines.lines().count());
 }
+
+/// A benchmark name carrying markup, quotes, tabs, line breaks and an escape reaches JUnit
+/// XML well-formed, and an XML 1.0 parser reads every character back that XML 1.0 can hold.
+#[test]
+fn junit_is_well_formed_whatever_the_names() {
+    let dir = tempfile::tempdir().unwrap();
+    // No glob characters: a target's `bench` is a pattern.
+    let evil = "a<b>&\"c'\td\ne\u{1b}(0\u{7f}";
+    let text = std::fs::read_to_string(vector("hyperfine-1.15.json"))
+        .unwrap()
+        .replacen("\"sleep 0.01\"", &serde_json::to_string(evil).unwrap(), 1);
+    std::fs::write(dir.path().join("h.json"), text).unwrap();
+    let targets = format!(
+        "[[target]]\nbench = {}\nmetric = \"time\"\nbelow = \"1 us\"\n",
+        toml::Value::String(evil.into())
+    );
+    std::fs::write(dir.path().join("t.toml"), targets).unwrap();
+    latkit()
+        .current_dir(dir.path())
+        .args(["check", "--targets", "t.toml", "h.json", "--junit", "j.xml"])
+        .assert()
+        .code(1);
+    let xml = std::fs::read_to_string(dir.path().join("j.xml")).unwrap();
+    assert!(!xml.contains('\u{1b}'), "{xml}");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase"))
+        .unwrap();
+    // ESC cannot be in XML 1.0 in any form: it is shown as a symbol, the rest is exact.
+    assert_eq!(
+        case.attribute("classname"),
+        Some("a<b>&\"c'\td\ne\u{241b}(0\u{7f}")
+    );
+    assert!(case.children().any(|n| n.has_tag_name("failure")), "{xml}");
+}
+
+/// Every byte of every place a run is written to, with the secrets given on the command line.
+fn holds(path: &Path, secret: &str) -> bool {
+    std::fs::read(path)
+        .unwrap()
+        .windows(secret.len())
+        .any(|w| w == secret.as_bytes())
+}
+
+/// `--token` and a password in `--db` (or in a connection string anywhere on the command
+/// line) reach no sink: not JSON, HTML, CSV, the store, its export, nor a report read back
+/// from an old file that held them.
+#[test]
+fn no_secret_is_written_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let token = "tok3n-s3cret";
+    let password = "pa55-s3cret";
+    let url = format!("postgres://ci:{password}@127.0.0.1:1/bench");
+    let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
+    latkit()
+        .args([
+            "net", "loopback", "--test", "tcp-rtt", "--count", "20", "--warmup", "0",
+        ])
+        .args(["--token", token, "--format", "json", "--out"])
+        .arg(&json)
+        .arg("--json")
+        .arg(dir.path().join("again.json"))
+        .assert()
+        .success();
+    // `--db` of a command that stores: the URL is kept without its password.
+    latkit()
+        .args([
+            "net", "loopback", "--test", "tcp-rtt", "--count", "20", "--warmup", "0",
+        ])
+        .arg(format!("--token={token}"))
+        .args(["--format", "html", "--out"])
+        .arg(&html)
+        .args(["--db", &url])
+        .assert()
+        .success();
+    latkit()
+        .args(["store", "add"])
+        .arg(&json)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let export = dir.path().join("export.json");
+    let exported = latkit()
+        .args(["store", "export", "@latest", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    std::fs::write(&export, exported.stdout).unwrap();
+    for file in [&json, &html, &db, &export, &dir.path().join("again.json")] {
+        for secret in [token, password] {
+            assert!(!holds(file, secret), "{secret} in {}", file.display());
+        }
+    }
+    let html_text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html_text.contains("postgres://ci@127.0.0.1:1/bench"),
+        "the location stays"
+    );
+    // A file written before redaction: its secrets are dropped on reading.
+    let old =
+        std::fs::read_to_string(&json)
+            .unwrap()
+            .replacen("\"***\"", &format!("\"{token}\""), 1);
+    assert!(old.contains(token));
+    let old_file = dir.path().join("old.json");
+    std::fs::write(&old_file, old).unwrap();
+    let again = common::parse_as(&old_file, "json");
+    assert!(!again.contains(token), "{again}");
+}
+
+/// `store add` in a checkout reads its commit and dirty flag, and runs none of the
+/// repository's own commands: a `core.fsmonitor` hook there is not latkit's to run.
+#[test]
+fn storing_inside_a_checkout_runs_none_of_its_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let marker = dir.path().join("hook-ran");
+    let hook = dir.path().join("fsmonitor.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    common::git(&repo, &["add", "."]);
+    common::git(&repo, &["commit", "-qm", "a"]);
+    common::git(&repo, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    std::fs::write(repo.join("a.txt"), "changed\n").unwrap();
+    latkit()
+        .current_dir(&repo)
+        .args(["store", "add"])
+        .arg(vector("rootstream-bench.txt"))
+        .arg("--db")
+        .arg(dir.path().join("h.db"))
+        .assert()
+        .success();
+    assert!(!marker.exists(), "the repository's fsmonitor hook ran");
+    let listed = common::stdout_of(
+        latkit()
+            .args(["store", "list", "--db"])
+            .arg(dir.path().join("h.db")),
+    );
+    assert!(listed.contains("main"), "{listed}");
+}
+
+/// Ctrl-C before any timed run finished: exit 130, and a word on why nothing was reported.
+#[test]
+fn exec_interrupted_before_its_first_run_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = common::Job::start(&["exec", "--runs", "3", "--", "sleep", "20"], dir.path());
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    job.ctrl_c();
+    let out = job.finish("exec interrupted before its first run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was measured"), "{stderr}");
+}

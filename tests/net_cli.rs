@@ -669,3 +669,118 @@ fn accept_errors_back_off_instead_of_flooding_the_log() {
     assert!(exhausted >= 1, "the failure is reported: {log}");
     assert!(exhausted <= 5, "{exhausted} lines in 2 s:\n{log}");
 }
+
+/// A fake latkit server on loopback: it greets, accepts any request, then does what `then`
+/// says with the connection (after the client's request line was read).
+fn fake_server(then: impl FnOnce(TcpStream, BufReader<TcpStream>) + Send + 'static) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        writeln!(
+            stream,
+            "{{\"proto\":\"latkit-net\",\"version\":1,\"nonce\":\"00\",\"auth\":false}}"
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut request = String::new();
+        reader.read_line(&mut request).unwrap();
+        writeln!(stream, "{{\"ok\":true}}").unwrap();
+        then(stream, reader);
+    });
+    addr
+}
+
+/// A server that accepts the throughput test and never reads a byte: the client gives up
+/// within its duration and a stall, says so, and exits 1 (before: it waited forever).
+#[test]
+fn a_server_that_stops_reading_cannot_hang_the_client() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let addr = fake_server(move |_stream, _reader| {
+        let _ = done_rx.recv_timeout(Duration::from_secs(30));
+    });
+    let started = Instant::now();
+    let out = latkit()
+        .args(["net", "client", &addr, "--test", "tcp-throughput"])
+        .args(["--duration", "1", "--bytes", "1GiB"])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    drop(done_tx);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped reading"), "{stderr}");
+    assert!(!stderr.contains("os error 11"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+/// Ctrl-C while the server does not read: the client's own figures, a word on why the
+/// server's are missing, and exit 130.
+#[test]
+fn ctrl_c_against_a_server_that_stopped_reading_gives_the_partial_summary() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let addr = fake_server(move |_stream, _reader| {
+        let _ = done_rx.recv_timeout(Duration::from_secs(30));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("net.json");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["net", "client", &addr, "--test", "tcp-throughput"])
+        .args(["--duration", "30", "--format", "json", "--out"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let stderr = common::interrupt_expecting_130(child);
+    drop(done_tx);
+    assert!(stderr.contains("figures are this side's only"), "{stderr}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(first_value(bench(&doc), "bytes_sent") > 0.0);
+}
+
+/// A server reporting more bytes than were sent is refused, not printed as a rate.
+#[test]
+fn impossible_figures_from_the_server_are_refused() {
+    let addr = fake_server(|mut stream, mut reader| {
+        let mut sink = [0u8; 65536];
+        let mut acked = false;
+        while let Ok(n) = reader.read(&mut sink) {
+            if n == 0 {
+                break;
+            }
+            if !acked {
+                stream.write_all(b"\x01").unwrap();
+                acked = true;
+            }
+        }
+        let lie = "{\"bytes\":18446744073709551615,\"timed_bytes\":1,\"duration_ns\":1}";
+        writeln!(stream, "{lie}").unwrap();
+    });
+    let out = latkit()
+        .args(["net", "client", &addr, "--test", "tcp-throughput"])
+        .args(["--bytes", "1MiB"])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot be right"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("MB/s"));
+}
+
+#[test]
+fn a_chunk_of_nothing_is_a_usage_error() {
+    latkit()
+        .args([
+            "net",
+            "loopback",
+            "--test",
+            "tcp-throughput",
+            "--chunk",
+            "0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--chunk"));
+}

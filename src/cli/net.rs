@@ -34,6 +34,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is not a size (expected e.g. 64KiB, 10MiB, 1GB, 65536)"))
 }
 
+/// A write size for tcp-throughput: at least a byte, at most what one write sends whole.
+fn chunk_size(text: &str) -> Result<u64, String> {
+    let bytes = parse_size(text)?;
+    match bytes {
+        1..=0x10_0000 => Ok(bytes),
+        _ => Err(format!("`{text}`: a chunk is 1 B to 1 MiB")),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct NetServerArgs {
     /// Address to listen on (TCP and UDP). Anything but loopback needs --token or --insecure.
@@ -93,8 +102,8 @@ pub struct NetTestArgs {
     /// Bytes to send for tcp-throughput (unless --duration).
     #[arg(long, value_name = "SIZE", default_value = "10MiB", value_parser = parse_size)]
     pub bytes: u64,
-    /// Write size for tcp-throughput.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
+    /// Write size for tcp-throughput (1 B to 1 MiB).
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = chunk_size)]
     pub chunk: u64,
     /// Shared secret the server requires (see `net server --token`).
     #[arg(long, value_name = "SECRET", value_parser = secret)]
@@ -153,7 +162,7 @@ impl NetTestArgs {
                 warmup: Duration::from_secs_f64(self.warmup),
                 rate: self.rate,
                 bytes: self.bytes,
-                chunk: (self.chunk as usize).clamp(1, 1 << 20),
+                chunk: self.chunk as usize,
                 token: self.token,
             },
             output: self.output.into(),

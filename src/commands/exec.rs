@@ -52,7 +52,13 @@ pub fn run(args: ExecOptions) -> Result<()> {
     let Some(input) = timed.input else {
         return Err(match timed.ending {
             Ending::Failed(failure) => failure,
-            _ => Error::Interrupted,
+            _ => {
+                crate::error::say(
+                    "latkit: interrupted before any command finished a timed run: nothing was \
+                     measured, so nothing is reported or written",
+                );
+                Error::Interrupted
+            }
         });
     };
     let report = build_report(input.runs, input.notes, &opts)?;

@@ -496,7 +496,7 @@ mod tests {
         let b = out.builder.finish();
         let t = b[0].timer.as_ref().unwrap();
         assert_eq!(t.samples, Some(500));
-        assert_eq!(b[0].metrics[0].histogram.as_ref().unwrap().0.len(), 500);
+        assert_eq!(b[0].metrics[0].histogram.as_ref().unwrap().len(), 500);
         assert!(
             out.notes[0]
                 .message

@@ -6,7 +6,7 @@
 use super::problems::Skipped;
 use super::{Input, InputFormat, Named, Parsed, for_each_numbered_line};
 use crate::error::{Error, Result};
-use crate::model::{BenchName, Environment, Metric, Note, RunBuilder, Summary, vocab};
+use crate::model::{BenchName, Environment, Metric, Note, Recorder, RunBuilder, Summary, vocab};
 use hdrhistogram::Histogram;
 use std::io::BufRead;
 
@@ -39,7 +39,7 @@ impl InputFormat for Hlog {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        let mut logs: Vec<(String, Histogram<u64>, Vec<f64>)> = Vec::new();
+        let mut logs: Vec<(String, Recorder, Vec<f64>)> = Vec::new();
         let mut skipped = Skipped::default();
         for_each_numbered_line(reader, path, &mut skipped, |skipped, line_number, line| {
             let line = line.trim();
@@ -63,21 +63,12 @@ impl InputFormat for Hlog {
             let at = match logs.iter().position(|(n, _, _)| *n == name) {
                 Some(at) => at,
                 None => {
-                    // Later intervals may reach past this one's range.
-                    let mut empty = Histogram::new_from(&interval);
-                    empty.auto(true);
-                    logs.push((name, empty, Vec::new()));
+                    logs.push((name, Recorder::like_histogram(&interval), Vec::new()));
                     logs.len() - 1
                 }
             };
             let (_, merged, maxima) = &mut logs[at];
-            if merged.add(&interval).is_err() {
-                return skipped.line(
-                    path,
-                    line_number,
-                    "a value beyond the log's other histograms; interval skipped",
-                );
-            }
+            merged.add_histogram(&interval);
             maxima.push(interval.max() as f64 * HLOG_NS);
         })?;
         if logs.is_empty() {
@@ -95,9 +86,10 @@ impl InputFormat for Hlog {
         }
         let mut benchmarks = builder.finish();
         for (bench, (_, merged, _)) in benchmarks.iter_mut().zip(logs) {
-            bench
-                .metrics
-                .insert(0, Metric::time_distribution(vocab::LATENCY, merged));
+            bench.metrics.insert(
+                0,
+                Metric::time_distribution(vocab::LATENCY, merged.finish()),
+            );
         }
         let note = "HdrHistogram interval log: every interval merged into one latency \
                     distribution per tag, values read as nanoseconds (the log carries no unit; \

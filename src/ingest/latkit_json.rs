@@ -37,6 +37,10 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
     #[derive(serde::Deserialize)]
     struct Document {
         runs: Vec<Run>,
+        /// What the reader of these numbers must know (how a tool's figures were read):
+        /// kept, so that a report read back says what the first one said.
+        #[serde(default)]
+        notes: Vec<Note>,
     }
     let value = read_json(path, reader)?;
     let not_latkit =
@@ -56,15 +60,14 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
         validate::run(run).map_err(|e| Error::Input(format!("{path}: {e}")))?;
         run.infer_missing_peer_metrics();
     }
-    let notes = if v1 {
-        vec![Note::info(format!(
+    let mut notes = doc.notes;
+    if v1 {
+        notes.push(Note::info(format!(
             "{path}: a {SCHEMA_V1} document, read as {JSON_SCHEMA}: timer per-interval \
              figures are series again; it has no tool's own overall summary, so timer \
              minimum, average and maximum come from the distribution"
-        ))]
-    } else {
-        Vec::new()
-    };
+        )));
+    }
     Ok(Input {
         runs: doc.runs,
         notes,

@@ -3,8 +3,7 @@
 use super::{Input, InputFormat, Named, Parsed};
 use crate::error::{Error, Result};
 use crate::model::vocab;
-use crate::model::{Environment, LinearHistogram, Metric};
-use hdrhistogram::Histogram;
+use crate::model::{Environment, LinearHistogram, Metric, Recorder};
 use std::collections::BTreeMap;
 
 /// The most buckets a timer histogram read from input may have (100 ms in 1 µs buckets):
@@ -93,15 +92,13 @@ pub fn histogram_distribution(h: &LinearHistogram, overflow_at_ns: Option<u64>) 
     if h.counts.iter().all(|&n| n == 0) && h.overflow == 0 {
         return None;
     }
-    let mut hdr = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).ok()?;
-    for (i, &n) in h.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
-        hdr.saturating_record_n((i as u64).saturating_mul(h.bucket_ns), n);
+    let mut hdr = Recorder::new(3);
+    for (i, &n) in h.counts.iter().enumerate() {
+        hdr.record_n((i as u64).saturating_mul(h.bucket_ns), n);
     }
-    if h.overflow > 0 {
-        let at = overflow_at_ns.unwrap_or((h.counts.len() as u64).saturating_mul(h.bucket_ns));
-        hdr.saturating_record_n(at, h.overflow);
-    }
-    Some(Metric::time_distribution(vocab::LATENCY, hdr))
+    let at = overflow_at_ns.unwrap_or((h.counts.len() as u64).saturating_mul(h.bucket_ns));
+    hdr.record_n(at, h.overflow);
+    Some(Metric::time_distribution(vocab::LATENCY, hdr.finish()))
 }
 
 #[cfg(test)]
@@ -123,7 +120,7 @@ mod tests {
         h.counts = vec![0, 0, 3, 1];
         h.overflow = 1;
         let m = histogram_distribution(&h, Some(8_068_000)).unwrap();
-        let hdr = &m.histogram.unwrap().0;
+        let hdr = &m.histogram.unwrap().histogram();
         assert_eq!(hdr.len(), 5);
         assert_eq!(hdr.value_at_quantile(0.5), 2000);
         assert!(hdr.max() >= 8_068_000 && hdr.max() < 8_080_000);

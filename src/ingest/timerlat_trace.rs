@@ -8,8 +8,7 @@ use super::timer_common::{MAX_SAMPLES, timer_input};
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line};
 use crate::error::Result;
 use crate::model::vocab;
-use crate::model::{BenchName, Metric, RunBuilder, TimerInfo, TimerSummary};
-use hdrhistogram::Histogram;
+use crate::model::{BenchName, Metric, Recorder, RunBuilder, TimerInfo, TimerSummary};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 
@@ -98,27 +97,36 @@ pub fn parse_line(line: &str) -> TraceLine {
         return TraceLine::Damaged("a timer_latency that is not a number of ns up to an hour");
     };
     match cpu_of(head) {
-        Some(cpu) => TraceLine::Sample(Sample {
+        Ok(cpu) => TraceLine::Sample(Sample {
             cpu,
             context,
             latency_ns,
             time_ns: time_of(head),
         }),
-        None => TraceLine::Damaged("no `[CPU]` field before the timerlat event"),
+        Err(why) => TraceLine::Damaged(why),
     }
 }
 
 /// The CPU of a trace line: the first `[ddd]` (a task name may hold brackets, never only
 /// digits between spaces and brackets before the CPU).
-fn cpu_of(head: &str) -> Option<usize> {
-    head.split_whitespace().find_map(|word| {
-        word.strip_prefix('[')?
-            .strip_suffix(']')?
-            .parse::<usize>()
-            .ok()
-            .filter(|&cpu| cpu < MAX_CPU)
-    })
+fn cpu_of(head: &str) -> std::result::Result<usize, &'static str> {
+    let cpu = head
+        .split_whitespace()
+        .find_map(|word| {
+            word.strip_prefix('[')?
+                .strip_suffix(']')?
+                .parse::<u64>()
+                .ok()
+        })
+        .ok_or("no `[CPU]` field before the timerlat event")?;
+    match usize::try_from(cpu) {
+        Ok(cpu) if cpu < MAX_CPU => Ok(cpu),
+        _ => Err(CPU_BEYOND),
+    }
 }
+
+/// Why a line of a CPU numbered [`MAX_CPU`] or above is skipped.
+const CPU_BEYOND: &str = "a CPU number above 4095, the last of the 4096 CPUs latkit reads";
 
 /// The timestamp of a trace line: the last `SECONDS.FRACTION:` word before the event
 /// (microseconds by default, nanoseconds with the `nanosec` trace option).
@@ -148,7 +156,7 @@ fn lost_events(line: &str) -> Option<TraceLine> {
 
 /// Every sample of one CPU and context, exactly (min, max, sum) and as a distribution.
 pub struct Latencies {
-    pub histogram: Histogram<u64>,
+    pub histogram: Recorder,
     pub min: u64,
     pub max: u64,
     pub sum: u128,
@@ -158,9 +166,7 @@ pub struct Latencies {
 impl Latencies {
     fn new() -> Latencies {
         Latencies {
-            // Bounds are constants that hdrhistogram accepts.
-            histogram: Histogram::new_with_bounds(1, 10_000_000_000, 3)
-                .expect("constant histogram bounds"),
+            histogram: Recorder::new(3),
             min: u64::MAX,
             max: 0,
             sum: 0,
@@ -169,7 +175,7 @@ impl Latencies {
     }
 
     fn add(&mut self, ns: u64) {
-        self.histogram.saturating_record(ns.max(1));
+        self.histogram.record(ns.max(1));
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += u128::from(ns);
@@ -251,14 +257,14 @@ impl TraceParser {
     fn finish(self) -> Parsed {
         let mut builder = RunBuilder::default();
         let mut summaries = Vec::new();
-        for ((cpu, context), latencies) in &self.latencies {
+        for ((cpu, context), latencies) in self.latencies {
             let bench = builder.benchmark(
                 &format!("cpu{cpu}/{}", context.name()),
                 None,
                 BenchName::plain,
             );
             builder.record_iterations(bench, latencies.count);
-            summaries.push((latencies.summary(), latencies.histogram.clone()));
+            summaries.push((latencies.summary(), latencies.histogram.finish()));
         }
         let mut benchmarks = builder.finish();
         for (bench, (summary, histogram)) in benchmarks.iter_mut().zip(summaries) {
@@ -345,5 +351,8 @@ mod tests {
         ));
         let bad = "  a-1 [002] ....  1.0: #3 context thread timer_latency 99999999999999999999 ns";
         assert!(matches!(parse_line(bad), TraceLine::Damaged(_)));
+        let far = "  <idle>-0 [4096] d.h1 54.029328: #1 context irq timer_latency 932 ns";
+        assert_eq!(parse_line(far), TraceLine::Damaged(CPU_BEYOND));
+        assert!(CPU_BEYOND.contains(&(MAX_CPU - 1).to_string()));
     }
 }

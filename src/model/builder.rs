@@ -160,6 +160,12 @@ impl RunBuilder {
         source_unit: &str,
         value: f64,
     ) -> Result<(), String> {
+        // The same rule latkit JSON is read back by: a benchmark never takes negative time.
+        if value < 0.0 && Unit::parse(source_unit).unit.dimension == super::Dimension::Time {
+            return Err(format!(
+                "`{name}` = {value} {source_unit} is a negative time, which a benchmark cannot take"
+            ));
+        }
         self.record_as(bench, name, source_unit, value, MetricKind::Repetitions)
     }
 
@@ -328,18 +334,9 @@ fn pool(into: &mut Benchmark, slots: &mut MetricSlots, from: Benchmark, refused:
             continue;
         }
         m.values.extend(metric.values);
-        let pooled = match (&mut m.histogram, metric.histogram) {
-            (Some(a), Some(b)) => a.0.add(&b.0).is_ok(),
-            (slot, b) => {
-                *slot = slot.take().or(b);
-                true
-            }
-        };
-        if !pooled {
-            refused.push(format!(
-                "{name}: the `{}` distribution of a later run does not fit the first's range and was left out",
-                metric.name
-            ));
+        match (&mut m.histogram, metric.histogram) {
+            (Some(a), Some(b)) => a.add(&b),
+            (slot, b) => *slot = slot.take().or(b),
         }
     }
     for h in from.histograms {

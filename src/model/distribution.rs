@@ -7,16 +7,175 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 
-/// An HDR histogram of samples in a metric's base unit.
-#[derive(Clone, Debug)]
-pub struct Distribution(pub Histogram<u64>);
+/// An HDR histogram of samples in a metric's base unit, kept sparse: only the buckets that
+/// hold samples take memory, so a distribution costs what it holds, never the range its
+/// source declared. Queries run on [`Distribution::histogram`], the HdrHistogram it stands
+/// for, built when asked for and dropped after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distribution {
+    buckets: Buckets,
+    /// `(lowest equivalent value, count)` of every bucket holding samples, ascending.
+    counts: Vec<(u64, u64)>,
+}
+
+/// The bucket layout of an HdrHistogram: its significant digits and its smallest discernible
+/// value. Two values share a bucket when they have the same lowest equivalent value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Buckets {
+    digits: u8,
+    lowest: u64,
+}
+
+impl Buckets {
+    fn of(h: &Histogram<u64>) -> Buckets {
+        Buckets {
+            digits: h.sigfig(),
+            lowest: h.low(),
+        }
+    }
+
+    /// An empty, auto-resizing histogram of this layout: its counts cover what is recorded.
+    fn histogram(self) -> Histogram<u64> {
+        let mut h =
+            Histogram::new_with_bounds(self.lowest, self.lowest.saturating_mul(2), self.digits)
+                .expect("the layout of a histogram that existed");
+        h.auto(true);
+        h
+    }
+
+    /// HdrHistogram's `lowest_equivalent`, without a counts array: a value's bucket keeps its
+    /// top `2 + log2(10^digits)` bits above the unit.
+    fn lowest_equivalent(self, value: u64) -> u64 {
+        let sub_bucket_bits = (2.0 * 10f64.powi(i32::from(self.digits))).log2().ceil() as u32;
+        let unit_bits = 63 - self.lowest.max(1).leading_zeros();
+        let mask_bits = unit_bits + sub_bucket_bits;
+        let length = (64 - value.leading_zeros()).max(mask_bits);
+        let shift = length - sub_bucket_bits;
+        (value >> shift) << shift
+    }
+}
+
+impl Distribution {
+    /// The buckets of `h` that hold samples.
+    pub fn of(h: &Histogram<u64>) -> Distribution {
+        let mut recorder = Recorder::like_histogram(h);
+        recorder.add_histogram(h);
+        recorder.finish()
+    }
+
+    /// The HdrHistogram these buckets stand for, sized to its largest value.
+    pub fn histogram(&self) -> Histogram<u64> {
+        let mut h = self.buckets.histogram();
+        // Largest first: the counts grow once, to cover it. Past what a histogram can grow
+        // to (2^63), values count at its top, as HdrHistogram's saturating record does.
+        for &(value, count) in self.counts.iter().rev() {
+            if h.record_n(value, count).is_err() {
+                h.saturating_record_n(value, count);
+            }
+        }
+        h
+    }
+
+    /// How many samples it holds.
+    pub fn len(&self) -> u64 {
+        self.counts
+            .iter()
+            .fold(0, |sum, (_, n)| sum.saturating_add(*n))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Pools `other`'s samples into this distribution, in this one's buckets.
+    pub fn add(&mut self, other: &Distribution) {
+        let mut pooled = Recorder::like(self);
+        for &(value, count) in self.counts.iter().chain(&other.counts) {
+            pooled.record_n(value, count);
+        }
+        *self = pooled.finish();
+    }
+}
+
+impl From<Histogram<u64>> for Distribution {
+    fn from(h: Histogram<u64>) -> Distribution {
+        Distribution::of(&h)
+    }
+}
+
+/// Records samples into a [`Distribution`] as an HdrHistogram of the same layout would count
+/// them, with memory for the buckets used only.
+pub struct Recorder {
+    buckets: Buckets,
+    counts: std::collections::BTreeMap<u64, u64>,
+}
+
+impl Recorder {
+    /// A recorder of `digits` significant digits for values from 1 up.
+    pub fn new(digits: u8) -> Recorder {
+        Recorder {
+            buckets: Buckets { digits, lowest: 1 },
+            counts: Default::default(),
+        }
+    }
+
+    fn like(d: &Distribution) -> Recorder {
+        Recorder {
+            buckets: d.buckets,
+            counts: Default::default(),
+        }
+    }
+
+    /// A recorder in the buckets of `h`.
+    pub fn like_histogram(h: &Histogram<u64>) -> Recorder {
+        Recorder {
+            buckets: Buckets::of(h),
+            counts: Default::default(),
+        }
+    }
+
+    /// Records every sample of `h`, at the lowest value of its bucket there.
+    pub fn add_histogram(&mut self, h: &Histogram<u64>) {
+        for v in h.iter_recorded() {
+            self.record_n(
+                h.lowest_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            );
+        }
+    }
+
+    pub fn record_n(&mut self, value: u64, count: u64) {
+        if count > 0 {
+            let slot = self
+                .counts
+                .entry(self.buckets.lowest_equivalent(value))
+                .or_default();
+            *slot = slot.saturating_add(count);
+        }
+    }
+
+    pub fn record(&mut self, value: u64) {
+        self.record_n(value, 1);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    pub fn finish(self) -> Distribution {
+        Distribution {
+            buckets: self.buckets,
+            counts: self.counts.into_iter().collect(),
+        }
+    }
+}
 
 impl Serialize for Distribution {
     /// HdrHistogram's V2 compressed encoding in base64, as its other implementations exchange it.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
-            .serialize(&self.0, &mut bytes)
+            .serialize(&self.histogram(), &mut bytes)
             .map_err(|e| serde::ser::Error::custom(format!("histogram encoding: {e:?}")))?;
         serializer.serialize_str(&STANDARD.encode(bytes))
     }
@@ -26,7 +185,7 @@ impl<'de> Deserialize<'de> for Distribution {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         decode_histogram(&text)
-            .map(Distribution)
+            .map(|h| Distribution::of(&h))
             .map_err(serde::de::Error::custom)
     }
 }
@@ -105,11 +264,64 @@ mod tests {
             h.record(v)
                 .expect("auto-resizing histogram accepts any value");
         }
-        let json = serde_json::to_string(&Distribution(h.clone())).unwrap();
-        let back: Distribution = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.0.len(), 4);
-        assert_eq!(back.0.value_at_quantile(0.5), h.value_at_quantile(0.5));
-        assert_eq!(back.0.max(), h.max());
+        let json = serde_json::to_string(&Distribution::of(&h)).unwrap();
+        let back = serde_json::from_str::<Distribution>(&json)
+            .unwrap()
+            .histogram();
+        assert_eq!(back.len(), 4);
+        assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+        assert_eq!(back.max(), h.max());
+    }
+
+    proptest::proptest! {
+        /// The recorder's bucket arithmetic is HdrHistogram's, for every layout latkit meets.
+        #[test]
+        fn buckets_are_hdrhistograms(digits in 0u8..=4, lowest_bits in 0u32..20, value: u64) {
+            let lowest = 1u64 << lowest_bits;
+            let h = Histogram::<u64>::new_with_bounds(lowest, lowest * 2, digits).unwrap();
+            let buckets = Buckets { digits, lowest };
+            proptest::prop_assert_eq!(buckets.lowest_equivalent(value), h.lowest_equivalent(value));
+        }
+
+        /// A sparse distribution answers as the histogram it was made from, and pools as
+        /// HdrHistogram's `add` does.
+        #[test]
+        fn sparse_answers_as_the_histogram(
+            a in proptest::collection::vec(0u64..u64::MAX / 4, 1..200),
+            b in proptest::collection::vec(0u64..1 << 40, 0..200),
+        ) {
+            let dense = |values: &[u64]| {
+                let mut h = Histogram::<u64>::new(3).unwrap();
+                values.iter().for_each(|&v| h.record(v).unwrap());
+                h
+            };
+            let (mut ha, hb) = (dense(&a), dense(&b));
+            let mut sparse = Distribution::of(&ha);
+            let back = sparse.histogram();
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                proptest::prop_assert_eq!(back.value_at_quantile(q), ha.value_at_quantile(q));
+            }
+            proptest::prop_assert_eq!((back.min(), back.max(), back.len()), (ha.min(), ha.max(), ha.len()));
+            proptest::prop_assert_eq!(back.mean(), ha.mean());
+            sparse.add(&Distribution::of(&hb));
+            ha.add(&hb).unwrap();
+            proptest::prop_assert_eq!(sparse, Distribution::of(&ha));
+        }
+    }
+
+    #[test]
+    fn memory_follows_the_buckets_used_not_the_range() {
+        let mut r = Recorder::new(3);
+        r.record(1 << 62);
+        r.record(1);
+        let d = r.finish();
+        assert_eq!(d.counts.len(), 2);
+        assert_eq!(
+            d.histogram().max(),
+            Histogram::<u64>::new(3)
+                .unwrap()
+                .highest_equivalent(1 << 62)
+        );
     }
 
     #[test]

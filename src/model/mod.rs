@@ -5,13 +5,14 @@ mod distribution;
 mod environment;
 mod inline;
 mod name;
+pub mod secrets;
 pub mod summary;
 mod timer;
 mod unit;
 pub mod vocab;
 
 pub use builder::{RunBuilder, new_run};
-pub use distribution::{Distribution, decode_histogram};
+pub use distribution::{Distribution, Recorder, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
 pub use inline::with_lists_written;
 use inline::{inline_array, inline_values};
@@ -117,7 +118,13 @@ pub struct Source {
     pub format: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub path: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    /// The command line that produced it; written and read with its secrets redacted.
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        default,
+        serialize_with = "secrets::serialize_command",
+        deserialize_with = "secrets::deserialize_command"
+    )]
     pub command: Vec<String>,
 }
 
@@ -211,15 +218,15 @@ pub struct Metric {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub histogram: Option<Distribution>,
     /// Derived from `values` (or the histogram) by analysis before reporting; never the only
-    /// thing stored.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    /// thing stored, so never read back (a mean past f64's range is written as `null`).
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub summary: Option<Summary>,
     /// The harness's own summary of repetitions it did not keep (pytest-benchmark saved
     /// without `data`): these are the figures, never re-derived from the value standing in.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reported: Option<Summary>,
-    /// Derived from `histogram` by analysis before reporting.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    /// Derived from `histogram` by analysis before reporting, so never read back.
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub percentiles: Option<Percentiles>,
 }
 
@@ -241,13 +248,13 @@ impl Metric {
     }
 
     /// A time metric holding a distribution of samples in ns, and no repetition values.
-    pub fn time_distribution(name: &str, samples: hdrhistogram::Histogram<u64>) -> Self {
+    pub fn time_distribution(name: &str, samples: impl Into<Distribution>) -> Self {
         let ns = ParsedUnit {
             unit: Unit::new(Dimension::Time),
             to_base: 1.0,
         };
         Metric {
-            histogram: Some(Distribution(samples)),
+            histogram: Some(samples.into()),
             ..Metric::new(name, &ns, "ns")
         }
     }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The setup and overall result of a timer latency test.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimerInfo {
+    /// 0 where the tool does not say (rtla, timerlat traces).
     pub period_ns: u64,
     /// Xenomai's "Test mode" text (`periodic user-mode task`, `in-kernel periodic task`).
     pub mode: String,

@@ -197,11 +197,28 @@ pub fn render(
     out
 }
 
+/// `text` as an XML 1.0 attribute value: markup escaped, and tabs and line breaks as
+/// character references so that attribute normalization keeps them. The other C0 controls and
+/// U+FFFE/U+FFFF cannot appear in XML 1.0 at all, not even as references: they are shown as
+/// their Control Pictures (U+FFFD), as on a terminal.
 fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' | '\u{7f}'..='\u{9f}' => {
+                let _ = write!(out, "&#{};", c as u32);
+            }
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
+            c if c.is_control() => out.push_str(&crate::error::visible(c.encode_utf8(&mut [0; 4]))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// JUnit XML: one test case per target and one for the budget; a miss or a missing

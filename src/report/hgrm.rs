@@ -67,7 +67,7 @@ pub struct Hgrm;
 
 /// The distribution an `.hgrm` shows: a timer's latency of the thread Xenomai's format shows
 /// (`all` where there is one), else the first distribution of any run.
-pub fn distribution(report: &Report) -> Option<&Histogram<u64>> {
+pub fn distribution(report: &Report) -> Option<Histogram<u64>> {
     let timer = report
         .runs
         .iter()
@@ -81,13 +81,13 @@ pub fn distribution(report: &Report) -> Option<&Histogram<u64>> {
             .flat_map(|b| &b.metrics)
             .find_map(|m| m.histogram.as_ref())
     };
-    timer.or_else(first).map(|d| &d.0)
+    timer.or_else(first).map(|d| d.histogram())
 }
 
 impl Reporter for Hgrm {
     fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
         match distribution(report) {
-            Some(h) => write(h, out),
+            Some(h) => write(&h, out),
             None => Err(io::Error::other(
                 "--format hgrm prints a latency distribution (timer, net or frame results, \
                  cyclictest, Xenomai, an HdrHistogram log), and the input holds none",

@@ -110,7 +110,7 @@ fn write_environment(run: &Run, index: usize, out: &mut dyn Write) -> io::Result
         .source
         .path
         .clone()
-        .unwrap_or_else(|| run.source.command.join(" "));
+        .unwrap_or_else(|| crate::model::secrets::command_line(&run.source.command).join(" "));
     writeln!(
         out,
         "<h3>Run {} · {} {}</h3><dl>",
@@ -183,7 +183,7 @@ fn open_document(out: &mut dyn Write, title: &str, runs: usize) -> io::Result<()
 }
 
 fn write_plots(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let plots = plot::all(report);
+    let plots = plot::all(report, plot::MAX_PLOTS_PER_KIND);
     if !plots.is_empty() {
         writeln!(out, "<h2>Plots</h2>")?;
         for (i, p) in plots.iter().enumerate() {

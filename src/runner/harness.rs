@@ -101,6 +101,34 @@ fn shell(command: &str) -> Command {
     shell
 }
 
+/// A checkout's scratch directory: the prefix, then the owner's pid and a random part.
+const SCRATCH_PREFIX: &str = "latkit-bisect-";
+
+/// Removes the scratch directories of bisects whose latkit is gone (killed outright, so its
+/// own cleanup never ran). Best effort: one that cannot be removed stays, as it would have.
+fn remove_stale_scratch() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| {
+            std::os::unix::fs::MetadataExt::uid(&m) == nix::unistd::geteuid().as_raw()
+        });
+        if ours && owner.parse::<u32>().is_ok() && !super::worktree::is_running_latkit(owner) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Builds the checkout at `root` (`build`, then the Go test binary): `Err` with the reason
 /// when it does not build, which the search skips.
 pub fn prepare(
@@ -109,8 +137,9 @@ pub fn prepare(
     build: Option<&str>,
     bench: &str,
 ) -> Result<Prepared, String> {
+    remove_stale_scratch();
     let scratch = tempfile::Builder::new()
-        .prefix("latkit-bisect-")
+        .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| e.to_string())?;
     let log = scratch.path().join("build.out");

@@ -127,7 +127,7 @@ impl Worktree {
 const OWNER: &str = "latkit pid ";
 
 /// Whether `pid` is a running latkit (not a process that reused a dead one's pid).
-fn is_running_latkit(pid: &str) -> bool {
+pub(super) fn is_running_latkit(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == "latkit")
 }
 

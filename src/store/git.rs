@@ -10,8 +10,20 @@ pub struct Provenance {
     pub dirty: Option<bool>,
 }
 
+/// Runs git to read metadata only: the repository's own commands (an fsmonitor hook, any
+/// other hook) are not latkit's to run, and no lock is taken that another git would meet.
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    let out = Command::new("git")
+        .args([
+            "--no-optional-locks",
+            "-c",
+            "core.fsmonitor=",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())

@@ -317,7 +317,7 @@ fn stored_run(row: &[Value]) -> StoredRun {
 pub fn is_postgres(location: &str) -> bool {
     location.starts_with("postgres://")
         || location.starts_with("postgresql://")
-        || postgres::is_keyword_string(location)
+        || crate::model::secrets::is_keyword_string(location)
 }
 
 impl Store {

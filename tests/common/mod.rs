@@ -55,17 +55,18 @@ pub fn first_value(bench: &serde_json::Value, name: &str) -> f64 {
 }
 
 /// Sends SIGINT to a running latkit and checks that it exits 130 (after writing its results).
-pub fn interrupt_expecting_130(child: std::process::Child) {
+pub fn interrupt_expecting_130(child: std::process::Child) -> String {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
     )
     .expect("the child is running");
-    let status = child
+    let out = child
         .wait_with_output()
-        .expect("the child can be waited for")
-        .status;
-    assert_eq!(status.code(), Some(130));
+        .expect("the child can be waited for");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    stderr
 }
 
 /// `latkit parse FILE --format FORMAT`, which must succeed.

@@ -989,7 +989,7 @@ pub(super) fn quantile_of(statistic: &str) -> Option<f64> {
 /// the ranks `n·q ± 1.96·√(n·q·(1−q))` read back from the histogram, widened to the
 /// histogram's resolution; extremes and the mean get no bounds.
 pub(super) fn bounded(bench: &Benchmark, metric: &Metric, statistic: &str) -> Option<Bounded> {
-    let h: &Histogram<u64> = &metric.histogram.as_ref()?.0;
+    let h: &Histogram<u64> = &metric.histogram.as_ref()?.histogram();
     if h.is_empty() {
         return None;
     }

@@ -93,14 +93,16 @@ fn record(
             first_send_bytes,
             sent,
         } => {
-            let seconds = received.duration_ns as f64 / 1e9;
-            if seconds > 0.0 {
-                let rate = received.timed_bytes as f64 / seconds;
-                // The same rate, labelled in decimal and in binary megabytes.
-                builder.record(bench, "throughput", "MB/s", rate / 1e6);
-                builder.record(bench, "throughput_mib", "MiB/s", rate / 1_048_576.0);
+            if let Some(received) = received {
+                let seconds = received.duration_ns as f64 / 1e9;
+                if seconds > 0.0 {
+                    let rate = received.timed_bytes as f64 / seconds;
+                    // The same rate, labelled in decimal and in binary megabytes.
+                    builder.record(bench, "throughput", "MB/s", rate / 1e6);
+                    builder.record(bench, "throughput_mib", "MiB/s", rate / 1_048_576.0);
+                }
+                builder.record(bench, "bytes_received", "B", received.bytes as f64);
             }
-            builder.record(bench, "bytes_received", "B", received.bytes as f64);
             builder.record(bench, "bytes_sent", "B", sent as f64);
             if let Some(ns) = first_chunk_ns {
                 builder.record(bench, "first_chunk_ack_rtt", "ns", ns as f64);

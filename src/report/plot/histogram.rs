@@ -19,7 +19,7 @@ pub(in crate::report) struct Bins {
 }
 
 pub(in crate::report) fn bins(metric: &Metric, n: usize) -> Option<Bins> {
-    let hist = &metric.histogram.as_ref()?.0;
+    let hist = metric.histogram.as_ref()?.histogram();
     if hist.is_empty() || n == 0 {
         return None;
     }

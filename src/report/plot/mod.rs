@@ -87,7 +87,7 @@ const SIZE: (u32, u32) = (860, 440);
 /// More lines than this on one plot are unreadable; the table beside it has them all.
 const MAX_SERIES: usize = 8;
 /// Plots of one kind in an HTML report; the tables hold the rest.
-const MAX_PLOTS_PER_KIND: usize = 6;
+pub const MAX_PLOTS_PER_KIND: usize = 6;
 const FONT: &str = "sans-serif";
 /// A chart with linear x and y axes.
 type Linear =
@@ -107,47 +107,48 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Every plot the report has data for, in kind order; one that could not be drawn is its
-/// error, never left out in silence.
-pub fn all(report: &Report) -> Vec<io::Result<Plot>> {
+/// Every plot the report has data for, in kind order, at most `per_kind` of each (the
+/// tables hold the rest); one that could not be drawn is its error, never left out in silence.
+pub fn all(report: &Report, per_kind: usize) -> Vec<io::Result<Plot>> {
     PlotKind::ALL
         .iter()
-        .flat_map(|kind| {
-            let mut plots = of_kind(report, *kind);
-            plots.truncate(MAX_PLOTS_PER_KIND);
-            plots
-        })
+        .flat_map(|kind| of_kind(report, *kind, per_kind))
         .collect()
 }
 
-/// The plots of `kind` the report has data for (none when it has none), each drawn or the
-/// error that stopped it.
-pub fn of_kind(report: &Report, kind: PlotKind) -> Vec<io::Result<Plot>> {
-    let drawn = match kind {
+/// The first `at_most` plots of `kind` the report has data for (none when it has none), each
+/// drawn or the error that stopped it. Only those are drawn: a report of thousands of
+/// benchmarks costs the plots it shows, not one per benchmark.
+pub fn of_kind(report: &Report, kind: PlotKind, at_most: usize) -> Vec<io::Result<Plot>> {
+    let drawn: Vec<_> = match kind {
         PlotKind::Spectrum => spectrum::spectrum(report).into_iter().collect(),
         PlotKind::Histogram => distributions(report)
             .into_iter()
             .filter_map(|d| histogram::histogram(&d).transpose())
+            .take(at_most)
             .collect(),
         PlotKind::Series => series::timer_series(report),
         PlotKind::Bars => report
             .tables
             .iter()
             .flat_map(|t| bars::bars(report, t))
+            .take(at_most)
             .collect(),
         PlotKind::Compare => report
             .tables
             .iter()
             .filter_map(|t| compare::compare(t).transpose())
+            .take(at_most)
             .collect(),
         PlotKind::Trend => report
             .tables
             .iter()
             .filter_map(|t| trend::trend(t).transpose())
+            .take(at_most)
             .collect(),
         PlotKind::Budget => bars::budget(report).into_iter().collect(),
     };
-    finish(kind, drawn)
+    finish(kind, drawn.into_iter().take(at_most).collect())
 }
 
 /// Drawn plots as [`Plot`]s, errors kept.
@@ -219,7 +220,7 @@ pub(super) fn dist_label(bench: &Benchmark, metric: &Metric, run: Option<usize>)
 /// The value at quantile `q`, clamped to the metric's true extremes (bucket edges can lie
 /// outside them).
 fn value_at(metric: &Metric, q: f64) -> Option<f64> {
-    let hist = &metric.histogram.as_ref()?.0;
+    let hist = metric.histogram.as_ref()?.histogram();
     let mut value = hist.value_at_quantile(q) as f64;
     if let Some(p) = &metric.percentiles {
         value = value.clamp(p.min, p.max);

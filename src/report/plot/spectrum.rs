@@ -13,14 +13,14 @@ fn percent_label(nines: f64) -> String {
 pub(super) fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> {
     let dists: Vec<Dist> = distributions(report)
         .into_iter()
-        .filter(|d| d.metric.histogram.as_ref().is_some_and(|h| !h.0.is_empty()))
+        .filter(|d| d.metric.histogram.as_ref().is_some_and(|h| !h.is_empty()))
         .take(MAX_SERIES)
         .collect();
     let first = dists.first()?;
     // As many nines as the samples can resolve: 10^k samples reach 1 − 10^−k.
     let most = dists
         .iter()
-        .map(|d| d.metric.histogram.as_ref().map_or(0, |h| h.0.len()))
+        .map(|d| d.metric.histogram.as_ref().map_or(0, |h| h.len()))
         .max()
         .unwrap_or(1);
     let nines = (most as f64).log10().floor().clamp(1.0, 6.0);

@@ -18,7 +18,7 @@ pub struct Gnuplot(pub Destination);
 impl Sink for Hgrm {
     fn finish(&mut self, report: &Report) -> io::Result<()> {
         match hgrm::distribution(report) {
-            Some(h) => buffered(&mut self.0, |_, out| hgrm::write(h, out)),
+            Some(h) => buffered(&mut self.0, |_, out| hgrm::write(&h, out)),
             None => Ok(()),
         }
     }
@@ -115,10 +115,14 @@ pub struct PlotFile {
 impl Sink for PlotFile {
     fn finish(&mut self, report: &Report) -> io::Result<()> {
         let plot = match self.kind {
-            Some(kind) => crate::report::plot::of_kind(report, kind)
+            Some(kind) => crate::report::plot::of_kind(report, kind, 1)
                 .into_iter()
                 .next(),
-            None => crate::report::plot::all(report).into_iter().next(),
+            None => crate::report::plot::PlotKind::ALL.iter().find_map(|kind| {
+                crate::report::plot::of_kind(report, *kind, 1)
+                    .into_iter()
+                    .next()
+            }),
         };
         match plot {
             Some(plot) => self.dest.write_all(plot?.svg.as_bytes()),

@@ -1,0 +1,255 @@
+//! Secrets never recorded: latkit's own secret options are redacted by option, and connection
+//! strings anywhere in a command line are read with the PostgreSQL driver's own parser, so
+//! that whatever it would send as a password (quoted, escaped, percent-encoded) is what goes.
+
+/// latkit's options whose value is a secret.
+const SECRET_OPTIONS: &[&str] = &["--token"];
+/// What a secret is recorded as.
+pub const REDACTED: &str = "***";
+
+/// A command line as it may be recorded: the values of latkit's secret options replaced, and
+/// every connection string in any argument (or in any word of a shell command) without its
+/// password.
+pub fn command_line(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut secret_next = false;
+    for arg in args {
+        if std::mem::take(&mut secret_next) {
+            out.push(REDACTED.to_string());
+            continue;
+        }
+        if SECRET_OPTIONS.contains(&arg.as_str()) {
+            secret_next = true;
+            out.push(arg.clone());
+        } else if let Some(option) = SECRET_OPTIONS
+            .iter()
+            .find(|o| arg.strip_prefix(**o).is_some_and(|v| v.starts_with('=')))
+        {
+            out.push(format!("{option}={REDACTED}"));
+        } else {
+            out.push(words_without_passwords(arg));
+        }
+    }
+    out
+}
+
+/// `arg` with any connection string in it shown without a password: the whole argument
+/// (`--db=URL` too), or a word of it read as a shell would split it.
+fn words_without_passwords(arg: &str) -> String {
+    if let Some((option, value)) = arg.split_once('=')
+        && option.starts_with("--")
+        && is_connection_string(value)
+    {
+        return format!("{option}={}", without_password(value));
+    }
+    if is_connection_string(arg) {
+        return without_password(arg);
+    }
+    if !arg.contains(char::is_whitespace) || !arg.contains(['=', ':']) {
+        return arg.to_string();
+    }
+    let Some(words) = shlex::split(arg) else {
+        return arg.to_string();
+    };
+    if !words.iter().any(|w| is_connection_string(w)) {
+        return arg.to_string();
+    }
+    let shown: Vec<String> = words
+        .iter()
+        .map(|w| {
+            if is_connection_string(w) {
+                without_password(w)
+            } else {
+                w.clone()
+            }
+        })
+        .collect();
+    shlex::try_join(shown.iter().map(String::as_str)).unwrap_or_else(|_| REDACTED.to_string())
+}
+
+/// Keywords of a libpq connection string (`host=db port=5432 dbname=bench`).
+const KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "sslmode",
+    "connect_timeout",
+    "application_name",
+    "options",
+    "target_session_attrs",
+];
+
+/// Whether `location` is a keyword connection string rather than a SQLite path: the driver
+/// reads it, or it opens with a libpq keyword (`host=db`, `password = x`).
+pub fn is_keyword_string(location: &str) -> bool {
+    let first_key = location.trim_start().split(['=', ' ', '\t']).next();
+    location.contains('=')
+        && (first_key.is_some_and(|key| KEYWORDS.contains(&key))
+            || location.parse::<postgres::Config>().is_ok())
+}
+
+/// Whether `text` is a PostgreSQL location: a `postgres://` URL or a keyword string.
+pub fn is_connection_string(text: &str) -> bool {
+    let text = text.trim_start();
+    text.starts_with("postgres://") || text.starts_with("postgresql://") || is_keyword_string(text)
+}
+
+/// A PostgreSQL location without its password, for messages and records. Read by the driver:
+/// without a password it is kept as written; with one it is written back from what the driver
+/// read, without it; one the driver cannot read is shown only by its scheme.
+pub fn without_password(location: &str) -> String {
+    let config: postgres::Config = match location.parse() {
+        Ok(config) => config,
+        Err(_) if location.contains("://") => {
+            let scheme = &location[..location.find("://").unwrap_or(0)];
+            return format!("{scheme}://{REDACTED} (not a location the driver reads)");
+        }
+        Err(_) => return format!("{REDACTED} (not a location the driver reads)"),
+    };
+    if config.get_password().is_none() {
+        return location.to_string();
+    }
+    url_of(&config)
+}
+
+/// `config` as a `postgres://` URL, password left out.
+fn url_of(config: &postgres::Config) -> String {
+    use postgres::config::{Host, SslMode};
+    use std::fmt::Write;
+    let encode = |text: &str| {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let mut url = String::from("postgres://");
+    if let Some(user) = config.get_user() {
+        let _ = write!(url, "{}@", encode(user));
+    }
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let name = match host {
+                Host::Tcp(name) => encode(name),
+                Host::Unix(path) => encode(&path.to_string_lossy()),
+            };
+            match ports.get(i).or(ports.first().filter(|_| ports.len() == 1)) {
+                Some(port) => format!("{name}:{port}"),
+                None => name,
+            }
+        })
+        .collect();
+    url.push_str(&hosts.join(","));
+    url.push('/');
+    if let Some(db) = config.get_dbname() {
+        url.push_str(&encode(db));
+    }
+    let mut params = Vec::new();
+    if let Some(name) = config.get_application_name() {
+        params.push(format!("application_name={}", encode(name)));
+    }
+    if let Some(options) = config.get_options() {
+        params.push(format!("options={}", encode(options)));
+    }
+    match config.get_ssl_mode() {
+        SslMode::Disable => params.push("sslmode=disable".into()),
+        SslMode::Require => params.push("sslmode=require".into()),
+        _ => {}
+    }
+    if let Some(timeout) = config.get_connect_timeout() {
+        params.push(format!("connect_timeout={}", timeout.as_secs()));
+    }
+    if !params.is_empty() {
+        let _ = write!(url, "?{}", params.join("&"));
+    }
+    url
+}
+
+/// `serialize_with` for a recorded command: redacted whatever it was made from.
+pub fn serialize_command<S: serde::Serializer>(
+    command: &[String],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&command_line(command), serializer)
+}
+
+/// `deserialize_with` for a recorded command: one written before secrets were redacted (an
+/// old JSON file or store row) is redacted on reading.
+pub fn deserialize_command<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let command: Vec<String> = serde::Deserialize::deserialize(deserializer)?;
+    Ok(command_line(&command))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn latkits_secret_options_are_redacted_by_option() {
+        assert_eq!(
+            command_line(&args(&[
+                "latkit", "net", "client", "--token", "hunter2", "-d", "1"
+            ])),
+            args(&["latkit", "net", "client", "--token", "***", "-d", "1"])
+        );
+        assert_eq!(
+            command_line(&args(&["latkit", "net", "server", "--token=hunter2"])),
+            args(&["latkit", "net", "server", "--token=***"])
+        );
+    }
+
+    #[test]
+    fn passwords_leave_every_spelling_the_driver_reads() {
+        for given in [
+            "postgres://ci:s3cret@db.example:5432/bench",
+            "postgres://ci@h/x?password=s3cret&sslmode=disable",
+            "postgresql://h/x?password=s3cret",
+            "postgres://ci:pa?s3cret@h/x",
+            "postgres://ci@h/x?pass%77ord=s3cret",
+            "host=db password='a s3cret' dbname=bench",
+            "host=db password=s3cret",
+            "host=db password = s3cret",
+            "host=db password= s3cret",
+            "host=db password=a\\ s3cret",
+        ] {
+            let shown = without_password(given);
+            assert!(!shown.contains("s3cret"), "{given} → {shown}");
+            let recorded = command_line(&args(&["latkit", "store", "list", "--db", given]));
+            assert!(!recorded.concat().contains("s3cret"), "{recorded:?}");
+            let shell = format!("psql {} -c 'select 1'", shlex::try_quote(given).unwrap());
+            let recorded = command_line(&args(&["latkit", "exec", &shell]));
+            assert!(!recorded.concat().contains("s3cret"), "{recorded:?}");
+        }
+        assert_eq!(
+            without_password("postgres://ci:s3cret@db.example:5432/bench"),
+            "postgres://ci@db.example:5432/bench"
+        );
+        let plain = "postgres://ci@127.0.0.1:5432/bench?sslmode=disable";
+        assert_eq!(without_password(plain), plain);
+        assert_eq!(
+            command_line(&args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])),
+            args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])
+        );
+        // What the driver cannot read is not shown at all.
+        let unread = without_password("host=db password=s3cret bogus=1");
+        assert!(!unread.contains("s3cret"), "{unread}");
+        assert!(is_keyword_string("host=127.0.0.1 port=5432 dbname=x"));
+        assert!(!is_keyword_string("/var/lib/latkit/history.db"));
+    }
+}
