@@ -155,6 +155,17 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
         .prefix(&format!(".{name}."))
         .suffix(".partial")
         .tempfile_in(dir)
+        .map_err(|e| {
+            // Said of the user's path (the caller names it), never of the temporary file.
+            if !dir.is_dir() {
+                let folder = dir.display();
+                return io::Error::new(e.kind(), format!("its folder {folder} does not exist"));
+            }
+            e.raw_os_error().map_or_else(
+                || io::Error::new(e.kind(), e.to_string()),
+                io::Error::from_raw_os_error,
+            )
+        })
 }
 
 impl Write for OutputFile {

@@ -66,14 +66,25 @@ pub fn said_on_terminal(text: &str) -> bool {
         .is_ok_and(|said| said.iter().any(|s| s == text))
 }
 
-/// Writes a line to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
+/// Lines from outside (a child's output) as one text of lines, each line's controls shown:
+/// the line breaks are latkit's, what acted inside a line does not.
+pub fn visible_lines(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|line| visible(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writes a message to stderr. Unlike `eprintln!` it does not panic when stderr is closed (a
 /// reader such as `| head` went away): a diagnostic nobody can read is simply dropped.
-/// Control characters in it are shown, never acted on.
+/// latkit's own line breaks and tabs lay it out; every other control character is shown,
+/// never acted on (text from input is made visible where it enters a message).
 pub fn say(line: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     let _ = err
-        .write_all(visible(line).as_bytes())
+        .write_all(shown(line, |c| matches!(c, '\n' | '\t')).as_bytes())
         .and_then(|_| err.write_all(b"\n"));
 }
 

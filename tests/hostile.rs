@@ -910,6 +910,26 @@ fn holds(path: &Path, secret: &str) -> bool {
         .any(|w| w == secret.as_bytes())
 }
 
+/// `json` added to the store `db`, then exported again beside it: the export's path.
+fn stored_and_exported(json: &Path, db: &Path) -> std::path::PathBuf {
+    latkit()
+        .args(["store", "add"])
+        .arg(json)
+        .arg("--db")
+        .arg(db)
+        .assert()
+        .success();
+    let out = latkit()
+        .args(["store", "export", "@latest", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    common::assert_succeeded(&out);
+    let export = db.with_extension("export.json");
+    std::fs::write(&export, out.stdout).unwrap();
+    export
+}
+
 /// `--token` and a password in `--db` (or in a connection string anywhere on the command
 /// line) reach no sink: not JSON, HTML, CSV, the store, its export, nor a report read back
 /// from an old file that held them.
@@ -943,20 +963,7 @@ fn no_secret_is_written_anywhere() {
         .args(["--db", &url])
         .assert()
         .success();
-    latkit()
-        .args(["store", "add"])
-        .arg(&json)
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .success();
-    let export = dir.path().join("export.json");
-    let exported = latkit()
-        .args(["store", "export", "@latest", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    std::fs::write(&export, exported.stdout).unwrap();
+    let export = stored_and_exported(&json, &db);
     for file in [&json, &html, &db, &export, &dir.path().join("again.json")] {
         for secret in [token, password] {
             assert!(!holds(file, secret), "{secret} in {}", file.display());
@@ -1024,4 +1031,100 @@ fn exec_interrupted_before_its_first_run_says_so() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("nothing was measured"), "{stderr}");
+}
+
+/// latkit's own errors say what and where in the user's terms: its line breaks are line
+/// breaks, a missing folder is named (not the temporary file beside it), hyperfine's
+/// `--shell "bash --norc"` runs, a bare repository and a 5-digit HdrHistogram are understood.
+#[test]
+fn errors_say_what_went_wrong_in_the_users_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "nothing here\n").unwrap();
+    let out = latkit()
+        .arg("parse")
+        .arg(&empty)
+        .args(["--input-format", "bench"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("looks like:\n  BENCH"), "{stderr}");
+    assert!(!stderr.contains('\u{240a}'), "{stderr}");
+    let missing = dir.path().join("no/such/r.txt");
+    let out = latkit()
+        .arg("parse")
+        .arg(vector("rootstream-bench.txt"))
+        .arg("--out")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("does not exist") && !stderr.contains(".partial"),
+        "{stderr}"
+    );
+    latkit()
+        .args(["exec", "-S", "bash --norc", "--runs", "2", "--", "true"])
+        .assert()
+        .success();
+    let (work, bare) = (dir.path().join("work"), dir.path().join("bare.git"));
+    std::fs::create_dir_all(&work).unwrap();
+    common::git(&work, &["init", "-q", "-b", "main"]);
+    for step in ["one", "two"] {
+        std::fs::write(work.join("step.txt"), step).unwrap();
+        common::git(&work, &["add", "."]);
+        common::git(&work, &["commit", "-qm", step]);
+    }
+    let clone = [
+        "clone",
+        "-q",
+        "--bare",
+        work.to_str().unwrap(),
+        bare.to_str().unwrap(),
+    ];
+    common::git(dir.path(), &clone);
+    latkit()
+        .args(["bisect", "--good", "HEAD~1", "--bad", "HEAD", "--dir"])
+        .arg(&bare)
+        .args(["--", "exec", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("bare repository"));
+    // HdrHistogram's finest resolution is 5 digits: such an interval is read, not skipped.
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 5).unwrap();
+    h.record_n(123_456, 3).unwrap();
+    let mut bytes = Vec::new();
+    hdrhistogram::serialization::Serializer::serialize(
+        &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
+        &h,
+        &mut bytes,
+    )
+    .unwrap();
+    use base64::Engine;
+    let log = dir.path().join("fine.hlog");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    std::fs::write(&log, format!("0.1,1.0,0.123,{encoded}\n")).unwrap();
+    let doc = common::json_of(latkit().arg("parse").arg(&log).args(["--format", "json"]));
+    let latency = &doc["runs"][0]["benchmarks"][0]["metrics"][0];
+    assert_eq!(latency["percentiles"]["count"], 3, "{doc}");
+    assert_eq!(latency["percentiles"]["p50"], 123_456.0, "{doc}");
+}
+
+/// What latkit writes it reads back: the JSON of rtla and timerlat runs (no period given)
+/// and `store export` of them.
+#[test]
+fn latkits_own_json_and_exports_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for fixture in [
+        "rtla/real-6.1-timerlat-hist.txt",
+        "rtla/real-6.1-timerlat-top-q.txt",
+        "rtla/timerlat-trace-doc.txt",
+    ] {
+        let json = dir.path().join("run.json");
+        std::fs::write(&json, common::parse_as(&common::fixture(fixture), "json")).unwrap();
+        common::parse_as(&json, "json");
+        common::parse_as(&stored_and_exported(&json, &db), "json");
+    }
 }

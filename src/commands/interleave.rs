@@ -168,7 +168,7 @@ fn alternate(
                 return Err(Error::Failed(format!(
                     "the {name} run failed ({}); last lines of its output:\n{}",
                     outcome.status,
-                    outcome.tail.join("\n")
+                    crate::error::visible_lines(&outcome.tail)
                 )));
             }
             if let Some(input) = outcome.input {

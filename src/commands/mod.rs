@@ -243,7 +243,7 @@ fn report_outcome(
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
-    let tail = outcome.tail.join("\n");
+    let tail = crate::error::visible_lines(&outcome.tail);
     if !outcome.status.success() {
         return Err(Error::Failed(format!(
             "{harness} failed ({}); last lines of its output:\n{tail}",

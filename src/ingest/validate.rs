@@ -6,7 +6,7 @@ use crate::model::{Dimension, Run};
 
 pub fn run(run: &Run) -> Result<(), String> {
     for bench in &run.benchmarks {
-        let name = &bench.name.full_name;
+        let name = crate::error::visible(&bench.name.full_name);
         let mut seen = rustc_hash::FxHashSet::default();
         for metric in &bench.metrics {
             // Every analysis finds a metric by its name: a second of the same name would be

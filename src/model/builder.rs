@@ -316,7 +316,7 @@ impl RunBuilder {
 
 /// Pools `from` into `into` (the same benchmark), noting in `refused` what cannot be pooled.
 fn pool(into: &mut Benchmark, slots: &mut MetricSlots, from: Benchmark, refused: &mut Vec<String>) {
-    let name = from.name.full_name.clone();
+    let name = crate::error::visible(&from.name.full_name).into_owned();
     into.iterations.extend(from.iterations);
     for metric in from.metrics {
         let Some(at) = slots.find(&into.metrics, &metric.name) else {

@@ -204,8 +204,9 @@ const V2_COOKIE: u32 = 0x1c84_9313;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 /// V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
 const V2_HEADER: usize = 40;
-/// Finer histograms need counts arrays of many megabytes; latkit writes 3 digits.
-const MAX_DIGITS: u32 = 4;
+/// HdrHistogram's finest: 5 digits (latkit writes 3). Decoding one sizes a counts array to
+/// its range for a moment (tens of MB at most); what is kept is sparse.
+const MAX_DIGITS: u32 = 5;
 /// The largest decompressed encoding read: a fully populated 4-digit histogram of 64-bit
 /// values is a few megabytes, so anything larger is a decompression bomb.
 const MAX_PLAIN: usize = 16 << 20;
@@ -276,7 +277,7 @@ mod tests {
     proptest::proptest! {
         /// The recorder's bucket arithmetic is HdrHistogram's, for every layout latkit meets.
         #[test]
-        fn buckets_are_hdrhistograms(digits in 0u8..=4, lowest_bits in 0u32..20, value: u64) {
+        fn buckets_are_hdrhistograms(digits in 0u8..=5, lowest_bits in 0u32..20, value: u64) {
             let lowest = 1u64 << lowest_bits;
             let h = Histogram::<u64>::new_with_bounds(lowest, lowest * 2, digits).unwrap();
             let buckets = Buckets { digits, lowest };

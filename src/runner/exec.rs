@@ -176,11 +176,25 @@ fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// `--shell`'s program and its own arguments, as hyperfine takes them (`bash --norc`).
+fn shell_words(shell: &str) -> Result<Vec<String>> {
+    match shlex::split(shell) {
+        Some(words) if !words.is_empty() => Ok(words),
+        _ => Err(Error::Input(format!(
+            "--shell `{shell}` is not a command (unbalanced quotes, or empty)"
+        ))),
+    }
+}
+
 impl Exec {
     /// What is spawned for `display`: its words, or the shell running it.
     fn argv(&self, display: &str) -> Result<Vec<String>> {
         match &self.timing.shell {
-            Some(shell) => Ok(vec![shell.clone(), "-c".into(), display.to_string()]),
+            Some(shell) => {
+                let mut argv = shell_words(shell)?;
+                argv.extend(["-c".into(), display.to_string()]);
+                Ok(argv)
+            }
             None => match shlex::split(display) {
                 Some(words) if !words.is_empty() => Ok(words),
                 _ => Err(Error::Input(format!(
@@ -195,13 +209,19 @@ impl Exec {
         let Some(shell) = &self.timing.shell else {
             return Ok(0.0);
         };
-        let argv = vec![shell.clone(), "-c".into(), String::new()];
+        let mut argv = shell_words(shell)?;
+        argv.extend(["-c".into(), String::new()]);
         let mut walls = Vec::with_capacity(SHELL_PROBES);
         for _ in 0..SHELL_PROBES {
-            let s = self
-                .spawner
-                .time(&argv)
-                .map_err(|e| Error::Failed(format!("{shell}: {e}")))?;
+            let s = self.spawner.time(&argv).map_err(|e| {
+                let why = format!("--shell `{shell}` cannot start `{}`: {e}", argv[0]);
+                match e.kind() {
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                        Error::Input(why)
+                    }
+                    _ => Error::Failed(why),
+                }
+            })?;
             walls.push(s.wall);
         }
         let (mean, stddev) = mean_and_stddev(&walls);

@@ -44,6 +44,16 @@ fn git_text(dir: &Path, args: &[&str], what: &str) -> Result<String> {
 impl Worktree {
     /// Checks out `rev` of the repository holding `dir` into a temporary directory.
     pub fn add(dir: &Path, rev: &str) -> Result<Worktree> {
+        if git(dir, &["rev-parse", "--is-bare-repository"])
+            .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "true")
+        {
+            return Err(Error::Input(format!(
+                "{} is a bare repository: latkit builds and measures checkouts of a working \
+                 tree's repository (run it in a clone: git clone {} work)",
+                dir.display(),
+                dir.display()
+            )));
+        }
         let top = PathBuf::from(git_text(
             dir,
             &["rev-parse", "--show-toplevel"],

@@ -124,7 +124,10 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     let columns: Vec<Side<'_>> = inputs.iter().map(Side::of).collect();
     let differences = environment_differences(&inputs, &columns);
     if !differences.is_empty() {
-        let list: Vec<String> = differences.iter().map(|d| format!("  {d}")).collect();
+        let list: Vec<String> = differences
+            .iter()
+            .map(|d| format!("  {}", crate::error::visible(&d.to_string())))
+            .collect();
         if !opts.allow_env_mismatch {
             return Err(Error::Input(format!(
                 "the inputs come from different environments, which can move the numbers \

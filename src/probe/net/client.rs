@@ -44,8 +44,17 @@ pub enum Measurement {
     },
 }
 
+/// How long the client waits for any answer of the server on the control connection.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
 fn io_err(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Failed(format!("{what}: {e}"))
+    move |e| match would_block(&e) {
+        true => Error::Failed(format!(
+            "{what}: no answer from the server within {} s",
+            ANSWER_WAIT.as_secs()
+        )),
+        false => Error::Failed(format!("{what}: {e}")),
+    }
 }
 
 fn histogram() -> Histogram<u64> {
@@ -63,7 +72,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
     let addr = config.server;
     let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
         .map_err(io_err(&format!("connecting to {addr}")))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    stream.set_read_timeout(Some(ANSWER_WAIT)).ok();
     stream.set_nodelay(true).ok();
     let mut reader = BufReader::new(stream.try_clone().map_err(io_err("socket"))?);
     let greeting: Greeting = protocol::receive(&mut reader).map_err(io_err(&format!("{addr}")))?;
