@@ -349,9 +349,13 @@ fn assert_measured(guest: &Guest, case: &str, seconds: f64, period_us: f64) {
     let periods = seconds * 1e6 / period_us;
     for (cpu, (samples, overruns, min, max)) in per_cpu(&doc).into_iter().enumerate() {
         let counted = (samples + overruns) as f64;
+        // The last sample may be as late as the worst wake-up (under TCG on a loaded host,
+        // tenths of a second): the periods it skipped past the end count too.
+        let late = max / (period_us * 1e3);
         assert!(
-            (counted - periods).abs() <= periods * 0.02,
-            "{case}: CPU {cpu}: {samples} samples + {overruns} overruns for {periods} periods"
+            counted >= periods * 0.98 && counted <= periods * 1.02 + late,
+            "{case}: CPU {cpu}: {samples} samples + {overruns} overruns for {periods} periods \
+             (worst wake-up {max} ns)"
         );
         assert!(min > 0.0 && min <= max, "{case}: CPU {cpu}: {min} … {max}");
     }

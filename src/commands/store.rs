@@ -207,7 +207,9 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
             Ok(())
         }
         StoreAction::Export { reference: r, out } => {
-            let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
+            let (_, mut run, notes) = load(store.existing()?, &reference(&r)?)?;
+            // What analysis derives is not stored: it is derived again, as for the file.
+            crate::analyze::enrich::summarize_all(std::slice::from_mut(&mut run));
             let report = Report {
                 runs: vec![run],
                 tables: Vec::new(),
