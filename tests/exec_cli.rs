@@ -887,3 +887,25 @@ fn a_command_table_counts_runs_and_shows_what_it_used() {
         "{hyperfine}"
     );
 }
+
+/// hyperfine runs `echo a | wc -l` through a shell; without one latkit would time `echo`
+/// printing `a | wc -l`. Shell syntax without --shell is refused, never timed as words.
+#[test]
+fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
+    for command in ["echo a | wc -l", "sleep 0.01 && true", "ls *.rs", "FOO=1 true"] {
+        latkit()
+            .args(["exec", "--runs", "2", "-c", command])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--shell sh"));
+    }
+    latkit()
+        .args(["exec", "--runs", "2", "-S", "sh", "-c", "echo a | wc -l"])
+        .assert()
+        .success();
+    // Quoted, the same characters are words.
+    latkit()
+        .args(["exec", "--runs", "2", "-c", "echo 'a | b'"])
+        .assert()
+        .success();
+}

@@ -223,3 +223,34 @@ fn comparison_formats_come_from_the_registry() {
         "{stderr}"
     );
 }
+
+/// A value is never printed under another value's unit: google/benchmark's own test file
+/// mixes ns and s in one column, and markdown and CSV print each value in the header's unit.
+#[test]
+fn markdown_and_csv_print_every_value_in_its_columns_unit() {
+    let file = common::fixture("conformance/gbench/test1_run1.json");
+    let markdown = common::parse_as(&file, "markdown");
+    let row = markdown
+        .lines()
+        .find(|l| l.starts_with("| BM_NotBadTimeUnit |"))
+        .unwrap();
+    let header = markdown
+        .lines()
+        .take_while(|l| *l != row)
+        .filter(|l| l.starts_with("| Benchmark"))
+        .last()
+        .unwrap();
+    assert!(header.contains("real_time (ns)"), "{header}");
+    // 0.4 s, as the terminal table's 400.0 ms.
+    assert!(row.ends_with("| 400000000 |"), "{row}");
+    let csv = common::parse_as(&file, "csv");
+    let headers: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.contains("BM_NotBadTimeUnit"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let at = headers.iter().position(|h| *h == "real_time (ns)").unwrap();
+    assert_eq!(row[at], "400000000", "{csv}");
+}

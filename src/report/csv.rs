@@ -1,7 +1,7 @@
 //! CSV: one header row (the union of every table's columns), one row per table row, numbers
 //! in the harness's units at full precision; notes follow as `#` comment lines.
 
-use super::{Cell, Reader, Reporter, note_lines};
+use super::{Cell, Column, Reader, Reporter, note_lines};
 use crate::analyze::Report;
 use crate::model::format_exact;
 use std::io::{self, Write};
@@ -19,13 +19,13 @@ fn quote(field: &str) -> String {
     }
 }
 
-fn value(cell: &Cell) -> String {
+fn value(cell: &Cell, column: &Column) -> String {
     match cell {
         Cell::Spread {
             relative_percent, ..
         } => relative_percent.map(format_exact).unwrap_or_default(),
         Cell::Percent { percent } => format_exact(*percent),
-        other => other.plain(),
+        other => other.plain_under(column),
     }
 }
 
@@ -52,7 +52,7 @@ impl Reporter for Csv {
                         .iter()
                         .position(|c| c.header_with_unit() == *header);
                     line.push(
-                        cell.map(|i| quote(&value(&row.cells[i])))
+                        cell.map(|i| quote(&value(&row.cells[i], &table.columns[i])))
                             .unwrap_or_default(),
                     );
                 }

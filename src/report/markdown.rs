@@ -47,7 +47,12 @@ fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     writeln!(out, "|{}|", rule.join("|"))?;
     for row in &table.rows {
-        let cells: Vec<String> = row.cells.iter().map(|c| escape(&c.plain())).collect();
+        let cells: Vec<String> = row
+            .cells
+            .iter()
+            .zip(&table.columns)
+            .map(|(cell, column)| escape(&cell.plain_under(column)))
+            .collect();
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
     Ok(())

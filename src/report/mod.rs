@@ -34,6 +34,29 @@ impl Column {
 }
 
 impl Cell {
+    /// The cell as text under `column`, whose header names one unit: a value written in
+    /// another unit of the same kind is converted to it (a 400 ms benchmark under
+    /// `real_time (ns)` of a table led by nanoseconds reads 400000000, never 0.4), and one
+    /// of another kind carries its own unit.
+    fn plain_under(&self, column: &Column) -> String {
+        match (self, &column.unit) {
+            (
+                Cell::Value {
+                    value, source_unit, ..
+                },
+                Some(shown),
+            ) if shown != source_unit => {
+                let (header, own) = (Unit::parse(shown), Unit::parse(source_unit));
+                if header.unit == own.unit {
+                    format_exact(value / header.to_base)
+                } else {
+                    format!("{} {source_unit}", format_exact(value / own.to_base))
+                }
+            }
+            _ => self.plain(),
+        }
+    }
+
     /// The cell as text for formats that print numbers as the harness wrote them.
     fn plain(&self) -> String {
         match self {

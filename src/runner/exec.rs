@@ -196,6 +196,15 @@ impl Exec {
                 Ok(argv)
             }
             None => match shlex::split(display) {
+                // Without a shell, its syntax would reach the program as words: a different
+                // command from the one typed would be timed.
+                Some(_) if let Some(syntax) = super::shell_syntax::first(display) => {
+                    Err(Error::Input(format!(
+                        "`{display}` uses shell syntax (`{syntax}`), which only a shell \
+                         understands: time it through one with --shell sh (hyperfine's \
+                         default), or quote what is meant literally"
+                    )))
+                }
                 Some(words) if !words.is_empty() => Ok(words),
                 _ => Err(Error::Input(format!(
                     "`{display}` is not a command (unbalanced quotes, or empty)"

@@ -7,4 +7,5 @@ pub mod go;
 pub mod harness;
 pub mod output;
 pub mod plan;
+mod shell_syntax;
 pub mod worktree;
