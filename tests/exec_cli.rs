@@ -892,7 +892,12 @@ fn a_command_table_counts_runs_and_shows_what_it_used() {
 /// printing `a | wc -l`. Shell syntax without --shell is refused, never timed as words.
 #[test]
 fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
-    for command in ["echo a | wc -l", "sleep 0.01 && true", "ls *.rs", "FOO=1 true"] {
+    for command in [
+        "echo a | wc -l",
+        "sleep 0.01 && true",
+        "ls *.rs",
+        "FOO=1 true",
+    ] {
         latkit()
             .args(["exec", "--runs", "2", "-c", command])
             .assert()

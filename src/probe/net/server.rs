@@ -428,6 +428,18 @@ fn open_session(shared: &Shared, session: [u8; SESSION_BYTES], peer: SocketAddr,
 type Accepted = (TcpStream, TcpStream, Request, Duration, [u8; SESSION_BYTES]);
 
 /// Greets, reads the request, authenticates and takes a client slot, all within one deadline.
+/// Counts one more active client unless `max` already are, exactly under concurrency.
+fn take_slot(active: &AtomicUsize, max: usize) -> bool {
+    let mut now = active.load(Ordering::SeqCst);
+    while now < max {
+        match active.compare_exchange_weak(now, now + 1, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return true,
+            Err(actual) => now = actual,
+        }
+    }
+    false
+}
+
 /// On success the client counts as active until `serve_client` ends.
 fn handshake(
     mut stream: TcpStream,
@@ -468,12 +480,7 @@ fn handshake(
             format!("size {} outside 1..={MAX_MESSAGE} bytes", request.size),
         ));
     }
-    let slot = shared
-        .active
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < config.max_clients).then_some(n + 1)
-        });
-    if slot.is_err() {
+    if !take_slot(&shared.active, config.max_clients) {
         return Err(refuse(
             &mut stream,
             format!("server busy: {} clients at most", config.max_clients),
