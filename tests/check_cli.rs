@@ -80,7 +80,10 @@ fn a_missed_average_fails_with_exit_1_and_junit() {
         "{xml}"
     );
     assert!(xml.contains(r#"<testcase classname="encode_raw" name="avg &lt; 5 ms">"#));
-    assert!(xml.contains(r#"<failure type="fail" message="avg is 5.210 ms"/>"#));
+    assert!(
+        xml.contains(r#"<failure type="fail" message="avg is 5.210 ms, target &lt; 5.000 ms"/>"#),
+        "{xml}"
+    );
 }
 
 #[test]

@@ -186,7 +186,7 @@ fn a_table_per_metric_with_ci_geomean_and_footnotes() {
             .arg(&new),
     );
     assert!(out.contains("### ns/op"), "{out}");
-    assert!(out.contains("| vs base (new.txt) |"), "{out}");
+    assert!(out.contains("| new.txt vs base |"), "{out}");
     assert!(
         out.contains("~ (p=0.100 n=3)"),
         "3 against 3 cannot reach 0.05: {out}"
@@ -348,6 +348,20 @@ fn the_gate_fails_only_on_significant_regressions_beyond_the_threshold() {
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    // A test case is named by its rule, the same every run; what was measured is its message.
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let name = case.attribute("name").unwrap();
+        assert!(name.ends_with("+5%") && !name.contains("got"), "{name}");
+    }
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap();
+    assert!(
+        failure.attribute("message").unwrap().contains("got +"),
+        "{xml}"
+    );
 
     // Within the threshold; and a faster B is no regression of a lower-is-better metric.
     let pass = |rule: &str| {

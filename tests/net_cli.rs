@@ -318,12 +318,18 @@ impl TwoHosts {
     fn create() -> TwoHosts {
         let id = std::process::id();
         let (a, b) = (format!("latkit-a-{id}"), format!("latkit-b-{id}"));
+        // What `ip` said is the failure's reason: it goes into the assertion, not around it.
         let ip = |args: &[&str]| {
-            let status = Command::new(common::peer("ip", "apt-get install iproute2"))
+            let out = Command::new(common::peer("ip", "apt-get install iproute2"))
                 .args(args)
-                .status()
+                .output()
                 .expect("iproute2 is installed");
-            assert!(status.success(), "ip {}", args.join(" "));
+            assert!(
+                out.status.success(),
+                "ip {}: {} (network namespaces need root)",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         };
         let hosts = TwoHosts {
             a: a.clone(),

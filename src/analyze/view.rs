@@ -91,7 +91,7 @@ pub mod keys {
 /// What a terminal too narrow for a whole table may do with one of its columns.
 #[derive(Clone, Debug, Default)]
 pub struct Narrow {
-    /// A shorter header (`vs base` for `vs base (new.txt)`).
+    /// A shorter header (`vs base` for `new.txt vs base`).
     pub header: Option<String>,
     /// Columns are left out highest rank first, the rightmost of a rank first; 0 stays.
     pub drop_rank: u8,

@@ -472,6 +472,11 @@ impl TopParser {
                     values.len()
                 ));
             };
+            if min > max {
+                return Err(format!(
+                    "a minimum ({min}) above its maximum ({max}); row skipped"
+                ));
+            }
             contexts.push((min, avg, max));
         }
         if contexts.is_empty() {

@@ -188,11 +188,13 @@ impl XenomaiParser {
         let parsed = (|| {
             let ns = |i: usize| us_to_ns(fields.get(i)?);
             let (actual, requested) = fields.get(6)?.split_once('/')?;
+            // A minimum above the maximum is a damaged line, as every reader takes it.
+            let (min_ns, max_ns) = Some((ns(1)?, ns(3)?)).filter(|(min, max)| min <= max)?;
             Some((
                 TimerOverall {
-                    min_ns: ns(1)?,
+                    min_ns,
                     avg_ns: ns(2)?,
-                    max_ns: ns(3)?,
+                    max_ns,
                     overruns: fields.get(4)?.parse().ok()?,
                     mode_switches: fields.get(5)?.parse().ok()?,
                 },

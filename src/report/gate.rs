@@ -235,7 +235,7 @@ pub fn junit(verdict: &Verdict) -> String {
             t.bench.clone(),
             format!("{} {}", t.metric, t.target),
             t.status,
-            format!("{} is {value}", t.metric),
+            format!("{} is {value}, target {}", t.metric, t.shown),
         ));
     }
     if let Some(b) = &verdict.budget {

@@ -583,7 +583,7 @@ fn header_columns(columns: &[Side], unit: &str, first: &[(&str, &str)]) -> Vec<C
         out.push(Column::new(format!("± 95% CI ({})", c.label), keys::ci95_of(i)).dropped_at(2));
         if i > 0 {
             out.push(
-                Column::new(format!("vs base ({})", c.label), keys::change_of(i))
+                Column::new(format!("{} vs base", c.label), keys::change_of(i))
                     .narrow_header("vs base"),
             );
         }
