@@ -24,14 +24,27 @@ pub struct Distribution {
 struct Buckets {
     digits: u8,
     lowest: u64,
+    /// Bits a bucket keeps of a value: `ceil(log2(2·10^digits))`, worked out once, not per
+    /// sample recorded.
+    sub_bucket_bits: u32,
+    /// The first bucket's span in bits: the unit's bits and the sub-bucket bits.
+    mask_bits: u32,
 }
 
 impl Buckets {
-    fn of(h: &Histogram<u64>) -> Buckets {
+    fn new(digits: u8, lowest: u64) -> Buckets {
+        let sub_bucket_bits = (2.0 * 10f64.powi(i32::from(digits))).log2().ceil() as u32;
+        let unit_bits = 63 - lowest.max(1).leading_zeros();
         Buckets {
-            digits: h.sigfig(),
-            lowest: h.low(),
+            digits,
+            lowest,
+            sub_bucket_bits,
+            mask_bits: unit_bits + sub_bucket_bits,
         }
+    }
+
+    fn of(h: &Histogram<u64>) -> Buckets {
+        Buckets::new(h.sigfig(), h.low())
     }
 
     /// An empty, auto-resizing histogram of this layout: its counts cover what is recorded.
@@ -44,13 +57,10 @@ impl Buckets {
     }
 
     /// HdrHistogram's `lowest_equivalent`, without a counts array: a value's bucket keeps its
-    /// top `2 + log2(10^digits)` bits above the unit.
+    /// top `sub_bucket_bits` bits, and no fewer than the first bucket's.
     fn lowest_equivalent(self, value: u64) -> u64 {
-        let sub_bucket_bits = (2.0 * 10f64.powi(i32::from(self.digits))).log2().ceil() as u32;
-        let unit_bits = 63 - self.lowest.max(1).leading_zeros();
-        let mask_bits = unit_bits + sub_bucket_bits;
-        let length = (64 - value.leading_zeros()).max(mask_bits);
-        let shift = length - sub_bucket_bits;
+        let length = (64 - value.leading_zeros()).max(self.mask_bits);
+        let shift = length - self.sub_bucket_bits;
         (value >> shift) << shift
     }
 }
@@ -114,7 +124,7 @@ impl Recorder {
     /// A recorder of `digits` significant digits for values from 1 up.
     pub fn new(digits: u8) -> Recorder {
         Recorder {
-            buckets: Buckets { digits, lowest: 1 },
+            buckets: Buckets::new(digits, 1),
             counts: Default::default(),
         }
     }
@@ -280,7 +290,7 @@ mod tests {
         fn buckets_are_hdrhistograms(digits in 0u8..=5, lowest_bits in 0u32..20, value: u64) {
             let lowest = 1u64 << lowest_bits;
             let h = Histogram::<u64>::new_with_bounds(lowest, lowest * 2, digits).unwrap();
-            let buckets = Buckets { digits, lowest };
+            let buckets = Buckets::new(digits, lowest);
             proptest::prop_assert_eq!(buckets.lowest_equivalent(value), h.lowest_equivalent(value));
         }
 

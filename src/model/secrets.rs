@@ -51,19 +51,16 @@ fn words_without_passwords(arg: &str) -> String {
     let Some(words) = shlex::split(arg) else {
         return arg.to_string();
     };
-    if !words.iter().any(|w| is_connection_string(w)) {
-        return arg.to_string();
-    }
     let shown: Vec<String> = words
         .iter()
-        .map(|w| {
-            if is_connection_string(w) {
-                without_password(w)
-            } else {
-                w.clone()
-            }
+        .map(|w| match is_connection_string(w) {
+            true => without_password(w),
+            false => w.clone(),
         })
         .collect();
+    if shown == words {
+        return arg.to_string();
+    }
     shlex::try_join(shown.iter().map(String::as_str)).unwrap_or_else(|_| REDACTED.to_string())
 }
 
@@ -103,8 +100,7 @@ pub fn is_connection_string(text: &str) -> bool {
 pub fn without_password(location: &str) -> String {
     let config: postgres::Config = match location.parse() {
         Ok(config) => config,
-        Err(_) if location.contains("://") => {
-            let scheme = &location[..location.find("://").unwrap_or(0)];
+        Err(_) if let Some((scheme, _)) = location.split_once("://") => {
             return format!("{scheme}://{REDACTED} (not a location the driver reads)");
         }
         Err(_) => return format!("{REDACTED} (not a location the driver reads)"),

@@ -424,7 +424,7 @@ fn would_block(e: &std::io::Error) -> bool {
 fn send_all(
     stream: &mut TcpStream,
     mut data: &[u8],
-    deadline: Instant,
+    deadline: Option<Instant>,
     sent: &mut u64,
 ) -> std::result::Result<(), Stop> {
     let mut progress = Instant::now();
@@ -442,7 +442,7 @@ fn send_all(
         if crate::interrupt::requested() {
             return Err(Stop::Interrupted);
         }
-        if progress.elapsed() > STALL || Instant::now() > deadline {
+        if progress.elapsed() > STALL || deadline.is_some_and(|d| Instant::now() > d) {
             return Err(Stop::Stalled);
         }
     }
@@ -475,10 +475,7 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
     let sending = Sending { peer, started };
     let by_bytes = config.duration.is_none();
     // A run by time ends at its duration; by bytes, only a stall ends it early.
-    let deadline = match by_bytes {
-        true => started + Duration::from_secs(u64::from(u32::MAX)),
-        false => started + duration + STALL,
-    };
+    let deadline = (!by_bytes).then(|| started + duration + STALL);
     let t0 = Instant::now();
     let first_send_bytes = match stream.write(&chunk) {
         Ok(n) => n,
