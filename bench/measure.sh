@@ -7,7 +7,8 @@ cargo build --release --quiet
 # The benchstat binary (installed on first use), in $benchstat.
 find_benchstat() {
   benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
-  [ -x "$benchstat" ] || go install golang.org/x/perf/cmd/benchstat@latest
+  # The newest x/perf that Debian 12's Go (1.19) builds, as .ci/setup pins it.
+  [ -x "$benchstat" ] || go install golang.org/x/perf/cmd/benchstat@v0.0.0-20230227161431-f7320a6d63e8
 }
 
 # measure CMD...: prints "seconds peak_kib", the best of 3 runs.

@@ -282,14 +282,11 @@ fn bad_criterion_files_and_lines_exit_2_or_warn_with_their_place() {
 #[test]
 fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    let nobody = common::Nobody::new();
+    let dir = &nobody.dir;
     let set_mode = |path: &Path, mode| {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
     };
-    set_mode(dir.path(), 0o755);
-    let binary = dir.path().join("latkit");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
-    set_mode(&binary, 0o755);
     for group in ["readable", "locked"] {
         let new = dir.path().join("criterion").join(group).join("f/new");
         std::fs::create_dir_all(&new).unwrap();
@@ -302,11 +299,9 @@ fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
     }
     set_mode(&dir.path().join("criterion/locked"), 0o000);
     // Run as an unprivileged user (root reads any directory).
-    let out = Command::new(common::peer("setpriv", "apt-get install util-linux"))
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&binary)
+    let out = nobody
+        .latkit()
         .args(["parse", "criterion", "--format", "json"])
-        .current_dir(dir.path())
         .output()
         .expect("setpriv (util-linux) is installed");
     set_mode(&dir.path().join("criterion/locked"), 0o755);

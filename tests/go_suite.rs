@@ -173,19 +173,12 @@ fn interrupt_reports_what_finished_and_exits_130() {
         .arg("go")
         .arg("--dir")
         .arg(fixture("inputpipe"))
-        .args([
-            "--count",
-            "1000",
-            "--benchtime",
-            "300x",
-            "--format",
-            "json",
-            "-q",
-        ])
+        .args(["--count", "1000", "--benchtime", "300x", "--format", "json"])
         .arg("--raw")
         .arg(&raw)
         .arg("--out")
         .arg(&out)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Wait (bounded) until go has printed a result, then interrupt latkit only. The raw
@@ -202,7 +195,12 @@ fn interrupt_reports_what_finished_and_exits_130() {
         assert!(Instant::now() < deadline, "go printed no result");
         std::thread::sleep(Duration::from_millis(50));
     }
-    common::interrupt_expecting_130(child);
+    let stderr = common::interrupt_expecting_130(child);
+    // go's reaction to the signal is no malformed result and no failure of the suite.
+    assert!(
+        !stderr.contains("malformed") && !stderr.contains("FAIL") && !stderr.contains("signal"),
+        "{stderr}"
+    );
     assert!(fs::read_to_string(&raw).unwrap().contains("ns/op"));
     let doc: Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
@@ -226,5 +224,106 @@ fn a_missing_directory_is_named_not_taken_for_a_missing_go() {
     assert!(
         stderr.contains("--dir /nonexistent/latkit-dir: no such directory"),
         "{stderr}"
+    );
+}
+
+/// What a `go test -bench` user expects: by default go's own time per sample (a 1000-iteration
+/// sample of a fast benchmark mis-measures it) and benchstat's six repetitions; a sample too
+/// short to trust is said to be; every unit go reports, custom ones too, is shown.
+#[test]
+fn go_test_users_get_go_test_figures_and_every_unit() {
+    let _turn = one_go_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("go.mod"),
+        "module example.com/tiny\n\ngo 1.19\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("tiny_test.go"),
+        r#"package tiny
+
+import "testing"
+
+var sink uint64
+
+func BenchmarkMix(b *testing.B) {
+	x := uint64(1)
+	b.SetBytes(8)
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 8; j++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		sink += x
+	}
+	b.ReportMetric(8, "rounds/op")
+}
+"#,
+    )
+    .unwrap();
+    let go_json = |args: &[&str]| {
+        json_of(
+            latkit()
+                .args(["go", ".", "--dir"])
+                .arg(dir.path())
+                .args(args)
+                .args(["--format", "json", "-q"]),
+        )
+    };
+    let ours = go_json(&["--count", "2"]);
+    let command = ours["runs"][0]["source"]["command"].to_string();
+    assert!(
+        !command.contains("benchtime"),
+        "go's own -benchtime: {command}"
+    );
+    let notes = ours["notes"].to_string();
+    assert!(!notes.contains("too short"), "{notes}");
+    let bench = &ours["runs"][0]["benchmarks"][0];
+    let ours_ns = median(&common::metric(bench, "ns/op")["values"]);
+
+    // go test's own figure, its defaults, the same machine.
+    let out = std::process::Command::new("go")
+        .args(["test", "-run", "^$", "-bench", ".", "-count", "2"])
+        .current_dir(dir.path())
+        .output()
+        .expect("go runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let theirs: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with("BenchmarkMix"))
+        .map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            let at = fields.iter().position(|f| *f == "ns/op").unwrap();
+            fields[at - 1].parse().unwrap()
+        })
+        .collect();
+    let theirs_ns = theirs.iter().sum::<f64>() / theirs.len() as f64;
+    assert!(
+        (0.6..1.6).contains(&(ours_ns / theirs_ns)),
+        "latkit {ours_ns} ns/op, go test {theirs_ns} ns/op"
+    );
+
+    // Every unit go reported has its table, as benchstat shows them.
+    let table = common::stdout_of(
+        latkit()
+            .args(["go", ".", "--count", "1", "--benchtime", "1000x", "--dir"])
+            .arg(dir.path()),
+    );
+    for unit in ["ns/op", "MB/s", "B/op", "allocs/op", "rounds/op"] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with('│') && l.contains(&format!(" {unit} "))),
+            "{unit} missing: {table}"
+        );
+    }
+    // The seed's fixed iterations stay available, and say they cannot be trusted here.
+    let fixed = go_json(&["--count", "1", "--benchtime", "1000x"]);
+    let notes = fixed["notes"].to_string();
+    assert!(
+        notes.contains("BenchmarkMix")
+            && notes.contains("a sample lasted only")
+            && notes.contains("too short to trust"),
+        "{notes}"
     );
 }

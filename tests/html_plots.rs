@@ -479,3 +479,59 @@ fn bars_leave_out_the_harness_statistics() {
     let svg = plot(dir.path(), &["exec", "-r", "3", "-c", "true", "-q"], "bars");
     assert!(structure(&svg).contains("| true |"), "{}", structure(&svg));
 }
+
+/// A report an engineer pastes into a review: titled from its inputs, "1 run" not "1 run(s)",
+/// the environment as a table, statuses as words, rows of a distribution's comparison named
+/// by their statistic, and no `-0` tick.
+#[test]
+fn html_reports_read_as_a_review_would_want() {
+    let dir = tempfile::tempdir().unwrap();
+    let cyclictest = vector("cyclictest-h200.txt");
+    let html = stdout_of(
+        latkit()
+            .arg("parse")
+            .arg(&cyclictest)
+            .args(["--format", "html"]),
+    );
+    assert!(
+        html.contains("<title>latkit: cyclictest-h200.txt</title>") && html.contains("· 1 run</p>"),
+        "{}",
+        &html[..html.len().min(2000)]
+    );
+    assert!(
+        !html.contains("<dl>") && html.contains("<h3>Run 1 · cyclictest"),
+        "{html}"
+    );
+    let targets = dir.path().join("t.toml");
+    std::fs::write(
+        &targets,
+        "[[target]]\nbench = \"*\"\nmetric = \"ns/op\"\nbelow = \"1 s\"\n",
+    )
+    .unwrap();
+    let a = dir.path().join("a.txt");
+    go_file(&a, &[("Fast", 100.0), ("Slow", 200.0)]);
+    let checked = stdout_of(
+        latkit()
+            .args(["check", "--format", "html", "--targets"])
+            .arg(&targets)
+            .arg(&a),
+    );
+    assert!(
+        !checked.contains('✅') && checked.contains("<span class=\"better\">Pass</span>"),
+        "{checked}"
+    );
+    let b = dir.path().join("b.txt");
+    std::fs::copy(&cyclictest, &b).unwrap();
+    let compared = stdout_of(
+        latkit()
+            .arg("compare")
+            .arg(&cyclictest)
+            .arg(&b)
+            .args(["--format", "html"]),
+    );
+    assert!(
+        compared.contains("thread0 · p99") || compared.contains("· p99"),
+        "rows named by statistic"
+    );
+    assert!(!compared.contains(">-0<"), "a negative zero tick");
+}

@@ -708,7 +708,7 @@ fn a_server_that_stops_reading_cannot_hang_the_client() {
     let started = Instant::now();
     let out = latkit()
         .args(["net", "client", &addr, "--test", "tcp-throughput"])
-        .args(["--duration", "1", "--bytes", "1GiB"])
+        .args(["--duration", "1"])
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap();
@@ -789,4 +789,41 @@ fn a_chunk_of_nothing_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--chunk"));
+}
+
+/// `net loopback` with no `--test` runs the usual three, as a user trying it expects, and
+/// throughput sends for the duration as iperf3 does (10 MiB took milliseconds on loopback).
+#[test]
+fn net_defaults_run_round_trips_and_throughput_by_time() {
+    let doc = json_of(latkit().args([
+        "net",
+        "loopback",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+        "-q",
+    ]));
+    let names: Vec<String> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["benchmarks"][0]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "net/tcp-rtt/64B",
+            "net/udp-rtt/64B",
+            "net/tcp-throughput/65536B-chunks"
+        ]
+    );
+    let throughput = &doc["runs"][2]["benchmarks"][0];
+    let sent = common::first_value(throughput, "bytes_sent");
+    assert!(
+        sent > 10.0 * 1048576.0,
+        "one second sends more than 10 MiB: {sent}"
+    );
 }

@@ -70,7 +70,7 @@ fn json_carries_every_value_summaries_tables_and_notes() {
             "Benchmark",
             "Runs",
             "Iterations",
-            "ns/op",
+            "median ns/op",
             "± 95% CI",
             "% of Full",
             "Client Share %",
@@ -120,7 +120,10 @@ fn enough_repetitions_give_a_confidence_interval() {
             .args(["parse", "-", "--format", "markdown"])
             .write_stdin(text),
     );
-    assert!(md.contains("| Stage | 8 | 1000 | 100 | ±3.00% |"), "{md}");
+    assert!(
+        md.contains("| BenchmarkStage | 8 | 1000 | 100 | ±3.00% |"),
+        "{md}"
+    );
     assert!(!md.contains("too few samples"));
 }
 
@@ -147,8 +150,11 @@ fn decimals_are_not_lost() {
                 "BenchmarkTiny-8 1000000000 0.3341 ns/op\nBenchmarkHalf-8 100 12.5 ns/op\n",
             ),
     );
-    assert!(out.contains("| Tiny | 1000000000 | 0.3341 |"), "{out}");
-    assert!(out.contains("| Half | 100 | 12.5 |"), "{out}");
+    assert!(
+        out.contains("| BenchmarkTiny | 1000000000 | 0.3341 |"),
+        "{out}"
+    );
+    assert!(out.contains("| BenchmarkHalf | 100 | 12.5 |"), "{out}");
 }
 
 #[test]
@@ -190,11 +196,13 @@ fn missing_baseline_falls_back_to_the_largest_value_with_a_note() {
             .write_stdin("BenchmarkA 1 50 ns/op\nBenchmarkB 1 200 ns/op\n"),
     );
     assert!(
-        out.contains("| Benchmark | Count | ns/op | % of B |"),
+        out.contains("| Benchmark | Count | ns/op | % of BenchmarkB |"),
         "{out}"
     );
-    assert!(out.contains("| A | 1 | 50 | 25.00 |"), "{out}");
-    assert!(out.contains("baseline `Nope` not found: using the largest value (B) as 100%"));
+    assert!(out.contains("| BenchmarkA | 1 | 50 | 25.00 |"), "{out}");
+    assert!(
+        out.contains("baseline `Nope` not found: using the largest value (BenchmarkB) as 100%")
+    );
 }
 
 #[test]
@@ -213,10 +221,10 @@ fn explicit_baseline_and_metric() {
             .write_stdin("BenchmarkA 1 50 ns/op 10 B/op\nBenchmarkB 1 200 ns/op 30 B/op\n"),
     );
     assert!(
-        out.contains("| Benchmark | Count | B/op | % of A |"),
+        out.contains("| Benchmark | Count | B/op | % of BenchmarkA |"),
         "{out}"
     );
-    assert!(out.contains("| B | 1 | 30 | 300.00 |"), "{out}");
+    assert!(out.contains("| BenchmarkB | 1 | 30 | 300.00 |"), "{out}");
 }
 
 #[test]
@@ -237,14 +245,17 @@ fn suite_file_describes_any_pipeline() {
     );
     // Frame = encode + transport: 4000 / 10000; a batch of 3 frames contains encode 3 times.
     assert!(
-        out.contains("| Frame | 100 | 10000 | 100.00 | 40.00 | 60.00 |"),
+        out.contains("| BenchmarkFrame | 100 | 10000 | 100.00 | 40.00 | 60.00 |"),
         "{out}"
     );
     assert!(
-        out.contains("| Batch3 | 100 | 30000 | 300.00 | 40.00 | 60.00 |"),
+        out.contains("| BenchmarkBatch3 | 100 | 30000 | 300.00 | 40.00 | 60.00 |"),
         "{out}"
     );
-    assert!(out.contains("| Decode | 100 | 500 | 5.00 |  |  |"), "{out}");
+    assert!(
+        out.contains("| BenchmarkDecode | 100 | 500 | 5.00 |  |  |"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -259,7 +270,12 @@ fn several_files_are_separate_runs_unless_merged() {
             .args(["--format", "json"]),
     );
     assert_eq!(separate["runs"].as_array().unwrap().len(), 2);
-    assert_eq!(separate["tables"].as_array().unwrap().len(), 2);
+    // A ns/op table per run, and one per other unit (B/op, allocs/op), as benchstat shows them.
+    let units = separate["runs"][0]["benchmarks"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(separate["tables"].as_array().unwrap().len(), 2 * units);
     let merged = json_of(
         latkit()
             .arg("parse")
@@ -340,8 +356,8 @@ fn malformed_lines_warn_with_position_and_are_skipped() {
         .success()
         .stderr(predicate::str::contains("bad.txt:2: iteration count `ten`"));
     let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
-    assert!(out.contains("| A | 10 | 5 |"));
-    assert!(out.contains("| B | 10 | 7 |"));
+    assert!(out.contains("| BenchmarkA | 10 | 5 |"));
+    assert!(out.contains("| BenchmarkB | 10 | 7 |"));
     assert!(
         out.contains("- warning: ") && out.contains("bad.txt:2:"),
         "{out}"
@@ -569,11 +585,11 @@ fn an_interval_wider_than_the_median_reads_too_noisy() {
             .unwrap_or_else(|| panic!("{table}"))
             .to_string()
     };
-    assert!(row("A").contains("too noisy (± "), "{table}");
+    assert!(row("BenchmarkA").contains("too noisy (± "), "{table}");
     assert!(
-        row("B").contains("± 2.00%") && !row("B").contains("noisy"),
+        row("BenchmarkB").contains("± 2.00%") && !row("BenchmarkB").contains("noisy"),
         "{table}"
     );
     let csv = common::parse_as(&file, "csv");
-    assert!(csv.contains(",,A,7,10,120,16566.66"), "{csv}");
+    assert!(csv.contains(",,BenchmarkA,7,10,120,16566.66"), "{csv}");
 }

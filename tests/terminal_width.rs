@@ -173,16 +173,17 @@ fn columns_left_out_are_named_and_a_pipe_gets_them_all() {
 /// as an unprivileged user.
 #[test]
 fn a_terminal_of_80_columns_gets_a_table_of_80() {
-    let latkit = assert_cmd::cargo::cargo_bin("latkit");
+    // The unprivileged user runs a copy from an open folder: the checkout may be under /root.
+    let nobody = common::Nobody::new();
+    let input = path(nobody.share(&vector("cyclictest-h200.txt")));
     let setpriv = common::peer("setpriv", "apt-get install util-linux");
-    let input = path(vector("cyclictest-h200.txt"));
     for user in ["", "--reuid=65534 --regid=65534 --clear-groups"] {
         let run = match user {
-            "" => format!("{} parse {input}", latkit.display()),
+            "" => format!("{} parse {input}", nobody.binary.display()),
             _ => format!(
                 "{} {user} {} parse {input}",
                 setpriv.display(),
-                latkit.display()
+                nobody.binary.display()
             ),
         };
         let out = std::process::Command::new(common::peer("script", "apt-get install bsdutils"))
@@ -204,4 +205,87 @@ fn a_terminal_of_80_columns_gets_a_table_of_80() {
             "{user}: {text}"
         );
     }
+}
+
+/// `latkit ARGS` on a pty of 80 columns; what the terminal showed (stdout and stderr).
+fn on_a_pty(args: &str) -> String {
+    let latkit = assert_cmd::cargo::cargo_bin("latkit");
+    let out = std::process::Command::new(common::peer("script", "apt-get install bsdutils"))
+        .env_remove("COLUMNS")
+        .env("NO_COLOR", "1")
+        .args([
+            "-qec",
+            &format!("stty cols 80 rows 50; {} {args}", latkit.display()),
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    assert!(out.status.success(), "{args}: {text}");
+    text
+}
+
+/// A run longer than a second shows a live status line on a terminal (elapsed, ETA, the
+/// figures so far), cleared before the result; off a terminal nothing but the result, and
+/// every file written is named once on stderr.
+#[test]
+fn long_runs_talk_on_a_terminal_and_name_what_they_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("timer.json");
+    let shown = on_a_pty(&format!(
+        "timer -T 3 -p 1000 --format table --json {}",
+        report.display()
+    ));
+    assert!(
+        shown.contains("timer ") && shown.contains("ETA") && shown.contains("worst so far"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches(&format!("latkit: wrote {}", report.display()))
+            .count(),
+        1,
+        "{shown}"
+    );
+    let off = latkit()
+        .args([
+            "timer", "-T", "2", "-p", "1000", "--format", "table", "--json",
+        ])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&off.stderr);
+    assert!(
+        off.status.success() && !stderr.contains("ETA") && !stderr.contains("worst so far"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("latkit: wrote "), "{stderr}");
+    // -q writes the file and says nothing.
+    let quiet = latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "-q", "--json"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("wrote"));
+}
+
+/// Xenomai's text, latkit's percentile lines and the doctor's advice fit 80 columns on a
+/// terminal; the Xenomai rule keeps its 81 columns in a file, as Xenomai prints it.
+#[test]
+fn timer_text_and_doctor_fit_80_columns() {
+    let timer = on_a_pty("timer -T 1 -p 1000");
+    assert!(timer.contains("PCT|") && timer.contains("RTS|"), "{timer}");
+    assert!(widest(&timer) <= 80, "{} wide:\n{timer}", widest(&timer));
+    let doctor = on_a_pty("doctor");
+    assert!(widest(&doctor) <= 80, "{} wide:\n{doctor}", widest(&doctor));
+    let file = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["timer", "-T", "1", "-p", "1000"])
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&file.stdout);
+    assert!(
+        text.contains("---|-----------|-----------|-----------|--------|------|-------------------------\nRTS|"),
+        "{text}"
+    );
 }

@@ -347,19 +347,12 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
     let _turn = one_timer_at_a_time();
     // Drop to an unprivileged user: no SCHED_FIFO, no /dev/cpu_dma_latency, small memlock.
     // The binary is copied where that user can reach it, wherever this checkout lives.
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    let binary = dir.path().join("latkit");
-    fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
-    fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
+    let nobody = common::Nobody::new();
     // One thread and one per CPU: every measuring thread starts within the user's 8 MiB
     // RLIMIT_MEMLOCK (locking future memory made thread creation fail).
     for cpus in [&[][..], &["-c", "all"][..]] {
-        let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&binary)
-            .current_dir(dir.path())
+        let out = nobody
+            .latkit()
             .args(["timer", "-T", "1", "-p", "1000", "--format", "json"])
             .args(cpus)
             .output()
@@ -396,10 +389,8 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
         );
     }
     // -q: only the result; the warnings stay in the report.
-    let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&binary)
-        .current_dir(dir.path())
+    let out = nobody
+        .latkit()
         .args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"])
         .output()
         .unwrap();

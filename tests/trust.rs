@@ -78,7 +78,7 @@ fn saved_xenomai_results_report_the_rts_figures_everywhere() {
     // The percentile line never contradicts RTS.
     let xenomai = parse_as(&with_h, "xenomai");
     let pct = xenomai.lines().find(|l| l.starts_with("PCT|")).unwrap();
-    assert!(pct.contains("|     86.141|"), "{pct}");
+    assert!(pct.contains("|    86.141|"), "{pct}");
 }
 
 #[test]

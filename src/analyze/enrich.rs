@@ -2,7 +2,7 @@
 //! share of a baseline and the part/rest attribution.
 
 use super::attribution::{Attribution, Pattern};
-use super::stats::{CONFIDENCE, Percentiles, Summary, min_samples_for_ci};
+use super::stats::{CONFIDENCE, Percentiles, Summary};
 use super::view::{Cell, Column, Ratio, Report, Row, Table, keys};
 use crate::error::Result;
 use crate::model::{
@@ -121,7 +121,8 @@ pub fn build_report(
         run_tables.push_into(&mut tables, &mut notes);
     }
     if !opts.per_run {
-        note_too_few_samples(&runs, opts.metric.as_deref(), &mut notes);
+        super::sampling::note_too_few(&runs, opts.metric.as_deref(), &mut notes);
+        super::sampling::note_too_short(&runs, opts.metric.as_deref(), &mut notes);
     }
     dedup(&mut notes);
     let verdict = match &opts.targets {
@@ -194,9 +195,51 @@ impl RunTables<'_> {
                 }
             } else {
                 tables.push(ctx.table(&group.members, None, notes));
+                if !ctx.timer && !ctx.wide && ctx.metric.is_none() {
+                    for unit in other_units(&group.members) {
+                        // Each unit its own table, as benchstat shows them; shares of time
+                        // say nothing of bytes.
+                        let per_unit = TableContext {
+                            title: Some(match &ctx.title {
+                                Some(t) => format!("{t} · {unit}"),
+                                None => unit.to_string(),
+                            }),
+                            metric: Some(unit),
+                            attribution: None,
+                            baseline: ctx.baseline.clone(),
+                            ..ctx
+                        };
+                        tables.push(per_unit.table(&group.members, None, notes));
+                    }
+                }
             }
         }
     }
+}
+
+/// A command's user and system time and peak memory, shown beside its wall time.
+fn command_resources<'a>(members: &[&Benchmark], shown: &str) -> Vec<&'a str> {
+    vocab::COMMAND_RESOURCES
+        .into_iter()
+        .filter(|&r| r != shown && members.iter().any(|b| b.metric(r).is_some()))
+        .collect()
+}
+
+/// Every unit the benchmarks report besides the one their table shows first (go's B/op,
+/// allocs/op, MB/s, `b.ReportMetric` units), in the order they appear; a command's resources
+/// are columns of its own table instead, as hyperfine prints them.
+fn other_units<'a>(members: &[&'a Benchmark]) -> Vec<&'a str> {
+    let main = members.iter().find_map(|b| b.primary_metric(None));
+    let mut units: Vec<&str> = Vec::new();
+    for m in members.iter().flat_map(|b| &b.metrics) {
+        let scalar = m.kind != MetricKind::Series && m.percentiles.is_none();
+        let other = main.is_none_or(|main| main.name != m.name)
+            && !vocab::COMMAND_RESOURCES.contains(&m.name.as_str());
+        if scalar && other && !units.contains(&m.name.as_str()) {
+            units.push(&m.name);
+        }
+    }
+    units
 }
 
 /// An info note naming the attribution roles no benchmark of `group` plays.
@@ -297,23 +340,6 @@ fn title(
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
-fn note_too_few_samples(runs: &[Run], metric: Option<&str>, notes: &mut Vec<Note>) {
-    let need = min_samples_for_ci(CONFIDENCE);
-    let short = runs
-        .iter()
-        .flat_map(|r| &r.benchmarks)
-        .filter_map(|b| b.primary_metric(metric))
-        .map(|m| m.values.len())
-        .filter(|&n| n > 1 && n < need)
-        .min();
-    if let Some(n) = short {
-        notes.push(Note::info(format!(
-            "too few samples for a {:.0}% confidence interval of the median: need ≥ {need} repetitions, have {n} (± shows —)",
-            CONFIDENCE * 100.0
-        )));
-    }
-}
-
 fn dedup(notes: &mut Vec<Note>) {
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.to_string()));
@@ -396,11 +422,7 @@ impl TableContext<'_> {
         // (which has no iterations), what counts is the number of runs.
         let iterated = members.iter().any(|b| !b.iterations.is_empty());
         let show_runs = cycle.is_none() && (repeated || !iterated);
-        // A command's user and system time and peak memory, beside its wall time.
-        let resources: Vec<&str> = vocab::COMMAND_RESOURCES
-            .into_iter()
-            .filter(|&r| r != metric_name && members.iter().any(|b| b.metric(r).is_some()))
-            .collect();
+        let beside = command_resources(members, metric_name);
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
             let rows = Rows {
@@ -426,7 +448,8 @@ impl TableContext<'_> {
             show_runs,
             iterated,
             show_spread,
-            resources,
+            beside,
+            cycle: cycle.map(|c| c.0),
             baseline: baseline.as_ref().map(|(value, _)| *value),
             part_value,
             title: title.as_deref(),
@@ -475,7 +498,12 @@ impl TableContext<'_> {
             };
             columns.push(Column::new(header, keys::COUNT).dropped_at(3));
         }
-        columns.push(metric_column(members, layout.metric));
+        // Over repetitions each figure is a median: the header says so, once.
+        let mut figure = metric_column(members, layout.metric);
+        if layout.show_spread {
+            figure.header = format!("median {}", figure.header);
+        }
+        columns.push(figure);
         if layout.show_spread {
             columns.push(
                 Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
@@ -483,7 +511,7 @@ impl TableContext<'_> {
         }
         columns.extend(
             layout
-                .resources
+                .beside
                 .iter()
                 .map(|r| metric_column(members, r).dropped_at(3)),
         );
@@ -528,11 +556,15 @@ impl TableContext<'_> {
         if layout.show_spread {
             cells.push(v.spread.unwrap_or(Cell::Empty));
         }
-        cells.extend(layout.resources.iter().map(|r| {
-            match bench.metric(r).and_then(|m| Some((m, m.summary.as_ref()?))) {
-                Some((m, s)) => Cell::value_of(s.median, m),
-                None => Cell::Empty,
-            }
+        cells.extend(layout.beside.iter().map(|r| {
+            let value = bench.metric(r).and_then(|m| {
+                let value = match layout.cycle {
+                    Some(c) => m.values.get(c).copied(),
+                    None => m.summary.as_ref().map(|s| s.median),
+                };
+                Some((value?, m))
+            });
+            value.map_or(Cell::Empty, |(value, m)| Cell::value_of(value, m))
         }));
         if let Some(base) = layout.baseline {
             cells.push(percent(v.value.map(|x| x / base * 100.0)));
@@ -565,7 +597,9 @@ struct Layout<'a> {
     iterated: bool,
     show_spread: bool,
     /// A command's resources shown beside its wall time.
-    resources: Vec<&'a str>,
+    beside: Vec<&'a str>,
+    /// The repetition shown (0-based), for a table of one cycle.
+    cycle: Option<usize>,
     /// The baseline's value, when there is a "% of" column.
     baseline: Option<f64>,
     /// The attribution part's value, for the share columns.
@@ -865,10 +899,18 @@ fn iterations_cell(iterations: &[u64]) -> Cell {
     }
 }
 
-/// Short names, disambiguated where the same name ran several ways: by GOMAXPROCS, else by
-/// the benchmark's parameters (a command that does not spell its `-L` value).
+/// Names as every view gives them (`BenchmarkSortInts`, as go's `-bench` and compare know it;
+/// a sub-benchmark by its path below the group the table is titled with), disambiguated where
+/// the same name ran several ways: by GOMAXPROCS, else by the benchmark's parameters (a command
+/// that does not spell its `-L` value).
 fn display_names(members: &[&Benchmark]) -> Vec<String> {
-    let short: Vec<String> = members.iter().map(|b| b.name.short_name()).collect();
+    let short: Vec<String> = members
+        .iter()
+        .map(|b| match b.name.parent() {
+            Some(_) => b.name.short_name(),
+            None => b.name.path.first().unwrap_or(&b.name.name).clone(),
+        })
+        .collect();
     // Counted once, not per row: a table may have 100,000 rows.
     let mut uses: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for name in &short {
@@ -895,9 +937,10 @@ fn display_names(members: &[&Benchmark]) -> Vec<String> {
         .collect()
 }
 
-/// The "Relative" cells of a table: each row's mean of `metric` (one repetition's value with
+/// The "Relative" cells of a table: each row's median of `metric` (one repetition's value with
 /// `cycle`) against the best row's (the lowest, or the highest where higher is better), as
-/// hyperfine's relative speed, with the ratio's 95 % confidence interval.
+/// hyperfine's relative speed, with the ratio's 95 % confidence interval: the same statistic
+/// as the table's, so the figure is the quotient of the two values shown.
 fn relative_cells(members: &[&Benchmark], metric: &str, cycle: Option<usize>) -> Vec<Cell> {
     let samples: Vec<Option<(&[f64], Better)>> = members
         .iter()
@@ -910,13 +953,13 @@ fn relative_cells(members: &[&Benchmark], metric: &str, cycle: Option<usize>) ->
             (!values.is_empty()).then_some((values, m.better))
         })
         .collect();
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let middle = |v: &[f64]| crate::model::summary::median(&mut v.to_vec());
     let best = samples
         .iter()
         .flatten()
-        .filter(|(v, _)| mean(v) > 0.0)
+        .filter(|(v, _)| middle(v) > 0.0)
         .min_by(|(a, better), (b, _)| {
-            let (a, b) = (mean(a), mean(b));
+            let (a, b) = (middle(a), middle(b));
             match better {
                 Better::Lower => a.total_cmp(&b),
                 Better::Higher => b.total_cmp(&a),
@@ -936,7 +979,7 @@ fn relative_cells(members: &[&Benchmark], metric: &str, cycle: Option<usize>) ->
                     Better::Lower => (*values, *best),
                     Better::Higher => (*best, *values),
                 };
-                super::stats::ratio_of_means(worse, better_side).map_or(Cell::Empty, Cell::Ratio)
+                super::ratio::ratio_of_medians(worse, better_side).map_or(Cell::Empty, Cell::Ratio)
             }
             _ => Cell::Empty,
         })

@@ -8,6 +8,8 @@ pub mod envdiff;
 pub mod gate;
 pub mod history;
 pub mod page;
+pub mod ratio;
+mod sampling;
 pub mod stats;
 pub mod utest;
 pub mod view;

@@ -1,10 +1,9 @@
 //! Summaries of repeated measurements. Nothing is assumed about the distribution: the centre
 //! is the median and its confidence interval comes from order statistics (as benchstat does).
 
-use super::view::Ratio;
 pub use crate::model::{Interval, Percentiles, Summary};
 use hdrhistogram::Histogram;
-use statrs::distribution::{Binomial, ContinuousCDF, Discrete, Normal, StudentsT};
+use statrs::distribution::{Binomial, ContinuousCDF, Discrete, Normal};
 
 /// The confidence level reports use.
 pub const CONFIDENCE: f64 = 0.95;
@@ -212,61 +211,9 @@ pub fn min_samples_for_ci(level: f64) -> usize {
         .unwrap_or(64)
 }
 
-/// `mean(a) / mean(b)` with its [`CONFIDENCE`] interval: the delta method on the log of the
-/// ratio over the two means' standard errors, with Student's t at the Welch–Satterthwaite
-/// degrees of freedom (so ten runs are not treated as a thousand), symmetric on a log scale and
-/// never negative. `None` unless `b`'s mean is positive and `a`'s is not negative.
-pub fn ratio_of_means(a: &[f64], b: &[f64]) -> Option<Ratio> {
-    // The squared relative standard error of a sample's mean.
-    let moments = |v: &[f64]| {
-        let n = v.len() as f64;
-        let mean = v.iter().sum::<f64>() / n;
-        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        (mean, var / n / (mean * mean), n - 1.0)
-    };
-    let ((mean_a, rel_a, df_a), (mean_b, rel_b, df_b)) = (moments(a), moments(b));
-    if !(mean_b > 0.0 && mean_a >= 0.0 && mean_a.is_finite() && mean_b.is_finite()) {
-        return None;
-    }
-    let ratio = mean_a / mean_b;
-    let interval = (df_a > 0.0 && df_b > 0.0 && mean_a > 0.0).then(|| {
-        let log_se = (rel_a + rel_b).sqrt();
-        let df = (rel_a + rel_b).powi(2) / (rel_a.powi(2) / df_a + rel_b.powi(2) / df_b);
-        // No spread on either side (df is 0/0): the ratio is exact.
-        let t = StudentsT::new(0.0, 1.0, df).map_or(0.0, |t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0));
-        (ratio * (-t * log_se).exp(), ratio * (t * log_se).exp())
-    });
-    Some(Ratio { ratio, interval })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ratio_of_means_with_welch_t_interval() {
-        // a: mean 3, relative squared standard error 1/9 (1 degree of freedom); b: no spread.
-        let r = ratio_of_means(&[2.0, 4.0], &[1.0, 1.0]).unwrap();
-        assert_eq!(r.ratio, 3.0);
-        let (low, high) = r.interval.unwrap();
-        let t = 12.706_204_736_174_7; // Student's t, 1 df, 0.975
-        assert!((low - 3.0 * (-t / 3.0f64).exp()).abs() < 1e-9, "{low}");
-        assert!((high - 3.0 * (t / 3.0f64).exp()).abs() < 1e-6, "{high}");
-        // No spread anywhere: the ratio is exact; one value: no interval; a zero base: none.
-        assert_eq!(
-            ratio_of_means(&[2.0, 2.0], &[1.0, 1.0]).unwrap().interval,
-            Some((2.0, 2.0))
-        );
-        assert_eq!(ratio_of_means(&[2.0], &[1.0, 1.1]).unwrap().interval, None);
-        assert!(ratio_of_means(&[2.0], &[0.0]).is_none());
-        // Many runs narrow the interval around the ratio.
-        let wide = ratio_of_means(&[9.0, 11.0, 10.0], &[4.0, 6.0, 5.0]).unwrap();
-        let many: Vec<f64> = (0..300).map(|i| [9.0, 11.0, 10.0][i % 3]).collect();
-        let few: Vec<f64> = (0..300).map(|i| [4.0, 6.0, 5.0][i % 3]).collect();
-        let narrow = ratio_of_means(&many, &few).unwrap();
-        let width = |r: &Ratio| r.interval.map(|(l, h)| h - l).unwrap();
-        assert!((narrow.ratio - 2.0).abs() < 1e-12 && width(&narrow) < width(&wide) / 5.0);
-    }
 
     #[test]
     fn summary_of_three() {

@@ -206,8 +206,12 @@ pub enum ChangeVerdict {
     Exact,
     /// Not distinguishable from noise: printed `~`.
     Noise,
-    /// Not tested: a geomean, or a maximum (one sample is never evidence on its own).
+    /// Not tested: a maximum (one sample is never evidence on its own), a history point with
+    /// too little before it.
     Untested,
+    /// The geomean row's summary of the others' changes, which no test is made of (benchstat
+    /// prints it bare too).
+    Summary,
 }
 
 impl Cell {

@@ -110,6 +110,7 @@ impl BisectArgs {
                 format: self.format,
                 out: self.out,
                 json: self.json,
+                exports: Vec::new(),
                 check: None,
                 quiet: self.quiet,
                 store: None,

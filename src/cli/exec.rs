@@ -1,11 +1,16 @@
 use super::ReportArgs;
 use crate::error::Error;
+use crate::runner::exec::CommandOutput;
 use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// A command to time (repeatable, to compare several); split into words like a shell
-    /// would, then run directly (no shell) unless --shell.
+    /// Commands to time, one per argument, as hyperfine takes them: `latkit exec 'sleep 0.1'
+    /// 'sleep 0.2'` compares two. Each is split into words like a shell would, then run
+    /// directly (no shell) unless --shell.
+    #[arg(value_name = "COMMAND", conflicts_with = "commands")]
+    pub positional: Vec<String>,
+    /// A command to time (repeatable), as a positional COMMAND is.
     #[arg(short = 'c', long = "command", value_name = "CMD")]
     pub commands: Vec<String>,
     /// A name for the command at the same position (repeatable, as hyperfine's `-n`);
@@ -59,8 +64,18 @@ pub struct ExecArgs {
     /// Spawn commands directly, with no shell: the default, accepted for hyperfine's `-N`.
     #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
     pub no_shell: bool,
-    /// The command to time and its arguments (alternative to -c).
-    #[arg(last = true, value_name = "CMD")]
+    /// Where the commands' standard output goes: `null` (the default), `pipe` (read and
+    /// discarded, for programs that behave differently on /dev/null), `inherit`, or a FILE
+    /// (emptied before each run, so it holds the last run's), as hyperfine's `--output`. Their stderr is kept
+    /// aside, and its last lines shown if a run fails.
+    #[arg(long, value_name = "WHERE", conflicts_with = "show_output",
+          value_parser = |s: &str| Ok::<_, String>(CommandOutput::parse(s)))]
+    pub output: Option<CommandOutput>,
+    /// Let the commands write to the terminal (stdout and stderr): `--output inherit`.
+    #[arg(long)]
+    pub show_output: bool,
+    /// After `--`: one command to time and its arguments, word by word, with no quoting.
+    #[arg(last = true, value_name = "ARGS")]
     pub argv: Vec<String>,
     #[command(flatten)]
     pub report: ReportArgs,
@@ -77,6 +92,7 @@ impl ExecArgs {
     pub(super) fn into_options(self) -> Result<crate::commands::ExecOptions, Error> {
         let parameters = self.parameters()?;
         let mut commands = self.commands;
+        commands.extend(self.positional);
         if !self.argv.is_empty() {
             commands.push(
                 shlex::try_join(self.argv.iter().map(String::as_str)).map_err(|e| {
@@ -99,6 +115,10 @@ impl ExecArgs {
                 cleanup: self.cleanup,
                 ignore_failure: self.ignore_failure,
                 shell: self.shell.filter(|_| !self.no_shell),
+            },
+            output: match (self.show_output, self.output) {
+                (true, _) => CommandOutput::Inherit,
+                (false, output) => output.unwrap_or(CommandOutput::Null),
             },
             report: self.report.into(),
         })

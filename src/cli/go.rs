@@ -13,11 +13,12 @@ pub struct GoArgs {
     /// Benchmark regular expression (`go test -bench`) [default: .].
     #[arg(long, value_name = "REGEX")]
     pub bench: Option<String>,
-    /// Repetitions of each benchmark (`-count`; rounds with --interleave) [default: 1].
+    /// Repetitions of each benchmark (`-count`; rounds with --interleave) [default: 6, the
+    /// fewest that give a median its 95 % interval, as benchstat asks].
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
-    /// Iterations or time per benchmark (`-benchtime`); fixed iterations suit latency suites
-    /// [default: 1000x].
+    /// Time or iterations per sample (`-benchtime`: `1s`, `1000x`) [default: go's own, 1s].
+    /// A sample shorter than 100 ms is reported as too short to trust.
     #[arg(long, value_name = "T")]
     pub benchtime: Option<String>,
     /// Keep go test's raw output in FILE (written as it arrives).

@@ -187,8 +187,14 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also write the whole result as latkit JSON to FILE, whatever --format shows.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, visible_alias = "export-json", value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the tables as markdown to FILE (hyperfine's option of the same name).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Also write the tables as CSV to FILE (hyperfine's option of the same name).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
     /// Gate the result against a targets file (see `latkit check`); the verdict goes to stderr.
     #[arg(long, value_name = "FILE")]
     pub check: Option<PathBuf>,
@@ -226,6 +232,16 @@ impl From<OutputArgs> for Output {
             format: args.format,
             out: args.out,
             json: args.json,
+            exports: [
+                (
+                    crate::report::output_format("markdown"),
+                    args.export_markdown,
+                ),
+                (crate::report::output_format("csv"), args.export_csv),
+            ]
+            .into_iter()
+            .filter_map(|(format, path)| Some((format?, path?)))
+            .collect(),
             check: args.check,
             quiet: args.quiet,
             store: args.store.then_some(Storing {

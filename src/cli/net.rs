@@ -79,13 +79,14 @@ pub struct NetClientArgs {
 
 #[derive(Debug, Args)]
 pub struct NetTestArgs {
-    /// The test to run.
-    #[arg(long, value_enum)]
-    pub test: NetTestArg,
+    /// The tests to run, one after the other (repeatable, or comma-separated) [default:
+    /// tcp-rtt,udp-rtt,tcp-throughput].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "TEST")]
+    pub test: Vec<NetTestArg>,
     /// Message size for the RTT and rate tests.
     #[arg(long, value_name = "SIZE", default_value = "64", value_parser = parse_size)]
     pub size: u64,
-    /// Seconds to measure (default 5; throughput defaults to --bytes instead).
+    /// Seconds to measure each test [default: 5].
     #[arg(long, value_name = "S", value_parser = super::seconds)]
     pub duration: Option<f64>,
     /// Round trips or packets to measure instead of a duration.
@@ -99,9 +100,9 @@ pub struct NetTestArgs {
     #[arg(long, value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rate: u64,
-    /// Bytes to send for tcp-throughput (unless --duration).
-    #[arg(long, value_name = "SIZE", default_value = "10MiB", value_parser = parse_size)]
-    pub bytes: u64,
+    /// Send this many bytes for tcp-throughput instead of sending for the duration.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, conflicts_with = "duration")]
+    pub bytes: Option<u64>,
     /// Write size for tcp-throughput (1 B to 1 MiB).
     #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = chunk_size)]
     pub chunk: u64,
@@ -151,10 +152,19 @@ impl From<NetMode> for crate::commands::NetMode {
 
 impl NetTestArgs {
     fn into_test(self, server: SocketAddr) -> crate::commands::NetTest {
+        let tests = match self.test.is_empty() {
+            true => vec![
+                crate::probe::net::protocol::Test::TcpRtt,
+                crate::probe::net::protocol::Test::UdpRtt,
+                crate::probe::net::protocol::Test::TcpThroughput,
+            ],
+            false => self.test.into_iter().map(Into::into).collect(),
+        };
         crate::commands::NetTest {
+            tests,
             client: crate::probe::net::client::ClientConfig {
                 server,
-                test: self.test.into(),
+                test: crate::probe::net::protocol::Test::TcpRtt,
                 size: self.size as usize,
                 // Both are checked seconds from 0 to a day.
                 duration: self.duration.map(Duration::from_secs_f64),

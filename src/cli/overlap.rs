@@ -10,8 +10,18 @@ use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 
 /// The options that write a file (or a store: `--db` writes too).
-const OUTPUTS: [&str; 8] = [
-    "out", "json", "junit", "plot", "raw", "gnuplot", "hgrm", "db",
+const OUTPUTS: [&str; 11] = [
+    "out",
+    "json",
+    "export_markdown",
+    "export_csv",
+    "output",
+    "junit",
+    "plot",
+    "raw",
+    "gnuplot",
+    "hgrm",
+    "db",
 ];
 
 /// One value of the command line: the option (or positional) that gave it, and the value.

@@ -58,7 +58,7 @@ pub fn run(args: CheckOptions) -> Result<()> {
         }
         _ => {}
     }
-    let mut sinks = FanOut::default();
+    let mut sinks = FanOut::new(false);
     let dest = Destination::open(args.out.as_deref())?;
     match args.format {
         CheckFormat::Html => sinks.push(Rendered::new(&crate::report::HTML, dest)),

@@ -38,7 +38,7 @@ pub struct CompareOptions {
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
 pub fn run(args: CompareOptions) -> Result<()> {
-    let mut sinks = FanOut::default();
+    let mut sinks = FanOut::new(args.quiet);
     sinks.push(Rendered::new(
         args.format,
         Destination::open(args.out.as_deref())?,

@@ -9,6 +9,28 @@ pub enum DoctorFormat {
     Json,
 }
 
+/// The text's width: a finding or advice longer than a line goes on under itself.
+const TEXT_WIDTH: usize = 80;
+
+/// `lead` then `text` wrapped between words within [`TEXT_WIDTH`], its later lines indented
+/// to where it started.
+fn hanging(lead: &str, text: &str) -> String {
+    let indent = lead.chars().count();
+    let mut out = String::new();
+    for (i, part) in crate::report::wrap(text, Some(TEXT_WIDTH - indent), 0)
+        .iter()
+        .enumerate()
+    {
+        match i {
+            0 => out += lead,
+            _ => out += &" ".repeat(indent),
+        }
+        out += part.trim_start();
+        out.push('\n');
+    }
+    out
+}
+
 pub fn run(format: DoctorFormat) -> Result<()> {
     let checks = crate::host::doctor::checks();
     let mut out = String::new();
@@ -20,14 +42,10 @@ pub fn run(format: DoctorFormat) -> Result<()> {
         }
         DoctorFormat::Text => {
             for c in &checks {
-                out.push_str(&format!(
-                    "{:<5} {:<16} {}\n",
-                    c.status.label(),
-                    c.name,
-                    c.found
-                ));
+                let label = format!("{:<5} {:<16} ", c.status.label(), c.name);
+                out += &hanging(&label, &c.found);
                 if !c.advice.is_empty() {
-                    out.push_str(&format!("{:<22}→ {}\n", "", c.advice));
+                    out += &hanging(&format!("{:<22}→ ", ""), &c.advice);
                 }
             }
         }

@@ -2,7 +2,7 @@ use super::{ReportOptions, deliver, enrich_options, load_suite, output_sinks, wa
 use crate::analyze::build_report;
 use crate::error::{Error, Result};
 use crate::report::sink::LiveEvent;
-use crate::runner::exec::{Ending, Exec, Processes, Timing};
+use crate::runner::exec::{CommandOutput, Ending, Exec, Processes, Timing};
 use crate::runner::plan::plan;
 use std::io::{IsTerminal, stderr};
 
@@ -15,6 +15,8 @@ pub struct ExecOptions {
     /// Each parameter's values, `{NAME}` replaced in commands and names.
     pub parameters: Vec<(String, Vec<String>)>,
     pub timing: Timing,
+    /// Where the timed commands' output goes.
+    pub output: CommandOutput,
     pub report: ReportOptions,
 }
 
@@ -38,7 +40,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
     let exec = Exec {
         commands,
         timing: args.timing,
-        spawner: Box::new(Processes),
+        spawner: Box::new(Processes::new(args.output)?),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
     // Each finished command is written at once (as hyperfine exports), so that a failure or

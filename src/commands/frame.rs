@@ -26,5 +26,5 @@ pub fn run(options: FrameOptions) -> Result<()> {
         ))],
         Operation::Copy => Vec::new(),
     };
-    probe_report(run, notes, &options.output, sinks)
+    probe_report(vec![run], notes, &options.output, sinks)
 }

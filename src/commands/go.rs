@@ -7,7 +7,7 @@ use std::io::{IsTerminal, stderr};
 use std::path::PathBuf;
 
 /// A `go test -bench` run; what is not given comes from the suite file's `[go]`, then
-/// latency-suite defaults.
+/// defaults that give figures worth comparing: go's own time per sample, benchstat's count.
 pub struct GoOptions {
     /// Package pattern (default `./...`).
     pub package: Option<String>,
@@ -15,9 +15,9 @@ pub struct GoOptions {
     pub dir: Option<PathBuf>,
     /// `-bench` (default `.`).
     pub bench: Option<String>,
-    /// `-count`, or rounds with `--interleave` (default 1).
+    /// `-count`, or rounds with `--interleave` (default 6).
     pub count: Option<u32>,
-    /// `-benchtime` (default `1000x`).
+    /// `-benchtime` (default: go's own, one second per sample).
     pub benchtime: Option<String>,
     /// Keep go test's raw output here.
     pub raw: Option<PathBuf>,
@@ -26,6 +26,10 @@ pub struct GoOptions {
     pub interleave: Interleave,
     pub report: ReportOptions,
 }
+
+/// Repetitions when none are asked for: the fewest that give the median a 95 % interval, as
+/// benchstat asks for.
+const DEFAULT_COUNT: u32 = 6;
 
 pub fn run(args: GoOptions) -> Result<()> {
     let suite = load_suite(&args.report)?;
@@ -41,11 +45,8 @@ pub fn run(args: GoOptions) -> Result<()> {
             .bench
             .or_else(|| defaults.bench.clone())
             .unwrap_or_else(|| ".".into()),
-        count: args.count.or(defaults.count).unwrap_or(1),
-        benchtime: args
-            .benchtime
-            .or_else(|| defaults.benchtime.clone())
-            .unwrap_or_else(|| "1000x".into()),
+        count: args.count.or(defaults.count).unwrap_or(DEFAULT_COUNT),
+        benchtime: args.benchtime.or_else(|| defaults.benchtime.clone()),
         extra: if args.extra.is_empty() {
             defaults.args.clone()
         } else {
@@ -83,6 +84,9 @@ pub fn run(args: GoOptions) -> Result<()> {
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output)?;
     let outcome = test.run()?;
+    if let Some(raw) = test.raw.as_deref().filter(|_| !args.report.output.quiet) {
+        crate::error::say(&format!("latkit: wrote {}", raw.display()));
+    }
     let nothing = format!("go test ran no benchmark matching `{}`", test.bench);
     report_outcome(
         outcome,

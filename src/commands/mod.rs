@@ -132,7 +132,7 @@ fn load_suite(args: &ReportOptions) -> Result<Suite> {
 /// The sinks the output options ask for, opened before any work: the report (`--format`, `--out`),
 /// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
 fn output_sinks(output: &Output) -> Result<FanOut> {
-    let mut sinks = FanOut::default();
+    let mut sinks = FanOut::new(output.quiet);
     sinks.push(Rendered::new(
         output.format,
         Destination::open(output.out.as_deref())?,
@@ -142,14 +142,13 @@ fn output_sinks(output: &Output) -> Result<FanOut> {
     Ok(sinks)
 }
 
-/// `--json FILE`: the whole result as latkit JSON beside whatever else is shown; `--store`:
-/// every run saved in the history store.
+/// `--json FILE`: the whole result as latkit JSON beside whatever else is shown, and each
+/// `--export-*` format to its file; `--store`: every run saved in the history store.
 fn add_extras(sinks: &mut FanOut, output: &Output) -> Result<()> {
-    if let Some(path) = &output.json {
-        sinks.push(Rendered::new(
-            &crate::report::JSON,
-            Destination::open(Some(path))?,
-        ));
+    let json = output.json.iter().map(|path| (&crate::report::JSON, path));
+    let exports = output.exports.iter().map(|(format, path)| (*format, path));
+    for (format, path) in json.chain(exports) {
+        sinks.push(Rendered::new(format, Destination::open(Some(path))?));
     }
     sinks.push_plots(&output.plots.pairs()?)?;
     if let Some(storing) = &output.store {

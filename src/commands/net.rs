@@ -17,8 +17,10 @@ pub enum NetMode {
     Loopback(NetTest),
 }
 
-/// A client's test and where its report goes.
+/// A client's tests, run one after the other, and where their report goes.
 pub struct NetTest {
+    pub tests: Vec<Test>,
+    /// Each test's settings (its `test` is set from `tests`).
     pub client: ClientConfig,
     pub output: Output,
 }
@@ -58,25 +60,45 @@ pub fn run(mode: NetMode) -> Result<()> {
             server.serve(crate::error::say)?;
             Err(Error::Interrupted)
         }
-        NetMode::Client(NetTest { client, output }) => {
-            check_size(&client)?;
-            let sinks = probe_sinks(&output)?;
-            let run = with_progress(
-                &format!("{} to {}", client.test.name(), client.server),
-                output.quiet,
-                || measure(&client),
-            )?;
-            probe_report(run, Vec::new(), &output, sinks)?;
-            interrupted_is_130()
-        }
-        NetMode::Loopback(NetTest { client, output }) => {
-            check_size(&client)?;
-            let sinks = probe_sinks(&output)?;
-            let what = format!("{} on loopback", client.test.name());
-            let token = client.token.clone();
-            let run = with_progress(&what, output.quiet, || loopback(client, token))?;
-            probe_report(run, Vec::new(), &output, sinks)?;
-            interrupted_is_130()
+        NetMode::Client(net) => each_test(net, "", measure),
+        NetMode::Loopback(net) => each_test(net, " on loopback", |client| {
+            loopback(client.clone(), client.token.clone())
+        }),
+    }
+}
+
+/// Runs each test in turn, all reported together; an interrupt reports the tests that
+/// finished (and the one it cut short), then exits 130.
+fn each_test(
+    net: NetTest,
+    place: &str,
+    measure: impl Fn(&ClientConfig) -> Result<crate::model::Run>,
+) -> Result<()> {
+    let NetTest {
+        tests,
+        client,
+        output,
+    } = net;
+    let configs: Vec<ClientConfig> = tests
+        .iter()
+        .map(|&test| ClientConfig {
+            test,
+            ..client.clone()
+        })
+        .collect();
+    configs.iter().try_for_each(check_size)?;
+    let sinks = probe_sinks(&output)?;
+    let mut runs = Vec::new();
+    for config in &configs {
+        let what = match place {
+            "" => format!("{} to {}", config.test.name(), config.server),
+            _ => format!("{}{place}", config.test.name()),
+        };
+        runs.push(with_progress(&what, output.quiet, || measure(config))?);
+        if crate::interrupt::requested() {
+            break;
         }
     }
+    probe_report(runs, Vec::new(), &output, sinks)?;
+    interrupted_is_130()
 }

@@ -16,6 +16,8 @@ pub struct Output {
     pub out: Option<PathBuf>,
     /// Also the whole result as latkit JSON, whatever `format` shows.
     pub json: Option<PathBuf>,
+    /// Also these formats to these files (hyperfine's `--export-markdown`, `--export-csv`).
+    pub exports: Vec<(&'static OutputFormat, PathBuf)>,
     /// A targets file that gates the result; the verdict goes to stderr.
     pub check: Option<PathBuf>,
     /// No progress and no warnings on stderr.

@@ -30,9 +30,9 @@ pub fn probe_sinks(output: &super::Output) -> Result<FanOut> {
     super::output_sinks(output)
 }
 
-/// Reports a probe's run like `parse` does, judged against `--check` targets.
+/// Reports a probe's runs like `parse` does, judged against `--check` targets.
 pub fn probe_report(
-    run: Run,
+    runs: Vec<Run>,
     notes: Vec<crate::model::Note>,
     output: &super::Output,
     sinks: FanOut,
@@ -41,7 +41,7 @@ pub fn probe_report(
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()
     };
-    let report = build_report(vec![run], notes, &opts)?;
+    let report = build_report(runs, notes, &opts)?;
     if !output.quiet {
         super::say_warnings(&report.notes);
     }

@@ -216,7 +216,7 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
                 notes,
                 verdict: None,
             };
-            let mut sinks = FanOut::default();
+            let mut sinks = FanOut::new(false);
             sinks.push(Rendered::new(
                 &crate::report::JSON,
                 Destination::open(out.as_deref())?,
@@ -262,7 +262,7 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
 
 /// `latkit history`: one trend table per matching benchmark.
 pub fn history(args: HistoryOptions) -> Result<()> {
-    let mut sinks = FanOut::default();
+    let mut sinks = FanOut::new(false);
     sinks.push(Rendered::new(
         args.format,
         Destination::open(args.out.as_deref())?,

@@ -7,9 +7,9 @@ use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, TimerConfig};
 use crate::report::XENOMAI;
 use crate::report::sink::{
-    Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, XenomaiLive,
+    Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, TimerStatus, XenomaiLive,
 };
-use std::io;
+use std::io::{self, IsTerminal};
 
 /// A timer test as Xenomai's `latency` and cyclictest take it: the probe's settings and
 /// what is printed and written of it.
@@ -58,6 +58,7 @@ pub fn run(args: TimerOptions) -> Result<()> {
             period_ns: config.period_us * 1000,
             mode: config.mode.xenomai_name().to_string(),
             priority: config.priority.unwrap_or(0),
+            requested_s: config.duration_s,
             ..TimerInfo::default()
         },
         error: None,
@@ -108,7 +109,7 @@ fn sinks(args: &TimerOptions) -> Result<FanOut> {
     let output = &args.output;
     let format = output.format;
     let dest = Destination::open(output.out.as_deref())?;
-    let mut sinks = FanOut::default();
+    let mut sinks = FanOut::new(output.quiet);
     if format.name == XENOMAI {
         sinks.push(XenomaiLive::new(
             dest,
@@ -117,6 +118,10 @@ fn sinks(args: &TimerOptions) -> Result<FanOut> {
             args.histogram,
         ));
     } else {
+        // Nothing else shows on the terminal until the end: a status line does meanwhile.
+        if !output.quiet && io::stderr().is_terminal() {
+            sinks.push(TimerStatus::default());
+        }
         sinks.push(Rendered::new(format, dest));
     }
     super::add_extras(&mut sinks, output)?;

@@ -90,6 +90,7 @@ pub(super) fn fit(table: &Table, width: Option<usize>) -> Fitted {
     }
     left_out.sort_by_key(|c| c.position);
     let left_out = left_out.into_iter().map(|c| c.header).collect();
+    shorten_names(&mut columns, width);
     let wrap_to = (table_width(&columns) > width).then_some(width);
     Fitted {
         columns,
@@ -199,6 +200,53 @@ fn folded_text(cell: &Cell) -> String {
     }
 }
 
+/// The fewest columns a shortened name keeps: enough to tell `…Client-Write` from the rest.
+const NARROWEST_NAME: usize = 16;
+
+/// When the columns still do not fit, the names (the first column, when it is text) give up
+/// their middle, `Benchmark_Gam…Client-Write`, rather than wrap mid-word: a name stays one
+/// line that reads from both ends.
+fn shorten_names(columns: &mut [Shown], width: usize) {
+    let excess = table_width(columns).saturating_sub(width);
+    let Some(names) = columns.first_mut().filter(|c| !c.figures && excess > 0) else {
+        return;
+    };
+    let target = names.width.saturating_sub(excess).max(NARROWEST_NAME);
+    for text in names
+        .cells
+        .iter_mut()
+        .chain(std::iter::once(&mut names.header))
+    {
+        if text.width() > target {
+            *text = elide_middle(text, target);
+        }
+    }
+    names.width = widest_line(names);
+}
+
+/// `text` in at most `width` columns, its middle replaced by `…`.
+fn elide_middle(text: &str, width: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let keep = width.saturating_sub(1);
+    let (mut head, mut tail) = (String::new(), String::new());
+    let (mut front, mut back) = (0, chars.len());
+    // Alternate ends, the end first: a sub-benchmark's last part tells it apart.
+    while front < back {
+        let room = keep.saturating_sub(head.width() + tail.width());
+        let from_back = chars[back - 1];
+        if tail.width() <= head.width() && from_back.to_string().width() <= room {
+            tail.insert(0, from_back);
+            back -= 1;
+        } else if chars[front].to_string().width() <= room {
+            head.push(chars[front]);
+            front += 1;
+        } else {
+            break;
+        }
+    }
+    format!("{head}…{tail}")
+}
+
 /// Columns printed by [`super::terminal`]'s style: `│ a ┆ b │`.
 fn table_width(columns: &[Shown]) -> usize {
     1 + columns.iter().map(|c| c.width + 3).sum::<usize>()
@@ -215,7 +263,7 @@ fn widest_line(column: &Shown) -> usize {
 
 /// `line` broken between words into lines of at most `width` columns (a longer word stands
 /// alone), the lines after the first indented by `indent` spaces.
-pub(super) fn wrap(line: &str, width: Option<usize>, indent: usize) -> Vec<String> {
+pub fn wrap(line: &str, width: Option<usize>, indent: usize) -> Vec<String> {
     let Some(width) = width.filter(|&w| w > indent && line.width() > w) else {
         return vec![line.to_string()];
     };
@@ -307,6 +355,35 @@ mod tests {
                 prop_assert!(shown != named, "c{i} shown {shown}, named {named}:\n{text}");
             }
         }
+    }
+
+    #[test]
+    fn names_give_up_their_middle_not_a_line_break() {
+        assert_eq!(
+            elide_middle("Benchmark_Gamepad_Delay/1_Go-Client-Write", 20),
+            "Benchmark…ient-Write"
+        );
+        assert_eq!(elide_middle("abcdef", 5).width(), 5);
+        let report = Report {
+            runs: Vec::new(),
+            tables: vec![table(70, &[(10, 0), (10, 0)], 0)],
+            notes: Vec::new(),
+            verdict: None,
+        };
+        let mut out = Vec::new();
+        let reader = Reader {
+            width: Some(60),
+            at_terminal: true,
+        };
+        Terminal.render(&report, reader, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // Three rows, one line each: no name wrapped onto a second line.
+        assert_eq!(
+            text.lines().filter(|l| l.contains('…')).count(),
+            3,
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.width() <= 60), "{text}");
     }
 
     #[test]

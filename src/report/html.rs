@@ -61,7 +61,7 @@ fn cell_html(cell: &Cell) -> String {
                 }
                 ChangeVerdict::Significant | ChangeVerdict::Exact => "num better",
                 ChangeVerdict::Noise => "num noise",
-                ChangeVerdict::Untested => "num",
+                ChangeVerdict::Untested | ChangeVerdict::Summary => "num",
             };
             format!("<td class=\"{class}\">{text}</td>")
         }
@@ -111,23 +111,49 @@ fn write_environment(run: &Run, index: usize, out: &mut dyn Write) -> io::Result
         .path
         .clone()
         .unwrap_or_else(|| crate::model::secrets::command_line(&run.source.command).join(" "));
-    writeln!(
-        out,
-        "<h3>Run {} · {} {}</h3><dl>",
+    let title = format!(
+        "<h3>Run {} · {} {}</h3>",
         index + 1,
         escape(&run.source.format),
         escape(&source)
-    )?;
+    );
     let environment = serde_json::to_value(&run.environment).unwrap_or_default();
     let mut fields: Vec<(String, String)> = Vec::new();
     flatten("", &environment, &mut fields);
     for entry in &run.config {
         fields.push((format!("config.{}", entry.key), entry.value.clone()));
     }
-    for (key, value) in fields {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(&key), escape(&value))?;
+    let rows: Vec<Vec<String>> = fields.into_iter().map(|(k, v)| vec![k, v]).collect();
+    text_table(&title, &["", ""], &rows, out)
+}
+
+/// What the report is of, for its title: the inputs' file names or the commands run.
+fn title_of(report: &Report) -> String {
+    let mut inputs: Vec<String> = Vec::new();
+    for run in &report.runs {
+        let source = match &run.source.path {
+            Some(path) => std::path::Path::new(path)
+                .file_name()
+                .map_or(path.clone(), |f| f.to_string_lossy().into_owned()),
+            None => crate::model::secrets::command_line(&run.source.command).join(" "),
+        };
+        if !inputs.contains(&source) {
+            inputs.push(source);
+        }
     }
-    writeln!(out, "</dl>")
+    let shown: Vec<String> = inputs
+        .iter()
+        .take(3)
+        .map(|i| match i.char_indices().nth(60) {
+            Some((cut, _)) => format!("{}…", &i[..cut]),
+            None => i.clone(),
+        })
+        .collect();
+    match inputs.len() {
+        0 => "latkit report".into(),
+        n if n > 3 => format!("latkit: {} and {} more", shown.join(", "), n - 3),
+        _ => format!("latkit: {}", shown.join(", ")),
+    }
 }
 
 /// JSON as `a.b: value` lines.
@@ -175,8 +201,12 @@ fn open_document(out: &mut dyn Write, title: &str, runs: usize) -> io::Result<()
          style-src 'unsafe-inline'; img-src data:\">\
          <meta name=\"generator\" content=\"latkit {version}\">\
          <title>{title}</title><style>{STYLE}</style></head><body>\n\
-         <h1>{title}</h1><p class=\"meta\">Generated {} by latkit {version} · {runs} run(s)</p>",
+         <h1>{title}</h1><p class=\"meta\">Generated {} by latkit {version} · {runs}</p>",
         timestamp(SystemTime::now()),
+        runs = match runs {
+            1 => "1 run".to_string(),
+            n => format!("{n} runs"),
+        },
         version = env!("CARGO_PKG_VERSION"),
         title = escape(title),
     )
@@ -200,6 +230,17 @@ fn write_plots(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// A verdict's status as a coloured word (the terminal's `✅ Pass` is an emoji box in a
+/// browser), any other text escaped.
+fn status_or_text(text: &str) -> String {
+    for (mark, class) in [("✅ ", "better"), ("❌ ", "worse"), ("⚠️ ", "warning")] {
+        if let Some(status) = text.strip_prefix(mark) {
+            return format!("<span class=\"{class}\">{}</span>", escape(status));
+        }
+    }
+    escape(text)
+}
+
 /// A table of text cells under a heading.
 fn text_table(
     title: &str,
@@ -215,7 +256,7 @@ fn text_table(
     for row in rows {
         let cells: Vec<String> = row
             .iter()
-            .map(|c| format!("<td>{}</td>", escape(c)))
+            .map(|c| format!("<td>{}</td>", status_or_text(c)))
             .collect();
         writeln!(out, "<tr>{}</tr>", cells.join(""))?;
     }
@@ -232,11 +273,12 @@ pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()>
         }
     }
     write_plots(report, out)?;
-    writeln!(out, "<h2>Environment</h2><dl>")?;
-    for (key, value) in &page.environment {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(key), escape(value))?;
-    }
-    writeln!(out, "</dl>")?;
+    let environment: Vec<Vec<String>> = page
+        .environment
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
+    text_table("<h2>Environment</h2>", &["", ""], &environment, out)?;
     if !page.caveats.is_empty() {
         writeln!(out, "<h2>Caveats</h2><ul>")?;
         for caveat in &page.caveats {
@@ -249,7 +291,7 @@ pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()>
 
 impl Reporter for Html {
     fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
-        open_document(out, "latkit report", report.runs.len())?;
+        open_document(out, &title_of(report), report.runs.len())?;
         if let Some(verdict) = &report.verdict {
             let status = if verdict.passed() {
                 "<span class=\"better\">passed</span>".to_string()

@@ -1,7 +1,9 @@
-//! GitHub-flavoured markdown: numbers right-aligned, written as the harness wrote them.
+//! GitHub-flavoured markdown: numbers right-aligned, written as the harness wrote them, and
+//! latkit's own seconds and bytes in the unit that suits each column, as hyperfine's markdown.
 
-use super::{Reader, Reporter, Table, note_lines};
+use super::{Cell, Reader, Reporter, Table, note_lines};
 use crate::analyze::Report;
+use crate::model::Unit;
 use std::io::{self, Write};
 
 pub struct Markdown;
@@ -27,7 +29,43 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `table` with each column in plain seconds or bytes (what latkit and hyperfine record)
+/// rescaled to the unit in which its smallest value reads 1 or more: `time (ms)` with
+/// `11.76`, not `time (s)` with `0.01176`. Units a harness chose are kept.
+fn readable(table: &Table) -> Table {
+    let mut table = table.clone();
+    for (i, column) in table.columns.iter_mut().enumerate() {
+        let Some(unit) = column.unit.as_deref().filter(|u| matches!(*u, "s" | "B")) else {
+            continue;
+        };
+        let smallest = table
+            .rows
+            .iter()
+            .filter_map(|row| match &row.cells[i] {
+                Cell::Value {
+                    value, source_unit, ..
+                } if source_unit == unit && *value > 0.0 => Some(*value),
+                _ => None,
+            })
+            .fold(f64::INFINITY, f64::min);
+        if !smallest.is_finite() {
+            continue;
+        }
+        let (_, symbol) = Unit::parse(unit).unit.scale(smallest);
+        for row in &mut table.rows {
+            if let Cell::Value { source_unit, .. } = &mut row.cells[i]
+                && source_unit == unit
+            {
+                *source_unit = symbol.clone();
+            }
+        }
+        column.unit = Some(symbol);
+    }
+    table
+}
+
 fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
+    let table = &readable(table);
     if let Some(title) = &table.title {
         writeln!(out, "### {}\n", escape(title))?;
     }

@@ -17,6 +17,8 @@ pub mod terminal;
 mod trackers;
 pub mod xenomai;
 
+pub use fit::wrap;
+
 use crate::model::{Note, Unit, format_exact};
 use std::io::{self, Write};
 
@@ -70,8 +72,11 @@ impl Cell {
             } => relative_percent.map_or_else(|| "—".to_string(), |p| format!("±{p:.2}%")),
             Cell::Percent { percent } => format!("{percent:.2}"),
             Cell::Change(change) => change_text(change),
+            // hyperfine's `1.87 ± 0.02`: the ± reaches the farther end of the 95 % interval.
             Cell::Ratio(Ratio { ratio, interval }) => match interval {
-                Some((low, high)) => format!("{ratio:.2} ({low:.2}–{high:.2})"),
+                Some((low, high)) => {
+                    format!("{ratio:.2} ± {:.2}", (ratio - low).max(high - ratio))
+                }
                 None => format!("{ratio:.2}"),
             },
             Cell::Empty => String::new(),
@@ -84,7 +89,9 @@ impl Cell {
 }
 
 /// `+12.30% (p=0.002 n=6)`, `~ (p=0.485 n=6+8)` as benchstat writes them; a distribution's
-/// figures say whether their bounds are apart, and untested figures carry no verdict.
+/// figures say whether their bounds are apart, and an untested figure (a maximum) says so, so
+/// that no bare percentage reads as a verdict; the geomean row is a summary, bare as benchstat
+/// prints it.
 fn change_text(change: &Change) -> String {
     let n = if change.n == change.n_base {
         format!("n={}", change.n)
@@ -100,7 +107,8 @@ fn change_text(change: &Change) -> String {
         (ChangeVerdict::Significant, None) => format!("{percent} (bounds apart)"),
         (ChangeVerdict::Noise, None) => format!("~ ({percent}, bounds overlap)"),
         (ChangeVerdict::Exact, _) => format!("{percent} ({n})"),
-        (ChangeVerdict::Untested, _) => percent,
+        (ChangeVerdict::Untested, _) => format!("{percent} (untested)"),
+        (ChangeVerdict::Summary, _) => percent,
     }
 }
 

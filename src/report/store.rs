@@ -74,8 +74,8 @@ impl Sink for Stored {
         Ok(())
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
-        Ok(())
+    fn close(self: Box<Self>) -> Result<Option<String>> {
+        Ok(None)
     }
 
     fn name(&self) -> String {

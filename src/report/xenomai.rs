@@ -104,17 +104,22 @@ pub fn histograms(bench: &Benchmark, buckets: bool) -> String {
     out
 }
 
-/// The closing rule and `RTS` line.
-pub fn rts(info: &TimerInfo) -> String {
+/// Xenomai's closing rule, 81 columns as Xenomai prints it.
+const RULE: &str =
+    "---|-----------|-----------|-----------|--------|------|-------------------------";
+
+/// The closing rule and `RTS` line; on a terminal narrower than the rule, the rule ends at
+/// its edge instead of spilling one dash onto a line of its own.
+pub fn rts(info: &TimerInfo, width: Option<usize>) -> String {
     let o = info.overall.clone().unwrap_or_default();
     let requested = if info.requested_s == 0 {
         info.duration_s
     } else {
         info.requested_s
     };
+    let rule = &RULE[..width.map_or(RULE.len(), |w| w.clamp(40, RULE.len()))];
     format!(
-        "---|-----------|-----------|-----------|--------|------|-------------------------\n\
-         RTS|{:11.3}|{:11.3}|{:11.3}|{:8}|{:6}|    {}/{}\n",
+        "{rule}\nRTS|{:11.3}|{:11.3}|{:11.3}|{:8}|{:6}|    {}/{}\n",
         us(o.min_ns),
         us(o.avg_ns),
         us(o.max_ns),
@@ -125,20 +130,21 @@ pub fn rts(info: &TimerInfo) -> String {
     )
 }
 
-/// latkit's percentile lines (µs), from the distribution of every sample. HDR keeps three
-/// significant digits, so figures are capped at the exact maximum when it is known.
+/// latkit's percentile lines (µs), from the distribution of every sample, 80 columns wide.
+/// HDR keeps three significant digits, so figures are capped at the exact maximum when it
+/// is known.
 pub fn percentiles(p: &Percentiles, exact_max_ns: Option<i64>) -> String {
     let cap = exact_max_ns.map_or(f64::INFINITY, |m| m as f64);
-    let f = |ns: f64| format!("{:11.3}", ns.min(cap) / 1000.0);
+    let f = |ns: f64| format!("{:10.3}", ns.min(cap) / 1000.0);
     format!(
-        "PCH|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}|{:>11}\nPCT|{}|{}|{}|{}|{}|{}|{:11}\n",
-        "--------p50",
-        "--------p90",
-        "--------p99",
-        "------p99.9",
-        "-----p99.99",
-        "--------max",
-        "----samples",
+        "PCH|{:>10}|{:>10}|{:>10}|{:>10}|{:>10}|{:>10}|{:>10}\nPCT|{}|{}|{}|{}|{}|{}|{:10}\n",
+        "-------p50",
+        "-------p90",
+        "-------p99",
+        "-----p99.9",
+        "----p99.99",
+        "-------max",
+        "---samples",
         f(p.p50),
         f(p.p90),
         f(p.p99),
@@ -228,7 +234,7 @@ impl Reporter for Xenomai {
                 write_rtd_lines(info, bench, out)?;
             }
             out.write_all(histograms(bench, self.buckets).as_bytes())?;
-            out.write_all(rts(info).as_bytes())?;
+            out.write_all(rts(info, reader.width).as_bytes())?;
             if let Some(p) = bench
                 .metric(vocab::LATENCY)
                 .and_then(|m| m.percentiles.as_ref())
@@ -327,7 +333,7 @@ mod tests {
             "RTD|      2.616|      2.703|     34.086|       0|     0|      1.485|     83.739\n"
         );
         assert_eq!(
-            rts(&info()),
+            rts(&info(), None),
             "---|-----------|-----------|-----------|--------|------|-------------------------\n\
              RTS|      1.485|      2.711|     86.141|       0|     0|    00:00:05/00:00:05\n"
         );
@@ -348,7 +354,8 @@ mod tests {
         let mut long = info();
         long.duration_s = 3 * 3600 + 61;
         long.requested_s = 0;
-        assert!(rts(&long).ends_with("|    03:01:01/03:01:01\n"));
+        assert!(rts(&long, None).ends_with("|    03:01:01/03:01:01\n"));
+        assert!(rts(&long, Some(80)).starts_with(&format!("{}\nRTS", &RULE[..80])));
     }
 
     #[test]
@@ -405,8 +412,8 @@ mod tests {
         };
         assert_eq!(
             percentiles(&p, Some(86141)),
-            "PCH|--------p50|--------p90|--------p99|------p99.9|-----p99.99|--------max|----samples\n\
-             PCT|      2.711|      2.900|      5.100|     30.100|     80.000|     86.141|      49978\n"
+            "PCH|-------p50|-------p90|-------p99|-----p99.9|----p99.99|-------max|---samples\n\
+             PCT|     2.711|     2.900|     5.100|    30.100|    80.000|    86.141|     49978\n"
         );
     }
 }

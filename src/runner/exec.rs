@@ -10,7 +10,10 @@ use crate::model::summary::median;
 use crate::model::vocab;
 use crate::model::{BenchName, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -51,18 +54,121 @@ pub struct Sample {
 /// The seam between `exec` and the processes it times: [`Processes`] spawns and measures
 /// real ones; tests drive the run-count, failure and warning logic with a scripted double.
 pub trait Spawner {
-    /// Runs `argv` once, output discarded, and measures it.
+    /// Runs `argv` once, its output where `--output` says, and measures it.
     fn time(&self, argv: &[String]) -> std::io::Result<Sample>;
+    /// The last lines the latest timed run wrote to stderr, to say why it failed.
+    fn last_stderr(&self) -> Vec<String>;
     /// Runs an untimed helper command (`--setup`, `--prepare`, `--cleanup`) through `sh -c`.
     fn helper(&self, what: &str, command: &str) -> Result<()>;
 }
 
+/// Where a timed command's standard output goes: hyperfine's `--output`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CommandOutput {
+    /// Discarded by the kernel (`/dev/null`), the default.
+    Null,
+    /// Read through a pipe and discarded, for programs that behave differently on /dev/null.
+    Pipe,
+    /// latkit's own stdout and stderr (`--show-output`).
+    Inherit,
+    /// This file, emptied before each run: it holds the last run's output, as hyperfine's.
+    File(PathBuf),
+}
+
+impl CommandOutput {
+    /// `null`, `pipe`, `inherit` or a file's path, as hyperfine reads `--output`.
+    pub fn parse(text: &str) -> CommandOutput {
+        match text {
+            "null" => CommandOutput::Null,
+            "pipe" => CommandOutput::Pipe,
+            "inherit" => CommandOutput::Inherit,
+            path => CommandOutput::File(PathBuf::from(path)),
+        }
+    }
+}
+
 /// Real processes, each timed in its own process group.
-pub struct Processes;
+pub struct Processes {
+    output: CommandOutput,
+    /// `--output FILE`, emptied for every run.
+    file: Option<File>,
+    /// Each run's stderr, unless inherited: emptied before every run, read when one fails.
+    stderr: Option<File>,
+}
+
+/// How much of a failed run's stderr is read back, and how many of its last lines are shown.
+const STDERR_TAIL_BYTES: u64 = 8192;
+const STDERR_TAIL_LINES: usize = 5;
+
+impl Processes {
+    pub fn new(output: CommandOutput) -> Result<Processes> {
+        let file = match &output {
+            CommandOutput::File(path) => Some(File::create(path).map_err(|e| {
+                Error::Input(format!(
+                    "--output {}: cannot create it: {e}",
+                    path.display()
+                ))
+            })?),
+            _ => None,
+        };
+        let stderr = match output {
+            CommandOutput::Inherit => None,
+            _ => Some(tempfile::tempfile().map_err(|e| {
+                Error::Failed(format!("cannot create a temporary file for stderr: {e}"))
+            })?),
+        };
+        Ok(Processes {
+            output,
+            file,
+            stderr,
+        })
+    }
+
+    /// The child's stdout and stderr for one run.
+    fn streams(&self) -> std::io::Result<(Stdio, Stdio)> {
+        let emptied = |file: &File| -> std::io::Result<Stdio> {
+            file.set_len(0)?;
+            (&*file).seek(SeekFrom::Start(0))?;
+            Ok(file.try_clone()?.into())
+        };
+        let stdout = match (&self.output, &self.file) {
+            (CommandOutput::Inherit, _) => Stdio::inherit(),
+            (CommandOutput::Pipe, _) => Stdio::piped(),
+            (_, Some(file)) => emptied(file)?,
+            _ => Stdio::null(),
+        };
+        let stderr = match &self.stderr {
+            Some(capture) => emptied(capture)?,
+            None => Stdio::inherit(),
+        };
+        Ok((stdout, stderr))
+    }
+}
 
 impl Spawner for Processes {
     fn time(&self, argv: &[String]) -> std::io::Result<Sample> {
-        run_once(argv)
+        let (stdout, stderr) = self.streams()?;
+        run_once(argv, stdout, stderr)
+    }
+
+    fn last_stderr(&self) -> Vec<String> {
+        let Some(mut capture) = self.stderr.as_ref() else {
+            return Vec::new();
+        };
+        let mut tail = Vec::new();
+        let end = capture.seek(SeekFrom::End(0)).unwrap_or(0);
+        let read = capture
+            .seek(SeekFrom::Start(end.saturating_sub(STDERR_TAIL_BYTES)))
+            .and_then(|_| capture.read_to_end(&mut tail));
+        if read.is_err() {
+            return Vec::new();
+        }
+        let text = String::from_utf8_lossy(&tail);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
     }
 
     fn helper(&self, what: &str, command: &str) -> Result<()> {
@@ -79,18 +185,24 @@ fn seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
 }
 
-/// Runs `argv` once, output discarded, and measures it.
-fn run_once(argv: &[String]) -> std::io::Result<Sample> {
+/// Runs `argv` once with the given stdout and stderr, and measures it. A piped stdout is
+/// read to its end on a thread while the command runs, and discarded.
+fn run_once(argv: &[String], stdout: Stdio, stderr: Stdio) -> std::io::Result<Sample> {
     let start = Instant::now();
     // Its own process group: an interrupt reaches it through latkit, which can then tell a
     // run cut short from a finished one, and kill everything it started if it will not stop.
-    let child = Command::new(&argv[0])
+    let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
         .process_group(0)
         .spawn()?;
+    if let Some(mut out) = child.stdout.take() {
+        // Not joined: a grandchild left running may hold the pipe open, and the run ends
+        // with the command, as it is timed.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    }
     let pid = child.id() as libc::pid_t;
     interrupt::set_child_group(child.id());
     let mut status: libc::c_int = 0;
@@ -333,10 +445,7 @@ impl Exec {
                 break;
             }
             if !sample.status.success() && !self.timing.ignore_failure {
-                return Err(Error::Failed(format!(
-                    "`{name}` failed ({}); --ignore-failure times it anyway",
-                    sample.status
-                )));
+                return Err(self.failed(name, sample.status));
             }
             if samples.is_empty() && self.timing.runs.is_none() {
                 // As hyperfine: enough runs to fill --min-time, within the bounds.
@@ -356,6 +465,23 @@ impl Exec {
             self.spawner.helper("--cleanup", cleanup)?;
         }
         Ok((samples, interrupt::requested().then_some(cut_short)))
+    }
+
+    /// Why a timed run failed: its exit status and the last lines it wrote to stderr.
+    fn failed(&self, name: &str, status: ExitStatus) -> Error {
+        let tail = self.spawner.last_stderr();
+        let said = if tail.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the last of its stderr:\n{}",
+                crate::error::visible_lines(&tail)
+            )
+        };
+        Error::Failed(format!(
+            "`{name}` failed ({status}); --ignore-failure times it anyway, --show-output \
+             shows its output{said}"
+        ))
     }
 
     fn bar(&self, name: &str) -> ProgressBar {
@@ -432,27 +558,19 @@ struct Record {
 impl Record {
     fn input(&mut self, exec: &Exec) -> Input {
         let mut builder = RunBuilder::default();
-        let mut means = Vec::new();
-        let mut notes = self.notes.clone();
         for (index, samples) in &self.timed {
             let planned = &exec.commands[*index];
             let bench =
                 builder.benchmark_in(&planned.name, None, &planned.params, BenchName::plain);
             builder.name_params(bench, &planned.params);
-            let walls: Vec<f64> = samples
-                .iter()
-                .map(|s| (s.wall - self.shell_cost).max(0.0))
-                .collect();
-            for (s, wall) in samples.iter().zip(&walls) {
-                builder.record(bench, vocab::WALL_TIME, "s", *wall);
+            for s in samples {
+                let wall = (s.wall - self.shell_cost).max(0.0);
+                builder.record(bench, vocab::WALL_TIME, "s", wall);
                 builder.record(bench, vocab::USER_TIME, "s", s.user);
                 builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
                 builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
             }
-            let (mean, stddev) = mean_and_stddev(&walls);
-            means.push((planned.name.clone(), mean, stddev));
         }
-        notes.extend(relative_speed(&means));
         let source = Source {
             kind: crate::model::SourceKind::Command,
             format: "exec".into(),
@@ -465,7 +583,7 @@ impl Record {
         run.ended = Some(timestamp(SystemTime::now()));
         Input {
             runs: vec![run],
-            notes,
+            notes: self.notes.clone(),
             malformed: 0,
         }
     }
@@ -505,38 +623,12 @@ fn rss_floor_note(name: &str, samples: &[Sample]) -> Option<Note> {
     let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
     let floor = own_peak_rss().filter(|floor| peak <= floor * 1.1)?;
     Some(Note::info(format!(
-        "`{name}`: max_rss {:.1} MiB is within latkit's own peak ({:.1} MiB), which Linux \
-         counts in every child from exec: an upper bound on the command's use, not a measure \
-         of it",
+        "`{name}`: its peak memory ({:.1} MiB) is within latkit's own ({:.1} MiB), which \
+         Linux counts in every child from exec: an upper bound on the command's use, not a \
+         measure of it",
         peak / 1048576.0,
         floor / 1048576.0
     )))
-}
-
-/// "`a` ran 1.23 ± 0.05 times faster than `b`", with hyperfine's error propagation.
-fn relative_speed(means: &[(String, f64, f64)]) -> Vec<Note> {
-    if means.len() < 2 {
-        return Vec::new();
-    }
-    let Some(fastest) = means
-        .iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .filter(|f| f.1 > 0.0)
-    else {
-        return Vec::new();
-    };
-    means
-        .iter()
-        .filter(|m| m.0 != fastest.0)
-        .map(|(name, mean, stddev)| {
-            let ratio = mean / fastest.1;
-            let error = ratio * ((stddev / mean).powi(2) + (fastest.2 / fastest.1).powi(2)).sqrt();
-            Note::info(format!(
-                "`{}` ran {ratio:.2} ± {error:.2} times faster than `{name}` (mean wall times)",
-                fastest.0
-            ))
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -567,6 +659,10 @@ mod tests {
                 max_rss: 1e6,
                 status: ExitStatus::from_raw(code << 8),
             })
+        }
+
+        fn last_stderr(&self) -> Vec<String> {
+            vec!["ls: cannot access '/nonexistent': No such file or directory".into()]
         }
 
         fn helper(&self, what: &str, _command: &str) -> Result<()> {
@@ -653,9 +749,11 @@ mod tests {
         let Ending::Failed(failure) = ending else {
             panic!("a failed run did not stop the command")
         };
+        let said = failure.to_string();
+        assert!(said.contains("--ignore-failure"), "{said}");
         assert!(
-            failure.to_string().contains("--ignore-failure"),
-            "{failure}"
+            said.ends_with("the last of its stderr:\nls: cannot access '/nonexistent': No such file or directory"),
+            "{said}"
         );
         assert_eq!(count, 0, "nothing of a failed command is kept");
         let ignoring = Timing {
@@ -679,18 +777,6 @@ mod tests {
         assert!(scores[5] > OUTLIER_SCORE);
         assert!(scores[..5].iter().all(|z| z.abs() < 2.0));
         assert_eq!(modified_z_scores(&[2.0, 2.0, 2.0]), vec![0.0; 3]);
-    }
-
-    #[test]
-    fn relative_speed_propagates_both_errors() {
-        let notes = relative_speed(&[("a".into(), 2.0, 0.2), ("b".into(), 1.0, 0.1)]);
-        assert_eq!(notes.len(), 1);
-        // ratio 2, relative errors 0.1 and 0.1: 2 · √0.02 = 0.28.
-        assert!(
-            notes[0]
-                .message
-                .contains("`b` ran 2.00 ± 0.28 times faster than `a`")
-        );
     }
 
     #[test]

@@ -19,7 +19,8 @@ pub struct GoTest {
     pub dir: Option<PathBuf>,
     pub bench: String,
     pub count: u32,
-    pub benchtime: String,
+    /// `-benchtime`; `None` leaves go's own (one second per sample).
+    pub benchtime: Option<String>,
     pub extra: Vec<String>,
     pub raw: Option<PathBuf>,
     pub progress: bool,
@@ -41,7 +42,9 @@ impl GoTest {
         .map(|s| s.to_string())
         .collect();
         args.push(self.count.to_string());
-        args.extend(["-benchtime".to_string(), self.benchtime.clone()]);
+        if let Some(benchtime) = &self.benchtime {
+            args.extend(["-benchtime".to_string(), benchtime.clone()]);
+        }
         args.extend(["-p".to_string(), "1".to_string(), self.package.clone()]);
         args.extend(self.extra.iter().cloned());
         args
@@ -155,6 +158,11 @@ fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copie
             *copies.raw_error = Some(e);
         }
         copies.tail.push(String::from_utf8_lossy(text).into_owned());
+        // After Ctrl-C go prints its reaction (a result line cut by `signal: interrupt`,
+        // `FAIL pkg`): kept in the raw file, not read as results or failures.
+        if interrupt::requested() {
+            return;
+        }
         if let LineKind::Result { name } = parser.feed(line) {
             results += 1;
             copies
@@ -258,7 +266,7 @@ mod tests {
             dir: Some(dir.into()),
             bench: ".".into(),
             count: 2,
-            benchtime: "100x".into(),
+            benchtime: Some("100x".into()),
             extra: Vec::new(),
             raw,
             progress: false,
@@ -335,7 +343,7 @@ mod tests {
             dir: None,
             bench: "Delay".into(),
             count: 3,
-            benchtime: "1000x".into(),
+            benchtime: Some("1000x".into()),
             extra: vec!["-cpu".into(), "1,2".into()],
             raw: None,
             progress: false,

@@ -192,14 +192,18 @@ impl RegressionRule {
 
     /// Whether a change of `percent` breaks the rule for a metric where `better` is better.
     pub fn is_regression(&self, percent: f64, better: Better) -> bool {
-        let increase_is_bad = self
-            .increase_is_bad
-            .unwrap_or(!matches!(better, Better::Higher));
-        if increase_is_bad {
+        if self.increase_is_bad(better) {
             percent > self.percent
         } else {
             percent < -self.percent
         }
+    }
+
+    /// Whether the rule fails on a rise (a time) rather than a fall (a rate), for a figure
+    /// where `better` is the good direction: the one direction its test looks in.
+    pub fn increase_is_bad(&self, better: Better) -> bool {
+        self.increase_is_bad
+            .unwrap_or(!matches!(better, Better::Higher))
     }
 }
 

@@ -314,3 +314,44 @@ pub fn worktrees(repo: &std::path::Path) -> Vec<String> {
         .filter_map(|l| l.strip_prefix("worktree ").map(str::to_string))
         .collect()
 }
+
+/// latkit run as uid 65534 through `setpriv`, from an open temporary folder: the binary and
+/// any file it reads are copied there first, since a checkout under `/root` (mode 0700) is
+/// out of that user's reach.
+pub struct Nobody {
+    pub dir: tempfile::TempDir,
+    pub binary: PathBuf,
+}
+
+impl Nobody {
+    pub fn new() -> Nobody {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = |path: &std::path::Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        open(dir.path(), 0o755);
+        let binary = dir.path().join("latkit");
+        std::fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
+        open(&binary, 0o755);
+        Nobody { dir, binary }
+    }
+
+    /// A copy of `file` in the open folder, readable by anyone.
+    pub fn share(&self, file: &std::path::Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let copy = self.dir.path().join(file.file_name().unwrap());
+        std::fs::copy(file, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+        copy
+    }
+
+    /// `setpriv` running the copied latkit as uid and gid 65534, in the open folder.
+    pub fn latkit(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(peer("setpriv", "apt-get install util-linux"));
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&self.binary)
+            .current_dir(self.dir.path());
+        cmd
+    }
+}

@@ -959,7 +959,7 @@ impl Geomean {
                 p: None,
                 n_base: self.in_base as u64,
                 n: centres.len() as u64,
-                verdict: ChangeVerdict::Untested,
+                verdict: ChangeVerdict::Summary,
             }));
         }
         Row {

@@ -76,9 +76,9 @@ impl Evidence {
     fn p_values(&self) -> String {
         match (self.p, self.adjusted) {
             (Some(p), Some(adj)) if self.family > 1 => {
-                format!("p={p:.3}, Holm p={adj:.3} over {}", self.family)
+                format!("one-sided p={p:.3}, Holm p={adj:.3} over {}", self.family)
             }
-            (Some(p), _) => format!("p={p:.3}"),
+            (Some(p), _) => format!("one-sided p={p:.3}"),
             (None, _) => String::new(),
         }
     }
@@ -87,7 +87,7 @@ impl Evidence {
         let p = self.p_values();
         match (verdict, significant) {
             (ChangeVerdict::Exact, _) => "exact values".to_string(),
-            (ChangeVerdict::Untested, _) => "not tested".to_string(),
+            (ChangeVerdict::Untested | ChangeVerdict::Summary, _) => "not tested".to_string(),
             (_, true) if p.is_empty() => "bounds apart".to_string(),
             (_, true) => p,
             (_, false) if p.is_empty() => "within noise".to_string(),
@@ -108,7 +108,8 @@ pub(super) fn gate(
     let mut targets = Vec::new();
     for rule in &opts.rules {
         let matching = matching(compared, rule)?;
-        let ps: Vec<f64> = matching.iter().filter_map(|c| c.change.p).collect();
+        let one_sided: Vec<Option<f64>> = matching.iter().map(|c| towards(c, rule)).collect();
+        let ps: Vec<f64> = one_sided.iter().flatten().copied().collect();
         let mut adjusted = holm(&ps).into_iter();
         let family = ps.len();
         if family > 1 {
@@ -119,10 +120,10 @@ pub(super) fn gate(
                 rule.text, opts.alpha
             )));
         }
-        for c in matching {
+        for (c, p) in matching.into_iter().zip(one_sided) {
             let evidence = Evidence {
-                p: c.change.p,
-                adjusted: c.change.p.and_then(|_| adjusted.next()),
+                p,
+                adjusted: p.and_then(|_| adjusted.next()),
                 family,
             };
             targets.push(judge(c, rule, &evidence, base, opts.alpha, notes));
@@ -132,6 +133,23 @@ pub(super) fn gate(
         targets,
         budget: None,
     })
+}
+
+/// The one-sided p-value of a change in the direction `rule` fails on: a gate that fails on
+/// "slower" asks only whether the new side is slower, so its test looks one way (a two-sided
+/// test spends half its alpha on "faster" and misses regressions). The null distribution of U
+/// is symmetric, so the one-sided p is half the two-sided one in the rule's direction, and
+/// one minus that half the other way.
+fn towards(c: &Compared, rule: &RegressionRule) -> Option<f64> {
+    let p = c.change.p?;
+    let worse = c
+        .change
+        .percent
+        .is_some_and(|x| match rule.increase_is_bad(c.better) {
+            true => x > 0.0,
+            false => x < 0.0,
+        });
+    Some(if worse { p / 2.0 } else { 1.0 - p / 2.0 })
 }
 
 /// The compared figures `rule` names; an error naming those there are when none is.

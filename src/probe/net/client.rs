@@ -16,7 +16,8 @@ pub struct ClientConfig {
     pub count: Option<u64>,
     pub warmup: Duration,
     pub rate: u64,
-    pub bytes: u64,
+    /// tcp-throughput sends this many bytes; `None` sends for the duration, as iperf3 does.
+    pub bytes: Option<u64>,
     pub chunk: usize,
     pub token: Option<String>,
 }
@@ -100,7 +101,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
             config.size
         },
         duration_ms: duration.as_millis() as u64,
-        bytes: config.bytes,
+        bytes: config.bytes.unwrap_or(0),
         nonce: nonce.clone(),
         proof,
     };
@@ -473,9 +474,9 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
         let _ = report_tx.send(read);
     });
     let sending = Sending { peer, started };
-    let by_bytes = config.duration.is_none();
+    let by_bytes = config.bytes;
     // A run by time ends at its duration; by bytes, only a stall ends it early.
-    let deadline = (!by_bytes).then(|| started + duration + STALL);
+    let deadline = by_bytes.is_none().then(|| started + duration + STALL);
     let t0 = Instant::now();
     let first_send_bytes = match stream.write(&chunk) {
         Ok(n) => n,
@@ -487,16 +488,14 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
     let mut stop = send_all(&mut stream, &chunk[first_send_bytes..], deadline, &mut sent).err();
     while stop.is_none()
         && !crate::interrupt::requested()
-        && if by_bytes {
-            sent < config.bytes
-        } else {
-            started.elapsed() < duration
+        && match by_bytes {
+            Some(bytes) => sent < bytes,
+            None => started.elapsed() < duration,
         }
     {
-        let n = if by_bytes {
-            (config.bytes - sent).min(config.chunk as u64) as usize
-        } else {
-            config.chunk
+        let n = match by_bytes {
+            Some(bytes) => (bytes - sent).min(config.chunk as u64) as usize,
+            None => config.chunk,
         };
         stop = send_all(&mut stream, &chunk[..n], deadline, &mut sent).err();
     }

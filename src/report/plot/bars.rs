@@ -68,6 +68,7 @@ pub(super) fn horizontal_bars(
                 }
             })
             .x_desc(x_desc)
+            .x_label_formatter(&|x| tick(*x))
             .draw()
             .map_err(draw_error)?;
         for (i, bar) in bars.iter().enumerate() {

@@ -38,7 +38,7 @@ pub(super) fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
                     }
                     _ => None,
                 };
-                bars.push((row.benchmark.clone(), vec![(0.0, p, c)], whisker));
+                bars.push((row_label(row), vec![(0.0, p, c)], whisker));
             }
         }
     }
@@ -56,4 +56,21 @@ pub(super) fn compare(table: &Table) -> io::Result<Option<(String, String)>> {
     ];
     let x_desc = "change from the base median (%), whiskers: the new median's 95% CI";
     horizontal_bars(&title, x_desc, &bars, &legend).map(|svg| Some((title, svg)))
+}
+
+/// A row as the table names it: its text cells (`thread0 · p99` in a distribution's
+/// comparison, where every row is one benchmark's statistic), else its benchmark.
+fn row_label(row: &crate::report::Row) -> String {
+    let texts: Vec<&str> = row
+        .cells
+        .iter()
+        .filter_map(|c| match c {
+            Cell::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    match texts.is_empty() {
+        true => row.benchmark.clone(),
+        false => texts.join(" · "),
+    }
 }

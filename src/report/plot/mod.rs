@@ -83,7 +83,7 @@ const PALETTE: [RGBColor; 7] = [
 const GREY: RGBColor = RGBColor(153, 153, 153);
 const WORSE: RGBColor = RGBColor(213, 94, 0);
 const BETTER: RGBColor = RGBColor(0, 114, 178);
-const SIZE: (u32, u32) = (860, 440);
+const SIZE: (u32, u32) = (1000, 520);
 /// More lines than this on one plot are unreadable; the table beside it has them all.
 const MAX_SERIES: usize = 8;
 /// Plots of one kind in an HTML report; the tables hold the rest.
@@ -243,6 +243,14 @@ where
         .label_font((FONT, 13))
         .draw()
         .map_err(draw_error)
+}
+
+/// A tick on a linear axis: at most two decimals, no trailing zeros, and never `-0` (a tick
+/// computed a hair below zero).
+fn tick(x: f64) -> String {
+    let x = if x.abs() < 1e-9 { 0.0 } else { x };
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Long benchmark names cut for an axis; the table beside the plot has them whole.

@@ -23,7 +23,7 @@ impl Sink for Hgrm {
         }
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.0.close()
     }
 
@@ -45,7 +45,7 @@ impl Sink for Gnuplot {
         self.0.flush()
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.0.close()
     }
 
@@ -76,7 +76,7 @@ impl Sink for Verdict {
         self.dest.flush()
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.dest.close()
     }
 
@@ -96,7 +96,7 @@ impl Sink for Junit {
         }
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.0.close()
     }
 
@@ -133,7 +133,7 @@ impl Sink for PlotFile {
         }
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.dest.close()
     }
 

@@ -5,9 +5,11 @@
 
 mod files;
 mod rendered;
+mod status;
 
 pub use files::{Gnuplot, Hgrm, Junit, PlotFile, Verdict};
 pub use rendered::{Rendered, XenomaiLive};
+pub use status::TimerStatus;
 
 use super::Reader;
 use crate::analyze::Report;
@@ -47,8 +49,8 @@ pub trait Sink {
     }
     /// Everything is measured and analysed.
     fn finish(&mut self, report: &Report) -> io::Result<()>;
-    /// Makes the output permanent (a file is renamed into place).
-    fn close(self: Box<Self>) -> Result<()>;
+    /// Makes the output permanent (a file is renamed into place); says which file, if any.
+    fn close(self: Box<Self>) -> Result<Option<String>>;
     /// What the sink writes to, for messages.
     fn name(&self) -> String;
 }
@@ -90,20 +92,27 @@ impl Destination {
     }
 
     /// Writes a document that is no report (the doctor's checks, the store's list, a page,
-    /// a man page) whole and puts it in place; a reader that stopped early (`| head`) is no
-    /// error.
+    /// a man page) whole and puts it in place, naming a file on stderr; a reader that stopped
+    /// early (`| head`) is no error.
     pub fn write_whole(mut self, bytes: &[u8]) -> Result<()> {
         match self.write_all(bytes).and_then(|_| self.flush()) {
             Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io(&self.name(), e)),
-            _ => self.close(),
+            _ => {
+                announce(self.close()?);
+                Ok(())
+            }
         }
     }
 
-    /// Puts a file in place (standard output needs nothing).
-    pub fn close(self) -> Result<()> {
+    /// Puts a file in place and gives its name (standard output needs nothing).
+    pub fn close(self) -> Result<Option<String>> {
         match self {
-            Destination::File(f) => f.commit(),
-            _ => Ok(()),
+            Destination::File(f) => {
+                let name = f.name();
+                f.commit()?;
+                Ok(Some(name))
+            }
+            _ => Ok(None),
         }
     }
 }
@@ -137,13 +146,29 @@ fn buffered(
     out.flush()
 }
 
+/// "wrote report.html": each file a command puts in place is named once on stderr.
+fn announce(written: Option<String>) {
+    if let Some(name) = written {
+        crate::error::say(&format!("latkit: wrote {name}"));
+    }
+}
+
 /// Several sinks as one: each hook goes to every sink, in order.
-#[derive(Default)]
 pub struct FanOut {
     sinks: Vec<Box<dyn Sink>>,
+    /// Each file put in place is named on stderr (not with `--quiet`).
+    announce: bool,
 }
 
 impl FanOut {
+    /// No sinks yet; `quiet` keeps the names of the files written off stderr.
+    pub fn new(quiet: bool) -> FanOut {
+        FanOut {
+            sinks: Vec::new(),
+            announce: !quiet,
+        }
+    }
+
     pub fn push(&mut self, sink: impl Sink + 'static) {
         self.sinks.push(Box::new(sink));
     }
@@ -199,7 +224,10 @@ impl FanOut {
             other => other,
         })?;
         for sink in self.sinks {
-            sink.close()?;
+            let written = sink.close()?;
+            if self.announce {
+                announce(written);
+            }
         }
         Ok(())
     }

@@ -68,7 +68,7 @@ impl Sink for Rendered {
         })
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.dest.close()
     }
 
@@ -134,7 +134,7 @@ impl Sink for XenomaiLive {
         })
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self: Box<Self>) -> Result<Option<String>> {
         self.dest.close()
     }
 
