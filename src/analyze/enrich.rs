@@ -300,11 +300,16 @@ pub fn summarize_all(runs: &mut [Run]) {
     });
 }
 
+/// What tells a run from the others of one report: its file, else what it measured first
+/// (`probe · net/tcp-rtt/64B` for each of `net`'s tests).
 fn run_label(run: &Run) -> String {
-    run.source
-        .path
-        .clone()
-        .unwrap_or_else(|| run.source.kind.name().to_string())
+    run.source.path.clone().unwrap_or_else(|| {
+        let kind = run.source.kind.name();
+        match run.benchmarks.first() {
+            Some(first) => format!("{kind} · {}", first.name.name),
+            None => kind.to_string(),
+        }
+    })
 }
 
 fn title(
