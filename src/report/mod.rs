@@ -72,10 +72,16 @@ impl Cell {
             } => relative_percent.map_or_else(|| "—".to_string(), |p| format!("±{p:.2}%")),
             Cell::Percent { percent } => format!("{percent:.2}"),
             Cell::Change(change) => change_text(change),
-            // hyperfine's `1.87 ± 0.02`: the ± reaches the farther end of the 95 % interval.
+            // hyperfine's `1.87 ± 0.02`, the ± reaching the farther end of the 95 % interval;
+            // an interval lopsided enough that a ± would misstate it is printed as it is.
             Cell::Ratio(Ratio { ratio, interval }) => match interval {
                 Some((low, high)) => {
-                    format!("{ratio:.2} ± {:.2}", (ratio - low).max(high - ratio))
+                    let (below, above) = (ratio - low, high - ratio);
+                    if below.min(above) >= 0.75 * below.max(above) {
+                        format!("{ratio:.2} ± {:.2}", below.max(above))
+                    } else {
+                        format!("{ratio:.2} ({low:.2}–{high:.2})")
+                    }
                 }
                 None => format!("{ratio:.2}"),
             },
@@ -275,4 +281,22 @@ fn note_lines(notes: &[Note], reader: Reader) -> impl Iterator<Item = String> + 
             };
             format!("{level}: {}", crate::error::visible(&n.to_string()))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ratio_reads_with_a_plus_minus_unless_its_interval_is_lopsided() {
+        let ratio = |interval| {
+            Cell::Ratio(Ratio {
+                ratio: 2.0,
+                interval,
+            })
+        };
+        assert_eq!(ratio(Some((1.9, 2.12))).plain(), "2.00 ± 0.12");
+        assert_eq!(ratio(Some((1.5, 6.0))).plain(), "2.00 (1.50–6.00)");
+        assert_eq!(ratio(None).plain(), "2.00");
+    }
 }
