@@ -514,7 +514,9 @@ fn dash_h_says_at_once_that_it_is_the_histogram() {
 /// still carries it. The terminal is a real pty (`script`).
 #[test]
 fn a_warning_is_shown_once_on_a_terminal() {
-    let latkit = assert_cmd::cargo::cargo_bin("latkit");
+    // A copy in an open folder: the checkout may be under /root, out of that user's reach.
+    let nobody = common::Nobody::new();
+    let latkit = &nobody.binary;
     let setpriv = common::peer("setpriv", "apt-get install util-linux");
     let unprivileged = format!(
         "{} --reuid=65534 --regid=65534 --clear-groups {} timer -T 1 -p 1000",
@@ -549,6 +551,8 @@ fn a_warning_is_shown_once_on_a_terminal() {
 /// not between RTD lines, and the header and the run name the priority in force: 0.
 #[test]
 fn a_refused_priority_is_said_first_and_not_claimed() {
+    // A copy in an open folder: the checkout may be under /root, out of that user's reach.
+    let nobody = common::Nobody::new();
     let out = std::process::Command::new(common::peer("setpriv", "apt-get install util-linux"))
         .args([
             "--reuid=65534",
@@ -559,7 +563,7 @@ fn a_refused_priority_is_said_first_and_not_claimed() {
         ])
         .arg(format!(
             "{} timer -T 1 -p 1000 2>&1",
-            assert_cmd::cargo::cargo_bin("latkit").display()
+            nobody.binary.display()
         ))
         .output()
         .unwrap();
