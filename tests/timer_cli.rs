@@ -539,7 +539,7 @@ fn a_warning_is_shown_once_on_a_terminal() {
     }
     let piped = std::process::Command::new(&setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&latkit)
+        .arg(latkit)
         .args(["timer", "-T", "1", "-p", "1000", "--format", "table"])
         .output()
         .unwrap();
