@@ -10,6 +10,7 @@ pub mod history;
 pub mod page;
 pub mod ratio;
 mod sampling;
+pub mod sequential;
 pub mod stats;
 pub mod utest;
 pub mod view;
