@@ -67,6 +67,9 @@ pub struct Standing {
     pub within: bool,
 }
 
+/// Nominal levels computed: for alpha (its bits) and the looks.
+type Computed = (u64, Vec<usize>, Vec<f64>);
+
 /// A sequential comparison: its design, the looks, and how each figure stands.
 pub struct Sequential {
     design: Design,
@@ -147,7 +150,7 @@ impl Sequential {
     /// The nominal level of look `k` for a design spending `alpha`. The levels depend only on
     /// alpha and the looks, so each set is computed once per process.
     fn level(&self, alpha: f64, k: usize) -> f64 {
-        static COMPUTED: Mutex<Vec<(u64, Vec<usize>, Vec<f64>)>> = Mutex::new(Vec::new());
+        static COMPUTED: Mutex<Vec<Computed>> = Mutex::new(Vec::new());
         let mut computed = COMPUTED.lock().unwrap_or_else(|e| e.into_inner());
         let key = alpha.to_bits();
         if let Some((_, _, levels)) = computed
@@ -203,7 +206,7 @@ pub fn nominal_levels(alpha: f64, looks: &[usize]) -> Vec<f64> {
     let h = narrowest / POINTS_PER_STEP;
     let first = normal.inverse_cdf(1.0 - spent(alpha, fraction(looks[0])));
     let mut bounds = vec![first];
-    let mut grid = Grid::new(first, h, |z| density(z));
+    let mut grid = Grid::new(first, h, density);
     for w in looks.windows(2) {
         let (before, now) = (w[0] as f64, w[1] as f64);
         let carry = (before / now).sqrt();
@@ -304,7 +307,7 @@ impl Paired {
 
     /// One-sided p that the true difference is positive, `excess` the observed one.
     fn p_exceeds(&self, excess: f64) -> f64 {
-        if !(self.freedom >= 1.0) || excess.is_nan() {
+        if self.freedom.is_nan() || self.freedom < 1.0 || excess.is_nan() {
             return 1.0;
         }
         if self.error == 0.0 || !self.error.is_finite() {
