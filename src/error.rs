@@ -1,4 +1,5 @@
-//! Errors carry the exit code the design fixes: 1 failed, 2 bad usage or input, 130 interrupted.
+//! Errors carry the exit code the design fixes: 1 failed, 2 bad usage or input, 3 undecided,
+//! 130 interrupted.
 
 use std::fmt;
 
@@ -8,6 +9,8 @@ pub enum Error {
     Input(String),
     /// A tool latkit ran failed, or a gate failed: exit 1.
     Failed(String),
+    /// `--runs auto` ran its most rounds without deciding the gate: exit 3, never a pass.
+    Undecided(String),
     /// Ctrl-C or SIGTERM, after the summary was printed and results written: exit 130.
     Interrupted,
 }
@@ -93,6 +96,7 @@ impl Error {
         match self {
             Error::Input(_) => 2,
             Error::Failed(_) => 1,
+            Error::Undecided(_) => 3,
             Error::Interrupted => 130,
         }
     }
@@ -136,7 +140,7 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(msg) | Error::Failed(msg) => f.write_str(msg),
+            Error::Input(msg) | Error::Failed(msg) | Error::Undecided(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
         }
     }

@@ -143,6 +143,24 @@ fn interleave_refuses_what_it_cannot_do() {
     refused(&["--interleave", "HEAD", "--store"], "does not store");
     refused(&["--interleave", "HEAD", "--raw", "r.txt"], "--raw");
     refused(&["--fail-on", "ns/op:+5%"], "give --interleave REV");
+    refused(
+        &["--interleave", "HEAD", "--runs", "auto"],
+        "runs until a --fail-on gate is decided",
+    );
+    refused(
+        &["--interleave", "HEAD", "--runs", "8", "--count", "8"],
+        "give one",
+    );
+    let gated = ["--interleave", "HEAD", "--fail-on", "ns/op:+5%", "--runs"];
+    refused(
+        &[&gated[..], &["8", "--max-runs", "9"]].concat(),
+        "bound --runs auto",
+    );
+    refused(
+        &[&gated[..], &["auto", "--min-runs", "9", "--max-runs", "5"]].concat(),
+        "is below --min-runs",
+    );
+    refused(&[&gated[..], &["often"]].concat(), "nor `auto`");
     let elsewhere = tempfile::tempdir().unwrap();
     let out = latkit()
         .arg("go")
@@ -298,4 +316,117 @@ fn a_checkout_left_by_a_killed_run_is_pruned_by_the_next() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(worktrees(repo.path()).len(), 1);
     assert!(!Path::new(&stale).exists(), "{stale} was removed");
+}
+
+/// A Go benchmark that sleeps `ms` milliseconds per iteration: a large, real effect that a
+/// loaded machine cannot hide.
+fn go_nap(ms: u32) -> String {
+    format!(
+        "package nap\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n\
+         func BenchmarkNap(b *testing.B) {{\n\tfor i := 0; i < b.N; i++ {{\n\t\t\
+         time.Sleep({ms} * time.Millisecond)\n\t}}\n}}\n"
+    )
+}
+
+/// `latkit go --interleave HEAD --runs auto ARGS` in `repo`, as JSON.
+fn go_auto(repo: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = latkit()
+        .arg("go")
+        .arg("--dir")
+        .arg(repo)
+        .args([
+            "--interleave",
+            "HEAD",
+            "--runs",
+            "auto",
+            "--benchtime",
+            "3x",
+        ])
+        .args(["--format", "json", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code(), report, stderr)
+}
+
+#[test]
+fn go_runs_auto_stops_once_a_real_change_is_decided() {
+    let _quiet = quiet();
+    let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");
+    let repo = repository(
+        &[module, ("nap_test.go", &go_nap(20))],
+        &[("nap_test.go", &go_nap(30))],
+    );
+    let (code, report, stderr) = go_auto(repo.path(), &["--fail-on", "ns/op:+5%"]);
+    assert_eq!(
+        code,
+        Some(1),
+        "20 ms against 30 ms fails the gate: {stderr}"
+    );
+    let target = &report["verdict"]["targets"][0];
+    assert_eq!(target["status"], "fail", "{target}");
+    assert_eq!(target["bench"], "BenchmarkNap", "{target}");
+    // Decided long before the most rounds: the table holds as many samples as rounds ran.
+    let rounds = change_of(&report, "Nap")["n"].as_u64().unwrap();
+    assert!((3..30).contains(&rounds), "{rounds} rounds");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains(&format!("--runs auto: {rounds} rounds of at most 30")),
+        "{notes}"
+    );
+
+    // No change can be shown within +0.001 %, and at alpha 0.001 none is found: undecided
+    // after the most rounds is its own exit code, never a pass.
+    git(repo.path(), &["checkout", "-q", "--", "."]);
+    let (code, report, stderr) = go_auto(
+        repo.path(),
+        &[
+            "--fail-on",
+            "ns/op:+0.001%",
+            "--alpha",
+            "0.001",
+            "--max-runs",
+            "3",
+        ],
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("inconclusive after 3 rounds"), "{stderr}");
+    assert_eq!(report["verdict"]["targets"][0]["status"], "undecided");
+}
+
+fn gbench_nap(ms: u32) -> String {
+    format!(
+        "#include <benchmark/benchmark.h>\n#include <chrono>\n#include <thread>\n\
+         static void BM_Nap(benchmark::State& state) {{\n\
+           for (auto _ : state) std::this_thread::sleep_for(std::chrono::milliseconds({ms}));\n\
+         }}\n\
+         BENCHMARK(BM_Nap)->UseRealTime()->Iterations(3);\nBENCHMARK_MAIN();\n"
+    )
+}
+
+#[test]
+fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
+    let _quiet = quiet();
+    let repo = repository(
+        &[("nap.cc", &gbench_nap(20))],
+        &[("nap.cc", &gbench_nap(30))],
+    );
+    let out = latkit()
+        .current_dir(repo.path())
+        .args(["gbench", "./nap", "--interleave", "HEAD", "--runs", "auto"])
+        .args([
+            "--build",
+            "g++ -O2 -std=c++17 -o nap nap.cc -lbenchmark -lpthread",
+        ])
+        .args(["--fail-on", "real_time:+5%", "--format", "json", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"]["targets"][0]["status"], "fail");
+    let rounds = change_of(&report, "BM_Nap")["n"].as_u64().unwrap();
+    assert!((3..30).contains(&rounds), "{rounds} rounds");
 }

@@ -13,6 +13,8 @@ pub enum Status {
     Pass,
     Fail,
     NotMeasured,
+    /// `--runs auto` reached its most rounds before the comparison was decided.
+    Undecided,
 }
 
 impl Status {
@@ -21,6 +23,7 @@ impl Status {
             Status::Pass => "✅ Pass",
             Status::Fail => "❌ Fail",
             Status::NotMeasured => "⚠️ Not measured",
+            Status::Undecided => "❔ Undecided",
         }
     }
 }
@@ -93,6 +96,12 @@ impl Verdict {
                 .iter()
                 .filter(|b| b.status != Status::Pass)
                 .count()
+    }
+
+    /// Nothing failed, but a comparison was left undecided.
+    pub fn undecided(&self) -> bool {
+        self.targets.iter().all(|t| t.status != Status::Fail)
+            && self.targets.iter().any(|t| t.status == Status::Undecided)
     }
 
     /// Everything passed and was measured.

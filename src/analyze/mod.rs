@@ -1,6 +1,7 @@
 //! From numbers to decisions: statistics, baselines, attribution, comparison, gates.
 
 pub mod attribution;
+pub mod auto_gate;
 pub mod bisect;
 pub mod compare;
 pub mod enrich;

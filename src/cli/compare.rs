@@ -83,6 +83,9 @@ impl From<InterleaveArgs> for crate::commands::Interleave {
     fn from(args: InterleaveArgs) -> Self {
         crate::commands::Interleave {
             base: args.interleave,
+            runs: args.runs,
+            min_runs: args.min_runs,
+            max_runs: args.max_runs,
             gate: args.gate.into(),
         }
     }
@@ -118,8 +121,37 @@ pub struct InterleaveArgs {
     /// rounds; --fail-on gates the result).
     #[arg(long, value_name = "REV")]
     pub interleave: Option<String>,
+    /// With --interleave: the rounds to run (as --count / --repetitions), or `auto`: add
+    /// rounds until every --fail-on gate is decided, a change beyond its threshold or one
+    /// shown within it, by a sequential test that keeps false alarms within --alpha however
+    /// often it looks; still undecided after --max-runs rounds exits 3.
+    #[arg(long, value_name = "N|auto", requires = "interleave", value_parser = runs)]
+    pub runs: Option<crate::commands::Runs>,
+    /// With --runs auto: rounds before the first look [default: 3, the fewest a paired test
+    /// can use].
+    #[arg(long, value_name = "N", requires = "runs",
+          value_parser = clap::value_parser!(u32).range(3..=10_000))]
+    pub min_runs: Option<u32>,
+    /// With --runs auto: the most rounds [default: 30].
+    #[arg(long, value_name = "N", requires = "runs",
+          value_parser = clap::value_parser!(u32).range(3..=10_000))]
+    pub max_runs: Option<u32>,
     #[command(flatten)]
     pub gate: GateArgs,
+}
+
+fn runs(text: &str) -> Result<crate::commands::Runs, String> {
+    match text {
+        "auto" => Ok(crate::commands::Runs::Auto),
+        _ => text
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| (1..=10_000).contains(&n))
+            .map(crate::commands::Runs::Count)
+            .ok_or_else(|| {
+                format!("`{text}` is neither a number of rounds (1 to 10000) nor `auto`")
+            }),
+    }
 }
 
 pub(super) fn alpha(text: &str) -> std::result::Result<f64, String> {

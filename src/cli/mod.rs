@@ -49,7 +49,8 @@ use std::path::PathBuf;
                   statistics, a history store (SQLite or PostgreSQL), targets and budgets as a \
                   CI gate, and reports from terminal tables to HTML with plots.\n\n\
                   Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
-                  or unreadable input; 130 interrupted (after the summary was printed and the \
+                  or unreadable input; 3 a --runs auto comparison still undecided after \
+                  --max-runs rounds; 130 interrupted (after the summary was printed and the \
                   results were written)."
 )]
 pub struct Cli {

@@ -111,7 +111,7 @@ fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
         &args.interleave,
         &rev,
         &here,
-        args.repetitions,
+        interleave::Plan::of(&args.interleave, args.repetitions, None)?,
         &args.report.output,
         |base| {
             build(&base.counterpart(&here)?)?;

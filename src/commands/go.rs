@@ -108,17 +108,17 @@ fn interleaved(
     output: &super::Output,
 ) -> Result<()> {
     let here = test.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let rounds = if count_given {
-        test.count
+    let plan = if count_given {
+        interleave::Plan::of(args, test.count, Some("--count"))?
     } else {
-        interleave::DEFAULT_ROUNDS
+        interleave::Plan::of(args, interleave::DEFAULT_ROUNDS, None)?
     };
     let round = GoTest { count: 1, ..test };
     interleave::run_rounds(
         args,
         rev,
         &here,
-        rounds,
+        plan,
         output,
         |_| Ok(()),
         |side| match side {

@@ -3,8 +3,10 @@
 //! that host drift (other tenants, thermal state, frequency) hits both alike; the two pooled
 //! runs are then compared as `latkit compare` would.
 
-use super::{Interleave, Output, deliver, say_warnings};
+use super::{Interleave, Output, Runs, deliver, say_warnings};
+use crate::analyze::auto_gate::{AutoGate, Round};
 use crate::analyze::compare::{CompareInput, compare};
+use crate::analyze::sequential::{Decision, Design};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::runner::output::Outcome;
@@ -15,6 +17,68 @@ use std::path::Path;
 /// Rounds when none are asked for: six samples a side give medians a confidence interval
 /// and the U test room to find a difference at alpha 0.05.
 pub const DEFAULT_ROUNDS: u32 = 6;
+/// `--runs auto` bounds when none are given: a paired test needs three rounds to look at all;
+/// thirty are enough to decide a change of the threshold's size under noise of about the
+/// same size (docs/sequential.md).
+const AUTO_MIN_ROUNDS: u32 = 3;
+const AUTO_MAX_ROUNDS: u32 = 30;
+
+/// How many rounds run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Plan {
+    Fixed(u32),
+    /// Until the gates are decided.
+    Auto(Design),
+}
+
+impl Plan {
+    /// The rounds, from `--runs`, `--min-runs`, `--max-runs` and the runner's own count
+    /// (`rounds`, given as `count_flag` when the user gave it).
+    pub fn of(args: &Interleave, rounds: u32, count_flag: Option<&str>) -> Result<Plan> {
+        if let (Some(_), Some(flag)) = (args.runs, count_flag) {
+            return Err(Error::Input(format!(
+                "--runs and {flag} both set the rounds of --interleave: give one"
+            )));
+        }
+        match args.runs {
+            None | Some(Runs::Count(_)) if args.min_runs.is_some() || args.max_runs.is_some() => {
+                Err(Error::Input(
+                    "--min-runs and --max-runs bound --runs auto; with a fixed number of \
+                     rounds give --runs N alone"
+                        .into(),
+                ))
+            }
+            None => Ok(Plan::Fixed(rounds)),
+            Some(Runs::Count(n)) => Ok(Plan::Fixed(n)),
+            Some(Runs::Auto) if args.gate.fail_on.is_empty() => Err(Error::Input(
+                "--runs auto runs until a --fail-on gate is decided: give one, e.g. \
+                 --fail-on ns/op:+5%"
+                    .into(),
+            )),
+            Some(Runs::Auto) => {
+                let min = args.min_runs.unwrap_or(AUTO_MIN_ROUNDS);
+                let max = args.max_runs.unwrap_or(AUTO_MAX_ROUNDS.max(min));
+                if max < min {
+                    return Err(Error::Input(format!(
+                        "--max-runs {max} is below --min-runs {min}"
+                    )));
+                }
+                Ok(Plan::Auto(Design {
+                    alpha: args.gate.alpha,
+                    min_rounds: min as usize,
+                    max_rounds: max as usize,
+                }))
+            }
+        }
+    }
+
+    fn most(&self) -> u32 {
+        match self {
+            Plan::Fixed(n) => *n,
+            Plan::Auto(design) => design.max_rounds as u32,
+        }
+    }
+}
 
 /// Refuses what an A/B run cannot honour, before anything is built or run.
 pub fn check_flags(output: &Output) -> Result<()> {
@@ -61,13 +125,13 @@ pub enum Side<'a> {
     Working,
 }
 
-/// Runs `rounds` rounds of base then working tree through `run`, then reports the
-/// comparison through `sinks`. `within` is a directory inside the repository.
+/// Runs the rounds of base then working tree through `run`, then reports the comparison
+/// through `sinks`. `within` is a directory inside the repository.
 pub fn run_rounds(
     args: &Interleave,
     rev: &str,
     within: &Path,
-    rounds: u32,
+    plan: Plan,
     output: &Output,
     prepare: impl FnOnce(&Worktree) -> Result<()>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
@@ -85,12 +149,31 @@ pub fn run_rounds(
         return Err(Error::Interrupted);
     }
     let talk = !output.quiet && stderr().is_terminal();
+    let mut auto = match plan {
+        Plan::Auto(design) => Some((AutoGate::new(design, args.gate.options().rules), design)),
+        Plan::Fixed(_) => None,
+    };
+    let turns = Turns {
+        base: &base,
+        rev,
+        plan,
+        talk,
+    };
     let Rounds {
-        base_runs,
-        working_runs,
+        rounds,
         mut notes,
         interrupted,
-    } = alternate(&base, rev, rounds, talk, &mut run)?;
+    } = turns.alternate(auto.as_mut().map(|(gate, _)| gate), &mut run)?;
+    let ran = rounds.len();
+    let (base_runs, working_runs): (Vec<Run>, Vec<Run>) =
+        rounds
+            .iter()
+            .cloned()
+            .fold(Default::default(), |(mut b, mut w), (base, working)| {
+                b.extend(base);
+                w.extend(working);
+                (b, w)
+            });
     let pooled = |runs: Vec<Run>, label: String, notes: &mut Vec<Note>| -> Option<CompareInput> {
         let (run, merge_notes) = crate::ingest::merge(runs)?;
         notes.extend(merge_notes);
@@ -118,10 +201,21 @@ pub fn run_rounds(
         if interrupted {
             ", interrupted: the rounds that finished are compared".to_string()
         } else {
-            format!(", {rounds} rounds")
+            format!(", {ran} rounds")
         }
     )));
-    let mut report = compare(inputs, &args.gate.options())?;
+    let mut options = args.gate.options();
+    if let Some((gate, design)) = &auto {
+        // The sequential test decides; a fixed-design test after optional stopping would not
+        // hold its alpha.
+        options.rules.clear();
+        notes.push(Note::info(gate.note(design)));
+    }
+    let mut report = compare(inputs, &options)?;
+    if let Some((gate, _)) = &auto {
+        let base_label = format!("{rev} ({})", base.short());
+        report.verdict = Some(gate.verdict(&base_label, &rounds));
+    }
     notes.append(&mut report.notes);
     report.notes = notes;
     if !output.quiet && (output.out.is_some() || !std::io::stdout().is_terminal()) {
@@ -131,36 +225,72 @@ pub fn run_rounds(
         sinks.finish(&report)?;
         return Err(Error::Interrupted);
     }
-    deliver(&report, sinks)
+    deliver(&report, sinks).map_err(|e| match e {
+        Error::Undecided(why) => Error::Undecided(why.replace("--max-runs", &ran.to_string())),
+        e => e,
+    })
 }
 
-/// What the rounds ran: each side's runs, their notes, and whether an interrupt cut them.
+/// What the rounds ran: each round's runs of both sides, their notes, and whether an
+/// interrupt cut them.
 #[derive(Default)]
 struct Rounds {
-    base_runs: Vec<Run>,
-    working_runs: Vec<Run>,
+    rounds: Vec<Round>,
     notes: Vec<Note>,
     interrupted: bool,
 }
 
-/// Runs base then working tree, `rounds` times; a failing run stops everything, an
-/// interrupt keeps what finished.
-fn alternate(
-    base: &Worktree,
-    rev: &str,
-    rounds: u32,
+/// How the sides take turns.
+struct Turns<'a> {
+    base: &'a Worktree,
+    rev: &'a str,
+    plan: Plan,
     talk: bool,
-    run: &mut impl FnMut(&Side) -> Result<Outcome>,
-) -> Result<Rounds> {
-    let mut done = Rounds::default();
-    'rounds: for round in 1..=rounds {
+}
+
+impl Turns<'_> {
+    /// Runs base then working tree, round after round, until the plan's rounds ran or `auto`
+    /// decided; a failing run stops everything, an interrupt keeps the rounds that finished.
+    fn alternate(
+        &self,
+        mut auto: Option<&mut AutoGate>,
+        run: &mut impl FnMut(&Side) -> Result<Outcome>,
+    ) -> Result<Rounds> {
+        let mut done = Rounds::default();
+        for round in 1..=self.plan.most() {
+            let finished = self.round(round, &mut done, run)?;
+            if !finished {
+                break;
+            }
+            if let Some(gate) = auto.as_deref_mut()
+                && gate.look(&done.rounds)? != Decision::Continue
+            {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// One round, base then working tree; whether both sides finished.
+    fn round(
+        &self,
+        round: u32,
+        done: &mut Rounds,
+        run: &mut impl FnMut(&Side) -> Result<Outcome>,
+    ) -> Result<bool> {
+        let (base, rev) = (self.base, self.rev);
+        let mut this: Round = Default::default();
         for side in [Side::Base(base), Side::Working] {
             let name = match side {
                 Side::Base(_) => format!("base {rev} ({})", base.short()),
                 Side::Working => "working tree".to_string(),
             };
-            if talk {
-                crate::error::say(&format!("latkit: round {round}/{rounds}: {name}"));
+            if self.talk {
+                let of = match self.plan {
+                    Plan::Fixed(n) => format!("{round}/{n}"),
+                    Plan::Auto(d) => format!("{round} (until decided, at most {})", d.max_rounds),
+                };
+                crate::error::say(&format!("latkit: round {of}: {name}"));
             }
             let outcome = run(&side)?;
             done.interrupted = outcome.interrupted;
@@ -174,14 +304,18 @@ fn alternate(
             if let Some(input) = outcome.input {
                 done.notes.extend(input.notes);
                 match side {
-                    Side::Base(_) => done.base_runs.extend(input.runs),
-                    Side::Working => done.working_runs.extend(input.runs),
+                    Side::Base(_) => this.0.extend(input.runs),
+                    Side::Working => this.1.extend(input.runs),
                 }
             }
             if done.interrupted {
-                break 'rounds;
+                // What the cut round ran is kept (a fixed design pools it); the paired
+                // test finds no pair in it.
+                done.rounds.push(this);
+                return Ok(false);
             }
         }
+        done.rounds.push(this);
+        Ok(true)
     }
-    Ok(done)
 }

@@ -27,7 +27,7 @@ pub use frame::FrameOptions;
 pub use gbench::GbenchOptions;
 pub use go::GoOptions;
 pub use net::{NetMode, NetTest};
-pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Storing};
+pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing};
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
 pub use store::{HistoryOptions, ListFormat, StoreAction};
@@ -195,6 +195,12 @@ fn deliver(report: &Report, sinks: FanOut) -> Result<()> {
 /// Exit 1 when the report's verdict did not pass.
 fn verdict_exit(report: &Report) -> Result<()> {
     match &report.verdict {
+        Some(verdict) if verdict.undecided() => Err(Error::Undecided(
+            "inconclusive after --max-runs rounds (--runs auto): a gated figure is neither worse beyond its \
+             threshold nor shown within it; more rounds (--max-runs) or a wider threshold can \
+             decide it"
+                .into(),
+        )),
         Some(verdict) if !verdict.passed() => Err(Error::Failed(format!(
             "{} target(s) missed or not measured",
             verdict.missed()

@@ -106,7 +106,19 @@ impl Gate {
 pub struct Interleave {
     /// The git revision the working tree alternates with; `None`: a plain run.
     pub base: Option<String>,
+    /// `--runs`: the rounds, or until decided; `None`: the runner's own count.
+    pub runs: Option<Runs>,
+    pub min_runs: Option<u32>,
+    pub max_runs: Option<u32>,
     pub gate: Gate,
+}
+
+/// `--runs N|auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    Count(u32),
+    /// Until the gates are decided, between `--min-runs` and `--max-runs`.
+    Auto,
 }
 
 /// How inputs are read: their format (`None`: detected) and the directions `--better` sets.

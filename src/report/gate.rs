@@ -106,6 +106,7 @@ fn budget_rows(verdict: &Verdict) -> Option<(String, Vec<[String; 5]>)> {
         Status::Pass => "✅ Fits",
         Status::Fail => "❌ Over budget",
         Status::NotMeasured => "⚠️ Not measured",
+        Status::Undecided => "❔ Undecided",
     };
     if let Some(last) = rows.last_mut() {
         last[4] = verdict.to_string();
@@ -271,11 +272,11 @@ pub fn junit(verdict: &Verdict) -> String {
         );
         match status {
             Status::Pass => out.push_str("/>\n"),
-            Status::Fail | Status::NotMeasured => {
-                let kind = if status == Status::Fail {
-                    "fail"
-                } else {
-                    "not measured"
+            Status::Fail | Status::NotMeasured | Status::Undecided => {
+                let kind = match status {
+                    Status::Fail => "fail",
+                    Status::Undecided => "undecided",
+                    _ => "not measured",
                 };
                 let _ = write!(
                     out,

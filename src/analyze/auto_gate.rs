@@ -1,0 +1,212 @@
+//! `--runs auto` on interleaved rounds: the figures the `--fail-on` rules name, paired round by
+//! round, judged by the sequential test after each round, and its decision as the verdict.
+
+use super::gate::{Measured, Status, TargetResult, Verdict};
+use super::sequential::{Decision, Design, Figure, Sequential};
+use crate::error::{Error, Result};
+use crate::model::{Run, Unit};
+use crate::spec::targets::RegressionRule;
+
+/// One round: the base's runs and the working tree's.
+pub type Round = (Vec<Run>, Vec<Run>);
+
+/// A figure a rule gates: which benchmark and metric, under which rule.
+struct Gated {
+    package: Option<String>,
+    bench: String,
+    /// The name as tables show it (Go's without its GOMAXPROCS suffix).
+    shown: String,
+    metric: String,
+    unit: Unit,
+    /// A rise is the worse direction (the rule's, or the metric's own).
+    increase_is_bad: bool,
+    rule: usize,
+}
+
+/// The sequential gate over a growing list of rounds.
+pub struct AutoGate {
+    rules: Vec<RegressionRule>,
+    test: Sequential,
+    gated: Vec<Gated>,
+    figures: Vec<Figure>,
+    decision: Decision,
+    rounds: usize,
+}
+
+impl AutoGate {
+    pub fn new(design: Design, rules: Vec<RegressionRule>) -> AutoGate {
+        AutoGate {
+            rules,
+            test: Sequential::new(design),
+            gated: Vec::new(),
+            figures: Vec::new(),
+            decision: Decision::Continue,
+            rounds: 0,
+        }
+    }
+
+    /// Looks after the latest of `rounds`; the decision (`Continue` for another round). The
+    /// gated figures are those of the first round; a rule naming none is an error.
+    pub fn look(&mut self, rounds: &[Round]) -> Result<Decision> {
+        if self.gated.is_empty() {
+            self.gated = self.gated_in(&rounds[0])?;
+        }
+        self.figures = self
+            .gated
+            .iter()
+            .map(|g| Figure {
+                worse_log_ratios: rounds.iter().filter_map(|r| g.worse_log_ratio(r)).collect(),
+                threshold: g.threshold(&self.rules[g.rule]),
+            })
+            .collect();
+        self.rounds = rounds.len();
+        self.decision = self.test.look(rounds.len(), &self.figures);
+        Ok(self.decision)
+    }
+
+    fn gated_in(&self, (base, working): &Round) -> Result<Vec<Gated>> {
+        let mut gated = Vec::new();
+        for (rule_index, rule) in self.rules.iter().enumerate() {
+            let before = gated.len();
+            for bench in working.iter().flat_map(|r| &r.benchmarks) {
+                for metric in bench.metrics.iter().filter(|m| m.name == rule.metric) {
+                    let figure = Gated {
+                        package: bench.package.clone(),
+                        bench: bench.name.full_name.clone(),
+                        shown: bench.name.name.clone(),
+                        metric: metric.name.clone(),
+                        unit: metric.unit.clone(),
+                        increase_is_bad: rule.increase_is_bad(metric.better),
+                        rule: rule_index,
+                    };
+                    let known = gated
+                        .iter()
+                        .any(|g: &Gated| g.same_figure(&figure) && g.rule == rule_index);
+                    if !known && figure.median(base).is_some() {
+                        gated.push(figure);
+                    }
+                }
+            }
+            if gated.len() == before {
+                return Err(Error::Input(format!(
+                    "--fail-on `{}`: no benchmark both trees ran has a metric called `{}`",
+                    rule.text, rule.metric
+                )));
+            }
+        }
+        Ok(gated)
+    }
+
+    /// The verdict: each gated figure failed, passed, or undecided.
+    pub fn verdict(&self, base: &str, rounds: &[Round]) -> Verdict {
+        let standings = self.test.standings();
+        let targets = self
+            .gated
+            .iter()
+            .zip(&self.figures)
+            .enumerate()
+            .map(|(i, (g, figure))| {
+                let standing = standings.get(i).copied().unwrap_or_default();
+                let status = match self.decision {
+                    Decision::Changed(failed) if failed == i => Status::Fail,
+                    _ if standing.within => Status::Pass,
+                    _ => Status::Undecided,
+                };
+                let rule = &self.rules[g.rule];
+                let n = figure.worse_log_ratios.len();
+                let how = match status {
+                    Status::Fail => format!("worse beyond it after {n} rounds"),
+                    Status::Pass => format!("shown within it after {n} rounds"),
+                    _ => format!("undecided after {n} rounds"),
+                };
+                let working = rounds.iter().filter_map(|r| g.median(&r.1)).collect();
+                TargetResult {
+                    bench: g.shown.clone(),
+                    metric: format!("{}: working tree vs {base}", g.metric),
+                    value: median_of(working).map(|value| Measured {
+                        value,
+                        unit: g.unit.clone(),
+                    }),
+                    shown: format!("{} (got {}, {how})", rule.text, g.change(figure)),
+                    target: rule.text.clone(),
+                    status,
+                }
+            })
+            .collect();
+        Verdict {
+            targets,
+            budget: None,
+        }
+    }
+
+    /// The note on how the rounds ended.
+    pub fn note(&self, design: &Design) -> String {
+        let how = match self.decision {
+            Decision::Changed(_) => "a change beyond a --fail-on threshold is real",
+            Decision::Within => "every gated figure is within its threshold",
+            Decision::Undecided => "undecided at --max-runs",
+            Decision::Continue => "interrupted before a decision",
+        };
+        format!(
+            "--runs auto: {} rounds of at most {} ({how}); judged by a group-sequential paired \
+             test on the rounds' log ratios that holds false alarms within alpha {} over every \
+             look (docs/sequential.md); the table's p-values are the fixed design's and do not \
+             gate",
+            self.rounds, design.max_rounds, design.alpha
+        )
+    }
+}
+
+impl Gated {
+    fn same_figure(&self, other: &Gated) -> bool {
+        self.package == other.package && self.bench == other.bench && self.metric == other.metric
+    }
+
+    /// This figure's median in `runs` (one round of one side).
+    fn median(&self, runs: &[Run]) -> Option<f64> {
+        let values = runs
+            .iter()
+            .flat_map(|r| &r.benchmarks)
+            .filter(|b| b.package == self.package && b.name.full_name == self.bench)
+            .flat_map(|b| &b.metrics)
+            .filter(|m| m.name == self.metric)
+            .flat_map(|m| m.values.iter().copied())
+            .collect();
+        median_of(values)
+    }
+
+    /// The round's log ratio working/base, positive when worse; `None` when a side lacks it
+    /// or a value is not positive.
+    fn worse_log_ratio(&self, (base, working): &Round) -> Option<f64> {
+        let ratio = (self.median(working)? / self.median(base)?).ln();
+        let worse = if self.increase_is_bad { ratio } else { -ratio };
+        worse.is_finite().then_some(worse)
+    }
+
+    /// The threshold as a worse log ratio.
+    fn threshold(&self, rule: &RegressionRule) -> f64 {
+        let fraction = rule.percent / 100.0;
+        if self.increase_is_bad {
+            fraction.ln_1p()
+        } else if fraction < 1.0 {
+            -(-fraction).ln_1p()
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The change working/base as a percent: the geometric mean of the rounds' ratios.
+    fn change(&self, figure: &Figure) -> String {
+        let v = &figure.worse_log_ratios;
+        if v.is_empty() {
+            return "?".into();
+        }
+        let worse = v.iter().sum::<f64>() / v.len() as f64;
+        let log_ratio = if self.increase_is_bad { worse } else { -worse };
+        format!("{:+.2}%", log_ratio.exp_m1() * 100.0)
+    }
+}
+
+fn median_of(mut values: Vec<f64>) -> Option<f64> {
+    (!values.is_empty()).then(|| crate::model::summary::median(&mut values))
+}
