@@ -1050,3 +1050,57 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
         "{shown}"
     );
 }
+
+#[test]
+fn runs_auto_takes_turns_until_the_gate_is_decided() {
+    let out = latkit()
+        .args(["exec", "--runs", "auto", "--fail-on", "time:+5%"])
+        .args(["sleep 0.02", "sleep 0.03", "--format", "json", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "20 ms against 30 ms: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let target = &report["verdict"]["targets"][0];
+    assert_eq!(target["status"], "fail", "{target}");
+    assert_eq!(target["bench"], "sleep 0.03", "{target}");
+    assert_eq!(target["metric"], "time: vs sleep 0.02", "{target}");
+    // Both commands ran the same rounds, and fewer than the most.
+    let runs = |name: &str| values(bench(&report, name), "time").len();
+    let rounds = runs("sleep 0.02");
+    assert_eq!(runs("sleep 0.03"), rounds);
+    assert!((3..30).contains(&rounds), "{rounds} rounds");
+
+    // The same command twice is two commands (an A/A check), never one pooled row.
+    let report = exec_json(&["-r", "3", "true", "true"]);
+    assert_eq!(values(bench(&report, "true"), "time").len(), 3);
+    assert_eq!(values(bench(&report, "true (2)"), "time").len(), 3);
+
+    let refused = |args: &[&str], expected: &str| {
+        let out = latkit().arg("exec").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    };
+    refused(&["--runs", "auto", "true", "true"], "give one, e.g.");
+    refused(
+        &["--runs", "auto", "--fail-on", "time:+5%", "true"],
+        "give two or more",
+    );
+    refused(
+        &["--fail-on", "time:+5%", "true", "true"],
+        "gates --runs auto",
+    );
+    refused(
+        &[
+            "--runs",
+            "auto",
+            "--fail-on",
+            "time:+5%",
+            "--fail-within-noise",
+            "true",
+            "true",
+        ],
+        "no meaning with --runs auto",
+    );
+}

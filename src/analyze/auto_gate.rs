@@ -10,10 +10,20 @@ use crate::spec::targets::RegressionRule;
 /// One round: the base's runs and the working tree's.
 pub type Round = (Vec<Run>, Vec<Run>);
 
+/// What each gated figure is compared with.
+pub enum Against {
+    /// The same benchmark in the base's runs (`--interleave`: two trees).
+    SameName,
+    /// This benchmark in the same round (`exec`: every command against the first).
+    Reference(String),
+}
+
 /// A figure a rule gates: which benchmark and metric, under which rule.
 struct Gated {
     package: Option<String>,
     bench: String,
+    /// The benchmark's full name in the base's runs.
+    base_bench: String,
     /// The name as tables show it (Go's without its GOMAXPROCS suffix).
     shown: String,
     metric: String,
@@ -26,6 +36,7 @@ struct Gated {
 /// The sequential gate over a growing list of rounds.
 pub struct AutoGate {
     rules: Vec<RegressionRule>,
+    against: Against,
     test: Sequential,
     gated: Vec<Gated>,
     figures: Vec<Figure>,
@@ -34,9 +45,10 @@ pub struct AutoGate {
 }
 
 impl AutoGate {
-    pub fn new(design: Design, rules: Vec<RegressionRule>) -> AutoGate {
+    pub fn new(design: Design, rules: Vec<RegressionRule>, against: Against) -> AutoGate {
         AutoGate {
             rules,
+            against,
             test: Sequential::new(design),
             gated: Vec::new(),
             figures: Vec::new(),
@@ -69,10 +81,16 @@ impl AutoGate {
         for (rule_index, rule) in self.rules.iter().enumerate() {
             let before = gated.len();
             for bench in working.iter().flat_map(|r| &r.benchmarks) {
+                let base_bench = match &self.against {
+                    Against::SameName => &bench.name.full_name,
+                    Against::Reference(name) if *name == bench.name.full_name => continue,
+                    Against::Reference(name) => name,
+                };
                 for metric in bench.metrics.iter().filter(|m| m.name == rule.metric) {
                     let figure = Gated {
                         package: bench.package.clone(),
                         bench: bench.name.full_name.clone(),
+                        base_bench: base_bench.clone(),
                         shown: bench.name.name.clone(),
                         metric: metric.name.clone(),
                         unit: metric.unit.clone(),
@@ -82,14 +100,14 @@ impl AutoGate {
                     let known = gated
                         .iter()
                         .any(|g: &Gated| g.same_figure(&figure) && g.rule == rule_index);
-                    if !known && figure.median(base).is_some() {
+                    if !known && figure.median_of(base, &figure.base_bench).is_some() {
                         gated.push(figure);
                     }
                 }
             }
             if gated.len() == before {
                 return Err(Error::Input(format!(
-                    "--fail-on `{}`: no benchmark both trees ran has a metric called `{}`",
+                    "--fail-on `{}`: no benchmark measured on both sides has a metric called `{}`",
                     rule.text, rule.metric
                 )));
             }
@@ -119,10 +137,17 @@ impl AutoGate {
                     Status::Pass => format!("shown within it after {n} rounds"),
                     _ => format!("undecided after {n} rounds"),
                 };
-                let working = rounds.iter().filter_map(|r| g.median(&r.1)).collect();
+                let working = rounds
+                    .iter()
+                    .filter_map(|r| g.median_of(&r.1, &g.bench))
+                    .collect();
+                let versus = match &self.against {
+                    Against::SameName => format!("working tree vs {base}"),
+                    Against::Reference(name) => format!("vs {name}"),
+                };
                 TargetResult {
                     bench: g.shown.clone(),
-                    metric: format!("{}: working tree vs {base}", g.metric),
+                    metric: format!("{}: {versus}", g.metric),
                     value: median_of(working).map(|value| Measured {
                         value,
                         unit: g.unit.clone(),
@@ -150,8 +175,8 @@ impl AutoGate {
         format!(
             "--runs auto: {} rounds of at most {} ({how}); judged by a group-sequential paired \
              test on the rounds' log ratios that holds false alarms within alpha {} over every \
-             look (docs/sequential.md); the table's p-values are the fixed design's and do not \
-             gate",
+             look (docs/sequential.md); the verdict is that test's, not the tables' (which \
+             describe the rounds as a fixed design would)",
             self.rounds, design.max_rounds, design.alpha
         )
     }
@@ -162,12 +187,13 @@ impl Gated {
         self.package == other.package && self.bench == other.bench && self.metric == other.metric
     }
 
-    /// This figure's median in `runs` (one round of one side).
-    fn median(&self, runs: &[Run]) -> Option<f64> {
+    /// The median of this figure's metric for benchmark `bench` in `runs` (one round of one
+    /// side).
+    fn median_of(&self, runs: &[Run], bench: &str) -> Option<f64> {
         let values = runs
             .iter()
             .flat_map(|r| &r.benchmarks)
-            .filter(|b| b.package == self.package && b.name.full_name == self.bench)
+            .filter(|b| b.package == self.package && b.name.full_name == bench)
             .flat_map(|b| &b.metrics)
             .filter(|m| m.name == self.metric)
             .flat_map(|m| m.values.iter().copied())
@@ -178,7 +204,8 @@ impl Gated {
     /// The round's log ratio working/base, positive when worse; `None` when a side lacks it
     /// or a value is not positive.
     fn worse_log_ratio(&self, (base, working): &Round) -> Option<f64> {
-        let ratio = (self.median(working)? / self.median(base)?).ln();
+        let new = self.median_of(working, &self.bench)?;
+        let ratio = (new / self.median_of(base, &self.base_bench)?).ln();
         let worse = if self.increase_is_bad { ratio } else { -ratio };
         worse.is_finite().then_some(worse)
     }

@@ -125,7 +125,7 @@ pub struct InterleaveArgs {
     /// rounds until every --fail-on gate is decided, a change beyond its threshold or one
     /// shown within it, by a sequential test that keeps false alarms within --alpha however
     /// often it looks; still undecided after --max-runs rounds exits 3.
-    #[arg(long, value_name = "N|auto", requires = "interleave", value_parser = runs)]
+    #[arg(long, value_name = "N|auto", requires = "interleave", value_parser = super::runs_or_auto)]
     pub runs: Option<crate::commands::Runs>,
     /// With --runs auto: rounds before the first look [default: 3, the fewest a paired test
     /// can use].
@@ -138,20 +138,6 @@ pub struct InterleaveArgs {
     pub max_runs: Option<u32>,
     #[command(flatten)]
     pub gate: GateArgs,
-}
-
-fn runs(text: &str) -> Result<crate::commands::Runs, String> {
-    match text {
-        "auto" => Ok(crate::commands::Runs::Auto),
-        _ => text
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| (1..=10_000).contains(&n))
-            .map(crate::commands::Runs::Count)
-            .ok_or_else(|| {
-                format!("`{text}` is neither a number of rounds (1 to 10000) nor `auto`")
-            }),
-    }
 }
 
 pub(super) fn alpha(text: &str) -> std::result::Result<f64, String> {

@@ -1,4 +1,6 @@
 use super::ReportArgs;
+use crate::commands::Runs;
+use crate::commands::interleave::{AUTO_MAX_ROUNDS, AUTO_MIN_ROUNDS};
 use crate::error::Error;
 use crate::runner::exec::CommandOutput;
 use clap::Args;
@@ -17,15 +19,18 @@ pub struct ExecArgs {
     /// `{NAME}` parameters are replaced in it too.
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
     pub command_names: Vec<String>,
-    /// Exactly N timed runs per command (instead of --min-runs/--max-runs/--min-time).
-    #[arg(short = 'r', long, value_name = "N",
+    /// Exactly N timed runs per command (instead of --min-runs/--max-runs/--min-time); or
+    /// `auto` with two or more commands: run them in rounds, each once per round in turn,
+    /// until every --fail-on gate on the later commands against the first is decided (a
+    /// change beyond its threshold, or one shown within it) by a sequential test that keeps
+    /// false alarms within --alpha; still undecided after --max-runs rounds exits 3.
+    #[arg(short = 'r', long, value_name = "N|auto", value_parser = super::runs_or_auto)]
+    pub runs: Option<crate::commands::Runs>,
+    /// At least N timed runs per command [default: 10; 3 rounds with --runs auto].
+    #[arg(short = 'm', long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    pub runs: Option<u64>,
-    /// At least N timed runs per command.
-    #[arg(short = 'm', long, value_name = "N", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    pub min_runs: u64,
-    /// At most N timed runs per command [default: no limit].
+    pub min_runs: Option<u64>,
+    /// At most N timed runs per command [default: no limit; 30 rounds with --runs auto].
     #[arg(short = 'M', long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_runs: Option<u64>,
@@ -78,6 +83,8 @@ pub struct ExecArgs {
     #[arg(last = true, value_name = "ARGS")]
     pub argv: Vec<String>,
     #[command(flatten)]
+    pub gate: super::compare::GateArgs,
+    #[command(flatten)]
     pub report: ReportArgs,
 }
 
@@ -104,10 +111,20 @@ impl ExecArgs {
             commands,
             names: self.command_names,
             parameters,
+            auto: self.runs == Some(Runs::Auto),
             timing: crate::runner::exec::Timing {
-                runs: self.runs,
-                min_runs: self.min_runs,
-                max_runs: self.max_runs,
+                runs: match self.runs {
+                    Some(Runs::Count(n)) => Some(n.into()),
+                    _ => None,
+                },
+                min_runs: self.min_runs.unwrap_or(match self.runs {
+                    Some(Runs::Auto) => AUTO_MIN_ROUNDS,
+                    _ => 10,
+                }),
+                max_runs: self.max_runs.or(match self.runs {
+                    Some(Runs::Auto) => Some(AUTO_MAX_ROUNDS),
+                    _ => None,
+                }),
                 min_time: self.min_time,
                 warmup: self.warmup,
                 prepare: self.prepare,
@@ -120,6 +137,7 @@ impl ExecArgs {
                 (true, _) => CommandOutput::Inherit,
                 (false, output) => output.unwrap_or(CommandOutput::Null),
             },
+            gate: self.gate.into(),
             report: self.report.into(),
         })
     }

@@ -350,3 +350,18 @@ fn seconds(text: &str) -> std::result::Result<f64, String> {
         .filter(|s| (0.0..=86_400.0).contains(s))
         .ok_or_else(|| format!("`{text}` is not a number of seconds from 0 to 86400"))
 }
+
+/// `--runs N|auto`.
+pub(super) fn runs_or_auto(text: &str) -> std::result::Result<commands::Runs, String> {
+    match text {
+        "auto" => Ok(commands::Runs::Auto),
+        _ => text
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| (1..=10_000_000).contains(&n))
+            .map(commands::Runs::Count)
+            .ok_or_else(|| {
+                format!("`{text}` is neither a number of runs (1 to 10000000) nor `auto`")
+            }),
+    }
+}

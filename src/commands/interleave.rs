@@ -4,7 +4,7 @@
 //! runs are then compared as `latkit compare` would.
 
 use super::{Interleave, Output, Runs, deliver, say_warnings};
-use crate::analyze::auto_gate::{AutoGate, Round};
+use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::compare::{CompareInput, compare};
 use crate::analyze::sequential::{Decision, Design};
 use crate::error::{Error, Result};
@@ -20,8 +20,8 @@ pub const DEFAULT_ROUNDS: u32 = 6;
 /// `--runs auto` bounds when none are given: a paired test needs three rounds to look at all;
 /// thirty are enough to decide a change of the threshold's size under noise of about the
 /// same size (docs/sequential.md).
-const AUTO_MIN_ROUNDS: u32 = 3;
-const AUTO_MAX_ROUNDS: u32 = 30;
+pub const AUTO_MIN_ROUNDS: u64 = 3;
+pub const AUTO_MAX_ROUNDS: u64 = 30;
 
 /// How many rounds run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,14 +50,15 @@ impl Plan {
             }
             None => Ok(Plan::Fixed(rounds)),
             Some(Runs::Count(n)) => Ok(Plan::Fixed(n)),
+            Some(Runs::Auto) if args.gate.fail_within_noise => Err(fail_within_noise_refused()),
             Some(Runs::Auto) if args.gate.fail_on.is_empty() => Err(Error::Input(
                 "--runs auto runs until a --fail-on gate is decided: give one, e.g. \
                  --fail-on ns/op:+5%"
                     .into(),
             )),
             Some(Runs::Auto) => {
-                let min = args.min_runs.unwrap_or(AUTO_MIN_ROUNDS);
-                let max = args.max_runs.unwrap_or(AUTO_MAX_ROUNDS.max(min));
+                let min = args.min_runs.map_or(AUTO_MIN_ROUNDS, u64::from);
+                let max = args.max_runs.map_or(AUTO_MAX_ROUNDS.max(min), u64::from);
                 if max < min {
                     return Err(Error::Input(format!(
                         "--max-runs {max} is below --min-runs {min}"
@@ -72,12 +73,22 @@ impl Plan {
         }
     }
 
-    fn most(&self) -> u32 {
+    fn most(&self) -> u64 {
         match self {
-            Plan::Fixed(n) => *n,
-            Plan::Auto(design) => design.max_rounds as u32,
+            Plan::Fixed(n) => u64::from(*n),
+            Plan::Auto(design) => design.max_rounds as u64,
         }
     }
+}
+
+/// `--fail-within-noise` asks a fixed design to fail what it cannot tell; a sequential one
+/// tells it or ends undecided.
+pub fn fail_within_noise_refused() -> Error {
+    Error::Input(
+        "--fail-within-noise has no meaning with --runs auto: a change is either decided or \
+         the run ends undecided (exit 3)"
+            .into(),
+    )
 }
 
 /// Refuses what an A/B run cannot honour, before anything is built or run.
@@ -150,7 +161,10 @@ pub fn run_rounds(
     }
     let talk = !output.quiet && stderr().is_terminal();
     let mut auto = match plan {
-        Plan::Auto(design) => Some((AutoGate::new(design, args.gate.options().rules), design)),
+        Plan::Auto(design) => {
+            let gate = AutoGate::new(design, args.gate.options().rules, Against::SameName);
+            Some((gate, design))
+        }
         Plan::Fixed(_) => None,
     };
     let turns = Turns {
@@ -274,7 +288,7 @@ impl Turns<'_> {
     /// One round, base then working tree; whether both sides finished.
     fn round(
         &self,
-        round: u32,
+        round: u64,
         done: &mut Rounds,
         run: &mut impl FnMut(&Side) -> Result<Outcome>,
     ) -> Result<bool> {

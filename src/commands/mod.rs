@@ -9,7 +9,7 @@ mod exec;
 mod frame;
 mod gbench;
 mod go;
-mod interleave;
+pub(crate) mod interleave;
 mod net;
 mod options;
 mod page;

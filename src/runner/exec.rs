@@ -43,6 +43,7 @@ pub struct Timing {
 }
 
 /// What one run cost: seconds of wall, user and system time, bytes of peak memory.
+#[derive(Clone)]
 pub struct Sample {
     pub wall: f64,
     pub user: f64,
@@ -360,23 +361,7 @@ impl Exec {
     /// A failure or an interrupt part-way keeps what finished before it; an error before any
     /// run (a command that cannot be split) is returned as such.
     pub fn run(&self, finished: &mut dyn FnMut(&Input) -> Result<()>) -> Result<Timed> {
-        interrupt::install();
-        let argvs = self
-            .commands
-            .iter()
-            .map(|planned| self.argv(&planned.command))
-            .collect::<Result<Vec<_>>>()?;
-        let started = SystemTime::now();
-        let mut notes = Vec::new();
-        let shell_cost = self.shell_cost(&mut notes)?;
-        let mut record = Record {
-            started,
-            host: crate::host::capture(),
-            id: None,
-            shell_cost,
-            timed: Vec::new(),
-            notes,
-        };
+        let (argvs, mut record) = self.start()?;
         for (index, (planned, argv)) in self.commands.iter().zip(&argvs).enumerate() {
             let (samples, stopped) = match self.time_command(planned, argv) {
                 Ok(timed) => timed,
@@ -401,6 +386,94 @@ impl Exec {
         Ok(record.ending(self, Ending::Done))
     }
 
+    /// Every command's words, and the record the timed runs go to (after the shell's cost is
+    /// measured).
+    fn start(&self) -> Result<(Vec<Vec<String>>, Record)> {
+        interrupt::install();
+        let argvs = self
+            .commands
+            .iter()
+            .map(|planned| self.argv(&planned.command))
+            .collect::<Result<Vec<_>>>()?;
+        let started = SystemTime::now();
+        let mut notes = Vec::new();
+        let shell_cost = self.shell_cost(&mut notes)?;
+        let record = Record {
+            started,
+            host: crate::host::capture(),
+            id: None,
+            shell_cost,
+            timed: Vec::new(),
+            notes,
+        };
+        Ok((argvs, record))
+    }
+
+    /// Times the commands in rounds, each once per round in turn (A B A B), so that drift
+    /// hits them alike, for at most `rounds` rounds: `decided` hears each finished round's
+    /// run (one sample a command) and says whether to stop. Every command's --setup and
+    /// warm-up come before the first round, its --cleanup after the last.
+    pub fn run_rounds(
+        &self,
+        rounds: u64,
+        decided: &mut dyn FnMut(crate::model::Run) -> Result<bool>,
+    ) -> Result<Timed> {
+        let (argvs, mut record) = self.start()?;
+        let named = || self.commands.iter().map(|c| c.name.as_str()).zip(&argvs);
+        if let Some(setup) = &self.timing.setup {
+            self.spawner.helper("--setup", setup)?;
+        }
+        for (name, argv) in named() {
+            self.warm_up(name, argv)?;
+        }
+        let progress = self.bar("rounds (until decided)");
+        progress.set_length(rounds);
+        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); self.commands.len()];
+        let ending = 'rounds: loop {
+            let mut round = Vec::new();
+            for (index, (name, argv)) in named().enumerate() {
+                if !self.prepared()? {
+                    break 'rounds Ending::Interrupted;
+                }
+                let sample = match self.spawn(name, argv) {
+                    Ok(_) if interrupt::requested() => break 'rounds Ending::Interrupted,
+                    Ok(sample) if sample.status.success() || self.timing.ignore_failure => sample,
+                    Ok(sample) => break 'rounds Ending::Failed(self.failed(name, sample.status)),
+                    Err(failure) => break 'rounds Ending::Failed(failure),
+                };
+                round.push((index, vec![sample.clone()]));
+                samples[index].push(sample);
+            }
+            let mut this = Record {
+                timed: round,
+                notes: Vec::new(),
+                ..record.clone()
+            };
+            progress.inc(1);
+            if decided(this.input(self).runs.remove(0))? || samples[0].len() as u64 >= rounds {
+                break Ending::Done;
+            }
+        };
+        progress.finish_and_clear();
+        if let Some(cleanup) = &self.timing.cleanup {
+            self.spawner.helper("--cleanup", cleanup)?;
+        }
+        if matches!(ending, Ending::Interrupted) {
+            record.notes.push(Note::warning(
+                "interrupted: the round in progress was cut short; the rounds before it are \
+                 reported"
+                    .to_string(),
+            ));
+        }
+        for (index, samples) in samples.into_iter().enumerate() {
+            if !samples.is_empty() {
+                self.warn(&self.commands[index].name, &samples, &mut record.notes);
+                record.timed.push((index, samples));
+            }
+        }
+        Ok(record.ending(self, ending))
+    }
+
     /// Runs one command's helpers, warm-up and timed runs. The samples that finished come
     /// back with, when an interrupt stopped them, whether it cut a timed run short.
     fn time_command(
@@ -412,33 +485,13 @@ impl Exec {
         if let Some(setup) = &self.timing.setup {
             self.spawner.helper("--setup", setup)?;
         }
-        let spawn = |argv: &[String]| {
-            self.spawner.time(argv).map_err(|e| {
-                Error::Failed(match e.kind() {
-                    std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
-                    _ => format!("could not run `{name}`: {e}"),
-                })
-            })
-        };
-        // --prepare before each run; false when an interrupt came meanwhile.
-        let prepared = || -> Result<bool> {
-            if let Some(prepare) = &self.timing.prepare {
-                self.spawner.helper("--prepare", prepare)?;
-            }
-            Ok(!interrupt::requested())
-        };
         let mut samples: Vec<Sample> = Vec::new();
         let mut cut_short = false;
-        for _ in 0..self.timing.warmup {
-            if !prepared()? {
-                break;
-            }
-            spawn(argv)?;
-        }
+        self.warm_up(name, argv)?;
         let mut target = self.timing.runs.unwrap_or(self.timing.min_runs);
         let progress = self.bar(name);
-        while (samples.len() as u64) < target && prepared()? {
-            let sample = spawn(argv)?;
+        while (samples.len() as u64) < target && self.prepared()? {
+            let sample = self.spawn(name, argv)?;
             if interrupt::requested() {
                 // Stopped part-way by the interrupt (or racing it): not a measurement.
                 cut_short = true;
@@ -465,6 +518,35 @@ impl Exec {
             self.spawner.helper("--cleanup", cleanup)?;
         }
         Ok((samples, interrupt::requested().then_some(cut_short)))
+    }
+
+    /// Spawns `argv` once and measures it.
+    fn spawn(&self, name: &str, argv: &[String]) -> Result<Sample> {
+        self.spawner.time(argv).map_err(|e| {
+            Error::Failed(match e.kind() {
+                std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
+                _ => format!("could not run `{name}`: {e}"),
+            })
+        })
+    }
+
+    /// Runs --prepare before a run; false when an interrupt came meanwhile.
+    fn prepared(&self) -> Result<bool> {
+        if let Some(prepare) = &self.timing.prepare {
+            self.spawner.helper("--prepare", prepare)?;
+        }
+        Ok(!interrupt::requested())
+    }
+
+    /// The untimed --warmup runs.
+    fn warm_up(&self, name: &str, argv: &[String]) -> Result<()> {
+        for _ in 0..self.timing.warmup {
+            if !self.prepared()? {
+                break;
+            }
+            self.spawn(name, argv)?;
+        }
+        Ok(())
     }
 
     /// Why a timed run failed: its exit status and the last lines it wrote to stderr.
@@ -544,6 +626,7 @@ pub struct Timed {
 }
 
 /// The commands timed so far, from which the run is built (again, as each one finishes).
+#[derive(Clone)]
 struct Record {
     started: SystemTime,
     host: crate::model::Environment,
@@ -715,6 +798,80 @@ mod tests {
         });
         let helpers = helpers.borrow().clone();
         (done.ending, count, notes, helpers)
+    }
+
+    /// Two commands timed in rounds through a script, stopped by `decide` (which hears each
+    /// round's wall times); what ended it, each command's wall times, and the helpers run.
+    fn in_rounds(
+        runs: Vec<(f64, i32)>,
+        decide: impl Fn(&[f64]) -> bool,
+    ) -> (Ending, Vec<Vec<f64>>, Vec<String>) {
+        let helpers = Rc::new(RefCell::new(Vec::new()));
+        let command = |name: &str| Planned {
+            command: "true".into(),
+            name: name.into(),
+            params: Vec::new(),
+        };
+        let exec = Exec {
+            commands: vec![command("a"), command("b")],
+            timing: Timing {
+                setup: Some("s".into()),
+                cleanup: Some("c".into()),
+                ..timing()
+            },
+            spawner: Box::new(Scripted {
+                runs: RefCell::new(runs),
+                helpers: helpers.clone(),
+            }),
+            progress: false,
+        };
+        // In seconds, as scripted (the model keeps nanoseconds).
+        let walls = |run: &crate::model::Run| -> Vec<Vec<f64>> {
+            let seconds = |b: &crate::model::Benchmark| {
+                let time = b.metric(vocab::WALL_TIME).unwrap();
+                time.values.iter().map(|ns| ns / 1e9).collect()
+            };
+            run.benchmarks.iter().map(seconds).collect()
+        };
+        let done = exec
+            .run_rounds(10, &mut |run| {
+                let round: Vec<f64> = walls(&run).concat();
+                Ok(decide(&round))
+            })
+            .unwrap();
+        let all = done.input.map_or(Vec::new(), |input| walls(&input.runs[0]));
+        let helpers = helpers.borrow().clone();
+        (done.ending, all, helpers)
+    }
+
+    #[test]
+    fn rounds_take_turns_and_stop_when_decided() {
+        let script = [(0.1, 0), (0.2, 0)].repeat(10);
+        let (ending, walls, helpers) = in_rounds(script.clone(), |_| false);
+        assert!(matches!(ending, Ending::Done));
+        assert_eq!(
+            walls,
+            [vec![0.1; 10], vec![0.2; 10]],
+            "A B A B, to the most rounds"
+        );
+        assert_eq!(helpers, ["--setup", "--cleanup"]);
+        // Decided at the third round: each round's run holds one sample of each, in turn.
+        let seen = RefCell::new(0);
+        let (_, walls, _) = in_rounds(script, |round| {
+            assert_eq!(round, [0.1, 0.2]);
+            *seen.borrow_mut() += 1;
+            *seen.borrow() == 3
+        });
+        assert_eq!(walls, [vec![0.1; 3], vec![0.2; 3]]);
+    }
+
+    #[test]
+    fn a_failing_round_keeps_the_rounds_before_it() {
+        let script = vec![(0.1, 0), (0.2, 0), (0.1, 0), (0.2, 1)];
+        let (ending, walls, helpers) = in_rounds(script, |_| false);
+        assert!(matches!(ending, Ending::Failed(_)));
+        assert_eq!(walls, [vec![0.1, 0.1], vec![0.2]]);
+        assert_eq!(helpers, ["--setup", "--cleanup"]);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn plan(
             text.replace(&format!("{{{}}}", p.key), &p.value)
         })
     };
-    Ok(named
+    let mut planned: Vec<Planned> = named
         .iter()
         .flat_map(|(command, name)| {
             combinations.iter().map(|params| Planned {
@@ -67,7 +67,20 @@ pub fn plan(
                 params: params.clone(),
             })
         })
-        .collect())
+        .collect();
+    // The same command twice (an A/A check) is two results, not one pooled row: the later
+    // ones are numbered, as their position in the list.
+    let keys: Vec<(String, Vec<ConfigEntry>)> = planned
+        .iter()
+        .map(|p| (p.name.clone(), p.params.clone()))
+        .collect();
+    for (i, p) in planned.iter_mut().enumerate() {
+        let earlier = keys[..i].iter().filter(|k| **k == keys[i]).count();
+        if earlier > 0 {
+            p.name = format!("{} ({})", p.name, earlier + 1);
+        }
+    }
+    Ok(planned)
 }
 
 /// Every combination of the parameters' values, the first parameter varying fastest, in the
@@ -98,4 +111,20 @@ fn combinations(parameters: &[(String, Vec<String>)]) -> Vec<Vec<ConfigEntry>> {
             c
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_command_twice_is_two_results() {
+        let commands = vec!["sleep 0.1".to_string(); 3];
+        let names: Vec<String> = plan(commands, &[], &[])
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(names, ["sleep 0.1", "sleep 0.1 (2)", "sleep 0.1 (3)"]);
+    }
 }
