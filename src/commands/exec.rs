@@ -1,5 +1,5 @@
 use super::{
-    Gate, ReportOptions, deliver, enrich_options, load_suite, output_sinks, warn_on_stderr,
+    Gate, ReportOptions, deliver_rounds, enrich_options, load_suite, output_sinks, warn_on_stderr,
 };
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::build_report;
@@ -30,7 +30,16 @@ pub struct ExecOptions {
 
 /// The sequential design of `--runs auto`, refused where it cannot decide; `None` without it.
 fn sequential_design(args: &ExecOptions) -> Result<Option<Design>> {
-    let gate = &args.gate;
+    let (gate, timing) = (&args.gate, &args.timing);
+    if let Some(max) = timing.max_runs
+        && max < timing.min_runs
+        && timing.runs.is_none()
+    {
+        return Err(Error::Input(format!(
+            "--max-runs {max} is below --min-runs {}",
+            timing.min_runs
+        )));
+    }
     if !args.auto {
         return match gate.fail_on.first() {
             Some(rule) => Err(Error::Input(format!(
@@ -52,33 +61,14 @@ fn sequential_design(args: &ExecOptions) -> Result<Option<Design>> {
     if gate.fail_within_noise {
         return Err(super::interleave::fail_within_noise_refused());
     }
-    let (min, max) = (
-        args.timing.min_runs,
-        args.timing.max_runs.unwrap_or(u64::MAX),
-    );
-    if max < min {
-        return Err(Error::Input(format!(
-            "--max-runs {max} is below --min-runs {min}"
-        )));
-    }
     Ok(Some(Design {
         alpha: gate.alpha,
-        min_rounds: min as usize,
-        max_rounds: max as usize,
+        min_rounds: timing.min_runs as usize,
+        max_rounds: timing.max_runs.unwrap_or(u64::MAX) as usize,
     }))
 }
 
 pub fn run(args: ExecOptions) -> Result<()> {
-    let timing = &args.timing;
-    if let Some(max) = timing.max_runs
-        && max < timing.min_runs
-        && timing.runs.is_none()
-    {
-        return Err(Error::Input(format!(
-            "--max-runs {max} is below --min-runs {}",
-            timing.min_runs
-        )));
-    }
     let suite = load_suite(&args.report)?;
     let mut opts = enrich_options(&args.report, &suite)?;
     let mut sinks = output_sinks(&args.report.output)?;
@@ -140,7 +130,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
     }
     warn_on_stderr(&report, &args.report.output);
     match timed.ending {
-        Ending::Done => deliver(&report, sinks),
+        Ending::Done => deliver_rounds(&report, sinks, rounds.len()),
         // What finished is reported, written and stored; the exit code says how it ended.
         Ending::Interrupted => {
             sinks.finish(&report)?;

@@ -3,7 +3,7 @@
 //! that host drift (other tenants, thermal state, frequency) hits both alike; the two pooled
 //! runs are then compared as `latkit compare` would.
 
-use super::{Interleave, Output, Runs, deliver, say_warnings};
+use super::{Interleave, Output, Runs, deliver_rounds, say_warnings};
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::compare::{CompareInput, compare};
 use crate::analyze::sequential::{Decision, Design};
@@ -179,36 +179,8 @@ pub fn run_rounds(
         interrupted,
     } = turns.alternate(auto.as_mut().map(|(gate, _)| gate), &mut run)?;
     let ran = rounds.len();
-    let (base_runs, working_runs): (Vec<Run>, Vec<Run>) =
-        rounds
-            .iter()
-            .cloned()
-            .fold(Default::default(), |(mut b, mut w), (base, working)| {
-                b.extend(base);
-                w.extend(working);
-                (b, w)
-            });
-    let pooled = |runs: Vec<Run>, label: String, notes: &mut Vec<Note>| -> Option<CompareInput> {
-        let (run, merge_notes) = crate::ingest::merge(runs)?;
-        notes.extend(merge_notes);
-        Some(CompareInput {
-            label,
-            runs: vec![run],
-        })
-    };
     let base_label = format!("{rev} ({})", base.short());
-    let inputs = match (
-        pooled(base_runs, base_label, &mut notes),
-        pooled(working_runs, "working tree".to_string(), &mut notes),
-    ) {
-        (Some(a), Some(b)) => vec![a, b],
-        _ if interrupted => return Err(Error::Interrupted),
-        _ => {
-            return Err(Error::Failed(
-                "a side ran no benchmark, so there is nothing to compare".into(),
-            ));
-        }
-    };
+    let inputs = pooled_sides(&rounds, &base_label, interrupted, &mut notes)?;
     notes.push(Note::info(format!(
         "interleaved A/B: {rev} ({}) and the working tree ran alternately{}",
         base.commit,
@@ -227,7 +199,6 @@ pub fn run_rounds(
     }
     let mut report = compare(inputs, &options)?;
     if let Some((gate, _)) = &auto {
-        let base_label = format!("{rev} ({})", base.short());
         report.verdict = Some(gate.verdict(&base_label, &rounds));
     }
     notes.append(&mut report.notes);
@@ -239,10 +210,41 @@ pub fn run_rounds(
         sinks.finish(&report)?;
         return Err(Error::Interrupted);
     }
-    deliver(&report, sinks).map_err(|e| match e {
-        Error::Undecided(why) => Error::Undecided(why.replace("--max-runs", &ran.to_string())),
-        e => e,
-    })
+    deliver_rounds(&report, sinks, ran)
+}
+
+/// Each side's runs of every round, pooled into one run to compare; an error when a side ran
+/// nothing (interrupted: exit 130).
+fn pooled_sides(
+    rounds: &[Round],
+    base_label: &str,
+    interrupted: bool,
+    notes: &mut Vec<Note>,
+) -> Result<Vec<CompareInput>> {
+    let mut pooled = |runs: Vec<Run>, label: &str| -> Option<CompareInput> {
+        let (run, merge_notes) = crate::ingest::merge(runs)?;
+        notes.extend(merge_notes);
+        Some(CompareInput {
+            label: label.to_string(),
+            runs: vec![run],
+        })
+    };
+    let side = |pick: fn(&Round) -> &Vec<Run>| -> Vec<Run> {
+        rounds
+            .iter()
+            .flat_map(|r| pick(r).iter().cloned())
+            .collect()
+    };
+    match (
+        pooled(side(|r| &r.0), base_label),
+        pooled(side(|r| &r.1), "working tree"),
+    ) {
+        (Some(a), Some(b)) => Ok(vec![a, b]),
+        _ if interrupted => Err(Error::Interrupted),
+        _ => Err(Error::Failed(
+            "a side ran no benchmark, so there is nothing to compare".into(),
+        )),
+    }
 }
 
 /// What the rounds ran: each round's runs of both sides, their notes, and whether an

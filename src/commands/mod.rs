@@ -192,6 +192,14 @@ fn deliver(report: &Report, sinks: FanOut) -> Result<()> {
     verdict_exit(report)
 }
 
+/// As [`deliver`], after `ran` rounds: an undecided `--runs auto` says how many.
+fn deliver_rounds(report: &Report, sinks: FanOut, ran: usize) -> Result<()> {
+    deliver(report, sinks).map_err(|e| match e {
+        Error::Undecided(why) => Error::Undecided(why.replace("--max-runs", &ran.to_string())),
+        e => e,
+    })
+}
+
 /// Exit 1 when the report's verdict did not pass.
 fn verdict_exit(report: &Report) -> Result<()> {
     match &report.verdict {
