@@ -328,20 +328,13 @@ fn go_nap(ms: u32) -> String {
     )
 }
 
-/// `latkit go --interleave HEAD --runs auto ARGS` in `repo`, as JSON.
-fn go_auto(repo: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+/// `latkit go --interleave REV --runs auto ARGS` in `repo`, as JSON.
+fn go_auto(repo: &Path, rev: &str, args: &[&str]) -> (Option<i32>, Value, String) {
     let out = latkit()
         .arg("go")
         .arg("--dir")
         .arg(repo)
-        .args([
-            "--interleave",
-            "HEAD",
-            "--runs",
-            "auto",
-            "--benchtime",
-            "3x",
-        ])
+        .args(["--interleave", rev, "--runs", "auto", "--benchtime", "3x"])
         .args(["--format", "json", "-q"])
         .args(args)
         .output()
@@ -359,7 +352,7 @@ fn go_runs_auto_stops_once_a_real_change_is_decided() {
         &[module, ("nap_test.go", &go_nap(20))],
         &[("nap_test.go", &go_nap(30))],
     );
-    let (code, report, stderr) = go_auto(repo.path(), &["--fail-on", "ns/op:+5%"]);
+    let (code, report, stderr) = go_auto(repo.path(), "HEAD", &["--fail-on", "ns/op:+5%"]);
     assert_eq!(
         code,
         Some(1),
@@ -382,6 +375,7 @@ fn go_runs_auto_stops_once_a_real_change_is_decided() {
     git(repo.path(), &["checkout", "-q", "--", "."]);
     let (code, report, stderr) = go_auto(
         repo.path(),
+        "HEAD",
         &[
             "--fail-on",
             "ns/op:+0.001%",
@@ -429,4 +423,66 @@ fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
     assert_eq!(report["verdict"]["targets"][0]["status"], "fail");
     let rounds = change_of(&report, "BM_Nap")["n"].as_u64().unwrap();
     assert!((3..30).contains(&rounds), "{rounds} rounds");
+}
+
+#[test]
+fn merge_base_judges_a_branch_against_where_it_left_main() {
+    let _quiet = quiet();
+    let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");
+    let repo = repository(&[module, ("nap_test.go", &go_nap(20))], &[]);
+    let dir = repo.path();
+    let forked = String::from_utf8(
+        Command::new("git")
+            .args(["-C"])
+            .arg(dir)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let forked = forked.trim();
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("nap_test.go"), go_nap(30)).unwrap();
+    git(dir, &["commit", "-qam", "slower"]);
+    // main moves on after the branch left it, and is slower still: against main the branch
+    // would look faster.
+    git(dir, &["checkout", "-q", "main"]);
+    std::fs::write(dir.join("nap_test.go"), go_nap(45)).unwrap();
+    git(dir, &["commit", "-qam", "slower on main"]);
+    git(dir, &["checkout", "-q", "feature"]);
+    let (code, report, stderr) = go_auto(dir, "merge-base", &["--fail-on", "ns/op:+5%"]);
+    assert_eq!(code, Some(1), "30 ms against the fork's 20 ms: {stderr}");
+    let columns = report["tables"][0]["columns"].to_string();
+    assert!(
+        columns.contains(&format!("merge-base ({})", &forked[..10])),
+        "{columns}"
+    );
+    let notes = report["notes"].to_string();
+    assert!(notes.contains(forked), "{notes}");
+
+    // A stored run is looked up at the same commit.
+    let db = dir.join("runs.db");
+    let results = dir.join("new.txt");
+    std::fs::write(&results, "BenchmarkNap-2 \t 10 \t 30000000 ns/op\n").unwrap();
+    let stored = latkit()
+        .current_dir(dir)
+        .env("LATKIT_DB", &db)
+        .args(["store", "add"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    let out = latkit()
+        .current_dir(dir)
+        .env("LATKIT_DB", &db)
+        .args(["compare", "@merge-base:main", "@latest"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("no stored run is at the merge base {forked}")),
+        "{stderr}"
+    );
 }

@@ -132,11 +132,13 @@ impl AutoGate {
                 };
                 let rule = &self.rules[g.rule];
                 let n = figure.worse_log_ratios.len();
+                let worse = figure.worse_log_ratios.iter().filter(|&&r| r > 0.0).count();
                 let how = match status {
-                    Status::Fail => format!("worse beyond it after {n} rounds"),
-                    Status::Pass => format!("shown within it after {n} rounds"),
-                    _ => format!("undecided after {n} rounds"),
+                    Status::Fail => "worse beyond it",
+                    Status::Pass => "shown within it",
+                    _ => "undecided",
                 };
+                let how = format!("worse in {worse} of {n} paired rounds; {how} after {n} rounds");
                 let working = rounds
                     .iter()
                     .filter_map(|r| g.median_of(&r.1, &g.bench))

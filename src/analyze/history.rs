@@ -155,6 +155,7 @@ fn change_cells(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> [Cel
             better: metric.better,
             percent,
             p,
+            interval: None,
             n_base: previous.n,
             n: f.n,
             verdict: v,

@@ -178,6 +178,11 @@ pub struct Change {
     /// The test's p-value, for repetitions (Mann-Whitney U).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p: Option<f64>,
+    /// For repetitions: the change's 95 % interval in percent, from the Hodges-Lehmann shift
+    /// of the log values (the interval that inverts the U test); absent when the samples are
+    /// too small to give one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
     /// Values on each side (repetitions, or samples of a distribution).
     pub n_base: u64,
     pub n: u64,

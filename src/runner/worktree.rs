@@ -24,6 +24,48 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
     Command::new("git").arg("-C").arg(dir).args(args).output()
 }
 
+/// `merge-base` or `merge-base:BRANCH` names the commit where HEAD left a branch: `Some` with
+/// the branch given (`None` inside: the default branch).
+pub fn merge_base_branch(rev: &str) -> Option<Option<&str>> {
+    match rev.strip_prefix("merge-base")? {
+        "" => Some(None),
+        rest => rest.strip_prefix(':').filter(|b| !b.is_empty()).map(Some),
+    }
+}
+
+/// The merge base of HEAD and `branch` in the repository at `dir`; without a branch, the
+/// remote's default branch (`origin/HEAD`), else `main`. This is what a pull request is
+/// judged against: where it branched off, not wherever the branch has moved since.
+pub fn merge_base_of(dir: &Path, branch: Option<&str>) -> Result<String> {
+    let remote_head = || {
+        git_text(
+            dir,
+            &[
+                "symbolic-ref",
+                "--quiet",
+                "--short",
+                "refs/remotes/origin/HEAD",
+            ],
+            "",
+        )
+        .ok()
+        .filter(|b| !b.is_empty())
+    };
+    let branch = match branch {
+        Some(b) => b.to_string(),
+        None => remote_head().unwrap_or_else(|| "main".to_string()),
+    };
+    git_text(
+        dir,
+        &["merge-base", "HEAD", &branch],
+        &format!(
+            "merge-base: HEAD and `{branch}` have no common commit in {} (name the branch: \
+             merge-base:BRANCH)",
+            dir.display()
+        ),
+    )
+}
+
 /// Standard output of a git command that must succeed, else an error naming `what`.
 fn git_text(dir: &Path, args: &[&str], what: &str) -> Result<String> {
     let out = git(dir, args).map_err(|e| match e.kind() {
@@ -59,6 +101,14 @@ impl Worktree {
             &["rev-parse", "--show-toplevel"],
             &format!("{} is not in a git repository", dir.display()),
         )?);
+        let merge_base;
+        let rev = match merge_base_branch(rev) {
+            Some(branch) => {
+                merge_base = merge_base_of(&top, branch)?;
+                merge_base.as_str()
+            }
+            None => rev,
+        };
         let commit = git_text(
             &top,
             &[

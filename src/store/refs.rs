@@ -1,5 +1,5 @@
 //! Stored runs named on the command line: `@latest`, `@-1`, `@42`, `@3f2a9c1`, `@tag:NAME`,
-//! `@branch:NAME`.
+//! `@branch:NAME`, `@merge-base[:BRANCH]`.
 
 use super::{RunQuery, Store, StoredRun};
 use crate::error::{Error, Result};
@@ -13,9 +13,13 @@ pub enum StoredRef {
     Commit(String),
     Tag(String),
     Branch(String),
+    /// The run stored at the commit where the current directory's HEAD left a branch (the
+    /// default branch when `None`).
+    MergeBase(Option<String>),
 }
 
-const FORMS: &str = "@latest, @-N, @ID, @COMMIT (4+ hex digits), @tag:NAME or @branch:NAME";
+const FORMS: &str =
+    "@latest, @-N, @ID, @COMMIT (4+ hex digits), @tag:NAME, @branch:NAME or @merge-base[:BRANCH]";
 
 impl StoredRef {
     /// `Ok(None)` when `text` does not start with `@` (a file name).
@@ -37,6 +41,8 @@ impl StoredRef {
             StoredRef::Tag(tag)
         } else if let Some(branch) = named("branch:") {
             StoredRef::Branch(branch)
+        } else if let Some(branch) = crate::runner::worktree::merge_base_branch(body) {
+            StoredRef::MergeBase(branch.map(str::to_string))
         } else if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) && body.len() < 4 {
             StoredRef::Id(body.parse().map_err(|_| bad())?)
         } else if (4..=40).contains(&body.len()) && body.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -105,6 +111,18 @@ impl StoredRef {
                     ..RunQuery::default()
                 },
             )?,
+            StoredRef::MergeBase(branch) => {
+                let here = std::path::Path::new(".");
+                let commit = crate::runner::worktree::merge_base_of(here, branch.as_deref())?;
+                let found = StoredRef::Commit(commit.clone()).resolve(store);
+                return found.map_err(|_| {
+                    Error::Input(format!(
+                        "{}: no stored run is at the merge base {commit} (store one there: \
+                         git checkout {commit} && latkit go --store)",
+                        store.describe()
+                    ))
+                });
+            }
         };
         found.ok_or_else(|| {
             Error::Input(format!(
@@ -123,6 +141,7 @@ impl StoredRef {
             StoredRef::Commit(c) => format!("at a commit starting {c}"),
             StoredRef::Tag(t) => format!("tagged {t}"),
             StoredRef::Branch(b) => format!("on branch {b}"),
+            StoredRef::MergeBase(_) => "at the merge base".into(),
         }
     }
 }
@@ -141,6 +160,11 @@ mod tests {
         assert_eq!(p("@3F2A9c1"), Some(StoredRef::Commit("3f2a9c1".into())));
         assert_eq!(p("@tag:v1.2"), Some(StoredRef::Tag("v1.2".into())));
         assert_eq!(p("@branch:main"), Some(StoredRef::Branch("main".into())));
+        assert_eq!(p("@merge-base"), Some(StoredRef::MergeBase(None)));
+        assert_eq!(
+            p("@merge-base:dev"),
+            Some(StoredRef::MergeBase(Some("dev".into())))
+        );
         for bad in [
             "@",
             "@-x",

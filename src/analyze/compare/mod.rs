@@ -110,6 +110,8 @@ struct Compared {
     /// For repetitions: their pooled standard deviation relative to the base's centre, from
     /// which the gate says how many repetitions a noisy change would need.
     noise: Option<f64>,
+    /// Where a side's repetitions drift across their run, said as a note says it.
+    drift: Option<String>,
 }
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.
@@ -454,6 +456,8 @@ struct Footnotes {
     geomean_sets_differ: bool,
     /// A geomean left out for a zero or negative figure.
     geomean_not_positive: bool,
+    /// Figures whose repetitions drift across their run: warnings.
+    drift: Vec<String>,
 }
 
 impl Footnotes {
@@ -470,6 +474,7 @@ impl Footnotes {
             exact_beyond_scipy,
             geomean_sets_differ,
             geomean_not_positive,
+            drift,
         } = other;
         self.too_few_for_ci |= too_few_for_ci;
         self.too_few_to_detect |= too_few_to_detect;
@@ -480,6 +485,7 @@ impl Footnotes {
         self.exact_beyond_scipy |= exact_beyond_scipy;
         self.geomean_sets_differ |= geomean_sets_differ;
         self.geomean_not_positive |= geomean_not_positive;
+        self.drift.extend(drift);
     }
 
     fn notes(&self, columns: &[Side], alpha: f64) -> Vec<Note> {
@@ -517,6 +523,12 @@ impl Footnotes {
             )));
         }
         notes.extend(self.inexact.iter().map(Note::warning));
+        notes.extend(self.drift.iter().map(|d| {
+            Note::warning(format!(
+                "{d}: the comparison measures the drift as much as any change; interleave the \
+                 sides (--interleave, --runs auto) or quiet the machine"
+            ))
+        }));
         if self.exact_beyond_scipy {
             notes.push(Note::info(
                 "p-values count the U test's exact distribution (up to 25 values with ties, 50 \
@@ -545,6 +557,24 @@ impl Footnotes {
             ));
         }
         notes
+    }
+
+    /// `figure`, marked where the repetitions of one of its `sides` (values, label) drift
+    /// across their run, with a warning for the notes.
+    fn drift(&mut self, mut figure: Compared, sides: &[(&[f64], &str)]) -> Compared {
+        let said: Vec<String> = sides
+            .iter()
+            .filter_map(|(values, label)| {
+                super::drift::Drift::of(values).map(|d| format!("in {label}, {}", d.text()))
+            })
+            .collect();
+        if !said.is_empty() {
+            let drift = said.join("; ");
+            self.drift
+                .push(format!("{} {}: {drift}", figure.bench, figure.figure));
+            figure.drift = Some(drift);
+        }
+        figure
     }
 
     /// benchstat's warning for exact values that vary.
@@ -739,7 +769,9 @@ fn repetition_table(
                 (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
                     let change = decide.change(a, b, fa, fb, footnotes);
                     let at = (key.as_str(), columns[i].label);
-                    compared.push(decide.compared(&metric.name, m, at, (a, b, fa, fb), &change));
+                    let figure = decide.compared(&metric.name, m, at, (a, b, fa, fb), &change);
+                    let sides = [(a.as_slice(), columns[0].label), (b, columns[i].label)];
+                    compared.push(footnotes.drift(figure, &sides));
                     Cell::Change(change)
                 }
                 _ => Cell::Empty,
@@ -836,6 +868,7 @@ impl Decide {
             value: fb.centre,
             change: change.clone(),
             noise: regression::relative_noise(a, b, fa.centre),
+            drift: None,
         }
     }
 
@@ -853,6 +886,7 @@ impl Decide {
                 better: self.better,
                 percent: percent_change(fa.centre, fb.centre),
                 p: None,
+                interval: None,
                 n_base: a.len() as u64,
                 n: b.len() as u64,
                 verdict: ChangeVerdict::Exact,
@@ -871,10 +905,14 @@ impl Decide {
                 let significant = p <= self.alpha;
                 let need = min_samples_to_detect(self.alpha).unwrap_or(usize::MAX);
                 footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
+                let interval = crate::analyze::ratio::ratio_of_medians(b, a)
+                    .and_then(|r| r.interval)
+                    .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0));
                 Change {
                     better: self.better,
                     percent: percent_change(fa.centre, fb.centre),
                     p: Some(p),
+                    interval,
                     n_base: a.len() as u64,
                     n: b.len() as u64,
                     verdict: if significant {
@@ -957,6 +995,7 @@ impl Geomean {
                 better,
                 percent: ratio.map(|r| (r - 1.0) * 100.0),
                 p: None,
+                interval: None,
                 n_base: self.in_base as u64,
                 n: centres.len() as u64,
                 verdict: ChangeVerdict::Summary,
@@ -1058,6 +1097,7 @@ impl Bounded {
             better,
             percent: percent_change(self.value, b.value),
             p: None,
+            interval: None,
             n_base: self.samples,
             n: b.samples,
             verdict: match (tested, apart) {
@@ -1137,6 +1177,8 @@ fn distribution_table(
                             value: b.value,
                             change: change.clone(),
                             noise: None,
+                            // Distributions are samples within one run, not repetitions.
+                            drift: None,
                         });
                         Cell::Change(change)
                     }
@@ -1280,6 +1322,71 @@ mod tests {
             command: Vec::new(),
         };
         new_run(source, Environment::default(), Vec::new(), builder)
+    }
+
+    /// One benchmark `B` with these ns/op repetitions, in order.
+    fn repetitions(label: &str, values: &[f64]) -> CompareInput {
+        let mut builder = RunBuilder::default();
+        let bench = builder.benchmark("B", None, BenchName::plain);
+        for v in values {
+            builder.record(bench, "ns/op", "ns/op", *v);
+        }
+        let source = Source {
+            kind: crate::model::SourceKind::File,
+            format: "go".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        CompareInput {
+            label: label.into(),
+            runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],
+        }
+    }
+
+    #[test]
+    fn a_gate_on_drifting_repetitions_says_they_are_unfit() {
+        let level = [
+            100.0, 102.0, 99.0, 101.0, 100.5, 99.5, 101.5, 100.2, 99.8, 100.8,
+        ];
+        let rising: Vec<f64> = (0..10).map(|i| 100.0 + 3.0 * i as f64).collect();
+        let options = CompareOptions {
+            rules: vec![RegressionRule::parse("ns/op:+50%").unwrap()],
+            ..CompareOptions::default()
+        };
+        let report = compare(
+            vec![repetitions("old", &level), repetitions("new", &rising)],
+            &options,
+        )
+        .unwrap();
+        let target = &report.verdict.unwrap().targets[0];
+        // Within +50 %, so it passes: but not silently.
+        assert_eq!(target.status, crate::analyze::gate::Status::Pass);
+        assert!(
+            target.shown.contains("unfit: in new, the values rise"),
+            "{}",
+            target.shown
+        );
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.message.contains("measures the drift")),
+            "{:?}",
+            report.notes
+        );
+        // The change's 95 % interval is given beside it, around the change.
+        let Cell::Change(change) = &report.tables[0].rows[0].cells[5] else {
+            panic!("{:?}", report.tables[0].rows[0]);
+        };
+        let (low, high) = change.interval.unwrap();
+        assert!(low < change.percent.unwrap() && change.percent.unwrap() < high);
+        // Level repetitions on both sides: no drift said.
+        let report = compare(
+            vec![repetitions("old", &level), repetitions("new", &level)],
+            &options,
+        )
+        .unwrap();
+        assert!(!report.verdict.unwrap().targets[0].shown.contains("unfit"));
     }
 
     #[test]

@@ -210,6 +210,16 @@ fn judge(
         .change
         .percent
         .map_or_else(|| "?".to_string(), |p| format!("{p:+.2}%"));
+    // The effect with its uncertainty, beside the p-value; data its own diagnostics call
+    // unfit is said so in the verdict, never passed silently.
+    let unfit = c
+        .drift
+        .as_ref()
+        .map_or_else(String::new, |d| format!("; unfit: {d}"));
+    let change = match c.change.interval {
+        Some((low, high)) => format!("{change}, 95 % CI {low:+.1}% to {high:+.1}%"),
+        None => change,
+    };
     TargetResult {
         bench: c.bench.clone(),
         metric: format!("{}: {} vs {base}", c.figure, c.column),
@@ -220,7 +230,7 @@ fn judge(
         // The rule is the check's identity (a JUnit name stays the same run after run);
         // what this run measured goes with it where it is shown.
         shown: format!(
-            "{} (got {change}, {})",
+            "{} (got {change}, {}{unfit})",
             rule.text,
             evidence.text(c.change.verdict, significant)
         ),
