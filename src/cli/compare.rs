@@ -118,7 +118,8 @@ pub struct InterleaveArgs {
     /// Also run the benchmarks of git revision REV (checked out in a temporary worktree),
     /// alternating with the working tree's, A B A B, one repetition each per round, so that
     /// host drift hits both alike; then compare them (the --count / --repetitions are the
-    /// rounds; --fail-on gates the result).
+    /// rounds; --fail-on gates the result). `merge-base[:BRANCH]` is the commit where HEAD
+    /// left BRANCH (default: origin/HEAD, else main).
     #[arg(long, value_name = "REV")]
     pub interleave: Option<String>,
     /// With --interleave: the rounds to run (as --count / --repetitions), or `auto`: add
