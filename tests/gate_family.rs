@@ -4,6 +4,9 @@
 //! alpha of the time (Holm over the family); a real 25 % regression in one benchmark of 20
 //! must still be caught almost always.
 
+mod common;
+
+use common::Rng;
 use latkit::analyze::compare::{CompareInput, CompareOptions, RegressionRule, compare};
 use latkit::analyze::utest::mann_whitney;
 use latkit::model::{BenchName, Environment, Run, RunBuilder, Source, SourceKind, new_run};
@@ -11,25 +14,6 @@ use latkit::model::{BenchName, Environment, Run, RunBuilder, Source, SourceKind,
 const BENCHMARKS: usize = 20;
 const ALPHA: f64 = 0.05;
 const NOISE: f64 = 0.10;
-
-/// xorshift64*: a small, seeded generator, so every run of the test sees the same suites.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let bits = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        (bits as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// A standard normal value (Box-Muller).
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
 
 /// Each benchmark's repetitions: 1000 ns/op × its factor, with log-normal noise.
 fn samples(rng: &mut Rng, factors: &[f64], repetitions: usize) -> Vec<Vec<f64>> {

@@ -387,6 +387,8 @@ fn go_runs_auto_stops_once_a_real_change_is_decided() {
     );
     assert_eq!(code, Some(3), "{stderr}");
     assert!(stderr.contains("inconclusive after 3 rounds"), "{stderr}");
+    // The advice keeps naming the flag, not the count.
+    assert!(stderr.contains("more rounds (--max-runs)"), "{stderr}");
     assert_eq!(report["verdict"]["targets"][0]["status"], "undecided");
 }
 

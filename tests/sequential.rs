@@ -2,6 +2,9 @@
 //! design's false-alarm rate despite looking after every round, its power, and the rounds it
 //! saves against the fixed design of equal power.
 
+mod common;
+
+use common::Rng;
 use latkit::analyze::sequential::{Decision, Design, Figure, Sequential};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -9,27 +12,9 @@ const ALPHA: f64 = 0.05;
 /// The gate `+5%`, as a log ratio.
 const THRESHOLD: f64 = 0.048_790_164_169_432;
 
-/// xorshift64*: a small, seeded generator, so every run of the test sees the same rounds.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let bits = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        (bits as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
-    /// One round's log ratio new/base: each side a log-normal sample with `noise`.
-    fn round(&mut self, change: f64, noise: f64) -> f64 {
-        (1.0 + change).ln() + noise * self.normal() - noise * self.normal()
-    }
+/// One round's log ratio new/base: each side a log-normal sample with `noise`.
+fn round(rng: &mut Rng, change: f64, noise: f64) -> f64 {
+    (1.0 + change).ln() + noise * rng.normal() - noise * rng.normal()
 }
 
 fn design() -> Design {
@@ -52,7 +37,7 @@ fn sequential(rng: &mut Rng, changes: &[f64], noise: f64) -> (Decision, usize) {
         .collect();
     for rounds in 1.. {
         for (figure, &change) in figures.iter_mut().zip(changes) {
-            figure.worse_log_ratios.push(rng.round(change, noise));
+            figure.worse_log_ratios.push(round(rng, change, noise));
         }
         match test.look(rounds, &figures) {
             Decision::Continue => {}
@@ -98,7 +83,9 @@ fn fixed_power(seed: u64, suites: usize, rounds: usize, change: f64, noise: f64)
     let t = StudentsT::new(0.0, 1.0, (rounds - 1) as f64).unwrap();
     let mut caught = 0;
     for _ in 0..suites {
-        let v: Vec<f64> = (0..rounds).map(|_| rng.round(change, noise)).collect();
+        let v: Vec<f64> = (0..rounds)
+            .map(|_| round(&mut rng, change, noise))
+            .collect();
         let n = rounds as f64;
         let mean = v.iter().sum::<f64>() / n;
         let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();

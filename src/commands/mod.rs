@@ -189,26 +189,25 @@ fn enrich_options(args: &ReportOptions, suite: &Suite) -> Result<EnrichOptions> 
 /// not pass is exit 1.
 fn deliver(report: &Report, sinks: FanOut) -> Result<()> {
     sinks.finish(report)?;
-    verdict_exit(report)
+    verdict_exit(report, None)
 }
 
 /// As [`deliver`], after `ran` rounds: an undecided `--runs auto` says how many.
 fn deliver_rounds(report: &Report, sinks: FanOut, ran: usize) -> Result<()> {
-    deliver(report, sinks).map_err(|e| match e {
-        Error::Undecided(why) => Error::Undecided(why.replace("--max-runs", &ran.to_string())),
-        e => e,
-    })
+    sinks.finish(report)?;
+    verdict_exit(report, Some(ran))
 }
 
-/// Exit 1 when the report's verdict did not pass.
-fn verdict_exit(report: &Report) -> Result<()> {
+/// Exit 1 when the report's verdict did not pass; 3 when `--runs auto` left it undecided
+/// after `rounds`.
+fn verdict_exit(report: &Report, rounds: Option<usize>) -> Result<()> {
     match &report.verdict {
-        Some(verdict) if verdict.undecided() => Err(Error::Undecided(
-            "inconclusive after --max-runs rounds (--runs auto): a gated figure is neither worse beyond its \
+        Some(verdict) if verdict.undecided() => Err(Error::Undecided(format!(
+            "inconclusive after {} (--runs auto): a gated figure is neither worse beyond its \
              threshold nor shown within it; more rounds (--max-runs) or a wider threshold can \
-             decide it"
-                .into(),
-        )),
+             decide it",
+            rounds.map_or_else(|| "the most rounds".to_string(), |n| format!("{n} rounds"))
+        ))),
         Some(verdict) if !verdict.passed() => Err(Error::Failed(format!(
             "{} target(s) missed or not measured",
             verdict.missed()

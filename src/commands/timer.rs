@@ -96,7 +96,7 @@ pub fn run(args: TimerOptions) -> Result<()> {
             "another tool changed timerlat's settings during the test (see the warning)".into(),
         ));
     }
-    verdict_exit(&report)?;
+    verdict_exit(&report, None)?;
     match crate::analyze::gate::timer_limits(&report.runs, config.break_us, args.max_us) {
         Some(missed) => Err(Error::Failed(missed)),
         None => Ok(()),

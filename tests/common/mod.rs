@@ -355,3 +355,22 @@ impl Nobody {
         cmd
     }
 }
+
+/// xorshift64*: a small, seeded generator, so every run of a simulation sees the same data.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let bits = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
+        (bits as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// A standard normal value (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
