@@ -9,7 +9,7 @@ mod common;
 use common::Rng;
 use latkit::analyze::compare::{CompareInput, CompareOptions, RegressionRule, compare};
 use latkit::analyze::utest::mann_whitney;
-use latkit::model::{BenchName, Environment, Run, RunBuilder, Source, SourceKind, new_run};
+use latkit::model::{BenchName, Run, RunBuilder};
 
 const BENCHMARKS: usize = 20;
 const ALPHA: f64 = 0.05;
@@ -35,13 +35,7 @@ fn run_of(samples: &[Vec<f64>]) -> Run {
             builder.record(bench, "ns/op", "ns/op", *v);
         }
     }
-    let source = Source {
-        kind: SourceKind::File,
-        format: "go".into(),
-        path: None,
-        command: Vec::new(),
-    };
-    new_run(source, Environment::default(), Vec::new(), builder)
+    common::go_file_run(builder)
 }
 
 /// Whether `--fail-on ns/op:+5%` fails the suite `new` against `base`.

@@ -9,6 +9,7 @@ pub mod enrich;
 pub mod envdiff;
 pub mod gate;
 pub mod history;
+pub mod noise_floor;
 pub mod page;
 pub mod ratio;
 mod sampling;

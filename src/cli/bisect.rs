@@ -70,7 +70,7 @@ pub struct BisectArgs {
     pub harness: Vec<String>,
 }
 
-fn percent(text: &str) -> Result<f64, String> {
+pub(super) fn percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%');
     number
         .parse::<f64>()

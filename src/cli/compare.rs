@@ -67,6 +67,10 @@ pub struct GateArgs {
     // input lines, and one flag name should mean one thing.
     #[arg(long, alias = "strict")]
     pub fail_within_noise: bool,
+    /// This machine's noise floor (`latkit calibrate --save FILE`): warn when a --fail-on
+    /// threshold is below the change the runs can detect here, and say the runs it needs.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 impl From<GateArgs> for crate::commands::Gate {
@@ -75,6 +79,7 @@ impl From<GateArgs> for crate::commands::Gate {
             alpha: args.alpha,
             fail_on: args.fail_on,
             fail_within_noise: args.fail_within_noise,
+            calibration: args.calibration,
         }
     }
 }

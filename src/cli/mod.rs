@@ -2,6 +2,7 @@
 //! handed to `crate::commands` as plain options (no command sees clap).
 
 mod bisect;
+mod calibrate;
 mod check;
 mod choices;
 mod compare;
@@ -99,6 +100,16 @@ is killed. --out/--json files are written as each command finishes."
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
     /// from a spec and results, with numbers, verdicts and caveats computed.
     Page(PageArgs),
+    /// The noise floor of this machine: runs a go, gbench or exec suite against itself
+    /// (A/A, the arms taking turns) and says per figure how much it varies run to run, the
+    /// smallest change a gate can detect with the runs the suite takes, and the runs a named
+    /// change needs.
+    #[command(
+        after_help = "Example: latkit calibrate --effect 2% --save calibration.json -- \
+exec 'sleep 0.01'\n\nThen `--calibration calibration.json` on compare, go, gbench or exec \
+gates warns when a threshold is below what this machine can tell."
+    )]
+    Calibrate(calibrate::CalibrateArgs),
     /// Which commit made it slower: a binary search between --good and --bad in which each
     /// tested commit is measured interleaved with both ends until the U test places it.
     #[command(
@@ -128,6 +139,29 @@ pub fn command_line() -> Result<commands::Command> {
         .into_command()
 }
 
+/// The command `latkit calibrate` runs against itself: a latkit command line (`go …`,
+/// `gbench …`, `exec …`), parsed and checked as if typed alone, its outputs also against
+/// calibrate's `--save`.
+fn inner_command(line: &[String], save: Option<&std::path::Path>) -> Result<commands::Command> {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command();
+    let argv = std::iter::once("latkit").chain(line.iter().map(String::as_str));
+    let matches = command.clone().get_matches_from(argv);
+    let save: Vec<_> = save
+        .map(|path| ("--save", path.as_os_str()))
+        .into_iter()
+        .collect();
+    overlap::refuse_overlaps_with(&command, &matches, &save)?;
+    let inner = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match inner.command {
+        Command::Go(_) | Command::Gbench(_) | Command::Exec(_) => inner.into_command(),
+        _ => Err(crate::error::Error::Input(format!(
+            "latkit calibrate runs `go`, `gbench` or `exec` against itself, not `{}`",
+            line[0]
+        ))),
+    }
+}
+
 impl Cli {
     /// What the command line asks for, every option checked and converted.
     pub fn into_command(self) -> Result<commands::Command> {
@@ -147,6 +181,7 @@ impl Cli {
             Command::Check(args) => C::Check(args.into()),
             Command::Compare(args) => C::Compare(args.into()),
             Command::Bisect(args) => C::Bisect(args.into_options()?),
+            Command::Calibrate(args) => C::Calibrate(args.into_options()?),
             Command::History(args) => C::History(args.into()),
             Command::Store(args) => {
                 let db = args.db.db.clone();

@@ -10,8 +10,9 @@ use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 
 /// The options that write a file (or a store: `--db` writes too).
-const OUTPUTS: [&str; 11] = [
+const OUTPUTS: [&str; 12] = [
     "out",
+    "save",
     "json",
     "export_markdown",
     "export_csv",
@@ -33,7 +34,23 @@ struct Given<'a> {
 /// Refuses (exit 2) a command line where an output option names the same file as an input,
 /// a spec or another output.
 pub fn refuse_overlaps(command: &Command, matches: &ArgMatches) -> Result<()> {
-    let mut given = Vec::new();
+    refuse_overlaps_with(command, matches, &[])
+}
+
+/// As [`refuse_overlaps`], with outputs given outside `matches` (`latkit calibrate --save`
+/// beside the command line it runs): `(option, value)`.
+pub fn refuse_overlaps_with(
+    command: &Command,
+    matches: &ArgMatches,
+    outputs: &[(&str, &OsStr)],
+) -> Result<()> {
+    let mut given: Vec<Given> = outputs
+        .iter()
+        .map(|&(option, value)| Given {
+            option: option.to_string(),
+            value,
+        })
+        .collect();
     collect(command, matches, &mut given);
     let keys: Vec<Option<Key>> = given
         .iter()

@@ -68,7 +68,7 @@ pub fn run(args: CompareOptions) -> Result<()> {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,
-        ..args.gate.options()
+        ..args.gate.options()?
     };
     let mut report = compare(inputs, &opts)?;
     notes.append(&mut report.notes);

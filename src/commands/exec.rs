@@ -1,3 +1,5 @@
+use super::calibrate::{AaRun, refuse_comparison};
+use super::interleave::Rounds;
 use super::{
     Gate, ReportOptions, deliver_rounds, enrich_options, load_suite, output_sinks, warn_on_stderr,
 };
@@ -8,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::report::sink::LiveEvent;
 use crate::runner::exec::{CommandOutput, Ending, Exec, Processes, Timing};
-use crate::runner::plan::plan;
+use crate::runner::plan::{Planned, plan};
 use std::io::{IsTerminal, stderr};
 
 /// Commands to time, hyperfine's way.
@@ -82,16 +84,17 @@ pub fn run(args: ExecOptions) -> Result<()> {
         ));
     }
     let reference = commands[0].name.clone();
+    let gated: Vec<String> = commands[1..].iter().map(|c| c.name.clone()).collect();
     let exec = Exec {
         commands,
         timing: args.timing,
         spawner: Box::new(Processes::new(args.output)?),
         progress: !args.report.output.quiet && stderr().is_terminal(),
     };
+    let options = args.gate.options()?;
     let mut auto = design.map(|design| {
-        let rules = args.gate.options().rules;
         (
-            AutoGate::new(design, rules, Against::Reference(reference)),
+            AutoGate::new(design, options.rules.clone(), Against::Reference(reference)),
             design,
         )
     });
@@ -124,6 +127,10 @@ pub fn run(args: ExecOptions) -> Result<()> {
     };
     let mut report = build_report(input.runs, input.notes, &opts)?;
     if let Some((gate, design)) = &auto {
+        let gated: Vec<&str> = gated.iter().map(String::as_str).collect();
+        report.notes.extend(super::interleave::auto_floor_notes(
+            &options, design, &gated,
+        ));
         report.notes.push(Note::info(gate.note(design)));
         report.verdict = Some(gate.verdict("", &rounds));
         sinks.push_verdict_if(true);
@@ -141,4 +148,62 @@ pub fn run(args: ExecOptions) -> Result<()> {
             Err(failure)
         }
     }
+}
+
+/// How the second arm of a command is named in an A/A run.
+fn second_arm(name: &str) -> String {
+    format!("{name} (A/A)")
+}
+
+/// `latkit calibrate -- exec …`: every command against itself, each once an arm a round in
+/// turn; the runs a side are those `--runs` (else `--min-runs`) gives a command alone.
+pub fn against_itself(args: ExecOptions, rounds: u32) -> Result<AaRun> {
+    refuse_comparison(args.auto.then_some("--runs auto"))?;
+    refuse_comparison(args.gate.fail_on.first().map(|_| "--fail-on"))?;
+    refuse_comparison(args.gate.calibration.as_ref().map(|_| "--calibration"))?;
+    let sinks = output_sinks(&args.report.output)?;
+    let quiet = args.report.output.quiet;
+    let runs = args.timing.runs.unwrap_or(args.timing.min_runs);
+    let mut commands = Vec::new();
+    for planned in plan(args.commands, &args.names, &args.parameters)? {
+        commands.push(Planned {
+            command: planned.command.clone(),
+            name: second_arm(&planned.name),
+            params: planned.params.clone(),
+        });
+        commands.insert(commands.len() - 1, planned);
+    }
+    let exec = Exec {
+        commands,
+        timing: args.timing,
+        spawner: Box::new(Processes::new(args.output)?),
+        progress: !quiet && stderr().is_terminal(),
+    };
+    let mut done = Rounds::default();
+    let timed = exec.run_rounds(u64::from(rounds), &mut |run| {
+        let (first, mut second) = (run.clone(), run);
+        let is_second = |name: &str| name.ends_with(" (A/A)");
+        second.benchmarks.retain(|b| is_second(&b.name.full_name));
+        for bench in &mut second.benchmarks {
+            let first_name = bench.name.full_name.trim_end_matches(" (A/A)").to_string();
+            bench.name.full_name.clone_from(&first_name);
+            bench.name.name = first_name;
+        }
+        let mut first = first;
+        first.benchmarks.retain(|b| !is_second(&b.name.full_name));
+        done.rounds.push((vec![first], vec![second]));
+        Ok(false)
+    })?;
+    match timed.ending {
+        Ending::Failed(failure) => return Err(failure),
+        Ending::Interrupted => done.interrupted = true,
+        Ending::Done => {}
+    }
+    done.notes = timed.input.map(|input| input.notes).unwrap_or_default();
+    Ok(AaRun {
+        done,
+        runs,
+        sinks,
+        quiet,
+    })
 }

@@ -1,3 +1,4 @@
+use super::calibrate::{AaRun, refuse_comparison};
 use super::interleave::{self, Side};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
@@ -136,4 +137,29 @@ fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
             }
         },
     )
+}
+
+/// `latkit calibrate -- gbench …`: the binary against itself, one repetition an arm a round;
+/// the runs a side are the repetitions the run takes alone.
+pub fn against_itself(args: GbenchOptions, rounds: u32) -> Result<AaRun> {
+    refuse_comparison(args.interleave.comparing())?;
+    refuse_comparison(args.raw.as_ref().map(|_| "--raw"))?;
+    refuse_comparison(args.build.as_ref().map(|_| "--build"))?;
+    let sinks = output_sinks(&args.report.output)?;
+    let quiet = args.report.output.quiet;
+    let round = GbenchRun {
+        binary: args.binary,
+        filter: args.filter,
+        repetitions: 1,
+        min_time: args.min_time,
+        extra: args.extra,
+        raw: None,
+        progress: !quiet && stderr().is_terminal(),
+    };
+    Ok(AaRun {
+        done: interleave::against_itself(rounds, round.progress, |_| round.run())?,
+        runs: u64::from(args.repetitions),
+        sinks,
+        quiet,
+    })
 }

@@ -1,3 +1,4 @@
+use super::calibrate::{AaRun, refuse_comparison};
 use super::interleave::{self, Side};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
@@ -31,40 +32,50 @@ pub struct GoOptions {
 /// benchstat asks for.
 const DEFAULT_COUNT: u32 = 6;
 
-pub fn run(args: GoOptions) -> Result<()> {
+impl GoOptions {
+    /// The `go test` run asked for, what is not given taken from `suite`; whether the count
+    /// was given.
+    fn test(&mut self, suite: &crate::spec::suite::Suite) -> Result<(GoTest, bool)> {
+        let defaults = &suite.go;
+        let count_given = self.count.or(defaults.count).is_some();
+        let test = GoTest {
+            package: self
+                .package
+                .take()
+                .or_else(|| defaults.package.clone())
+                .unwrap_or_else(|| "./...".into()),
+            dir: self.dir.take().or_else(|| defaults.dir.clone()),
+            bench: self
+                .bench
+                .take()
+                .or_else(|| defaults.bench.clone())
+                .unwrap_or_else(|| ".".into()),
+            count: self.count.or(defaults.count).unwrap_or(DEFAULT_COUNT),
+            benchtime: self.benchtime.take().or_else(|| defaults.benchtime.clone()),
+            extra: match std::mem::take(&mut self.extra) {
+                extra if extra.is_empty() => defaults.args.clone(),
+                extra => extra,
+            },
+            raw: self.raw.take(),
+            progress: !self.report.output.quiet && stderr().is_terminal(),
+        };
+        if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
+            // Spawning in a missing directory fails as a missing `go` would.
+            return Err(Error::Input(format!(
+                "--dir {}: no such directory",
+                dir.display()
+            )));
+        }
+        if test.count == 0 {
+            return Err(Error::Input("--count must be at least 1".into()));
+        }
+        Ok((test, count_given))
+    }
+}
+
+pub fn run(mut args: GoOptions) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let defaults = &suite.go;
-    let count_given = args.count.or(defaults.count).is_some();
-    let test = GoTest {
-        package: args
-            .package
-            .or_else(|| defaults.package.clone())
-            .unwrap_or_else(|| "./...".into()),
-        dir: args.dir.or_else(|| defaults.dir.clone()),
-        bench: args
-            .bench
-            .or_else(|| defaults.bench.clone())
-            .unwrap_or_else(|| ".".into()),
-        count: args.count.or(defaults.count).unwrap_or(DEFAULT_COUNT),
-        benchtime: args.benchtime.or_else(|| defaults.benchtime.clone()),
-        extra: if args.extra.is_empty() {
-            defaults.args.clone()
-        } else {
-            args.extra
-        },
-        raw: args.raw,
-        progress: !args.report.output.quiet && stderr().is_terminal(),
-    };
-    if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
-        // Spawning in a missing directory fails as a missing `go` would.
-        return Err(Error::Input(format!(
-            "--dir {}: no such directory",
-            dir.display()
-        )));
-    }
-    if test.count == 0 {
-        return Err(Error::Input("--count must be at least 1".into()));
-    }
+    let (test, count_given) = args.test(&suite)?;
     interleave::refuse_stray_gate(&args.interleave)?;
     if let Some(rev) = &args.interleave.base {
         interleave::check_flags(&args.report.output)?;
@@ -130,4 +141,24 @@ fn interleaved(
             .run(),
         },
     )
+}
+
+/// `latkit calibrate -- go …`: the working tree against itself, one repetition an arm a
+/// round; the runs a side are the count the run takes alone.
+pub fn against_itself(mut args: GoOptions, rounds: u32) -> Result<AaRun> {
+    let suite = load_suite(&args.report)?;
+    let (test, _) = args.test(&suite)?;
+    refuse_comparison(args.interleave.comparing())?;
+    refuse_comparison(test.raw.as_ref().map(|_| "--raw"))?;
+    let sinks = output_sinks(&args.report.output)?;
+    let round = GoTest {
+        count: 1,
+        ..test.clone()
+    };
+    Ok(AaRun {
+        done: interleave::against_itself(rounds, test.progress, |_| round.run())?,
+        runs: u64::from(test.count),
+        sinks,
+        quiet: args.report.output.quiet,
+    })
 }

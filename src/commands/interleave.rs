@@ -5,7 +5,7 @@
 
 use super::{Interleave, Output, Runs, deliver_rounds, say_warnings};
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
-use crate::analyze::compare::{CompareInput, compare};
+use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::sequential::{Decision, Design};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
@@ -147,11 +147,9 @@ pub fn run_rounds(
     prepare: impl FnOnce(&Worktree) -> Result<()>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<()> {
-    let sinks = {
-        let mut sinks = super::output_sinks(output)?;
-        sinks.push_verdict_if(!args.gate.fail_on.is_empty());
-        sinks
-    };
+    let mut sinks = super::output_sinks(output)?;
+    sinks.push_verdict_if(!args.gate.fail_on.is_empty());
+    let mut options = args.gate.options()?;
     // Before the checkout exists: from here an interrupt removes it on the way out.
     crate::interrupt::install();
     let base = Worktree::add(within, rev)?;
@@ -162,14 +160,16 @@ pub fn run_rounds(
     let talk = !output.quiet && stderr().is_terminal();
     let mut auto = match plan {
         Plan::Auto(design) => {
-            let gate = AutoGate::new(design, args.gate.options().rules, Against::SameName);
+            let gate = AutoGate::new(design, options.rules.clone(), Against::SameName);
             Some((gate, design))
         }
         Plan::Fixed(_) => None,
     };
     let turns = Turns {
-        base: &base,
-        rev,
+        arms: [
+            (Side::Base(&base), format!("base {rev} ({})", base.short())),
+            (Side::Working, "working tree".to_string()),
+        ],
         plan,
         talk,
     };
@@ -190,8 +190,12 @@ pub fn run_rounds(
             format!(", {ran} rounds")
         }
     )));
-    let mut options = args.gate.options();
     if let Some((gate, design)) = &auto {
+        notes.extend(auto_floor_notes(
+            &options,
+            design,
+            &working_benchmarks(&rounds),
+        ));
         // The sequential test decides; a fixed-design test after optional stopping would not
         // hold its alpha.
         options.rules.clear();
@@ -211,6 +215,25 @@ pub fn run_rounds(
         return Err(Error::Interrupted);
     }
     deliver_rounds(&report, sinks, ran)
+}
+
+/// What the calibration says `--runs auto`'s rounds cannot decide for the `gated` benchmarks.
+pub fn auto_floor_notes(options: &CompareOptions, design: &Design, gated: &[&str]) -> Vec<Note> {
+    let (floors, rules) = (&options.floors, &options.rules);
+    let max = design.max_rounds as u64;
+    crate::analyze::noise_floor::under_auto(floors, gated, rules, max, options.alpha)
+        .into_iter()
+        .map(Note::warning)
+        .collect()
+}
+
+/// The benchmarks the working tree ran in the first round: those `--runs auto` gated.
+fn working_benchmarks(rounds: &[Round]) -> Vec<&str> {
+    (rounds.first().into_iter())
+        .flat_map(|round| &round.1)
+        .flat_map(|run| &run.benchmarks)
+        .map(|bench| bench.name.full_name.as_str())
+        .collect()
 }
 
 /// Each side's runs of every round, pooled into one run to compare; an error when a side ran
@@ -250,22 +273,39 @@ fn pooled_sides(
 /// What the rounds ran: each round's runs of both sides, their notes, and whether an
 /// interrupt cut them.
 #[derive(Default)]
-struct Rounds {
-    rounds: Vec<Round>,
-    notes: Vec<Note>,
-    interrupted: bool,
+pub struct Rounds {
+    pub rounds: Vec<Round>,
+    pub notes: Vec<Note>,
+    pub interrupted: bool,
 }
 
-/// How the sides take turns.
+/// An A/A run for `latkit calibrate`: the working tree against itself, `rounds` rounds of two
+/// arms taking turns.
+pub fn against_itself(
+    rounds: u32,
+    talk: bool,
+    mut run: impl FnMut(&Side) -> Result<Outcome>,
+) -> Result<Rounds> {
+    let turns = Turns {
+        arms: [
+            (Side::Working, "working tree, first arm".to_string()),
+            (Side::Working, "working tree, second arm".to_string()),
+        ],
+        plan: Plan::Fixed(rounds),
+        talk,
+    };
+    turns.alternate(None, &mut run)
+}
+
+/// How the sides take turns: the two arms of a round, each with the name progress shows.
 struct Turns<'a> {
-    base: &'a Worktree,
-    rev: &'a str,
+    arms: [(Side<'a>, String); 2],
     plan: Plan,
     talk: bool,
 }
 
 impl Turns<'_> {
-    /// Runs base then working tree, round after round, until the plan's rounds ran or `auto`
+    /// Runs the arms in turn, round after round, until the plan's rounds ran or `auto`
     /// decided; a failing run stops everything, an interrupt keeps the rounds that finished.
     fn alternate(
         &self,
@@ -287,20 +327,15 @@ impl Turns<'_> {
         Ok(done)
     }
 
-    /// One round, base then working tree; whether both sides finished.
+    /// One round, first arm then second; whether both finished.
     fn round(
         &self,
         round: u64,
         done: &mut Rounds,
         run: &mut impl FnMut(&Side) -> Result<Outcome>,
     ) -> Result<bool> {
-        let (base, rev) = (self.base, self.rev);
         let mut this: Round = Default::default();
-        for side in [Side::Base(base), Side::Working] {
-            let name = match side {
-                Side::Base(_) => format!("base {rev} ({})", base.short()),
-                Side::Working => "working tree".to_string(),
-            };
+        for (arm, (side, name)) in self.arms.iter().enumerate() {
             if self.talk {
                 let of = match self.plan {
                     Plan::Fixed(n) => format!("{round}/{n}"),
@@ -308,7 +343,7 @@ impl Turns<'_> {
                 };
                 crate::error::say(&format!("latkit: round {of}: {name}"));
             }
-            let outcome = run(&side)?;
+            let outcome = run(side)?;
             done.interrupted = outcome.interrupted;
             if !done.interrupted && !outcome.status.success() {
                 return Err(Error::Failed(format!(
@@ -319,9 +354,9 @@ impl Turns<'_> {
             }
             if let Some(input) = outcome.input {
                 done.notes.extend(input.notes);
-                match side {
-                    Side::Base(_) => this.0.extend(input.runs),
-                    Side::Working => this.1.extend(input.runs),
+                match arm {
+                    0 => this.0.extend(input.runs),
+                    _ => this.1.extend(input.runs),
                 }
             }
             if done.interrupted {

@@ -1,6 +1,7 @@
 //! What each subcommand does, from parsed arguments to a written report.
 
 mod bisect;
+mod calibrate;
 mod check;
 mod compare;
 mod docs;
@@ -19,6 +20,7 @@ mod store;
 mod timer;
 
 pub use bisect::BisectOptions;
+pub use calibrate::CalibrateOptions;
 pub use check::{CheckFormat, CheckOptions};
 pub use compare::CompareOptions;
 pub use doctor::DoctorFormat;
@@ -61,6 +63,7 @@ pub enum Command {
     Store(StoreAction, Option<String>),
     Page(PageOptions),
     Bisect(BisectOptions),
+    Calibrate(CalibrateOptions),
     /// Text generated from the argument definitions (completions, the man page), on stdout.
     Print(Vec<u8>),
 }
@@ -82,6 +85,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Store(action, db) => store::run(action, db.as_deref()),
         Command::Page(options) => page::run(options),
         Command::Bisect(options) => bisect::run(options),
+        Command::Calibrate(options) => calibrate::run(options),
         Command::Print(text) => docs::print(&text),
     }
 }

@@ -82,12 +82,26 @@ pub struct Gate {
     pub fail_on: Vec<RegressionRule>,
     /// Also fail when a change beyond a threshold is within noise.
     pub fail_within_noise: bool,
+    /// `--calibration FILE`: this machine's noise floor, from `latkit calibrate --save`.
+    pub calibration: Option<std::path::PathBuf>,
 }
 
 impl Gate {
-    /// Comparison options with these gates; every metric and the default statistics.
-    pub fn options(&self) -> CompareOptions {
-        CompareOptions {
+    /// Comparison options with these gates; every metric and the default statistics. The
+    /// calibration file, when given, is read here (exit 2 when it is not one).
+    pub fn options(&self) -> Result<CompareOptions> {
+        let floors = match &self.calibration {
+            Some(_) if self.fail_on.is_empty() => {
+                return Err(Error::Input(
+                    "--calibration says which --fail-on thresholds this machine can decide: \
+                     give a --fail-on rule"
+                        .into(),
+                ));
+            }
+            Some(path) => super::calibrate::load(path)?.figures,
+            None => Vec::new(),
+        };
+        Ok(CompareOptions {
             alpha: self.alpha,
             rules: self
                 .fail_on
@@ -97,8 +111,9 @@ impl Gate {
                     ..rule.clone()
                 })
                 .collect(),
+            floors,
             ..CompareOptions::default()
-        }
+        })
     }
 }
 
@@ -111,6 +126,22 @@ pub struct Interleave {
     pub min_runs: Option<u32>,
     pub max_runs: Option<u32>,
     pub gate: Gate,
+}
+
+impl Interleave {
+    /// The first flag given that makes a run a comparison, if any.
+    pub fn comparing(&self) -> Option<&'static str> {
+        [
+            (self.base.is_some(), "--interleave"),
+            (self.runs.is_some(), "--runs"),
+            (self.min_runs.is_some(), "--min-runs"),
+            (self.max_runs.is_some(), "--max-runs"),
+            (!self.gate.fail_on.is_empty(), "--fail-on"),
+            (self.gate.calibration.is_some(), "--calibration"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
 }
 
 /// `--runs N|auto`.

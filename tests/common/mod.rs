@@ -374,3 +374,19 @@ impl Rng {
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
     }
 }
+
+/// A run read from a Go file, made of `builder`'s benchmarks: for engines fed generated data.
+pub fn go_file_run(builder: latkit::model::RunBuilder) -> latkit::model::Run {
+    let source = latkit::model::Source {
+        kind: latkit::model::SourceKind::File,
+        format: "go".into(),
+        path: None,
+        command: Vec::new(),
+    };
+    latkit::model::new_run(
+        source,
+        latkit::model::Environment::default(),
+        Vec::new(),
+        builder,
+    )
+}

@@ -74,6 +74,8 @@ pub struct CompareOptions {
     pub rules: Vec<RegressionRule>,
     /// Compare although the environments differ (the differences mark the report).
     pub allow_env_mismatch: bool,
+    /// This machine's noise floor (`latkit calibrate`): gates warn of thresholds below it.
+    pub floors: Vec<crate::analyze::noise_floor::Floor>,
 }
 
 impl Default for CompareOptions {
@@ -84,6 +86,7 @@ impl Default for CompareOptions {
             statistics: DEFAULT_STATISTICS.iter().map(|s| s.to_string()).collect(),
             rules: Vec::new(),
             allow_env_mismatch: false,
+            floors: Vec::new(),
         }
     }
 }

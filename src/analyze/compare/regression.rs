@@ -7,6 +7,7 @@
 use super::CompareOptions;
 use super::Compared;
 use crate::analyze::gate::{Measured, Status, TargetResult, Verdict};
+use crate::analyze::noise_floor;
 use crate::analyze::utest::min_samples_to_detect;
 use crate::analyze::view::ChangeVerdict;
 use crate::error::{Error, Result};
@@ -121,6 +122,7 @@ pub(super) fn gate(
             )));
         }
         for (c, p) in matching.into_iter().zip(one_sided) {
+            notes.extend(below_floor(c, rule, opts, family));
             let evidence = Evidence {
                 p,
                 adjusted: p.and_then(|_| adjusted.next()),
@@ -133,6 +135,24 @@ pub(super) fn gate(
         targets,
         budget: None,
     })
+}
+
+/// A warning when `rule`'s threshold on `c` is below what this machine's noise floor lets
+/// the compared runs detect (the family's first Holm step sets the level).
+fn below_floor(
+    c: &Compared,
+    rule: &RegressionRule,
+    opts: &CompareOptions,
+    family: usize,
+) -> Option<Note> {
+    let floor = opts
+        .floors
+        .iter()
+        .find(|f| (f.shown == c.bench || f.bench == c.bench) && f.metric == c.figure)?;
+    let runs = c.change.n_base.min(c.change.n);
+    let alpha = opts.alpha / family.max(1) as f64;
+    let planned = noise_floor::Planned::RunsASide(runs);
+    noise_floor::below_floor(floor, &rule.text, rule.percent, planned, alpha).map(Note::warning)
 }
 
 /// The one-sided p-value of a change in the direction `rule` fails on: a gate that fails on
