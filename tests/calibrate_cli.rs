@@ -57,7 +57,7 @@ fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     assert!(detectable > variation * 0.5, "{detectable} vs {variation}");
     assert!(cells[6]["count"].as_u64().unwrap() >= 2, "{cells:?}");
     let table = report["tables"][0]["columns"].to_string();
-    assert!(table.contains("detectable, 10 runs"), "{table}");
+    assert!(table.contains("detectable %, 10 runs"), "{table}");
 
     let floor: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("floor.json")).unwrap()).unwrap();
@@ -232,6 +232,6 @@ fn go_against_itself_states_the_floor_for_its_count() {
     assert!(
         report["tables"][0]["columns"]
             .to_string()
-            .contains("detectable, 8 runs")
+            .contains("detectable %, 8 runs")
     );
 }

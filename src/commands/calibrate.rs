@@ -107,9 +107,9 @@ fn table(floors: &[Floor], args: &Asked, runs: u64) -> Table {
         Column::new("benchmark", keys::BENCHMARK),
         Column::new("metric", "metric"),
         Column::new("rounds", keys::RUNS),
-        Column::new("run to run", "variation").in_unit("%"),
+        Column::new("run to run %", "variation").in_unit("%"),
         Column::new("A/A change (95 % CI)", "aa_change").dropped_at(2),
-        Column::new(format!("detectable, {runs} runs"), "detectable").in_unit("%"),
+        Column::new(format!("detectable %, {runs} runs"), "detectable").in_unit("%"),
     ];
     if let Some(effect) = args.effect {
         columns.push(Column::new(format!("runs for {effect}%"), "runs_needed"));
