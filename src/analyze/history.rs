@@ -159,6 +159,7 @@ fn change_cells(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> [Cel
             n_base: previous.n,
             n: f.n,
             verdict: v,
+            diagnostics: Vec::new(),
         }),
         Cell::Text {
             text: mark.to_string(),

@@ -4,6 +4,7 @@ pub mod attribution;
 pub mod auto_gate;
 pub mod bisect;
 pub mod compare;
+pub mod diagnose;
 pub mod drift;
 pub mod enrich;
 pub mod envdiff;

@@ -189,6 +189,21 @@ pub struct Change {
     pub verdict: ChangeVerdict,
     /// Which way is an improvement, so that readers (and plots) can tell worse from better.
     pub better: Better,
+    /// What either side's repetitions say about their fitness to be compared.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A finding on one side's repetitions, with its reason (`analyze::diagnose`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnostic {
+    /// The input whose repetitions it is about.
+    pub input: String,
+    /// `drift`, `bimodal` or `outliers`.
+    pub kind: &'static str,
+    /// Whether it makes the comparison unfit to decide: a gate on it says so.
+    pub unfit: bool,
+    pub reason: String,
 }
 
 impl Change {

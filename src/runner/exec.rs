@@ -3,10 +3,10 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::plan::Planned;
+use crate::analyze::diagnose::{OUTLIER_SCORE, modified_z_scores};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::interrupt;
-use crate::model::summary::median;
 use crate::model::vocab;
 use crate::model::{BenchName, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -177,8 +177,6 @@ impl Spawner for Processes {
     }
 }
 
-/// A modified Z-score beyond this marks an outlier (hyperfine's threshold).
-const OUTLIER_SCORE: f64 = 14.0;
 /// Empty-shell runs measured to know what to subtract with `--shell`.
 const SHELL_PROBES: usize = 50;
 
@@ -259,23 +257,6 @@ fn helper(what: &str, command: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Modified Z-scores (0.6745 · (x − median) / MAD), as hyperfine flags outliers.
-fn modified_z_scores(values: &[f64]) -> Vec<f64> {
-    let m = median(&mut values.to_vec());
-    let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-    let mad = median(&mut deviations);
-    values
-        .iter()
-        .map(|v| {
-            if mad > 0.0 {
-                0.6745 * (v - m) / mad
-            } else {
-                0.0
-            }
-        })
-        .collect()
 }
 
 fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
@@ -926,14 +907,6 @@ mod tests {
                 .any(|n| n.contains("1 of 4 runs exited non-zero")),
             "{notes:?}"
         );
-    }
-
-    #[test]
-    fn outliers_score_as_hyperfine_scores_them() {
-        let scores = modified_z_scores(&[1.0, 1.1, 0.9, 1.0, 1.05, 9.0]);
-        assert!(scores[5] > OUTLIER_SCORE);
-        assert!(scores[..5].iter().all(|z| z.abs() < 2.0));
-        assert_eq!(modified_z_scores(&[2.0, 2.0, 2.0]), vec![0.0; 3]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::gate::{Measured, measure};
 use super::stats::geometric_mean;
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
-use super::view::{Cell, Change, ChangeVerdict, Column, Report, Row, Table, keys};
+use super::view::{Cell, Change, ChangeVerdict, Column, Diagnostic, Report, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{
     Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
@@ -113,8 +113,9 @@ struct Compared {
     /// For repetitions: their pooled standard deviation relative to the base's centre, from
     /// which the gate says how many repetitions a noisy change would need.
     noise: Option<f64>,
-    /// Where a side's repetitions drift across their run, said as a note says it.
-    drift: Option<String>,
+    /// What makes either side's repetitions unfit to decide on (a drift, two modes), said as
+    /// a note says it.
+    unfit: Option<String>,
 }
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.
@@ -459,8 +460,8 @@ struct Footnotes {
     geomean_sets_differ: bool,
     /// A geomean left out for a zero or negative figure.
     geomean_not_positive: bool,
-    /// Figures whose repetitions drift across their run: warnings.
-    drift: Vec<String>,
+    /// Findings on figures' repetitions (`bench figure`, the finding): warnings.
+    diagnosed: Vec<(String, Diagnostic)>,
 }
 
 impl Footnotes {
@@ -477,7 +478,7 @@ impl Footnotes {
             exact_beyond_scipy,
             geomean_sets_differ,
             geomean_not_positive,
-            drift,
+            diagnosed,
         } = other;
         self.too_few_for_ci |= too_few_for_ci;
         self.too_few_to_detect |= too_few_to_detect;
@@ -488,7 +489,7 @@ impl Footnotes {
         self.exact_beyond_scipy |= exact_beyond_scipy;
         self.geomean_sets_differ |= geomean_sets_differ;
         self.geomean_not_positive |= geomean_not_positive;
-        self.drift.extend(drift);
+        self.diagnosed.extend(diagnosed);
     }
 
     fn notes(&self, columns: &[Side], alpha: f64) -> Vec<Note> {
@@ -526,11 +527,20 @@ impl Footnotes {
             )));
         }
         notes.extend(self.inexact.iter().map(Note::warning));
-        notes.extend(self.drift.iter().map(|d| {
-            Note::warning(format!(
-                "{d}: the comparison measures the drift as much as any change; interleave the \
-                 sides (--interleave, --runs auto) or quiet the machine"
-            ))
+        notes.extend(self.diagnosed.iter().map(|(figure, d)| {
+            let advice = match d.kind {
+                "drift" => {
+                    "the comparison measures the drift as much as any change; interleave the \
+                     sides (--interleave, --runs auto) or quiet the machine"
+                }
+                "bimodal" => {
+                    "a comparison of medians measures the mix of the modes as much as any \
+                     change; find what switches the figure between them (CPU placement, \
+                     frequency, a collector) and hold it still"
+                }
+                _ => "the U test is robust to them, but the machine was not quiet",
+            };
+            Note::warning(format!("{figure}: {}: {advice}", d.reason))
         }));
         if self.exact_beyond_scipy {
             notes.push(Note::info(
@@ -562,22 +572,24 @@ impl Footnotes {
         notes
     }
 
-    /// `figure`, marked where the repetitions of one of its `sides` (values, label) drift
-    /// across their run, with a warning for the notes.
-    fn drift(&mut self, mut figure: Compared, sides: &[(&[f64], &str)]) -> Compared {
-        let said: Vec<String> = sides
+    /// What the repetitions of each of `sides` (values, label) of `bench`'s `metric` say about
+    /// their fitness to be compared, kept for the notes.
+    fn diagnose(
+        &mut self,
+        bench: &str,
+        metric: &Metric,
+        sides: &[(&[f64], &str)],
+    ) -> Vec<Diagnostic> {
+        let scale = Unit::parse(&metric.source_unit).to_base;
+        let show = |v: f64| format!("{} {}", format_exact(v / scale), metric.source_unit);
+        let found: Vec<Diagnostic> = sides
             .iter()
-            .filter_map(|(values, label)| {
-                super::drift::Drift::of(values).map(|d| format!("in {label}, {}", d.text()))
-            })
+            .flat_map(|(values, label)| super::diagnose::diagnose(values, label, &show))
             .collect();
-        if !said.is_empty() {
-            let drift = said.join("; ");
-            self.drift
-                .push(format!("{} {}: {drift}", figure.bench, figure.figure));
-            figure.drift = Some(drift);
-        }
-        figure
+        let figure = format!("{bench} {}", metric.name);
+        self.diagnosed
+            .extend(found.iter().map(|d| (figure.clone(), d.clone())));
+        found
     }
 
     /// benchstat's warning for exact values that vary.
@@ -770,11 +782,11 @@ fn repetition_table(
             }
             let change = match (&samples[0], sample, &figures[0], fig) {
                 (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
-                    let change = decide.change(a, b, fa, fb, footnotes);
-                    let at = (key.as_str(), columns[i].label);
-                    let figure = decide.compared(&metric.name, m, at, (a, b, fa, fb), &change);
+                    let mut change = decide.change(a, b, fa, fb, footnotes);
                     let sides = [(a.as_slice(), columns[0].label), (b, columns[i].label)];
-                    compared.push(footnotes.drift(figure, &sides));
+                    change.diagnostics = footnotes.diagnose(&key, m, &sides);
+                    let at = (key.as_str(), columns[i].label);
+                    compared.push(decide.compared(&metric.name, m, at, (a, b, fa, fb), &change));
                     Cell::Change(change)
                 }
                 _ => Cell::Empty,
@@ -871,7 +883,7 @@ impl Decide {
             value: fb.centre,
             change: change.clone(),
             noise: regression::relative_noise(a, b, fa.centre),
-            drift: None,
+            unfit: unfit_reasons(&change.diagnostics),
         }
     }
 
@@ -893,6 +905,7 @@ impl Decide {
                 n_base: a.len() as u64,
                 n: b.len() as u64,
                 verdict: ChangeVerdict::Exact,
+                diagnostics: Vec::new(),
             },
             Assume::Nothing => {
                 let test = mann_whitney(a, b);
@@ -923,10 +936,21 @@ impl Decide {
                     } else {
                         ChangeVerdict::Noise
                     },
+                    diagnostics: Vec::new(),
                 }
             }
         }
     }
+}
+
+/// The reasons of the findings that make a comparison unfit to decide, or `None`.
+fn unfit_reasons(diagnostics: &[Diagnostic]) -> Option<String> {
+    let reasons: Vec<&str> = diagnostics
+        .iter()
+        .filter(|d| d.unfit)
+        .map(|d| d.reason.as_str())
+        .collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// benchstat's geomean row: each column's geometric mean over the benchmarks it has, and its
@@ -1002,6 +1026,7 @@ impl Geomean {
                 n_base: self.in_base as u64,
                 n: centres.len() as u64,
                 verdict: ChangeVerdict::Summary,
+                diagnostics: Vec::new(),
             }));
         }
         Row {
@@ -1108,6 +1133,7 @@ impl Bounded {
                 (true, true) => ChangeVerdict::Significant,
                 (true, false) => ChangeVerdict::Noise,
             },
+            diagnostics: Vec::new(),
         }
     }
 }
@@ -1181,7 +1207,7 @@ fn distribution_table(
                             change: change.clone(),
                             noise: None,
                             // Distributions are samples within one run, not repetitions.
-                            drift: None,
+                            unfit: None,
                         });
                         Cell::Change(change)
                     }
@@ -1390,6 +1416,67 @@ mod tests {
         )
         .unwrap();
         assert!(!report.verdict.unwrap().targets[0].shown.contains("unfit"));
+        let Cell::Change(change) = &report.tables[0].rows[0].cells[5] else {
+            panic!("{:?}", report.tables[0].rows[0]);
+        };
+        assert!(change.diagnostics.is_empty(), "{:?}", change.diagnostics);
+    }
+
+    #[test]
+    fn two_modes_make_a_gate_unfit_and_outliers_are_said_in_the_change() {
+        // The new side switches between 100 and 130 out of order: no drift, two modes.
+        let level = [
+            100.0, 102.0, 99.0, 101.0, 100.5, 99.5, 101.5, 100.2, 99.8, 100.8,
+        ];
+        let switching = [
+            100.0, 130.0, 101.0, 131.0, 100.5, 129.0, 99.5, 130.5, 100.2, 129.5,
+        ];
+        let options = CompareOptions {
+            rules: vec![RegressionRule::parse("ns/op:+50%").unwrap()],
+            ..CompareOptions::default()
+        };
+        let report = compare(
+            vec![repetitions("old", &level), repetitions("new", &switching)],
+            &options,
+        )
+        .unwrap();
+        let target = &report.verdict.unwrap().targets[0];
+        assert!(
+            target
+                .shown
+                .contains("unfit: in new, the values fall in two modes (5 near"),
+            "{}",
+            target.shown
+        );
+        let Cell::Change(change) = &report.tables[0].rows[0].cells[5] else {
+            panic!("{:?}", report.tables[0].rows[0]);
+        };
+        let kinds: Vec<_> = change
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, d.unfit))
+            .collect();
+        assert_eq!(kinds, [("bimodal", true)]);
+        // One wild value on the base: said, in the change and the notes, but not unfit.
+        let mut wild = level;
+        wild[3] = 400.0;
+        let report = compare(
+            vec![repetitions("old", &wild), repetitions("new", &level)],
+            &options,
+        )
+        .unwrap();
+        assert!(!report.verdict.unwrap().targets[0].shown.contains("unfit"));
+        let Cell::Change(change) = &report.tables[0].rows[0].cells[5] else {
+            panic!("{:?}", report.tables[0].rows[0]);
+        };
+        assert_eq!(change.diagnostics[0].kind, "outliers");
+        assert_eq!(change.diagnostics[0].input, "old");
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.message.contains("1 of 10 values are outliers"))
+        );
     }
 
     #[test]

@@ -233,7 +233,7 @@ fn judge(
     // The effect with its uncertainty, beside the p-value; data its own diagnostics call
     // unfit is said so in the verdict, never passed silently.
     let unfit = c
-        .drift
+        .unfit
         .as_ref()
         .map_or_else(String::new, |d| format!("; unfit: {d}"));
     let change = match c.change.interval {
