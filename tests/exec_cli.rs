@@ -1104,3 +1104,24 @@ fn runs_auto_takes_turns_until_the_gate_is_decided() {
         "no meaning with --runs auto",
     );
 }
+
+#[test]
+fn other_work_during_the_run_is_said_with_the_report() {
+    // A busy loop on one CPU beside the timed command: the run's own check sees it.
+    let mut hog = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let report = exec_json(&["--runs", "8", "sleep 0.05"]);
+    hog.kill().unwrap();
+    hog.wait().unwrap();
+    let busy = report["runs"][0]["environment"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "busy")
+        .unwrap_or_else(|| panic!("no busy check: {report}"));
+    assert_eq!(busy["status"], "warn", "{busy}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("exec: other processes kept"), "{notes}");
+}

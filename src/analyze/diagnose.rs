@@ -115,6 +115,25 @@ pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Ve
     found
 }
 
+/// The machine's own state during `run` (named `label`) that moves its numbers, from the
+/// checks taken with it: other processes busy meanwhile, a frequency governor other than
+/// `performance`. Warnings with the reason and what to do.
+pub fn machine_during(run: &crate::model::Run, label: &str) -> Vec<crate::model::Note> {
+    use crate::model::{CheckStatus, Note};
+    run.environment
+        .checks
+        .iter()
+        .filter(|c| c.status != CheckStatus::Ok && ["busy", "cpufreq"].contains(&c.name.as_str()))
+        .map(|c| {
+            let found = match c.name.as_str() {
+                "cpufreq" => format!("CPU frequency {}", c.found),
+                _ => c.found.clone(),
+            };
+            Note::warning(format!("{label}: {found}: {}", c.advice))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +201,48 @@ mod tests {
                 "{called} of 20,000 samples of {n} called bimodal"
             );
         }
+    }
+
+    #[test]
+    fn a_busy_machine_and_a_slow_governor_are_said_with_their_run() {
+        use crate::model::{Check, CheckStatus, Environment, RunBuilder, Source, SourceKind};
+        let check = |name: &str, status, found: &str| Check {
+            name: name.into(),
+            status,
+            found: found.into(),
+            advice: "do this".into(),
+        };
+        let source = Source {
+            kind: SourceKind::File,
+            format: "go".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        let builder = RunBuilder::default();
+        let mut run = crate::model::new_run(source, Environment::default(), Vec::new(), builder);
+        run.environment.checks = vec![
+            check(
+                "busy",
+                CheckStatus::Warn,
+                "other processes kept 0.80 of 2 CPUs busy",
+            ),
+            check("cpufreq", CheckStatus::Warn, "governors powersave"),
+            check("load", CheckStatus::Warn, "load average 3.00 on 2 CPUs"),
+            check("sched_fifo", CheckStatus::Fail, "SCHED_FIFO refused"),
+        ];
+        let said: Vec<String> = machine_during(&run, "new")
+            .iter()
+            .map(|n| n.message.clone())
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "new: other processes kept 0.80 of 2 CPUs busy: do this",
+                "new: CPU frequency governors powersave: do this"
+            ]
+        );
+        run.environment.checks[0].status = CheckStatus::Ok;
+        assert_eq!(machine_during(&run, "new").len(), 1);
     }
 
     #[test]

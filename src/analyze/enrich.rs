@@ -91,6 +91,14 @@ pub fn build_report(
     opts: &EnrichOptions,
 ) -> Result<Report> {
     summarize_all(&mut runs);
+    for run in &runs {
+        let label = run
+            .source
+            .path
+            .clone()
+            .unwrap_or_else(|| run.source.format.clone());
+        notes.extend(super::diagnose::machine_during(run, &label));
+    }
     let (given, preset) = match &opts.attribution {
         AttributionChoice::Given(spec) => (Some(Attribution::compile(spec)?), None),
         AttributionChoice::Preset => (None, Some(Attribution::compile(&input_latency_preset())?)),

@@ -30,9 +30,10 @@ const OCCASIONAL: &[&str] = &[
     "authenticated",
 ];
 
-/// Host checks that describe the moment (the load then, a gamepad plugged in), not the
+/// Host checks that describe the moment (the load then, other work during the run, a gamepad
+/// plugged in), not the
 /// machine's configuration.
-const OCCASIONAL_CHECKS: &[&str] = &["load", "input_devices"];
+const OCCASIONAL_CHECKS: &[&str] = &["load", "input_devices", "busy"];
 
 /// Differences that can move the numbers, comparing only what both runs know.
 pub fn differences(base: &Run, other: &Run) -> Vec<Difference> {

@@ -1,6 +1,7 @@
 //! The machine latkit runs on: what it is (the environment every run records), whether it
 //! can measure latency well (the doctor's checks), and the scheduling its threads ask for.
 
+pub mod busy;
 mod capture;
 pub mod doctor;
 pub mod sched;
@@ -15,4 +16,14 @@ pub fn capture() -> crate::model::Environment {
         checks: doctor::checks(),
         ..capture_basic()
     }
+}
+
+/// As [`capture`], at the end of a run that started at `started`: with the `busy` check of
+/// what other processes did meanwhile.
+pub fn capture_since(started: Option<busy::CpuClock>) -> crate::model::Environment {
+    let mut environment = capture();
+    environment
+        .checks
+        .extend(started.and_then(|clock| clock.others_busy()));
+    environment
 }

@@ -381,6 +381,7 @@ impl Exec {
         let shell_cost = self.shell_cost(&mut notes)?;
         let record = Record {
             started,
+            clock: crate::host::busy::CpuClock::now(),
             host: crate::host::capture(),
             id: None,
             shell_cost,
@@ -610,6 +611,8 @@ pub struct Timed {
 #[derive(Clone)]
 struct Record {
     started: SystemTime,
+    /// CPU time when timing started, to tell what other processes did meanwhile.
+    clock: Option<crate::host::busy::CpuClock>,
     host: crate::model::Environment,
     /// The run's id, the same in every result written along the way.
     id: Option<String>,
@@ -641,7 +644,10 @@ impl Record {
             path: None,
             command: exec.commands.iter().map(|c| c.command.clone()).collect(),
         };
-        let mut run = new_run(source, self.host.clone(), Vec::new(), builder);
+        let mut host = self.host.clone();
+        host.checks
+            .extend(self.clock.and_then(|clock| clock.others_busy()));
+        let mut run = new_run(source, host, Vec::new(), builder);
         run.id = self.id.get_or_insert_with(|| run.id.clone()).clone();
         run.started = Some(timestamp(self.started));
         run.ended = Some(timestamp(SystemTime::now()));

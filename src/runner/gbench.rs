@@ -54,6 +54,7 @@ impl GbenchRun {
 
     /// Runs the binary through `exec` (the real process, or a test double).
     pub fn run_with(&self, exec: &dyn Executor) -> Result<Outcome> {
+        let clock = crate::host::busy::CpuClock::now();
         let out = JsonOut::open(self.raw.as_deref())?;
         let json_path = out.path().to_path_buf();
         let args = self.args(&json_path);
@@ -119,7 +120,7 @@ impl GbenchRun {
         let input = input.map(|mut input| {
             let run = &mut input.runs[0];
             // This host, as latkit sees it; google/benchmark's context stays in the config.
-            run.environment = crate::host::capture();
+            run.environment = crate::host::capture_since(clock);
             run.started = Some(timestamp(started));
             run.ended = Some(timestamp(SystemTime::now()));
             input

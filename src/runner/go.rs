@@ -66,6 +66,7 @@ impl GoTest {
         let args = self.args();
         interrupt::install();
         let started = SystemTime::now();
+        let clock = crate::host::busy::CpuClock::now();
         let mut child = exec.spawn("go", &args, self.dir.as_deref()).map_err(|e| {
             match e.kind() {
             std::io::ErrorKind::NotFound => Error::Failed(
@@ -106,7 +107,7 @@ impl GoTest {
         let out = parser.finish();
         let tail = tail.lines();
         let input = (!out.builder.is_empty()).then(|| {
-            let mut environment = crate::host::capture();
+            let mut environment = crate::host::capture_since(clock);
             environment.toolchains = exec
                 .output("go", &["env", "GOVERSION"])
                 .map(|value| ConfigEntry {

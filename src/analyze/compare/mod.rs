@@ -145,6 +145,11 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
             notes.push(Note::warning(format!("environment differs: {d}")));
         }
     }
+    for input in &inputs {
+        for run in &input.runs {
+            notes.extend(super::diagnose::machine_during(run, &input.label));
+        }
+    }
     let mut tables = Vec::new();
     let mut compared = Vec::new();
     let mut footnotes = Footnotes::default();
