@@ -6,10 +6,8 @@
 
 use super::drift::Drift;
 use super::view::Diagnostic;
-use crate::model::summary::median;
+use crate::model::summary::{OUTLIER_SCORE, median, modified_z_scores};
 
-/// A modified Z-score beyond this marks an outlier (hyperfine's threshold).
-pub const OUTLIER_SCORE: f64 = 14.0;
 /// Fewer repetitions than this cannot show two modes.
 const FEWEST_FOR_MODES: usize = 8;
 /// Each mode holds at least this share of the values (and three of them).
@@ -18,23 +16,6 @@ const SMALLEST_MODE: f64 = 0.2;
 const GAP_OVER_RANGE: f64 = 3.0;
 /// And more than this share of the median: float noise on exact values is no second mode.
 const SMALLEST_GAP: f64 = 0.01;
-
-/// Modified Z-scores (0.6745 · (x − median) / MAD), as hyperfine flags outliers.
-pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
-    let m = median(&mut values.to_vec());
-    let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-    let mad = median(&mut deviations);
-    values
-        .iter()
-        .map(|v| {
-            if mad > 0.0 {
-                0.6745 * (v - m) / mad
-            } else {
-                0.0
-            }
-        })
-        .collect()
-}
 
 /// Two levels the values cluster at, far apart beside their own spread.
 #[derive(Clone, Copy, Debug, PartialEq)]

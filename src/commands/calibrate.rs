@@ -1,14 +1,12 @@
 //! `latkit calibrate`: the suite against itself (A/A), and what that says about the changes
 //! this machine can tell apart from its own noise.
 
-use super::interleave::Rounds;
 use super::{Command, exec, gbench, go};
 use crate::analyze::Report;
 use crate::analyze::noise_floor::{self, Calibration, Floor, POWER};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::Note;
-use crate::report::sink::FanOut;
 use std::path::{Path, PathBuf};
 
 pub struct CalibrateOptions {
@@ -28,26 +26,6 @@ struct Asked {
     effect: Option<f64>,
     alpha: f64,
     command: Vec<String>,
-}
-
-/// What an A/A run of a runner gives: its rounds, the runs a side the runner takes when run
-/// alone, and where its report goes.
-pub struct AaRun {
-    pub done: Rounds,
-    pub runs: u64,
-    pub sinks: FanOut,
-    pub quiet: bool,
-}
-
-/// Refuses, for a calibration, what would make the run anything but the suite against itself.
-pub fn refuse_comparison(flag: Option<&str>) -> Result<()> {
-    match flag {
-        Some(flag) => Err(Error::Input(format!(
-            "latkit calibrate runs the suite against itself: {flag} has no place in it (give \
-             the command as you run it alone)"
-        ))),
-        None => Ok(()),
-    }
 }
 
 pub fn run(args: CalibrateOptions) -> Result<()> {

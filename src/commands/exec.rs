@@ -1,5 +1,4 @@
-use super::calibrate::{AaRun, refuse_comparison};
-use super::interleave::Rounds;
+use super::interleave::{AaRun, Rounds, refuse_comparison};
 use super::{
     Gate, ReportOptions, deliver_rounds, enrich_options, load_suite, output_sinks, warn_on_stderr,
 };

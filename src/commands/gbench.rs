@@ -1,5 +1,4 @@
-use super::calibrate::{AaRun, refuse_comparison};
-use super::interleave::{self, Side};
+use super::interleave::{self, AaRun, Side, refuse_comparison};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
 use crate::error::{Error, Result};

@@ -9,6 +9,7 @@ use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::sequential::{Decision, Design};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
+use crate::report::sink::FanOut;
 use crate::runner::output::Outcome;
 use crate::runner::worktree::Worktree;
 use std::io::{IsTerminal, stderr};
@@ -277,6 +278,26 @@ pub struct Rounds {
     pub rounds: Vec<Round>,
     pub notes: Vec<Note>,
     pub interrupted: bool,
+}
+
+/// What an A/A run of a runner gives: its rounds, the runs a side the runner takes when run
+/// alone, and where its report goes.
+pub struct AaRun {
+    pub done: Rounds,
+    pub runs: u64,
+    pub sinks: FanOut,
+    pub quiet: bool,
+}
+
+/// Refuses, for a calibration, what would make the run anything but the suite against itself.
+pub fn refuse_comparison(flag: Option<&str>) -> Result<()> {
+    match flag {
+        Some(flag) => Err(Error::Input(format!(
+            "latkit calibrate runs the suite against itself: {flag} has no place in it (give \
+             the command as you run it alone)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// An A/A run for `latkit calibrate`: the working tree against itself, `rounds` rounds of two

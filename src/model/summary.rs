@@ -60,3 +60,23 @@ pub fn median(values: &mut [f64]) -> f64 {
         _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
 }
+
+/// A modified Z-score beyond this marks an outlier (hyperfine's threshold).
+pub const OUTLIER_SCORE: f64 = 14.0;
+
+/// Modified Z-scores (0.6745 · (x − median) / MAD), as hyperfine flags outliers.
+pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
+    let m = median(&mut values.to_vec());
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    let mad = median(&mut deviations);
+    values
+        .iter()
+        .map(|v| {
+            if mad > 0.0 {
+                0.6745 * (v - m) / mad
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}

@@ -3,10 +3,10 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::plan::Planned;
-use crate::analyze::diagnose::{OUTLIER_SCORE, modified_z_scores};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::interrupt;
+use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
 use crate::model::vocab;
 use crate::model::{BenchName, Note, RunBuilder, Source, new_run, timestamp};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
