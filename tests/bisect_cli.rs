@@ -210,6 +210,19 @@ fn exec_bisect_times_a_command_of_each_checkout() {
     let options = ["--good", "HEAD~4", "--bad", "HEAD", "--threshold", "20%"];
     let out = bisect(repo, &options, &["exec", "sh", "work.sh"]);
     assert_names(&out, "e3: step 3", "wall");
+    // hyperfine's vocabulary: --runs N measures every commit exactly N rounds.
+    let fixed = [&options[..], &["--runs", "6", "--format", "json"]].concat();
+    let out = bisect(repo, &fixed, &["exec", "sh", "work.sh"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for row in report["tables"][0]["rows"].as_array().unwrap() {
+        let counts: Vec<&Value> = row["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["type"] == "count")
+            .collect();
+        assert!(counts.iter().all(|c| c["count"] == 6), "{row}");
+    }
 }
 
 #[test]
@@ -272,6 +285,27 @@ fn bad_usage_exits_2() {
         (
             vec!["--good", "@latest", "--bad", "HEAD", "--", "go"],
             "give both --good and --bad as stored runs",
+        ),
+        (
+            vec![
+                "--good", "HEAD~3", "--bad", "HEAD", "--runs", "1", "--", "go",
+            ],
+            "at least 2 rounds",
+        ),
+        (
+            vec![
+                "--good",
+                "HEAD~3",
+                "--bad",
+                "HEAD",
+                "--runs",
+                "4",
+                "--max-runs",
+                "6",
+                "--",
+                "go",
+            ],
+            "--runs N fixes the rounds",
         ),
     ] {
         let out = latkit()

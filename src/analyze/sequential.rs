@@ -96,6 +96,13 @@ impl Sequential {
         &self.looks
     }
 
+    /// The nominal one-sided level of the look after `rounds` rounds; `None` when no look
+    /// falls there.
+    pub fn level_at(&self, rounds: usize) -> Option<f64> {
+        let k = self.looks.iter().position(|&n| n == rounds)?;
+        Some(self.level(self.design.alpha, k))
+    }
+
     /// Decides after `rounds` rounds.
     pub fn look(&mut self, rounds: usize, figures: &[Figure]) -> Decision {
         let Some(k) = self.looks.iter().position(|&n| n == rounds) else {

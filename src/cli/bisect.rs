@@ -32,15 +32,21 @@ pub struct BisectArgs {
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// Rounds (each end and the tested commit once each) before the first judgement; the
-    /// ends are compared after this many and, if still unclear, after --max-rounds.
-    #[arg(long, value_name = "N", default_value_t = 5,
+    /// ends are compared after this many and, if still unclear, after --max-rounds
+    /// [default: 5].
+    #[arg(long, visible_alias = "min-runs", value_name = "N",
           value_parser = clap::value_parser!(u32).range(2..=1000))]
-    pub rounds: u32,
+    pub rounds: Option<u32>,
     /// At most this many rounds per commit; one the U test still cannot place goes with
-    /// the end whose median is nearer, and the report says so.
-    #[arg(long, value_name = "N", default_value_t = 15,
+    /// the end whose median is nearer, and the report says so [default: 15].
+    #[arg(long, visible_alias = "max-runs", value_name = "N",
           value_parser = clap::value_parser!(u32).range(2..=10_000))]
-    pub max_rounds: u32,
+    pub max_rounds: Option<u32>,
+    /// `auto` (the default): a commit is judged after every round from --min-runs until it
+    /// is placed or --max-runs is reached, alpha spent over the looks as `--runs auto`
+    /// spends it; N: exactly N rounds per commit, judged once.
+    #[arg(long, value_name = "N|auto", value_parser = super::runs_or_auto)]
+    pub runs: Option<crate::commands::Runs>,
     /// Significance level of the U tests that place each commit.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
@@ -80,15 +86,33 @@ pub(super) fn percent(text: &str) -> Result<f64, String> {
 }
 
 impl BisectArgs {
+    /// The least and most rounds per commit, from --runs, --rounds and --max-rounds.
+    fn rounds(&self) -> crate::error::Result<(u32, u32)> {
+        use crate::commands::Runs;
+        let refuse = |why: String| Err(crate::error::Error::Input(why));
+        match (self.runs, self.rounds, self.max_rounds) {
+            (Some(Runs::Count(n)), None, None) if n >= 2 => Ok((n, n)),
+            (Some(Runs::Count(n)), None, None) => refuse(format!(
+                "--runs {n}: a commit needs at least 2 rounds to be judged"
+            )),
+            (Some(Runs::Count(_)), _, _) => refuse(
+                "--runs N fixes the rounds; --min-runs and --max-runs bound --runs auto".into(),
+            ),
+            (_, rounds, most) => {
+                let rounds = rounds.unwrap_or(5);
+                let most = most.unwrap_or(rounds.max(15));
+                if most < rounds {
+                    return refuse(format!("--max-rounds {most} is below --rounds {rounds}"));
+                }
+                Ok((rounds, most))
+            }
+        }
+    }
+
     pub fn into_options(self) -> crate::error::Result<crate::commands::BisectOptions> {
         let harness = crate::runner::harness::Harness::parse(&self.harness)
             .map_err(crate::error::Error::Input)?;
-        if self.max_rounds < self.rounds {
-            return Err(crate::error::Error::Input(format!(
-                "--max-rounds {} is below --rounds {}",
-                self.max_rounds, self.rounds
-            )));
-        }
+        let (rounds, max_rounds) = self.rounds()?;
         Ok(crate::commands::BisectOptions {
             good: self.good,
             bad: self.bad,
@@ -97,8 +121,8 @@ impl BisectArgs {
             metric: self.metric,
             threshold: self.threshold,
             build: self.build,
-            rounds: self.rounds,
-            max_rounds: self.max_rounds,
+            rounds,
+            max_rounds,
             alpha: self.alpha,
             harness,
             store: self.store.then_some(crate::commands::Storing {

@@ -10,6 +10,7 @@ use crate::analyze::bisect::{
     median, nearest,
 };
 use crate::analyze::compare::{relative_noise, repetitions_needed};
+use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{Better, Note, Unit};
@@ -425,6 +426,18 @@ impl Bisection<'_> {
         }
     }
 
+    /// How a tested commit's looks spend alpha: after every round from `--rounds` (or
+    /// `--min-runs`) to `--max-rounds`, as `--runs auto` spends it (Pocock type), so that
+    /// looking after every round does not raise the chance of misplacing a commit above
+    /// alpha. With `--runs N` there is one look, at alpha.
+    fn placement_spending(&self) -> Sequential {
+        Sequential::new(Design {
+            alpha: self.args.alpha / 2.0,
+            min_rounds: self.args.rounds as usize,
+            max_rounds: self.args.max_rounds as usize,
+        })
+    }
+
     /// Tests commit `index`: checked out, built, measured against both ends.
     fn test(&mut self, index: usize) -> std::result::Result<Tested, Stop> {
         let commit = self.commits[index].clone();
@@ -447,9 +460,11 @@ impl Bisection<'_> {
             Ok(prepared) => prepared,
             Err(why) => return Ok(skipped("does not build", why)),
         };
-        let alpha = self.args.alpha;
+        let spending = self.placement_spending();
+        // Two-sided U tests at each look: twice the one-sided level spent there.
+        let level = |rounds: usize| spending.level_at(rounds).map(|l| 2.0 * l);
         let samples = match self.rounds(Some(&prepared), |g, m, b| {
-            judge(g, m, b, alpha).side.is_some()
+            level(m.len()).is_some_and(|alpha| judge(g, m, b, alpha).side.is_some())
         }) {
             Ok(samples) => samples,
             Err(Stop::Commit(why)) => return Ok(skipped("does not run", why)),
@@ -457,6 +472,8 @@ impl Bisection<'_> {
         };
         self.file(Some(index)).map_err(Stop::Fatal)?;
         let [good, mid, bad] = &samples;
+        let last = self.args.max_rounds as usize;
+        let alpha = level(mid.len()).or(level(last)).unwrap_or(self.args.alpha);
         let judged = judge(good, mid, bad, alpha);
         let side = match judged.side {
             Some(side) => (side, true),
