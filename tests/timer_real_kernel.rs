@@ -164,6 +164,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tracefs nodev /sys/kernel/tracing
 mount -t tmpfs tmpfs /tmp
+echo "latkit-guest: booted" > /dev/console
 mkdir /out
 cd /tmp
 sh /cases > /out/cases.log 2>&1
@@ -255,33 +256,50 @@ fn boot() -> Guest {
         .unwrap();
     let console = dir.path().join("console");
     let qemu = common::peer("qemu-system-x86_64", "apt-get install qemu-system-x86");
-    let mut child = Command::new(qemu)
-        .args(["-smp", "2", "-m", "1024", "-nographic", "-no-reboot"])
-        .arg("-kernel")
-        .arg(kernel().join("vmlinuz"))
-        .arg("-initrd")
-        .arg(&archive)
-        .args(["-append", "console=ttyS0 quiet panic=-1"])
-        .arg("-drive")
-        .arg(format!("file={},format=raw,if=virtio", disk.display()))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&console).unwrap())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .unwrap();
+    let guest = || {
+        Command::new(&qemu)
+            .args(["-smp", "2", "-m", "1024", "-nographic", "-no-reboot"])
+            .arg("-kernel")
+            .arg(kernel().join("vmlinuz"))
+            .arg("-initrd")
+            .arg(&archive)
+            .args(["-append", "console=ttyS0 quiet panic=-1"])
+            .arg("-drive")
+            .arg(format!("file={},format=raw,if=virtio", disk.display()))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(&console).unwrap())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap()
+    };
     let console_text = || std::fs::read_to_string(&console).unwrap_or_default();
-    // Booting takes ~15 s under TCG and the cases ~90 s; a hung guest must not hang CI.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the guest did not finish in 300 s; its console:\n{}",
-                console_text()
-            );
+    // Booting takes ~15 s under TCG and the cases ~90 s; a hung guest must not hang CI. A
+    // boot that never reaches /init (seen once under TCG on a loaded host: stuck after the
+    // firmware) is tried once more.
+    for attempt in 1..=2 {
+        let mut child = guest();
+        let started = Instant::now();
+        let finished = loop {
+            if child.try_wait().unwrap().is_some() {
+                break true;
+            }
+            let booted = console_text().contains("latkit-guest: booted");
+            if started.elapsed() > Duration::from_secs(if booted { 300 } else { 120 }) {
+                let _ = child.kill();
+                let _ = child.wait();
+                assert!(
+                    !booted && attempt == 1,
+                    "the guest did not finish in 300 s; its console:\n{}",
+                    console_text()
+                );
+                eprintln!("the guest did not reach /init in 120 s; booting it again");
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        if finished {
+            break;
         }
-        std::thread::sleep(Duration::from_millis(200));
     }
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
