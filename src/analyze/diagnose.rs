@@ -5,7 +5,7 @@
 //! U test is robust to them.
 
 use super::drift::Drift;
-use super::view::Diagnostic;
+use super::view::{Diagnostic, Finding};
 use crate::model::summary::{OUTLIER_SCORE, median, modified_z_scores};
 
 /// Fewer repetitions than this cannot show two modes.
@@ -53,21 +53,20 @@ impl Modes {
 /// `input`); `show` writes a value as the tables do.
 pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Vec<Diagnostic> {
     let mut found = Vec::new();
-    let mut say = |kind, unfit, reason: String| {
+    let mut say = |kind: Finding, reason: String| {
         found.push(Diagnostic {
             input: input.to_string(),
             kind,
-            unfit,
+            unfit: kind.unfit(),
             reason: format!("in {input}, {reason}"),
         })
     };
     if let Some(drift) = Drift::of(values) {
-        say("drift", true, drift.text());
+        say(Finding::Drift, drift.text());
     }
     if let Some(Modes { low, high }) = Modes::of(values) {
         say(
-            "bimodal",
-            true,
+            Finding::Bimodal,
             format!(
                 "the values fall in two modes ({} near {}, {} near {}): the median depends on \
                  the mix",
@@ -84,8 +83,7 @@ pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Ve
         .count();
     if outliers > 0 {
         say(
-            "outliers",
-            false,
+            Finding::Outliers,
             format!(
                 "{outliers} of {} values are outliers (modified Z-score > {OUTLIER_SCORE}, as \
                  hyperfine flags them): something interfered",
@@ -134,7 +132,7 @@ mod tests {
         assert_eq!(Modes::of(&lone), None);
         let found = diagnose(&lone, "new", &plain);
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].kind, found[0].unfit), ("outliers", false));
+        assert_eq!((found[0].kind, found[0].unfit), (Finding::Outliers, false));
         assert!(
             found[0]
                 .reason
@@ -146,7 +144,7 @@ mod tests {
             None
         );
         let found = diagnose(&two, "base", &plain);
-        assert_eq!((found[0].kind, found[0].unfit), ("bimodal", true));
+        assert_eq!((found[0].kind, found[0].unfit), (Finding::Bimodal, true));
         assert!(
             found[0].reason.contains("5 near 10, 5 near 12"),
             "{}",

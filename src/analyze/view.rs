@@ -199,11 +199,46 @@ pub struct Change {
 pub struct Diagnostic {
     /// The input whose repetitions it is about.
     pub input: String,
-    /// `drift`, `bimodal` or `outliers`.
-    pub kind: &'static str,
-    /// Whether it makes the comparison unfit to decide: a gate on it says so.
+    pub kind: Finding,
+    /// Whether it makes the comparison unfit to decide (a gate on it says so): the kind's
+    /// own, kept in the JSON for its readers.
     pub unfit: bool,
     pub reason: String,
+}
+
+/// What a side's repetitions can show about their fitness to be compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    /// A trend over the order measured.
+    Drift,
+    /// Two levels the values switch between.
+    Bimodal,
+    /// Values far from the rest, as hyperfine flags them.
+    Outliers,
+}
+
+impl Finding {
+    /// Drift and two modes make a comparison unfit; the U test is robust to outliers.
+    pub fn unfit(self) -> bool {
+        self != Finding::Outliers
+    }
+
+    /// What to do about it, in a note.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Finding::Drift => {
+                "the comparison measures the drift as much as any change; interleave the sides \
+                 (--interleave, --runs auto) or quiet the machine"
+            }
+            Finding::Bimodal => {
+                "a comparison of medians measures the mix of the modes as much as any change; \
+                 find what switches the figure between them (CPU placement, frequency, a \
+                 collector) and hold it still"
+            }
+            Finding::Outliers => "the U test is robust to them, but the machine was not quiet",
+        }
+    }
 }
 
 impl Change {

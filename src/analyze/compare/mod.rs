@@ -533,19 +533,7 @@ impl Footnotes {
         }
         notes.extend(self.inexact.iter().map(Note::warning));
         notes.extend(self.diagnosed.iter().map(|(figure, d)| {
-            let advice = match d.kind {
-                "drift" => {
-                    "the comparison measures the drift as much as any change; interleave the \
-                     sides (--interleave, --runs auto) or quiet the machine"
-                }
-                "bimodal" => {
-                    "a comparison of medians measures the mix of the modes as much as any \
-                     change; find what switches the figure between them (CPU placement, \
-                     frequency, a collector) and hold it still"
-                }
-                _ => "the U test is robust to them, but the machine was not quiet",
-            };
-            Note::warning(format!("{figure}: {}: {advice}", d.reason))
+            Note::warning(format!("{figure}: {}: {}", d.reason, d.kind.advice()))
         }));
         if self.exact_beyond_scipy {
             notes.push(Note::info(
@@ -1243,6 +1231,7 @@ fn distribution_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::view::Finding;
     use crate::model::{BenchName, Environment, RunBuilder, Source, new_run};
 
     /// A run with one latency distribution of `n` samples spread over [low, low·1.5).
@@ -1461,7 +1450,7 @@ mod tests {
             .iter()
             .map(|d| (d.kind, d.unfit))
             .collect();
-        assert_eq!(kinds, [("bimodal", true)]);
+        assert_eq!(kinds, [(Finding::Bimodal, true)]);
         // One wild value on the base: said, in the change and the notes, but not unfit.
         let mut wild = level;
         wild[3] = 400.0;
@@ -1474,7 +1463,7 @@ mod tests {
         let Cell::Change(change) = &report.tables[0].rows[0].cells[5] else {
             panic!("{:?}", report.tables[0].rows[0]);
         };
-        assert_eq!(change.diagnostics[0].kind, "outliers");
+        assert_eq!(change.diagnostics[0].kind, Finding::Outliers);
         assert_eq!(change.diagnostics[0].input, "old");
         assert!(
             report
