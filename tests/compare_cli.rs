@@ -402,7 +402,7 @@ fn beyond_the_threshold_but_within_noise_needs_more_samples() {
     // the warning says how many repetitions could.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("is beyond ns/op:+5% but within noise (one-sided p=0.167)")
+        stderr.contains("is beyond ns/op:+5% but within noise (one-sided permutation p=0.167)")
             && stderr.contains("repetitions a side (now 2 and 2) would tell it"),
         "{stderr}"
     );

@@ -110,8 +110,9 @@ fn a_real_regression_in_one_benchmark_of_twenty_is_still_caught() {
     let (ten, _) = rates(0xbad_c0de, suites, &factors, 10);
     let (twenty, _) = rates(0xbad_c0de, suites, &factors, 20);
     eprintln!("+25 % in one of 20: caught {ten:.3} with 10 repetitions, {twenty:.3} with 20");
-    // A gate on "slower" tests that one direction: 0.905 of 1,000 suites caught with 10
-    // repetitions (the two-sided test it replaced: 0.87 of 200).
-    assert!(ten >= 0.89, "power with 10 repetitions: {ten}");
+    // A gate on "slower" tests that one direction, by permutation of log values: 0.928 of
+    // 1,000 suites caught with 10 repetitions (the one-sided U test before it: 0.905; the
+    // two-sided U test before that: 0.87 of 200). The target is 37 of 40 (0.925).
+    assert!(ten >= 0.925, "power with 10 repetitions: {ten}");
     assert!(twenty >= 0.99, "power with 20 repetitions: {twenty}");
 }

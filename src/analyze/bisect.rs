@@ -4,8 +4,9 @@
 //! until the test says which end it belongs with, so noise does not pick the culprit.
 
 use super::stats::geometric_mean;
-use super::utest::mann_whitney;
+use super::utest::{mann_whitney, min_samples_to_detect};
 use crate::model::{Better, Run};
+use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Which end a commit belongs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,9 +216,44 @@ pub fn figures_per_repetition(run: &Run, bench: &regex::Regex, metric: &str) -> 
         .collect()
 }
 
+/// The power at which bisect says how many rounds a noisy change of the ends would need.
+const POWER: f64 = 0.8;
+/// Beyond this many rounds a side the answer is "more than".
+const MOST_ROUNDS: f64 = 100_000.0;
+
+/// About how many rounds a side would tell the ends' change of `percent` out of `noise`
+/// (relative standard deviation) at `alpha` with 80 % power: the normal approximation for the
+/// two-sided test of the ends, scaled by π/3 for the U test's efficiency, and at least what
+/// the exact U test needs to reach `alpha` at all.
+pub fn rounds_needed(noise: f64, percent: f64, alpha: f64) -> Option<u64> {
+    let effect = percent.abs() / 100.0;
+    if effect == 0.0 || !noise.is_finite() || !(0.0..1.0).contains(&alpha) {
+        return None;
+    }
+    let normal = Normal::standard();
+    let z = normal.inverse_cdf(1.0 - alpha / 2.0) + normal.inverse_cdf(POWER);
+    let n = (std::f64::consts::PI / 3.0 * 2.0 * (z * noise / effect).powi(2)).ceil();
+    let floor = min_samples_to_detect(alpha).unwrap_or(0) as f64;
+    Some(n.max(floor).clamp(2.0, MOST_ROUNDS) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_needed_grow_with_noise_and_the_family() {
+        // 10 % noise, a 5 % change, alpha 0.05: 2·((1.960 + 0.842)·0.1 / 0.05)²·π/3 = 65.7.
+        assert_eq!(rounds_needed(0.10, 5.0, 0.05), Some(66));
+        assert!(rounds_needed(0.10, 5.0, 0.05 / 20.0).unwrap() > 66);
+        assert!(rounds_needed(0.20, 5.0, 0.05).unwrap() > 100);
+        // A clear change still needs what the exact U test needs to reach alpha at all.
+        assert_eq!(
+            rounds_needed(0.001, 50.0, 0.05),
+            min_samples_to_detect(0.05).map(|n| n as u64)
+        );
+        assert_eq!(rounds_needed(0.1, 0.0, 0.05), None);
+    }
 
     #[test]
     fn a_commit_goes_with_the_end_it_is_like() {

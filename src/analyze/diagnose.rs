@@ -1,8 +1,8 @@
 //! What a side's repetitions say about their own fitness to be compared, each finding with its
 //! reason: a drift across the run ([`super::drift`]), two modes (the figure switches between
 //! two levels, so its median depends on the mix), and outliers (hyperfine's modified Z-score).
-//! Drift and two modes make a comparison unfit to decide; outliers are only reported, since the
-//! U test is robust to them.
+//! Drift and two modes make a comparison unfit to decide; outliers are only reported, since
+//! they cannot make a change significant (see [`super::permutation`]).
 
 use super::drift::Drift;
 use super::view::{Diagnostic, Finding};

@@ -12,6 +12,7 @@ pub mod gate;
 pub mod history;
 pub mod noise_floor;
 pub mod page;
+pub mod permutation;
 pub mod ratio;
 mod sampling;
 pub mod sequential;

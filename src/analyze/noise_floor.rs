@@ -3,8 +3,8 @@
 //! can tell from that with a given number of runs, and the runs a named change needs.
 //!
 //! The estimates are the normal-theory ones on log values with Student's t, for the tests the
-//! gates apply: a one-sided two-sample test for runs a side (`--fail-on`, scaled by the U
-//! test's efficiency of 3/π against the t test), a one-sided paired test for rounds
+//! gates apply: a one-sided two-sample test for runs a side (`--fail-on`'s permutation test on
+//! log values, which has the t test's power), a one-sided paired test for rounds
 //! (`--runs auto`).
 
 use super::auto_gate::Round;
@@ -15,9 +15,6 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The power at which calibration states what can be detected.
 pub const POWER: f64 = 0.9;
-/// The U test needs π/3 times the runs of a t test on normal data (its asymptotic relative
-/// efficiency).
-const U_EFFICIENCY: f64 = 3.0 / std::f64::consts::PI;
 /// Beyond this many runs the answer is "more than".
 pub const MOST_RUNS: u64 = 100_000;
 
@@ -57,7 +54,7 @@ impl Floor {
     /// The runs a side that detect a change of `percent` with [`POWER`] at one-sided `alpha`;
     /// `None` beyond [`MOST_RUNS`].
     pub fn runs_needed(&self, percent: f64, alpha: f64) -> Option<u64> {
-        least(percent, |n| two_sample_detectable(self.spread, n, alpha))
+        runs_a_side(self.spread, percent, alpha)
     }
 
     /// The paired rounds that detect a change of `percent` with [`POWER`] at one-sided
@@ -176,14 +173,20 @@ fn quantile_sum(freedom: f64, alpha: f64) -> Option<f64> {
 
 /// The smallest change in percent detectable with `runs` a side, for log spread `spread`.
 pub fn two_sample_detectable(spread: f64, runs: u64, alpha: f64) -> Option<f64> {
-    // The exact U test's smallest one-sided p for n against n is 1 / C(2n, n).
+    // The permutation test's smallest one-sided p for n against n is 1 / C(2n, n), as the
+    // exact U test's is.
     let fewest = min_samples_to_detect(2.0 * alpha)? as u64;
     if runs < fewest.max(2) {
         return None;
     }
     let z = quantile_sum(2.0 * runs as f64 - 2.0, alpha)?;
-    let effective = runs as f64 * U_EFFICIENCY;
-    Some((z * spread * (2.0 / effective).sqrt()).exp_m1() * 100.0)
+    Some((z * spread * (2.0 / runs as f64).sqrt()).exp_m1() * 100.0)
+}
+
+/// The runs a side that detect a change of `percent` with [`POWER`] at one-sided `alpha`, for
+/// log spread `spread`; `None` beyond [`MOST_RUNS`].
+pub fn runs_a_side(spread: f64, percent: f64, alpha: f64) -> Option<u64> {
+    least(percent, |n| two_sample_detectable(spread, n, alpha))
 }
 
 /// The smallest change in percent detectable with `rounds` paired rounds.
@@ -327,10 +330,10 @@ mod tests {
     #[test]
     fn detectable_matches_the_normal_theory_by_hand() {
         // 10 a side, spread 0.1, alpha 0.05, power 0.9, 18 degrees of freedom:
-        // t(0.95) = 1.7341, t(0.9) = 1.3304; effective n = 10 · 3/π = 9.549;
-        // δ = 3.0645 · 0.1 · √(2 / 9.549) = 0.14025 → +15.06 %.
+        // t(0.95) = 1.7341, t(0.9) = 1.3304;
+        // δ = 3.0645 · 0.1 · √(2 / 10) = 0.13705 → +14.69 %.
         let d = two_sample_detectable(0.1, 10, 0.05).unwrap();
-        assert!((d - 15.06).abs() < 0.02, "{d}");
+        assert!((d - 14.69).abs() < 0.02, "{d}");
         // Paired, 10 rounds, spread 0.1: t9(0.95) = 1.8331, t9(0.9) = 1.3830;
         // δ = 3.2161 · 0.1 / √10 = 0.10170 → +10.70 %.
         let p = paired_detectable(0.1, 10, 0.05).unwrap();
@@ -339,7 +342,7 @@ mod tests {
 
     #[test]
     fn too_few_runs_for_the_u_test_detect_nothing() {
-        // At alpha 0.0025 the one-sided exact U test needs 1 / C(2n, n) ≤ 0.0025: n = 6.
+        // At alpha 0.0025 a one-sided exact test needs 1 / C(2n, n) ≤ 0.0025: n = 6.
         assert_eq!(two_sample_detectable(0.1, 5, 0.0025), None);
         assert!(two_sample_detectable(0.1, 6, 0.0025).is_some());
         assert_eq!(two_sample_detectable(0.1, 1, 0.05), None);

@@ -219,7 +219,8 @@ pub enum Finding {
 }
 
 impl Finding {
-    /// Drift and two modes make a comparison unfit; the U test is robust to outliers.
+    /// Drift and two modes make a comparison unfit; outliers do not: the U test is robust to
+    /// them, and they cost the gate's permutation test power, never a false alarm.
     pub fn unfit(self) -> bool {
         self != Finding::Outliers
     }
@@ -236,7 +237,10 @@ impl Finding {
                  find what switches the figure between them (CPU placement, frequency, a \
                  collector) and hold it still"
             }
-            Finding::Outliers => "the U test is robust to them, but the machine was not quiet",
+            Finding::Outliers => {
+                "an outlier alone cannot make a change significant, but outliers can hide \
+                 one; the machine was not quiet"
+            }
         }
     }
 }

@@ -7,9 +7,9 @@ use super::{Output, output_sinks};
 use crate::analyze::Report;
 use crate::analyze::bisect::{
     Ends, EndsShow, Judged, Search, Side, compare_ends, figure, figures_per_repetition, judge,
-    median, nearest,
+    median, nearest, rounds_needed,
 };
-use crate::analyze::compare::{relative_noise, repetitions_needed};
+use crate::analyze::compare::relative_noise;
 use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::error::{Error, Result};
@@ -404,7 +404,7 @@ impl Bisection<'_> {
                 let threshold = self.args.threshold.unwrap_or(0.0);
                 let advice = relative_noise(good, bad, median(good))
                     .filter(|_| ends.for_the_worse && ends.change.abs() >= threshold)
-                    .and_then(|noise| repetitions_needed(noise, ends.change, alpha))
+                    .and_then(|noise| rounds_needed(noise, ends.change, alpha))
                     .filter(|&n| n > rounds as u64)
                     .map(|n| {
                         let more = match n > u64::from(self.args.max_rounds) {

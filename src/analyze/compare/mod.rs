@@ -18,7 +18,7 @@ use crate::model::{
 };
 pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
-pub(crate) use regression::{relative_noise, repetitions_needed};
+pub(crate) use regression::relative_noise;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
@@ -116,6 +116,8 @@ struct Compared {
     /// What makes either side's repetitions unfit to decide on (a drift, two modes), said as
     /// a note says it.
     unfit: Option<String>,
+    /// The repetitions base and new, which a gate tests in its own direction.
+    repetitions: Option<[Vec<f64>; 2]>,
 }
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.
@@ -877,6 +879,7 @@ impl Decide {
             change: change.clone(),
             noise: regression::relative_noise(a, b, fa.centre),
             unfit: unfit_reasons(&change.diagnostics),
+            repetitions: Some([a.to_vec(), b.to_vec()]),
         }
     }
 
@@ -1201,6 +1204,7 @@ fn distribution_table(
                             noise: None,
                             // Distributions are samples within one run, not repetitions.
                             unfit: None,
+                            repetitions: None,
                         });
                         Cell::Change(change)
                     }

@@ -8,17 +8,11 @@ use super::CompareOptions;
 use super::Compared;
 use crate::analyze::gate::{Measured, Status, TargetResult, Verdict};
 use crate::analyze::noise_floor;
-use crate::analyze::utest::min_samples_to_detect;
+use crate::analyze::permutation;
 use crate::analyze::view::ChangeVerdict;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::spec::targets::RegressionRule;
-use statrs::distribution::{ContinuousCDF, Normal};
-
-/// The power at which the gate says how many repetitions a noisy change would need.
-const POWER: f64 = 0.8;
-/// Beyond this many repetitions a side the answer is "more than".
-const MOST_REPETITIONS: f64 = 100_000.0;
 
 /// Holm's adjusted p-values, in the order given: the i-th smallest p is multiplied by
 /// (m − i + 1), made non-decreasing, and capped at 1. A comparison is significant for the
@@ -49,25 +43,17 @@ pub(crate) fn relative_noise(a: &[f64], b: &[f64], centre: f64) -> Option<f64> {
     (centre != 0.0 && pooled.is_finite()).then(|| pooled / centre.abs())
 }
 
-/// About how many repetitions a side would tell a change of `percent` out of `noise` (relative
-/// standard deviation) at `alpha` with 80 % power: the normal approximation for a two-sample
-/// test, scaled by π/3 for the U test's efficiency, and at least what the exact U test needs
-/// to reach `alpha` at all.
-pub fn repetitions_needed(noise: f64, percent: f64, alpha: f64) -> Option<u64> {
-    let effect = percent.abs() / 100.0;
-    if effect == 0.0 || !noise.is_finite() || !(0.0..1.0).contains(&alpha) {
-        return None;
-    }
-    let normal = Normal::standard();
-    let z = normal.inverse_cdf(1.0 - alpha / 2.0) + normal.inverse_cdf(POWER);
-    let n = (std::f64::consts::PI / 3.0 * 2.0 * (z * noise / effect).powi(2)).ceil();
-    let floor = min_samples_to_detect(alpha).unwrap_or(0) as f64;
-    Some(n.max(floor).clamp(2.0, MOST_REPETITIONS) as u64)
+/// A comparison's one-sided p-value, and whether the permutation test gave it (rather than
+/// the table's own test).
+#[derive(Clone, Copy)]
+struct OneSided {
+    p: f64,
+    permuted: bool,
 }
 
 /// How one comparison stands for the family: its own p, the family's adjusted p, the size.
 struct Evidence {
-    p: Option<f64>,
+    p: Option<OneSided>,
     adjusted: Option<f64>,
     family: usize,
 }
@@ -75,12 +61,16 @@ struct Evidence {
 impl Evidence {
     /// The p-values: its own, and the family's adjusted one when there is a family.
     fn p_values(&self) -> String {
-        match (self.p, self.adjusted) {
-            (Some(p), Some(adj)) if self.family > 1 => {
-                format!("one-sided p={p:.3}, Holm p={adj:.3} over {}", self.family)
-            }
-            (Some(p), _) => format!("one-sided p={p:.3}"),
-            (None, _) => String::new(),
+        let Some(OneSided { p, permuted }) = self.p else {
+            return String::new();
+        };
+        let test = if permuted { "permutation " } else { "" };
+        match self.adjusted {
+            Some(adj) if self.family > 1 => format!(
+                "one-sided {test}p={p:.3}, Holm p={adj:.3} over {}",
+                self.family
+            ),
+            _ => format!("one-sided {test}p={p:.3}"),
         }
     }
 
@@ -109,15 +99,15 @@ pub(super) fn gate(
     let mut targets = Vec::new();
     for rule in &opts.rules {
         let matching = matching(compared, rule)?;
-        let one_sided: Vec<Option<f64>> = matching.iter().map(|c| towards(c, rule)).collect();
-        let ps: Vec<f64> = one_sided.iter().flatten().copied().collect();
+        let one_sided: Vec<Option<OneSided>> = matching.iter().map(|c| towards(c, rule)).collect();
+        let ps: Vec<f64> = one_sided.iter().flatten().map(|o| o.p).collect();
         let mut adjusted = holm(&ps).into_iter();
         let family = ps.len();
         if family > 1 {
             notes.push(Note::info(format!(
                 "--fail-on {}: {family} comparisons judged as one family: the chance of any \
                  false alarm among them is held at alpha {} (Holm); each row's p-value in the \
-                 table is its own",
+                 table is its own (two-sided)",
                 rule.text, opts.alpha
             )));
         }
@@ -157,19 +147,26 @@ fn below_floor(
 
 /// The one-sided p-value of a change in the direction `rule` fails on: a gate that fails on
 /// "slower" asks only whether the new side is slower, so its test looks one way (a two-sided
-/// test spends half its alpha on "faster" and misses regressions). The null distribution of U
-/// is symmetric, so the one-sided p is half the two-sided one in the rule's direction, and
-/// one minus that half the other way.
-fn towards(c: &Compared, rule: &RegressionRule) -> Option<f64> {
+/// test spends half its alpha on "faster" and misses regressions). Repetitions the table
+/// tested are tested again by permutation of their log values, which at equal false alarms
+/// catches more than the table's U test (see `permutation`). Otherwise the table's p: the
+/// null distribution of U is symmetric, so the one-sided p is half the two-sided one in the
+/// rule's direction, and one minus that half the other way.
+fn towards(c: &Compared, rule: &RegressionRule) -> Option<OneSided> {
     let p = c.change.p?;
-    let worse = c
-        .change
-        .percent
-        .is_some_and(|x| match rule.increase_is_bad(c.better) {
-            true => x > 0.0,
-            false => x < 0.0,
-        });
-    Some(if worse { p / 2.0 } else { 1.0 - p / 2.0 })
+    let rising_is_bad = rule.increase_is_bad(c.better);
+    if let Some([a, b]) = &c.repetitions {
+        let (low, high) = if rising_is_bad { (a, b) } else { (b, a) };
+        if let Some(p) = permutation::higher(low, high) {
+            return Some(OneSided { p, permuted: true });
+        }
+    }
+    let worse = c.change.percent.is_some_and(|x| match rising_is_bad {
+        true => x > 0.0,
+        false => x < 0.0,
+    });
+    let p = if worse { p / 2.0 } else { 1.0 - p / 2.0 };
+    Some(OneSided { p, permuted: false })
 }
 
 /// The compared figures `rule` names; an error naming those there are when none is.
@@ -267,17 +264,18 @@ fn too_noisy(c: &Compared, rule: &RegressionRule, evidence: &Evidence, alpha: f6
     let alpha_each = alpha / evidence.family.max(1) as f64;
     let needed = c
         .noise
-        .and_then(|noise| repetitions_needed(noise, percent, alpha_each));
+        .map(|noise| noise_floor::runs_a_side(noise, percent, alpha_each));
     let advice = match needed {
-        Some(n) if n as f64 >= MOST_REPETITIONS => format!(
-            "the values vary too much to tell such a change with fewer than {n} repetitions \
-             a side"
+        Some(None) => format!(
+            "the values vary too much to tell such a change with fewer than {} repetitions \
+             a side",
+            noise_floor::MOST_RUNS
         ),
-        Some(n) => format!(
+        Some(Some(n)) => format!(
             "about {n} repetitions a side (now {} and {}) would tell it ({:.0} % power)",
             c.change.n_base,
             c.change.n,
-            POWER * 100.0
+            noise_floor::POWER * 100.0
         ),
         None => "needs more samples".to_string(),
     };
@@ -309,20 +307,6 @@ mod tests {
         assert_eq!(holm(&[0.2, 0.4]), [0.4, 0.4]);
         assert_eq!(holm(&[0.04]), [0.04]);
         assert!(holm(&[]).is_empty());
-    }
-
-    #[test]
-    fn repetitions_needed_grow_with_noise_and_the_family() {
-        // 10 % noise, a 5 % change, alpha 0.05: 2·((1.960 + 0.842)·0.1 / 0.05)²·π/3 = 65.7.
-        assert_eq!(repetitions_needed(0.10, 5.0, 0.05), Some(66));
-        assert!(repetitions_needed(0.10, 5.0, 0.05 / 20.0).unwrap() > 66);
-        assert!(repetitions_needed(0.20, 5.0, 0.05).unwrap() > 100);
-        // A clear change still needs what the exact U test needs to reach alpha at all.
-        assert_eq!(
-            repetitions_needed(0.001, 50.0, 0.05),
-            min_samples_to_detect(0.05).map(|n| n as u64)
-        );
-        assert_eq!(repetitions_needed(0.1, 0.0, 0.05), None);
     }
 
     #[test]
