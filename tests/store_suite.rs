@@ -79,6 +79,16 @@ impl Db {
         stderr
     }
 
+    /// The stored runs' ids, oldest first.
+    fn ids_oldest_first(&self, dir: &Path) -> Vec<i64> {
+        let listed = self.listed(dir, &[]);
+        listed
+            .iter()
+            .rev()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect()
+    }
+
     fn listed(&self, dir: &Path, extra: &[&str]) -> Vec<Value> {
         let mut args = vec!["store", "list", "--format", "json"];
         args.extend(extra);
@@ -103,6 +113,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("@refs name the runs they say", refs),
     ("list, show and rm", list_show_rm),
     ("history marks the change point", history_change_point),
+    ("history --since @merge-base", history_since_merge_base),
     ("compare --against-history", against_history),
     ("one benchmark name everywhere", one_name_everywhere),
 ];
@@ -683,12 +694,7 @@ fn history_change_point(db: &Db, dir: &Path) {
         go_file(&file, i, 6, &[("Encode", encode), ("Decode", 50.0)]);
         db.ok(dir, &["store", "add", file.to_str().unwrap()]);
     }
-    let ids: Vec<i64> = db
-        .listed(dir, &[])
-        .iter()
-        .rev()
-        .map(|r| r["id"].as_i64().unwrap())
-        .collect();
+    let ids = db.ids_oldest_first(dir);
     let report = db.json(dir, &["history", "--format", "json"]);
     let tables = report["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 2);
@@ -749,6 +755,96 @@ fn history_change_point(db: &Db, dir: &Path) {
     let rows = p99["tables"][0]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["cells"][4], rows[1]["cells"][4]);
+}
+
+/// A pull request's trend against where it branched: `history --since @merge-base` starts at
+/// the run stored at the merge base and shows each later run's change from it, while runs the
+/// default branch stored since then stay out of a `--branch` trend.
+fn history_since_merge_base(db: &Db, dir: &Path) {
+    let repo = dir.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| must(Process::new("git").current_dir(&repo).args(args), "git");
+    git(&["init", "-q", "-b", "main"]);
+    let mut stored = 0;
+    let mut store = |encode: f64| {
+        let file = dir.join(format!("run{stored}.txt"));
+        go_file(&file, stored, 6, &[("Encode", encode), ("Decode", 50.0)]);
+        db.ok(&repo, &["store", "add", file.to_str().unwrap()]);
+        stored += 1;
+    };
+    commit(&repo, "m1");
+    store(100.0);
+    let base = commit(&repo, "m2");
+    store(100.0);
+    git(&["checkout", "-qb", "feature"]);
+    commit(&repo, "f1");
+    store(101.0);
+    commit(&repo, "f2");
+    store(120.0);
+    git(&["checkout", "-q", "main"]);
+    commit(&repo, "m3");
+    store(80.0);
+    git(&["checkout", "-q", "feature"]);
+    let ids = db.ids_oldest_first(dir);
+
+    let history = |extra: &[&str]| {
+        let mut args = vec![
+            "history",
+            "*Encode*",
+            "--since",
+            "@merge-base",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        db.json(&repo, &args)
+    };
+    let report = history(&["--branch", "feature"]);
+    let table = &report["tables"][0];
+    let column = |key: &str| {
+        table["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|c| c["key"] == key)
+            .unwrap_or_else(|| panic!("no {key} column: {table}"))
+    };
+    let rows = table["rows"].as_array().unwrap();
+    let texts: Vec<&str> = rows
+        .iter()
+        .map(|r| r["cells"][0]["text"].as_str().unwrap())
+        .collect();
+    let (b, f1, f2) = (ids[1], ids[2], ids[3]);
+    assert_eq!(
+        texts,
+        [format!("#{b} (base)"), format!("#{f1}"), format!("#{f2}")],
+        "{table}"
+    );
+    assert_eq!(rows[0]["cells"][column("commit")]["text"], &base[..10]);
+    let from_base = column("change_from_base");
+    assert_eq!(rows[0]["cells"][from_base]["type"], "empty", "{table}");
+    let change = |row: &Value| row["cells"][from_base].clone();
+    assert_eq!(change(&rows[1])["verdict"], "noise", "{table}");
+    let regression = change(&rows[2]);
+    assert_eq!(regression["verdict"], "significant", "{table}");
+    let percent = regression["percent"].as_f64().unwrap();
+    assert!((17.0..23.0).contains(&percent), "{percent}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains(&format!("starts at run #{b}")), "{notes}");
+
+    // Without --branch the default branch's later run is in the trend too.
+    let all = history(&[]);
+    assert_eq!(all["tables"][0]["rows"].as_array().unwrap().len(), 4);
+    let text = db.ok(&repo, &["history", "*Encode*", "--since", "@merge-base"]);
+    assert!(
+        text.contains("(base)") && text.contains("vs base"),
+        "{text}"
+    );
+
+    let err = db.refused(&repo, &["history", "--since", "@merge-base:nosuch"]);
+    assert!(err.contains("nosuch"), "{err}");
+    let err = db.refused(&repo, &["history", "--since", "run0.txt"]);
+    assert!(err.contains("stored runs start with @"), "{err}");
 }
 
 fn against_history(db: &Db, dir: &Path) {

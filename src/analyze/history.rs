@@ -143,33 +143,53 @@ fn change_cells(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> [Cel
         .iter()
         .map(|p| &p.figure)
         .collect();
-    let (v, p) = verdict(f, previous, &earlier, alpha);
-    let percent = (previous.value != 0.0).then(|| (f.value / previous.value - 1.0) * 100.0);
-    let mark = match (v, percent) {
-        (ChangeVerdict::Significant, Some(p)) if p > 0.0 => "▲ up",
-        (ChangeVerdict::Significant, Some(_)) => "▼ down",
+    let change = change_from(f, previous, &earlier, metric, alpha);
+    let mark = match &change {
+        Cell::Change(Change {
+            verdict: ChangeVerdict::Significant,
+            percent: Some(p),
+            ..
+        }) if *p > 0.0 => "▲ up",
+        Cell::Change(Change {
+            verdict: ChangeVerdict::Significant,
+            percent: Some(_),
+            ..
+        }) => "▼ down",
         _ => "",
     };
     [
-        Cell::Change(Change {
-            better: metric.better,
-            percent,
-            p,
-            interval: None,
-            n_base: previous.n,
-            n: f.n,
-            verdict: v,
-            diagnostics: Vec::new(),
-        }),
+        change,
         Cell::Text {
             text: mark.to_string(),
         },
     ]
 }
 
+/// The change of figure `f` from `from`, judged as [`verdict`] judges it.
+fn change_from(
+    f: &Figure,
+    from: &Figure,
+    earlier: &[&Figure],
+    metric: &Metric,
+    alpha: f64,
+) -> Cell {
+    let (verdict, p) = verdict(f, from, earlier, alpha);
+    Cell::Change(Change {
+        better: metric.better,
+        percent: (from.value != 0.0).then(|| (f.value / from.value - 1.0) * 100.0),
+        p,
+        interval: None,
+        n_base: from.n,
+        n: f.n,
+        verdict,
+        diagnostics: Vec::new(),
+    })
+}
+
 /// The trend of one benchmark's figure: one row per stored run, oldest first, with the
-/// change from the run before and change points marked.
-pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
+/// change from the run before and change points marked; `from_base`: the first run is the
+/// base (`--since`) and every run's change from it has a column too.
+pub fn trend(bench: &str, points: &[Point], alpha: f64, from_base: bool) -> Table {
     let figure = points.first().map(|p| &p.figure);
     let source_unit = figure.map_or("", |f| f.source_unit.as_str());
     let what = figure.map_or(String::new(), |f| {
@@ -179,7 +199,7 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
             format!("{} {}", f.metric, f.statistic)
         }
     });
-    let columns = vec![
+    let mut columns = vec![
         Column::new("Run", keys::STORED_RUN),
         Column::new("Stored", keys::STORED_AT).dropped_at(3),
         Column::new("Commit", keys::COMMIT).dropped_at(1),
@@ -187,8 +207,11 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
         Column::new(&what, keys::VALUE).in_unit(source_unit),
         Column::new("± 95% CI", keys::CI95).dropped_at(2),
         Column::new("vs previous", keys::CHANGE),
-        Column::new("Change point", keys::CHANGE_POINT).dropped_at(1),
     ];
+    if from_base {
+        columns.push(Column::new("vs base", keys::CHANGE_FROM_BASE));
+    }
+    columns.push(Column::new("Change point", keys::CHANGE_POINT).dropped_at(1));
     let mut rows = Vec::new();
     for (i, point) in points.iter().enumerate() {
         let f = &point.figure;
@@ -205,8 +228,9 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
             }),
             _ => None,
         };
+        let base_mark = if from_base && i == 0 { " (base)" } else { "" };
         let mut cells = vec![
-            text(format!("#{}", point.run.id)),
+            text(format!("#{}{base_mark}", point.run.id)),
             text(point.run.stored_at.clone()),
             text(commit),
             text(point.run.branch.clone().unwrap_or_else(|| "—".into())),
@@ -217,7 +241,15 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64) -> Table {
                 interval,
             },
         ];
-        cells.extend(change_cells(points, i, &metric, alpha));
+        let [change, mark] = change_cells(points, i, &metric, alpha);
+        cells.push(change);
+        if from_base {
+            cells.push(match i {
+                0 => Cell::Empty,
+                _ => change_from(f, &points[0].figure, &[], &metric, alpha),
+            });
+        }
+        cells.push(mark);
         rows.push(Row {
             benchmark: bench.to_string(),
             cells,
@@ -282,7 +314,7 @@ mod tests {
             .enumerate()
             .map(|(i, v)| point(i as i64 + 1, *v, Vec::new()))
             .collect();
-        let table = trend("BenchmarkA", &points, 0.05);
+        let table = trend("BenchmarkA", &points, 0.05, false);
         let m = marks(&table);
         assert_eq!(m[6], "▲ up", "{m:?}");
         assert!(m[..6].iter().all(String::is_empty), "{m:?}");
@@ -293,7 +325,7 @@ mod tests {
         let a = point(1, 100.0, vec![99.0, 100.0, 101.0, 100.5, 99.5, 100.2]);
         let b = point(2, 90.0, vec![89.0, 90.0, 91.0, 90.5, 89.5, 90.2]);
         let c = point(3, 90.1, vec![89.1, 90.1, 91.1, 90.4, 89.4, 90.3]);
-        let table = trend("BenchmarkA", &[a, b, c], 0.05);
+        let table = trend("BenchmarkA", &[a, b, c], 0.05, false);
         assert_eq!(marks(&table), ["", "▼ down", ""]);
     }
 

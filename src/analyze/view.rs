@@ -66,6 +66,8 @@ pub mod keys {
     pub const COMMIT: &str = "commit";
     pub const BRANCH: &str = "branch";
     pub const CHANGE: &str = "change";
+    /// A history's change from the run `--since` names.
+    pub const CHANGE_FROM_BASE: &str = "change_from_base";
 
     /// A comparison's figure of input `i` (0 is the base).
     pub fn value_of(i: usize) -> String {

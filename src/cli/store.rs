@@ -102,6 +102,12 @@ pub struct HistoryArgs {
     /// Only runs on this branch.
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
+    /// Start at a stored run and show every later run's change from it: `@merge-base` (where
+    /// HEAD left the default branch), `@merge-base:BRANCH`, `@tag:NAME`, `@ID`, `@COMMIT`.
+    /// The base run is shown whatever its branch; with --branch, the later runs are that
+    /// branch's.
+    #[arg(long, value_name = "@RUN")]
+    pub since: Option<String>,
     /// Significance level for changes between consecutive runs.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
@@ -168,6 +174,7 @@ impl From<HistoryArgs> for crate::commands::HistoryOptions {
             metric: args.metric,
             last: args.last as usize,
             branch: args.branch,
+            since: args.since,
             alpha: args.alpha,
             format: args.format,
             out: args.out,

@@ -9,7 +9,7 @@ use crate::analyze::history::{figures, split_metric, trend};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::{Destination, FanOut, Rendered};
-use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
+use crate::store::{Figure, Point, Provenance, RunQuery, Span, Store, StoredRef, StoredRun};
 use std::path::PathBuf;
 
 /// What `latkit store` does.
@@ -57,6 +57,8 @@ pub struct HistoryOptions {
     /// The newest this many stored runs.
     pub last: usize,
     pub branch: Option<String>,
+    /// A stored run (`@merge-base`, `@tag:v1`, ...) the trends start at and are measured from.
+    pub since: Option<String>,
     /// Significance level for changes between consecutive runs.
     pub alpha: f64,
     pub format: &'static crate::report::OutputFormat,
@@ -149,7 +151,7 @@ fn reference(text: &str) -> Result<StoredRef> {
     StoredRef::parse(text)?.ok_or_else(|| {
         Error::Input(format!(
             "`{text}` is not a stored run: stored runs start with @ (@latest, @-1, @ID, \
-             @COMMIT, @tag:NAME, @branch:NAME)"
+             @COMMIT, @tag:NAME, @branch:NAME, @merge-base[:BRANCH])"
         ))
     })
 }
@@ -260,6 +262,12 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
     Destination::Stdout.write_whole(text.as_bytes())
 }
 
+/// The stored run `--since` names, with the figures it left.
+fn since_run(store: &mut Store, text: &str) -> Result<(StoredRun, Vec<Figure>)> {
+    let (run, decoded, _) = load(store, &reference(text)?)?;
+    Ok((run, figures(&decoded)))
+}
+
 /// `latkit history`: one trend table per matching benchmark.
 pub fn history(args: HistoryOptions) -> Result<()> {
     let mut sinks = FanOut::new(false);
@@ -292,21 +300,42 @@ pub fn history(args: HistoryOptions) -> Result<()> {
                 .unwrap_or("anything (the store is empty)")
         )));
     }
+    let since = match &args.since {
+        Some(text) => Some(since_run(store, text)?),
+        None => None,
+    };
+    let span = Span {
+        branch: args.branch.as_deref(),
+        after: since.as_ref().map(|(run, _)| run.id),
+        last: Some(args.last),
+    };
     let mut tables = Vec::new();
+    let mut new_since = Vec::new();
     for (bench, default_metric, default_statistic) in benches {
         let (metric, statistic) = match &args.metric {
             Some(text) => split_metric(text),
             None => (Some(default_metric), default_statistic),
         };
-        let points = store.series(
-            &bench,
-            metric.as_deref(),
-            &statistic,
-            args.branch.as_deref(),
-            Some(args.last),
-        )?;
+        let mut points = store.series(&bench, metric.as_deref(), &statistic, &span)?;
+        let base = since.as_ref().and_then(|(run, figures)| {
+            let figure = figures.iter().find(|f| {
+                f.bench == bench
+                    && f.statistic == statistic
+                    && metric.as_ref().is_none_or(|m| *m == f.metric)
+            })?;
+            Some(Point {
+                run: run.clone(),
+                figure: figure.clone(),
+            })
+        });
+        match base {
+            Some(base) => points.insert(0, base),
+            None if since.is_some() && !points.is_empty() => new_since.push(bench.clone()),
+            None => {}
+        }
         if !points.is_empty() {
-            tables.push(trend(&bench, &points, args.alpha));
+            let from_base = since.is_some() && !new_since.contains(&bench);
+            tables.push(trend(&bench, &points, args.alpha, from_base));
         }
     }
     if tables.is_empty() {
@@ -317,14 +346,29 @@ pub fn history(args: HistoryOptions) -> Result<()> {
             args.bench.as_deref().unwrap_or("any benchmark")
         )));
     }
+    let mut notes = vec![Note::info(
+        "change points: a change from the previous run that the U test finds significant \
+         (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
+         a figure more than 3 scaled MADs from the median of the 10 runs before it",
+    )];
+    if let (Some(text), Some((run, _))) = (&args.since, &since) {
+        notes.push(Note::info(format!(
+            "--since {text}: each trend starts at run #{} ({}) and `vs base` is each later \
+             run's change from it, tested as consecutive runs are",
+            run.id,
+            run.short_commit().unwrap_or_else(|| "no commit".into())
+        )));
+    }
+    if !new_since.is_empty() {
+        notes.push(Note::info(format!(
+            "not in the base run, so shown without it: {}",
+            new_since.join(", ")
+        )));
+    }
     let report = Report {
         runs: Vec::new(),
         tables,
-        notes: vec![Note::info(
-            "change points: a change from the previous run that the U test finds significant \
-             (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
-             a figure more than 3 scaled MADs from the median of the 10 runs before it",
-        )],
+        notes,
         verdict: None,
     };
     sinks.finish(&report)

@@ -274,6 +274,15 @@ pub struct RunQuery {
     pub last: Option<usize>,
 }
 
+/// Which stored runs a series takes: those on `branch`, stored after run `after`, the newest
+/// `last` of them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span<'a> {
+    pub branch: Option<&'a str>,
+    pub after: Option<i64>,
+    pub last: Option<usize>,
+}
+
 pub struct Store {
     conn: Box<dyn Connection>,
 }
@@ -614,14 +623,13 @@ impl Store {
     }
 
     /// The figures of `bench` for `metric` (and `statistic`, `""` for repetitions), oldest
-    /// first, from the newest `last` runs (on `branch`).
+    /// first, from the runs `span` takes.
     pub fn series(
         &mut self,
         bench: &str,
         metric: Option<&str>,
         statistic: &str,
-        branch: Option<&str>,
-        last: Option<usize>,
+        span: &Span,
     ) -> Result<Vec<Point>> {
         let mut params = vec![Value::text(bench), Value::text(statistic)];
         let mut sql = String::from(
@@ -634,13 +642,17 @@ impl Store {
             params.push(Value::text(metric));
             sql.push_str(&format!(" AND f.metric = ${}", params.len()));
         }
-        if let Some(branch) = branch {
+        if let Some(branch) = span.branch {
             params.push(Value::text(branch));
             sql.push_str(&format!(" AND r.git_branch = ${}", params.len()));
         }
+        if let Some(after) = span.after {
+            params.push(Value::Int(Some(after)));
+            sql.push_str(&format!(" AND f.run_id > ${}", params.len()));
+        }
         // run_id, not r.id: the index on figures then yields the rows in order.
         sql.push_str(" ORDER BY f.run_id DESC");
-        if let Some(last) = last {
+        if let Some(last) = span.last {
             sql.push_str(&format!(" LIMIT {}", last.min(i64::MAX as usize)));
         }
         let rows = self.conn.query(&sql, &params)?;
