@@ -121,8 +121,8 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
 #[derive(Debug, Args)]
 pub struct InterleaveArgs {
     /// Also run the benchmarks of git revision REV (checked out in a temporary worktree),
-    /// alternating with the working tree's, A B A B, one repetition each per round, so that
-    /// host drift hits both alike; then compare them (the --count / --repetitions are the
+    /// alternating with the working tree's (A B, B A, ...), one repetition each per round, so
+    /// that host drift and going first hit both alike; then compare them (the --count / --repetitions are the
     /// rounds; --fail-on gates the result). `merge-base[:BRANCH]` is the commit where HEAD
     /// left BRANCH (default: origin/HEAD, else main).
     #[arg(long, value_name = "REV")]

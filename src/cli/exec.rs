@@ -20,7 +20,8 @@ pub struct ExecArgs {
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
     pub command_names: Vec<String>,
     /// Exactly N timed runs per command (instead of --min-runs/--max-runs/--min-time); or
-    /// `auto` with two or more commands: run them in rounds, each once per round in turn,
+    /// `auto` with two or more commands: run them in rounds, each once per round in turn
+    /// (backwards every other round),
     /// until every --fail-on gate on the later commands against the first is decided (a
     /// change beyond its threshold, or one shown within it) by a sequential test that keeps
     /// false alarms within --alpha; still undecided after --max-runs rounds exits 3.

@@ -10,6 +10,7 @@ use crate::model::Note;
 use crate::report::sink::LiveEvent;
 use crate::runner::exec::{CommandOutput, Ending, Exec, Processes, Timing};
 use crate::runner::plan::{Planned, plan};
+use crate::runner::{turn_order, turns_in_pairs};
 use std::io::{IsTerminal, stderr};
 
 /// Commands to time, hyperfine's way.
@@ -99,10 +100,12 @@ pub fn run(args: ExecOptions) -> Result<()> {
     });
     let mut rounds: Vec<Round> = Vec::new();
     let timed = match &mut auto {
-        Some((gate, design)) => exec.run_rounds(design.max_rounds as u64, &mut |run| {
-            rounds.push((vec![run.clone()], vec![run]));
-            Ok(gate.look(&rounds)? != Decision::Continue)
-        })?,
+        Some((gate, design)) => {
+            exec.run_rounds(design.max_rounds as u64, turn_order, &mut |run| {
+                rounds.push((vec![run.clone()], vec![run]));
+                Ok(gate.look(&rounds)? != Decision::Continue)
+            })?
+        }
         // Each finished command is written at once (as hyperfine exports), so that a failure
         // or an interrupt later on cannot lose it.
         None => exec.run(&mut |so_far| {
@@ -179,7 +182,7 @@ pub fn against_itself(args: ExecOptions, rounds: u32) -> Result<AaRun> {
         progress: !quiet && stderr().is_terminal(),
     };
     let mut done = Rounds::default();
-    let timed = exec.run_rounds(u64::from(rounds), &mut |run| {
+    let timed = exec.run_rounds(u64::from(rounds), turns_in_pairs, &mut |run| {
         let (first, mut second) = (run.clone(), run);
         let is_second = |name: &str| name.ends_with(" (A/A)");
         second.benchmarks.retain(|b| is_second(&b.name.full_name));

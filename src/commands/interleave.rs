@@ -1,7 +1,7 @@
 //! A/B runs for `go --interleave` and `gbench --interleave`: the base revision (a git
-//! worktree) and the working tree take turns, A B A B, one repetition each per round, so
-//! that host drift (other tenants, thermal state, frequency) hits both alike; the two pooled
-//! runs are then compared as `latkit compare` would.
+//! worktree) and the working tree take turns, one repetition each per round (A B, then B A),
+//! so that host drift (other tenants, thermal state, frequency) and going first hit both
+//! alike; the two pooled runs are then compared as `latkit compare` would.
 
 use super::{Interleave, Output, Runs, deliver_rounds, say_warnings};
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::FanOut;
 use crate::runner::output::Outcome;
+use crate::runner::turn_order;
 use crate::runner::worktree::Worktree;
 use std::io::{IsTerminal, stderr};
 use std::path::Path;
@@ -348,7 +349,7 @@ impl Turns<'_> {
         Ok(done)
     }
 
-    /// One round, first arm then second; whether both finished.
+    /// One round, its arms in turn order (A B, then B A); whether both finished.
     fn round(
         &self,
         round: u64,
@@ -356,7 +357,8 @@ impl Turns<'_> {
         run: &mut impl FnMut(&Side) -> Result<Outcome>,
     ) -> Result<bool> {
         let mut this: Round = Default::default();
-        for (arm, (side, name)) in self.arms.iter().enumerate() {
+        for arm in turn_order(round - 1, self.arms.len()) {
+            let (side, name) = &self.arms[arm];
             if self.talk {
                 let of = match self.plan {
                     Plan::Fixed(n) => format!("{round}/{n}"),

@@ -391,13 +391,14 @@ impl Exec {
         Ok((argvs, record))
     }
 
-    /// Times the commands in rounds, each once per round in turn (A B A B), so that drift
-    /// hits them alike, for at most `rounds` rounds: `decided` hears each finished round's
+    /// Times the commands in rounds, each once per round in `order` (`turn_order`: A B, then
+    /// B A), so that drift and going first hit them alike, for at most `rounds` rounds: `decided` hears each finished round's
     /// run (one sample a command) and says whether to stop. Every command's --setup and
     /// warm-up come before the first round, its --cleanup after the last.
     pub fn run_rounds(
         &self,
         rounds: u64,
+        order: fn(u64, usize) -> Vec<usize>,
         decided: &mut dyn FnMut(crate::model::Run) -> Result<bool>,
     ) -> Result<Timed> {
         let (argvs, mut record) = self.start()?;
@@ -413,7 +414,9 @@ impl Exec {
         let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); self.commands.len()];
         let ending = 'rounds: loop {
             let mut round = Vec::new();
-            for (index, (name, argv)) in named().enumerate() {
+            let named: Vec<_> = named().collect();
+            for index in order(samples[0].len() as u64, named.len()) {
+                let (name, argv) = named[index];
                 if !self.prepared()? {
                     break 'rounds Ending::Interrupted;
                 }
@@ -426,6 +429,7 @@ impl Exec {
                 round.push((index, vec![sample.clone()]));
                 samples[index].push(sample);
             }
+            round.sort_by_key(|(index, _)| *index);
             let mut this = Record {
                 timed: round,
                 notes: Vec::new(),
@@ -821,7 +825,7 @@ mod tests {
             run.benchmarks.iter().map(seconds).collect()
         };
         let done = exec
-            .run_rounds(10, &mut |run| {
+            .run_rounds(10, crate::runner::turn_order, &mut |run| {
                 let round: Vec<f64> = walls(&run).concat();
                 Ok(decide(&round))
             })
@@ -833,13 +837,14 @@ mod tests {
 
     #[test]
     fn rounds_take_turns_and_stop_when_decided() {
-        let script = [(0.1, 0), (0.2, 0)].repeat(10);
+        // a takes 0.1 s and b 0.2 s only if they run A B, B A, A B, ...
+        let script = [(0.1, 0), (0.2, 0), (0.2, 0), (0.1, 0)].repeat(5);
         let (ending, walls, helpers) = in_rounds(script.clone(), |_| false);
         assert!(matches!(ending, Ending::Done));
         assert_eq!(
             walls,
             [vec![0.1; 10], vec![0.2; 10]],
-            "A B A B, to the most rounds"
+            "A B, B A, to the most rounds"
         );
         assert_eq!(helpers, ["--setup", "--cleanup"]);
         // Decided at the third round: each round's run holds one sample of each, in turn.
@@ -854,10 +859,11 @@ mod tests {
 
     #[test]
     fn a_failing_round_keeps_the_rounds_before_it() {
-        let script = vec![(0.1, 0), (0.2, 0), (0.1, 0), (0.2, 1)];
+        // The second round runs b, then a, which fails.
+        let script = vec![(0.1, 0), (0.2, 0), (0.2, 0), (0.1, 1)];
         let (ending, walls, helpers) = in_rounds(script, |_| false);
         assert!(matches!(ending, Ending::Failed(_)));
-        assert_eq!(walls, [vec![0.1, 0.1], vec![0.2]]);
+        assert_eq!(walls, [vec![0.1], vec![0.2, 0.2]]);
         assert_eq!(helpers, ["--setup", "--cleanup"]);
     }
 
