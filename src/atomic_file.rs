@@ -39,12 +39,12 @@ impl OutputFile {
     /// the special file itself for writing.
     pub fn create(path: &Path) -> Result<OutputFile> {
         let name = path.to_path_buf();
-        let io_err = |e| Error::io(&path.display().to_string(), e);
+        let io_err = |e| Error::writing(&path.display().to_string(), e);
         // The kernel follows the links (including /proc's, as /dev/stdout is one) to what is
         // there now.
         let target = match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => {
-                return Err(Error::Input(format!(
+                return Err(Error::Output(format!(
                     "{}: is a directory, not a file to write",
                     path.display()
                 )));
@@ -108,7 +108,7 @@ impl OutputFile {
     /// destination is left as it was and the temporary file is removed); flushes a special one.
     pub fn commit(self) -> Result<()> {
         let name = self.name();
-        let io_err = |e| Error::io(&name, e);
+        let io_err = |e| Error::writing(&name, e);
         match self.target {
             Target::Atomic { path, temp, keep } => {
                 temp.as_file().sync_all().map_err(io_err)?;
@@ -237,7 +237,7 @@ fn umask() -> u32 {
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut out = OutputFile::create(path)?;
     out.write_all(bytes)
-        .map_err(|e| Error::io(&out.name(), e))?;
+        .map_err(|e| Error::writing(&out.name(), e))?;
     out.commit()
 }
 

@@ -11,6 +11,9 @@ pub enum Error {
     Failed(String),
     /// `--runs auto` ran its most rounds without deciding the gate: exit 3, never a pass.
     Undecided(String),
+    /// An output could not be written (a full disk, no permission, a folder that is gone):
+    /// exit 4. The inputs were fine; the same command can succeed once the output can be.
+    Output(String),
     /// Ctrl-C or SIGTERM, after the summary was printed and results written: exit 130.
     Interrupted,
 }
@@ -97,6 +100,7 @@ impl Error {
             Error::Input(_) => 2,
             Error::Failed(_) => 1,
             Error::Undecided(_) => 3,
+            Error::Output(_) => 4,
             Error::Interrupted => 130,
         }
     }
@@ -104,6 +108,16 @@ impl Error {
     /// Wraps an I/O error with the file or stream it concerns.
     pub fn io(what: &str, err: std::io::Error) -> Self {
         Error::Input(format!("{what}: {err}"))
+    }
+
+    /// Wraps an error writing the output `what`: the system's refusal (a full disk, no
+    /// permission) is an output error; latkit's own (`io::Error::other`: say, the input holds
+    /// nothing the format shows) is the input's.
+    pub fn writing(what: &str, err: std::io::Error) -> Self {
+        match err.kind() {
+            std::io::ErrorKind::Other => Error::io(what, err),
+            _ => Error::Output(format!("{what}: {err}")),
+        }
     }
 }
 
@@ -140,7 +154,9 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(msg) | Error::Failed(msg) | Error::Undecided(msg) => f.write_str(msg),
+            Error::Input(msg) | Error::Failed(msg) | Error::Undecided(msg) | Error::Output(msg) => {
+                f.write_str(msg)
+            }
             Error::Interrupted => f.write_str("interrupted"),
         }
     }

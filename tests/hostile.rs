@@ -320,8 +320,8 @@ fn a_store_this_user_may_not_write_can_be_read() {
     assert_eq!(names, ["history.db", "latkit"]);
 }
 
-/// Past `ulimit -f` a write fails with an error latkit reports (exit 2, no temporary file
-/// left), instead of SIGXFSZ killing it silently.
+/// Past `ulimit -f` a write fails with an output error latkit reports (exit 4, no temporary
+/// file left), instead of SIGXFSZ killing it silently.
 #[test]
 fn a_file_size_limit_is_an_error_not_a_silent_death() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,7 +335,7 @@ fn a_file_size_limit_is_an_error_not_a_silent_death() {
         .arg(&out_path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{:?}", out.status);
+    assert_eq!(out.status.code(), Some(4), "{:?}", out.status);
     assert!(String::from_utf8_lossy(&out.stderr).contains("File too large"));
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
@@ -1057,7 +1057,7 @@ fn errors_say_what_went_wrong_in_the_users_terms() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(4), "an output that cannot be written: {stderr}");
     assert!(
         stderr.contains("does not exist") && !stderr.contains(".partial"),
         "{stderr}"

@@ -155,7 +155,15 @@ fn plot_mistakes_exit_2() {
         &["--plot", svg, "--plot-kind", "pie"],
         "invalid value 'pie'",
     );
-    refused(&["--plot", "/nonexistent/dir/x.svg"], "/nonexistent/dir");
+    // A plot that cannot be written is the output's fault, not the input's: exit 4.
+    let out = latkit()
+        .arg("parse")
+        .arg(&go)
+        .args(["--plot", "/nonexistent/dir/x.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir"));
     refused(
         &["--plot", svg, "--plot-kind", "spectrum"],
         "nothing to draw as a spectrum plot",

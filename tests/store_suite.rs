@@ -1063,10 +1063,10 @@ fn one_name_everywhere(db: &Db, dir: &Path) {
     assert_eq!(titles("BenchmarkMix*").len(), 2);
 }
 
-/// A full or closed standard output is an error (exit 2, naming stdout) or, for a reader that
-/// went away, nothing: never a panic, for the store's own lines too.
+/// A full or closed standard output is an output error (exit 4, naming stdout) or, for a
+/// reader that went away, nothing: never a panic, for the store's own lines too.
 #[test]
-fn store_lines_to_a_full_stdout_exit_2_without_panic() {
+fn store_lines_to_a_full_stdout_exit_4_without_panic() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::Sqlite(dir.path().join("h.db"));
     let input = vector("viiper-count3.gobench.txt");
@@ -1090,7 +1090,7 @@ fn store_lines_to_a_full_stdout_exit_2_without_panic() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
         assert!(
             stderr.contains("stdout") && !stderr.contains("panicked"),
             "{args:?}: {stderr}"

@@ -477,7 +477,8 @@ fn a_full_disk_leaves_no_truncated_report() {
     let _ = std::process::Command::new(common::peer("umount", "apt-get install mount"))
         .arg(dir.path())
         .status();
-    assert_eq!(out.status.code(), Some(2));
+    // A full disk is the output's failure (exit 4), never "bad input" (2).
+    assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("r.json"));
     assert_eq!(previous, "previous report");
     assert_eq!(left.len(), 1, "no partial file is left: {left:?}");
@@ -489,14 +490,14 @@ fn outputs_are_checked_before_measuring() {
         latkit()
             .args(["timer", "-T", "3600", flag, "/nonexistent/dir/x"])
             .assert()
-            .code(2)
+            .code(4)
             .stdout("")
             .stderr(contains("/nonexistent/dir/x"));
     }
     latkit()
         .args(["frame", "--out", "/nonexistent/dir/x"])
         .assert()
-        .code(2)
+        .code(4)
         .stderr(contains("/nonexistent/dir/x"));
 }
 

@@ -51,7 +51,8 @@ use std::path::PathBuf;
                   CI gate, and reports from terminal tables to HTML with plots.\n\n\
                   Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
                   or unreadable input; 3 a --runs auto comparison still undecided after \
-                  --max-runs rounds; 130 interrupted (after the summary was printed and the \
+                  --max-runs rounds; 4 an output could not be written (a full disk, no \
+                  permission, a missing folder); 130 interrupted (after the summary was printed and the \
                   results were written)."
 )]
 pub struct Cli {

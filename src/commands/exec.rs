@@ -112,7 +112,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
             let report = build_report(so_far.runs.clone(), so_far.notes.clone(), &opts)?;
             sinks
                 .live(&LiveEvent::Partial(&report))
-                .map_err(|(name, e)| Error::io(&name, e))
+                .map_err(|(name, e)| Error::writing(&name, e))
         })?,
     };
     let Some(input) = timed.input else {

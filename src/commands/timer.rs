@@ -72,7 +72,7 @@ pub fn run(args: TimerOptions) -> Result<()> {
         // A reader that stopped early (`| head`) ended the test; that is not an error.
         return match e.kind() {
             io::ErrorKind::BrokenPipe => Ok(()),
-            _ => Err(Error::io(&name, e)),
+            _ => Err(Error::writing(&name, e)),
         };
     }
     let mut run = outcome.run;

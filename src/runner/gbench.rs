@@ -187,7 +187,7 @@ impl JsonOut {
                     &mut scratch.reopen().map_err(|e| Error::io(&name, e))?,
                     &mut file,
                 )
-                .map_err(|e| Error::io(&name, e))?;
+                .map_err(|e| Error::writing(&name, e))?;
                 file.commit()
             }
             JsonOut::Scratch(_) => Ok(()),

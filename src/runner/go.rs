@@ -95,12 +95,12 @@ impl GoTest {
         }
         let status = wait_for(child.as_mut(), "go test", stderr, &progress)?;
         if let (Some(e), Some(path)) = (raw_error, &self.raw) {
-            return Err(Error::io(&path.display().to_string(), e));
+            return Err(Error::writing(&path.display().to_string(), e));
         }
         if let Some(file) = raw {
             let file = file
                 .into_inner()
-                .map_err(|e| Error::io("--raw", e.into_error()))?;
+                .map_err(|e| Error::writing("--raw", e.into_error()))?;
             file.commit()?;
         }
 

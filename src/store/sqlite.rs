@@ -65,7 +65,8 @@ impl Sqlite {
         if let Some(dir) = Path::new(path).parent()
             && !dir.as_os_str().is_empty()
         {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::writing(&dir.display().to_string(), e))?;
         }
         let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
         let conn = rusqlite::Connection::open(path).map_err(fail)?;

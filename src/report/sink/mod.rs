@@ -96,7 +96,7 @@ impl Destination {
     /// early (`| head`) is no error.
     pub fn write_whole(mut self, bytes: &[u8]) -> Result<()> {
         match self.write_all(bytes).and_then(|_| self.flush()) {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io(&self.name(), e)),
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::writing(&self.name(), e)),
             _ => {
                 announce(self.close()?);
                 Ok(())
@@ -201,7 +201,7 @@ impl FanOut {
     fn each(&mut self, mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> Result<()> {
         for sink in &mut self.sinks {
             if let Err(e) = hook(sink.as_mut()) {
-                return Err(Error::io(&sink.name(), e));
+                return Err(Error::writing(&sink.name(), e));
             }
         }
         Ok(())
