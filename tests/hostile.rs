@@ -1057,7 +1057,11 @@ fn errors_say_what_went_wrong_in_the_users_terms() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "an output that cannot be written: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "an output that cannot be written: {stderr}"
+    );
     assert!(
         stderr.contains("does not exist") && !stderr.contains(".partial"),
         "{stderr}"

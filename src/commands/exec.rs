@@ -116,16 +116,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
         })?,
     };
     let Some(input) = timed.input else {
-        return Err(match timed.ending {
-            Ending::Failed(failure) => failure,
-            _ => {
-                crate::error::say(
-                    "latkit: interrupted before any command finished a timed run: nothing was \
-                     measured, so nothing is reported or written",
-                );
-                Error::Interrupted
-            }
-        });
+        return Err(nothing_timed(timed.ending));
     };
     let mut report = build_report(input.runs, input.notes, &opts)?;
     if let Some((gate, design)) = &auto {
@@ -148,6 +139,21 @@ pub fn run(args: ExecOptions) -> Result<()> {
         Ending::Failed(failure) => {
             sinks.finish(&report)?;
             Err(failure)
+        }
+    }
+}
+
+/// Why no command finished a timed run: its failure, or an interrupt (said here, since
+/// nothing is reported).
+fn nothing_timed(ending: Ending) -> Error {
+    match ending {
+        Ending::Failed(failure) => failure,
+        _ => {
+            crate::error::say(
+                "latkit: interrupted before any command finished a timed run: nothing was \
+                 measured, so nothing is reported or written",
+            );
+            Error::Interrupted
         }
     }
 }

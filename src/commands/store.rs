@@ -262,23 +262,62 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
     Destination::Stdout.write_whole(text.as_bytes())
 }
 
-/// The stored run `--since` names, with the figures it left.
-fn since_run(store: &mut Store, text: &str) -> Result<(StoredRun, Vec<Figure>)> {
-    let (run, decoded, _) = load(store, &reference(text)?)?;
-    Ok((run, figures(&decoded)))
+/// The stored run `--since` names (as written), with the figures it left.
+struct Since<'a> {
+    text: &'a str,
+    run: StoredRun,
+    figures: Vec<Figure>,
 }
 
-/// `latkit history`: one trend table per matching benchmark.
-pub fn history(args: HistoryOptions) -> Result<()> {
-    let mut sinks = FanOut::new(false);
-    sinks.push(Rendered::new(
-        args.format,
-        Destination::open(args.out.as_deref())?,
-    ));
-    sinks.push_plots(&args.plots.pairs()?)?;
-    let mut lazy = LazyStore::new(args.db.as_deref());
-    let store = lazy.existing()?;
-    let glob = match &args.bench {
+impl<'a> Since<'a> {
+    fn of(store: &mut Store, text: &'a str) -> Result<Since<'a>> {
+        let (run, decoded, _) = load(store, &reference(text)?)?;
+        Ok(Since {
+            text,
+            run,
+            figures: figures(&decoded),
+        })
+    }
+
+    /// The base run's point of `bench`'s figure; `None` when it has none.
+    fn point(&self, bench: &str, metric: Option<&str>, statistic: &str) -> Option<Point> {
+        let figure = self.figures.iter().find(|f| {
+            f.bench == bench && f.statistic == statistic && metric.is_none_or(|m| m == f.metric)
+        })?;
+        Some(Point {
+            run: self.run.clone(),
+            figure: figure.clone(),
+        })
+    }
+
+    /// What the trends measure from, and the benchmarks shown without the base.
+    fn notes(&self, without_base: &[String]) -> Vec<Note> {
+        let mut notes = vec![Note::info(format!(
+            "--since {}: each trend starts at run #{} ({}) and `vs base` is each later run's \
+             change from it, tested as consecutive runs are",
+            self.text,
+            self.run.id,
+            self.run
+                .short_commit()
+                .unwrap_or_else(|| "no commit".into())
+        ))];
+        if !without_base.is_empty() {
+            notes.push(Note::info(format!(
+                "not in the base run, so shown without it: {}",
+                without_base.join(", ")
+            )));
+        }
+        notes
+    }
+}
+
+/// The stored benchmarks `pattern` matches (all without one), each with the figure its
+/// history follows by default; none is an error.
+fn matching_benches(
+    store: &mut Store,
+    pattern: Option<&str>,
+) -> Result<Vec<(String, String, String)>> {
+    let glob = match pattern {
         Some(pattern) => Some(
             globset::Glob::new(pattern)
                 .map_err(|e| Error::Input(format!("`{pattern}` is not a glob: {e}")))?
@@ -295,46 +334,50 @@ pub fn history(args: HistoryOptions) -> Result<()> {
         return Err(Error::Input(format!(
             "{}: no stored benchmark matches {}",
             store.describe(),
-            args.bench
-                .as_deref()
-                .unwrap_or("anything (the store is empty)")
+            pattern.unwrap_or("anything (the store is empty)")
         )));
     }
+    Ok(benches)
+}
+
+/// `latkit history`: one trend table per matching benchmark.
+pub fn history(args: HistoryOptions) -> Result<()> {
+    let mut sinks = FanOut::new(false);
+    sinks.push(Rendered::new(
+        args.format,
+        Destination::open(args.out.as_deref())?,
+    ));
+    sinks.push_plots(&args.plots.pairs()?)?;
+    let mut lazy = LazyStore::new(args.db.as_deref());
+    let store = lazy.existing()?;
+    let benches = matching_benches(store, args.bench.as_deref())?;
     let since = match &args.since {
-        Some(text) => Some(since_run(store, text)?),
+        Some(text) => Some(Since::of(store, text)?),
         None => None,
     };
     let span = Span {
         branch: args.branch.as_deref(),
-        after: since.as_ref().map(|(run, _)| run.id),
+        after: since.as_ref().map(|s| s.run.id),
         last: Some(args.last),
     };
     let mut tables = Vec::new();
-    let mut new_since = Vec::new();
+    let mut without_base = Vec::new();
     for (bench, default_metric, default_statistic) in benches {
         let (metric, statistic) = match &args.metric {
             Some(text) => split_metric(text),
             None => (Some(default_metric), default_statistic),
         };
         let mut points = store.series(&bench, metric.as_deref(), &statistic, &span)?;
-        let base = since.as_ref().and_then(|(run, figures)| {
-            let figure = figures.iter().find(|f| {
-                f.bench == bench
-                    && f.statistic == statistic
-                    && metric.as_ref().is_none_or(|m| *m == f.metric)
-            })?;
-            Some(Point {
-                run: run.clone(),
-                figure: figure.clone(),
-            })
-        });
+        let base = since
+            .as_ref()
+            .and_then(|s| s.point(&bench, metric.as_deref(), &statistic));
+        let from_base = base.is_some();
         match base {
             Some(base) => points.insert(0, base),
-            None if since.is_some() && !points.is_empty() => new_since.push(bench.clone()),
+            None if since.is_some() && !points.is_empty() => without_base.push(bench.clone()),
             None => {}
         }
         if !points.is_empty() {
-            let from_base = since.is_some() && !new_since.contains(&bench);
             tables.push(trend(&bench, &points, args.alpha, from_base));
         }
     }
@@ -351,20 +394,7 @@ pub fn history(args: HistoryOptions) -> Result<()> {
          (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
          a figure more than 3 scaled MADs from the median of the 10 runs before it",
     )];
-    if let (Some(text), Some((run, _))) = (&args.since, &since) {
-        notes.push(Note::info(format!(
-            "--since {text}: each trend starts at run #{} ({}) and `vs base` is each later \
-             run's change from it, tested as consecutive runs are",
-            run.id,
-            run.short_commit().unwrap_or_else(|| "no commit".into())
-        )));
-    }
-    if !new_since.is_empty() {
-        notes.push(Note::info(format!(
-            "not in the base run, so shown without it: {}",
-            new_since.join(", ")
-        )));
-    }
+    notes.extend(since.iter().flat_map(|s| s.notes(&without_base)));
     let report = Report {
         runs: Vec::new(),
         tables,

@@ -1,0 +1,208 @@
+//! Distributions (a latency histogram per benchmark): statistics with order-statistic
+//! bounds, compared by whether the bounds overlap.
+
+use super::*;
+
+/// A statistic of a distribution with its 95 % order-statistic bounds.
+pub(in crate::analyze) struct Bounded {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    pub samples: u64,
+}
+
+pub(super) fn quantile_of(statistic: &str) -> Option<f64> {
+    Some(match statistic {
+        "p50" | "median" => 0.5,
+        "p90" => 0.9,
+        "p99" => 0.99,
+        "p99.9" => 0.999,
+        "p99.99" => 0.9999,
+        _ => return None,
+    })
+}
+
+/// The statistic (the tool's own min/avg/max where it reported them) and, for percentiles,
+/// the ranks `n·q ± 1.96·√(n·q·(1−q))` read back from the histogram, widened to the
+/// histogram's resolution; extremes and the mean get no bounds.
+pub(in crate::analyze) fn bounded(
+    bench: &Benchmark,
+    metric: &Metric,
+    statistic: &str,
+) -> Option<Bounded> {
+    let h: &Histogram<u64> = &metric.histogram.as_ref()?.histogram();
+    if h.is_empty() {
+        return None;
+    }
+    let is_main = bench
+        .metrics
+        .iter()
+        .find(|m| m.percentiles.is_some())
+        .map(|m| &m.name)
+        == Some(&metric.name);
+    let value = match (is_main, measure(bench, statistic)) {
+        (true, Some(Measured { value, .. })) => value,
+        _ => match statistic {
+            "min" => h.min() as f64,
+            "max" => h.max() as f64,
+            "avg" => h.mean(),
+            s => h.value_at_quantile(quantile_of(s)?) as f64,
+        },
+    };
+    let n = h.len();
+    let (low, high) = match quantile_of(statistic) {
+        Some(q) => {
+            let centre = n as f64 * q;
+            let half = 1.96 * (centre * (1.0 - q)).sqrt();
+            let rank_low = (centre - half).floor().max(1.0);
+            let rank_high = (centre + half).ceil().min(n as f64);
+            let at = |rank: f64| h.value_at_quantile(rank / n as f64);
+            (
+                h.lowest_equivalent(at(rank_low)) as f64,
+                h.highest_equivalent(at(rank_high)) as f64,
+            )
+        }
+        None => (value, value),
+    };
+    Some(Bounded {
+        value,
+        low: low.min(value),
+        high: high.max(value),
+        samples: n,
+    })
+}
+
+impl Bounded {
+    /// The figure and its bounds as a spread.
+    pub(super) fn cells(&self, m: &Metric) -> [Cell; 2] {
+        let interval = (self.low < self.high).then_some(crate::analyze::stats::Interval {
+            low: self.low,
+            high: self.high,
+            level: CONFIDENCE,
+            coverage: CONFIDENCE,
+        });
+        [
+            Cell::value_of(self.value, m),
+            spread(self.samples as usize, interval, self.value),
+        ]
+    }
+
+    /// The change to `b`: significant when the bounds do not overlap (a percentile's; other
+    /// statistics are untested).
+    pub(super) fn change_to(&self, b: &Bounded, better: Better, statistic: &str) -> Change {
+        let tested = quantile_of(statistic).is_some();
+        let apart = b.low > self.high || b.high < self.low;
+        Change {
+            better,
+            percent: percent_change(self.value, b.value),
+            p: None,
+            interval: None,
+            n_base: self.samples,
+            n: b.samples,
+            verdict: match (tested, apart) {
+                (false, _) => ChangeVerdict::Untested,
+                (true, true) => ChangeVerdict::Significant,
+                (true, false) => ChangeVerdict::Noise,
+            },
+            diagnostics: Vec::new(),
+        }
+    }
+}
+
+/// Each column's distribution of `metric` for benchmark `key`, with its benchmark.
+pub(super) fn distributions_of<'a>(
+    columns: &'a [Side],
+    key: &str,
+    metric: &str,
+) -> Vec<Option<(&'a Benchmark, &'a Metric)>> {
+    columns
+        .iter()
+        .map(|c| {
+            c.with_metric(key, metric)
+                .iter()
+                .find(|(_, m)| m.values.is_empty() && m.histogram.is_some())
+                .copied()
+        })
+        .collect()
+}
+
+pub(super) fn distribution_table(
+    columns: &[Side],
+    metric: &MetricName,
+    opts: &CompareOptions,
+    footnotes: &mut Footnotes,
+) -> (Table, Vec<Compared>) {
+    let mut rows = Vec::new();
+    let mut compared = Vec::new();
+    let mut source_unit = String::new();
+    for key in keys(columns) {
+        let metrics = distributions_of(columns, &key, &metric.name);
+        if metrics.iter().all(Option::is_none) {
+            continue;
+        }
+        footnotes.partial(&key, columns, |c| {
+            !c.with_metric(&key, &metric.name).is_empty()
+        });
+        footnotes.distributions = true;
+        for statistic in &opts.statistics {
+            let figures: Vec<Option<(Bounded, &Metric)>> = metrics
+                .iter()
+                .map(|bm| bm.and_then(|(b, m)| bounded(b, m, statistic).map(|x| (x, m))))
+                .collect();
+            let Some((_, m)) = figures.iter().flatten().next() else {
+                continue;
+            };
+            source_unit = m.source_unit.clone();
+            let mut cells: Vec<Cell> = [&key, statistic]
+                .map(|text| Cell::Text { text: text.clone() })
+                .into();
+            for (i, figure) in figures.iter().enumerate() {
+                match figure {
+                    Some((f, m)) => cells.extend(f.cells(m)),
+                    None => cells.extend([Cell::Empty, Cell::Empty]),
+                }
+                if i == 0 {
+                    continue;
+                }
+                let cell = match (&figures[0], figure) {
+                    (Some((a, _)), Some((b, m))) => {
+                        let change = a.change_to(b, m.better, statistic);
+                        compared.push(Compared {
+                            bench: key.clone(),
+                            figure: format!("{} {statistic}", metric.name),
+                            names: vec![metric.name.clone(), statistic.clone()],
+                            better: m.better,
+                            unit: m.unit.clone(),
+                            column: columns[i].label.to_string(),
+                            value: b.value,
+                            change: change.clone(),
+                            noise: None,
+                            // Distributions are samples within one run, not repetitions.
+                            unfit: None,
+                            repetitions: None,
+                        });
+                        Cell::Change(change)
+                    }
+                    _ => Cell::Empty,
+                };
+                cells.push(cell);
+            }
+            rows.push(Row {
+                benchmark: key.clone(),
+                cells,
+            });
+        }
+    }
+    let table = Table {
+        title: Some(format!("{} (distribution)", metric.name)),
+        run: 0,
+        cycle: None,
+        columns: header_columns(
+            columns,
+            &source_unit,
+            &[("Benchmark", keys::BENCHMARK), ("Statistic", "statistic")],
+        ),
+        rows,
+    };
+    (table, compared)
+}
