@@ -1,6 +1,6 @@
-//! Every example in the README's `sh` blocks pastes and runs, from the repository's root, on
-//! the files the repository has: each block as one bash script, with the release binary as
-//! `latkit` and a scratch history store.
+//! Every example in the `sh` blocks of the README and of `docs/` pastes and runs, from the
+//! repository's root, on the files the repository has: each block as one bash script, with
+//! the release binary as `latkit` and a scratch history store.
 
 mod common;
 
@@ -47,10 +47,21 @@ fn script(block: &str) -> String {
     out
 }
 
+/// The README, then every guide in `docs/` by name.
+fn documents(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, root.join("README.md"));
+    docs
+}
+
 #[test]
 fn every_readme_example_pastes_and_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let latkit = assert_cmd::cargo::cargo_bin("latkit");
     let bin = latkit.parent().unwrap();
     let scratch = tempfile::tempdir().unwrap();
@@ -59,24 +70,29 @@ fn every_readme_example_pastes_and_runs() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let blocks = sh_blocks(&readme);
-    assert!(blocks.len() >= 10, "{} sh blocks", blocks.len());
-    for (line, block) in blocks {
-        let out = std::process::Command::new(common::peer("bash", "apt-get install bash"))
-            .args(["-c", &script(&block)])
-            .current_dir(root)
-            .env("PATH", &path)
-            .env("XDG_DATA_HOME", scratch.path())
-            .env("LATKIT_DB", scratch.path().join("readme.db"))
-            .env("NO_COLOR", "1")
-            .env_remove("COLUMNS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "README.md:{line}: the block failed ({}):\n{block}\n--- stderr ---\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+    let mut count = 0;
+    for document in documents(root) {
+        let text = std::fs::read_to_string(&document).unwrap();
+        let name = document.strip_prefix(root).unwrap().display().to_string();
+        for (line, block) in sh_blocks(&text) {
+            count += 1;
+            let out = std::process::Command::new(common::peer("bash", "apt-get install bash"))
+                .args(["-c", &script(&block)])
+                .current_dir(root)
+                .env("PATH", &path)
+                .env("XDG_DATA_HOME", scratch.path())
+                .env("LATKIT_DB", scratch.path().join("readme.db"))
+                .env("NO_COLOR", "1")
+                .env_remove("COLUMNS")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}:{line}: the block failed ({}):\n{block}\n--- stderr ---\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
+    assert!(count >= 10, "{count} sh blocks");
 }

@@ -339,7 +339,7 @@ pub struct ReportArgs {
     /// the largest value is used and a note says so.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
-    /// Suite file (latkit.toml) with attribution roles and defaults; see README.
+    /// Suite file (latkit.toml) with attribution roles and defaults; see docs/tables.md.
     #[arg(long, value_name = "FILE")]
     pub suite: Option<PathBuf>,
     /// Metric to tabulate (default: the first the harness reports, ns/op for Go).
