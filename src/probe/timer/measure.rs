@@ -295,6 +295,17 @@ impl<'a> Sampler<'a> {
     /// `stop`.
     #[inline]
     pub fn take(&mut self, latency: i64, missed: u64, stop: &AtomicBool) -> bool {
+        // Periods past the test's end are not the test's: a sample after a gap across the
+        // end (a stalled guest, lost trace events) counts as missed only those up to it, so
+        // that samples and overruns add up to the periods asked for.
+        let missed = match self.plan.intervals {
+            Some(intervals) => {
+                let per = self.plan.periods_per_interval.max(1);
+                let end = self.plan.warmup_periods + intervals.saturating_mul(per);
+                missed.min(end.saturating_sub(self.periods).saturating_sub(1))
+            }
+            None => missed,
+        };
         self.periods = self.periods.saturating_add(missed).saturating_add(1);
         if self.periods <= self.plan.warmup_periods {
             return true;
@@ -382,4 +393,38 @@ pub fn measure(
         }
     }
     Ok(sampler.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gap_across_the_end_counts_only_the_periods_up_to_it() {
+        let plan = Plan {
+            period_ns: 100_000,
+            warmup_periods: 10,
+            periods_per_interval: 100,
+            method: WaitMethod::Nanosleep,
+            hist_buckets: 100,
+            bucket_ns: 1_000,
+            break_ns: None,
+            intervals: Some(5),
+        };
+        let live = Live::default();
+        let stop = AtomicBool::new(false);
+        let mut sampler = Sampler::new(0, &plan, &live, None).unwrap();
+        let mut more = true;
+        for _ in 0..10 + 450 {
+            more = sampler.take(5_000, 0, &stop);
+        }
+        assert!(more);
+        // After the warm-up's 10 and 450 more, a stall of 1,500 periods: the 49 before the
+        // 500th are the test's, and the sample ends it.
+        more = sampler.take(5_000, 1_500, &stop);
+        assert!(!more, "the test's 500 periods are done");
+        let total = sampler.finish().total;
+        assert_eq!(total.count + total.overruns, 500, "{total:?}");
+        assert_eq!(total.overruns, 49);
+    }
 }
