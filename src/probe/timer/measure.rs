@@ -258,6 +258,8 @@ pub struct Sampler<'a> {
     periods: u64,
     /// The period that ends the interval being filled.
     interval_end: u64,
+    /// The period that ends the test (`plan.intervals` whole intervals after the warm-up).
+    last_period: Option<u64>,
     published: u64,
     max_so_far: i64,
 }
@@ -285,6 +287,11 @@ impl<'a> Sampler<'a> {
             interval: fresh,
             periods: 0,
             interval_end: plan.warmup_periods + plan.periods_per_interval,
+            last_period: plan.intervals.map(|intervals| {
+                let per = plan.periods_per_interval.max(1);
+                plan.warmup_periods
+                    .saturating_add(intervals.saturating_mul(per))
+            }),
             published: 0,
             max_so_far: i64::MIN,
         })
@@ -298,12 +305,8 @@ impl<'a> Sampler<'a> {
         // Periods past the test's end are not the test's: a sample after a gap across the
         // end (a stalled guest, lost trace events) counts as missed only those up to it, so
         // that samples and overruns add up to the periods asked for.
-        let missed = match self.plan.intervals {
-            Some(intervals) => {
-                let per = self.plan.periods_per_interval.max(1);
-                let end = self.plan.warmup_periods + intervals.saturating_mul(per);
-                missed.min(end.saturating_sub(self.periods).saturating_sub(1))
-            }
+        let missed = match self.last_period {
+            Some(end) => missed.min(end.saturating_sub(self.periods).saturating_sub(1)),
             None => missed,
         };
         self.periods = self.periods.saturating_add(missed).saturating_add(1);
@@ -341,9 +344,7 @@ impl<'a> Sampler<'a> {
             let per = self.plan.periods_per_interval.max(1);
             let since_warmup = self.periods - self.plan.warmup_periods;
             self.interval_end = self.plan.warmup_periods + (since_warmup / per + 1) * per;
-            if let Some(intervals) = self.plan.intervals
-                && since_warmup >= intervals.saturating_mul(per)
-            {
+            if self.last_period.is_some_and(|end| self.periods >= end) {
                 self.live.finished.store(true, Ordering::Release);
                 return false;
             }
