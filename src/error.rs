@@ -1,5 +1,6 @@
-//! Errors carry the exit code the design fixes: 1 failed, 2 bad usage or input, 3 undecided,
-//! 130 interrupted.
+//! Errors carry the exit code the design fixes: 1 a verdict failed, 2 bad usage or input,
+//! 3 undecided, 4 an output not written, 5 the environment refused, 6 a peer failed,
+//! 130 interrupted. A CI script can tell "slower" (1) from "could not measure" (5, 6).
 
 use std::fmt;
 
@@ -7,13 +8,21 @@ use std::fmt;
 pub enum Error {
     /// Bad arguments or an unreadable or unusable input: exit 2.
     Input(String),
-    /// A tool latkit ran failed, or a gate failed: exit 1.
+    /// The verdict is a failure: a gate, target or threshold missed, or no commit to blame:
+    /// exit 1.
     Failed(String),
     /// `--runs auto` ran its most rounds without deciding the gate: exit 3, never a pass.
     Undecided(String),
     /// An output could not be written (a full disk, no permission, a folder that is gone):
     /// exit 4. The inputs were fine; the same command can succeed once the output can be.
     Output(String),
+    /// latkit cannot measure here: a tool it needs is missing (go, git, sh), or this user or
+    /// kernel does not allow it (no tracefs, a port that cannot be bound), or another tool
+    /// changed the machine under the test: exit 5.
+    Environment(String),
+    /// A program latkit ran or talked to failed: the measured command, `go test`, a
+    /// benchmark binary, a build, a setup step, a net server: exit 6.
+    Peer(String),
     /// Ctrl-C or SIGTERM, after the summary was printed and results written: exit 130.
     Interrupted,
 }
@@ -101,6 +110,8 @@ impl Error {
             Error::Failed(_) => 1,
             Error::Undecided(_) => 3,
             Error::Output(_) => 4,
+            Error::Environment(_) => 5,
+            Error::Peer(_) => 6,
             Error::Interrupted => 130,
         }
     }
@@ -154,9 +165,12 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(msg) | Error::Failed(msg) | Error::Undecided(msg) | Error::Output(msg) => {
-                f.write_str(msg)
-            }
+            Error::Input(msg)
+            | Error::Failed(msg)
+            | Error::Undecided(msg)
+            | Error::Output(msg)
+            | Error::Environment(msg)
+            | Error::Peer(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
         }
     }

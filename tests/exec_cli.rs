@@ -99,7 +99,7 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
     latkit()
         .args(["exec", "--runs", "3", "-c", "false"])
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicates::str::contains("--ignore-failure"));
     let doc = exec_json(&["--runs", "3", "-i", "-c", "false"]);
     assert_eq!(values(bench(&doc, "false"), "time").len(), 3);
@@ -111,7 +111,7 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
     latkit()
         .args(["exec", "--runs", "2", "-c", "no-such-command-here"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains("no such command"));
     latkit()
         .args(["exec", "-c", "'unbalanced"])
@@ -989,7 +989,7 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&failed.stderr);
-    assert_eq!(failed.status.code(), Some(1), "{said}");
+    assert_eq!(failed.status.code(), Some(6), "{said}");
     assert!(
         said.contains("failed (exit status: 2)") && said.contains("No such file or directory"),
         "{said}"
@@ -1035,7 +1035,7 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
             .status
             .code()
     };
-    assert_eq!((on_pipe("pipe"), on_pipe("null")), (Some(0), Some(1)));
+    assert_eq!((on_pipe("pipe"), on_pipe("null")), (Some(0), Some(6)));
     let shown = common::stdout_of(latkit().args([
         "exec",
         "echo shown-here",

@@ -266,7 +266,7 @@ fn a_missing_or_crashing_binary_fails_with_its_last_words() {
     latkit()
         .args(["gbench", "./no-such-bench"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "./no-such-bench: no such benchmark binary",
         ));
@@ -282,7 +282,7 @@ fn a_missing_or_crashing_binary_fails_with_its_last_words() {
         .arg("gbench")
         .arg(&crash)
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicate::str::contains("failed (signal: 11"))
         .stderr(predicate::str::contains("bm: device exploded"));
 }

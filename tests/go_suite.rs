@@ -128,7 +128,7 @@ fn runs_the_input_pipeline_suite_end_to_end() {
 }
 
 #[test]
-fn failing_go_test_exits_1_with_the_tail_of_its_output() {
+fn failing_go_test_exits_6_with_the_tail_of_its_output() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("go.mod"),
@@ -146,18 +146,18 @@ fn failing_go_test_exits_1_with_the_tail_of_its_output() {
         .arg(dir.path())
         .arg("-q")
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicate::str::contains("go test failed"))
         .stderr(predicate::str::contains("undefinedThing"));
 }
 
 #[test]
-fn missing_go_exits_1_and_says_so() {
+fn missing_go_is_the_environment_exit_5() {
     latkit()
         .arg("go")
         .env("PATH", "/nonexistent")
         .assert()
-        .code(1)
+        .code(5)
         .stderr(predicate::str::contains("`go` was not found"));
 }
 

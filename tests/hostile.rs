@@ -414,7 +414,7 @@ fn a_failed_run_leaves_no_empty_store() {
         .args(["-c", "no-such-command-latkit"])
         .output()
         .unwrap();
-    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(failed.status.code(), Some(2));
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,
@@ -635,7 +635,7 @@ fn a_failing_command_keeps_those_timed_before_it() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(stderr.contains("`false` failed"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

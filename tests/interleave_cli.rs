@@ -228,7 +228,7 @@ fn gbench_builds_both_trees_and_compares_them() {
     assert_eq!(change["n"], 10);
 
     let out = run(&["--build", "exit 3"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--build `exit 3` failed"));
 }
 
@@ -313,7 +313,7 @@ fn a_checkout_left_by_a_killed_run_is_pruned_by_the_next() {
     let _ = job.finish("killed run");
     assert!(Path::new(&stale).exists());
     let out = building(repo.path(), "exit 3").finish("next run");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(6));
     assert_eq!(worktrees(repo.path()).len(), 1);
     assert!(!Path::new(&stale).exists(), "{stale} was removed");
 }

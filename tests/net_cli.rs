@@ -146,7 +146,7 @@ fn tokens_are_proven_and_required_off_loopback() {
             "10",
         ])
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicate::str::contains("requires --token"));
     latkit()
         .args([
@@ -161,7 +161,7 @@ fn tokens_are_proven_and_required_off_loopback() {
             "wrong",
         ])
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicate::str::contains("authentication failed"));
     latkit()
         .args([
@@ -630,7 +630,7 @@ fn a_udp_test_cut_by_the_server_reports_why_and_fails() {
             "0",
         ])
         .assert()
-        .code(1)
+        .code(6)
         .stderr(predicate::str::contains("ended the test early"))
         .stderr(predicate::str::contains("time limit (1 s)"));
 }
@@ -714,7 +714,7 @@ fn a_server_that_stops_reading_cannot_hang_the_client() {
         .unwrap();
     drop(done_tx);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(stderr.contains("stopped reading"), "{stderr}");
     assert!(!stderr.contains("os error 11"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(15));
@@ -770,7 +770,7 @@ fn impossible_figures_from_the_server_are_refused() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(stderr.contains("cannot be right"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("MB/s"));
 }

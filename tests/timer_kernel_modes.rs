@@ -337,7 +337,7 @@ fn settings_changed_by_another_tool_fail_the_test_and_are_left_to_it() {
     drop(pipe);
     let out = job.finish("disturbed");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(
         stderr.contains("osnoise/timerlat_period_us is 500, latkit set 1000"),
         "{stderr}"
@@ -360,7 +360,7 @@ fn a_tracer_that_never_reports_is_an_error_and_tracefs_is_put_back() {
     let pipe = fs.pipe_writer();
     let out = job.finish("silent tracer");
     drop(pipe);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("no timerlat sample"),
         "{out:?}"
@@ -397,7 +397,7 @@ fn a_busy_tracer_bad_periods_and_f_without_b_are_refused_before_anything_changes
     latkit()
         .args(["timer", "--tracefs", root, "-t", "1", "-T", "1"])
         .assert()
-        .code(2)
+        .code(5)
         .stderr(predicate::str::contains(
             "already tracing in instance timerlat_top of",
         ));
@@ -419,7 +419,7 @@ fn a_setup_that_fails_part_way_puts_back_what_it_changed() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("stop_tracing_us"), "{stderr}");
     assert!(!stderr.contains("could not restore"), "{stderr}");
     for (file, value) in FOUND {
@@ -454,14 +454,14 @@ fn this_kernel_refuses_the_kernel_modes_clearly() {
                 .expect("the doctor checks timerlat");
             assert_eq!(timerlat["status"], "warn");
             assert!(timerlat["found"].as_str().unwrap().contains(list.trim()));
-            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert_eq!(out.status.code(), Some(5), "{stderr}");
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
             assert!(stderr.contains("CONFIG_TIMERLAT_TRACER"), "{stderr}");
             assert!(stderr.contains(list.trim()), "{stderr}");
             assert!(stderr.contains("-t 0"), "{stderr}");
         }
         Err(_) => {
-            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert_eq!(out.status.code(), Some(5), "{stderr}");
             assert!(stderr.contains("tracefs"), "{stderr}");
         }
     }
@@ -474,7 +474,7 @@ fn this_kernel_refuses_the_kernel_modes_clearly() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
         // Unmounted, tracefs is missing for anyone; mounted, it is root's.
         let expected = match tracers {
             Ok(_) => "needs root",

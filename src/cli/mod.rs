@@ -49,10 +49,12 @@ use std::path::PathBuf;
                   baseline, stage attribution, percentiles, run-to-run comparison with real \
                   statistics, a history store (SQLite or PostgreSQL), targets and budgets as a \
                   CI gate, and reports from terminal tables to HTML with plots.\n\n\
-                  Exit codes: 0 success; 1 a tool, target, gate or threshold failed; 2 bad usage \
+                  Exit codes: 0 success; 1 a target, gate or threshold failed; 2 bad usage \
                   or unreadable input; 3 a --runs auto comparison still undecided after \
                   --max-runs rounds; 4 an output could not be written (a full disk, no \
-                  permission, a missing folder); 130 interrupted (after the summary was printed and the \
+                  permission, a missing folder); 5 the environment refused (a missing tool, \
+                  no permission); 6 a peer failed (the measured command, go test, a build, \
+                  a net server); 130 interrupted (after the summary was printed and the \
                   results were written)."
 )]
 pub struct Cli {
@@ -115,7 +117,8 @@ gates warns when a threshold is below what this machine can tell."
     /// tested commit is measured interleaved with both ends until the U test places it.
     #[command(
         after_help = "Exit 0 when a first bad commit is named, 1 when good and bad do \
-not differ beyond noise (no commit is blamed), 2 for bad usage, 130 when interrupted (the \
+not differ beyond noise (no commit is blamed), 2 for bad usage, 6 when an end fails to \
+build or run, 130 when interrupted (the \
 table so far is printed; every checkout is removed)."
     )]
     Bisect(bisect::BisectArgs),

@@ -275,7 +275,7 @@ impl Bisection<'_> {
                     Err(why) if i == 1 => return Err(Stop::Commit(why)),
                     Err(why) => {
                         let end = if i == 0 { "good" } else { "bad" };
-                        return Err(Stop::Fatal(Error::Input(format!(
+                        return Err(Stop::Fatal(Error::Peer(format!(
                             "the {end} end failed to run: {why}"
                         ))));
                     }
@@ -497,7 +497,7 @@ impl Bisection<'_> {
         let (good, bad, why_not) = match self.verify() {
             Ok(verified) => verified,
             Err(Stop::Fatal(e)) => return (Vec::new(), notes, Err(e)),
-            Err(Stop::Commit(why)) => return (Vec::new(), notes, Err(Error::Failed(why))),
+            Err(Stop::Commit(why)) => return (Vec::new(), notes, Err(Error::Peer(why))),
         };
         let mut tested = vec![good, bad];
         if let Some(why) = why_not {
@@ -542,7 +542,7 @@ impl Bisection<'_> {
                     )));
                     return (tested, notes, Err(e));
                 }
-                Err(Stop::Commit(why)) => return (tested, notes, Err(Error::Failed(why))),
+                Err(Stop::Commit(why)) => return (tested, notes, Err(Error::Peer(why))),
             }
         }
         notes.extend(self.conclusion(&search, &tested));

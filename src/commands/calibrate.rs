@@ -45,7 +45,7 @@ pub fn run(args: CalibrateOptions) -> Result<()> {
     if floors.is_empty() {
         return Err(match aa.done.interrupted {
             true => Error::Interrupted,
-            false => Error::Failed(
+            false => Error::Peer(
                 "no figure was measured by both arms in two or more rounds, so there is no \
                  noise to tell"
                     .into(),
@@ -190,7 +190,7 @@ fn save(path: &Path, floors: &[Floor], args: &Asked, runs: u64) -> Result<()> {
         figures: floors.to_vec(),
     };
     let mut json = serde_json::to_vec_pretty(&calibration)
-        .map_err(|e| Error::Failed(format!("could not encode the calibration: {e}")))?;
+        .map_err(|e| Error::Output(format!("could not encode the calibration: {e}")))?;
     json.push(b'\n');
     crate::atomic_file::write_file(path, &json)
 }

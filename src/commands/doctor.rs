@@ -37,7 +37,7 @@ pub fn run(format: DoctorFormat) -> Result<()> {
     match format {
         DoctorFormat::Json => {
             out =
-                serde_json::to_string_pretty(&checks).map_err(|e| Error::Failed(e.to_string()))?;
+                serde_json::to_string_pretty(&checks).map_err(|e| Error::Output(e.to_string()))?;
             out.push('\n');
         }
         DoctorFormat::Text => {

@@ -77,12 +77,12 @@ fn run_build(command: &str, dir: &Path) -> Result<()> {
             .stdin(std::process::Stdio::null())
             .stdout(std::io::stderr()),
     )
-    .map_err(|e| Error::Failed(format!("could not run sh for --build: {e}")))?;
+    .map_err(|e| Error::Environment(format!("could not run sh for --build: {e}")))?;
     if crate::interrupt::requested() {
         return Err(Error::Interrupted);
     }
     if !status.success() {
-        return Err(Error::Failed(format!(
+        return Err(Error::Peer(format!(
             "--build `{command}` failed in {} ({status})",
             dir.display()
         )));

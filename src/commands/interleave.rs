@@ -266,7 +266,7 @@ fn pooled_sides(
     ) {
         (Some(a), Some(b)) => Ok(vec![a, b]),
         _ if interrupted => Err(Error::Interrupted),
-        _ => Err(Error::Failed(
+        _ => Err(Error::Peer(
             "a side ran no benchmark, so there is nothing to compare".into(),
         )),
     }
@@ -369,7 +369,7 @@ impl Turns<'_> {
             let outcome = run(side)?;
             done.interrupted = outcome.interrupted;
             if !done.interrupted && !outcome.status.success() {
-                return Err(Error::Failed(format!(
+                return Err(Error::Peer(format!(
                     "the {name} run failed ({}); last lines of its output:\n{}",
                     outcome.status,
                     crate::error::visible_lines(&outcome.tail)

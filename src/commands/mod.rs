@@ -261,13 +261,13 @@ fn report_outcome(
     }
     let tail = crate::error::visible_lines(&outcome.tail);
     if !outcome.status.success() {
-        return Err(Error::Failed(format!(
+        return Err(Error::Peer(format!(
             "{harness} failed ({}); last lines of its output:\n{tail}",
             outcome.status
         )));
     }
     if !ran_any {
-        return Err(Error::Failed(format!(
+        return Err(Error::Peer(format!(
             "{nothing_ran}; last lines of its output:\n{tail}"
         )));
     }

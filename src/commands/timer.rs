@@ -92,7 +92,7 @@ pub fn run(args: TimerOptions) -> Result<()> {
     }
     if outcome.disturbed.is_some() {
         // The warning that says what changed is in the report and on stderr already.
-        return Err(Error::Failed(
+        return Err(Error::Environment(
             "another tool changed timerlat's settings during the test (see the warning)".into(),
         ));
     }

@@ -610,9 +610,11 @@ pub fn split_rows<T: Send>(
             let _ = batches.send(batch);
         }
         drop(batches);
-        let collected = collector
-            .join()
-            .unwrap_or_else(|_| Err(Error::Failed(format!("{path}: a reader thread failed"))));
+        let collected = collector.join().unwrap_or_else(|_| {
+            Err(Error::Environment(format!(
+                "{path}: a reader thread failed"
+            )))
+        });
         // A row's error comes before the split's own, which stopped at or after it.
         collected.and(split)
     })

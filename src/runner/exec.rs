@@ -115,7 +115,7 @@ impl Processes {
         let stderr = match output {
             CommandOutput::Inherit => None,
             _ => Some(tempfile::tempfile().map_err(|e| {
-                Error::Failed(format!("cannot create a temporary file for stderr: {e}"))
+                Error::Environment(format!("cannot create a temporary file for stderr: {e}"))
             })?),
         };
         Ok(Processes {
@@ -250,11 +250,9 @@ fn helper(what: &str, command: &str) -> Result<()> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
-        .map_err(|e| Error::Failed(format!("could not run sh for {what}: {e}")))?;
+        .map_err(|e| Error::Environment(format!("could not run sh for {what}: {e}")))?;
     if !status.success() && !interrupt::requested() {
-        return Err(Error::Failed(format!(
-            "{what} `{command}` failed ({status})"
-        )));
+        return Err(Error::Peer(format!("{what} `{command}` failed ({status})")));
     }
     Ok(())
 }
@@ -322,7 +320,7 @@ impl Exec {
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
                         Error::Input(why)
                     }
-                    _ => Error::Failed(why),
+                    _ => Error::Environment(why),
                 }
             })?;
             walls.push(s.wall);
@@ -508,11 +506,9 @@ impl Exec {
 
     /// Spawns `argv` once and measures it.
     fn spawn(&self, name: &str, argv: &[String]) -> Result<Sample> {
-        self.spawner.time(argv).map_err(|e| {
-            Error::Failed(match e.kind() {
-                std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
-                _ => format!("could not run `{name}`: {e}"),
-            })
+        self.spawner.time(argv).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Input(format!("`{}`: no such command", argv[0])),
+            _ => Error::Environment(format!("could not run `{name}`: {e}")),
         })
     }
 
@@ -546,7 +542,7 @@ impl Exec {
                 crate::error::visible_lines(&tail)
             )
         };
-        Error::Failed(format!(
+        Error::Peer(format!(
             "`{name}` failed ({status}); --ignore-failure times it anyway, --show-output \
              shows its output{said}"
         ))

@@ -67,15 +67,17 @@ impl GbenchRun {
         };
         interrupt::install();
         let started = SystemTime::now();
-        let mut child = exec.spawn(&program, &args, None).map_err(|e| {
-            Error::Failed(match e.kind() {
-                std::io::ErrorKind::NotFound => format!("{program}: no such benchmark binary"),
-                std::io::ErrorKind::PermissionDenied => {
-                    format!("{program}: not executable (chmod +x, or build it first)")
+        let mut child = exec
+            .spawn(&program, &args, None)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    Error::Input(format!("{program}: no such benchmark binary"))
                 }
-                _ => format!("could not start {program}: {e}"),
-            })
-        })?;
+                std::io::ErrorKind::PermissionDenied => Error::Input(format!(
+                    "{program}: not executable (chmod +x, or build it first)"
+                )),
+                _ => Error::Environment(format!("could not start {program}: {e}")),
+            })?;
         interrupt::set_child_group(child.group());
         let tail = Tail::default();
         let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
@@ -151,7 +153,7 @@ impl JsonOut {
                 .prefix("latkit-gbench-")
                 .suffix(".json")
                 .tempfile()
-                .map_err(|e| Error::Failed(format!("creating a temporary file: {e}")))
+                .map_err(|e| Error::Environment(format!("creating a temporary file: {e}")))
         };
         Ok(match raw.map(OutputFile::create).transpose()? {
             Some(file) if file.temp_path().is_some() => JsonOut::Raw(file),

@@ -69,12 +69,12 @@ impl GoTest {
         let clock = crate::host::busy::CpuClock::now();
         let mut child = exec.spawn("go", &args, self.dir.as_deref()).map_err(|e| {
             match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Failed(
+            std::io::ErrorKind::NotFound => Error::Environment(
                 "`go` was not found on PATH: install Go, or save the output of `go test -bench` \
                  and use `latkit parse`"
                     .to_string(),
             ),
-            _ => Error::Failed(format!("could not start `go test`: {e}")),
+            _ => Error::Environment(format!("could not start `go test`: {e}")),
         }
         })?;
         interrupt::set_child_group(child.group());

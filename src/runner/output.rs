@@ -85,7 +85,7 @@ pub fn wait_for(
 ) -> Result<ExitStatus> {
     let status = child
         .wait()
-        .map_err(|e| Error::Failed(format!("waiting for {what}: {e}")));
+        .map_err(|e| Error::Environment(format!("waiting for {what}: {e}")));
     interrupt::set_child_group(0);
     if let Some(handle) = stderr {
         let _ = handle.join();

@@ -69,8 +69,8 @@ pub fn merge_base_of(dir: &Path, branch: Option<&str>) -> Result<String> {
 /// Standard output of a git command that must succeed, else an error naming `what`.
 fn git_text(dir: &Path, args: &[&str], what: &str) -> Result<String> {
     let out = git(dir, args).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::Input("--interleave needs git on PATH".into()),
-        _ => Error::Input(format!("could not run git: {e}")),
+        std::io::ErrorKind::NotFound => Error::Environment("--interleave needs git on PATH".into()),
+        _ => Error::Environment(format!("could not run git: {e}")),
     })?;
     if !out.status.success() {
         // `--quiet` questions fail with nothing said: the question is the message.
@@ -129,7 +129,7 @@ impl Worktree {
         let scratch = tempfile::Builder::new()
             .prefix(SCRATCH_PREFIX)
             .tempdir()
-            .map_err(|e| Error::io("a temporary directory", e))?;
+            .map_err(|e| Error::Environment(format!("a temporary directory: {e}")))?;
         let root = scratch.path().join("tree");
         let root_text = root.display().to_string();
         git_text(
@@ -277,7 +277,7 @@ pub fn commits_between(dir: &Path, good: &str, bad: &str) -> Result<Vec<Commit>>
     };
     let (good, bad) = (resolve(good)?, resolve(bad)?);
     let ancestor = git(dir, &["merge-base", "--is-ancestor", &good, &bad])
-        .map_err(|e| Error::Input(format!("could not run git: {e}")))?;
+        .map_err(|e| Error::Environment(format!("could not run git: {e}")))?;
     if !ancestor.status.success() || good == bad {
         return Err(Error::Input(format!(
             "--bad {bad} does not come after --good {good}: the good commit must be an \

@@ -18,7 +18,7 @@ impl Postgres {
     pub fn connect(url: &str) -> Result<Postgres> {
         let shown = crate::model::secrets::without_password(url);
         let client = Client::connect(url, NoTls)
-            .map_err(|e| Error::Input(format!("{shown}: cannot connect: {}", explain(&e))))?;
+            .map_err(|e| Error::Environment(format!("{shown}: cannot connect: {}", explain(&e))))?;
         let mut pg = Postgres { client, shown };
         // Quiet "relation already exists" notices from CREATE TABLE IF NOT EXISTS.
         pg.batch("SET client_min_messages = warning")?;

@@ -112,7 +112,7 @@ pub fn run(config: &FrameConfig) -> Result<Run> {
     };
     let mut dst = vec![0u8; out_bytes];
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
-        .map_err(|e| Error::Failed(format!("histogram: {e}")))?;
+        .map_err(|e| Error::Environment(format!("histogram: {e}")))?;
     let started = SystemTime::now();
     let mut total_ns = 0u128;
     for i in 0..config.warmup + config.iterations {

@@ -50,11 +50,11 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 fn io_err(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| match would_block(&e) {
-        true => Error::Failed(format!(
+        true => Error::Peer(format!(
             "{what}: no answer from the server within {} s",
             ANSWER_WAIT.as_secs()
         )),
-        false => Error::Failed(format!("{what}: {e}")),
+        false => Error::Peer(format!("{what}: {e}")),
     }
 }
 
@@ -78,7 +78,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
     let mut reader = BufReader::new(stream.try_clone().map_err(io_err("socket"))?);
     let greeting: Greeting = protocol::receive(&mut reader).map_err(io_err(&format!("{addr}")))?;
     if greeting.proto != protocol::PROTO || greeting.version != protocol::VERSION {
-        return Err(Error::Failed(format!(
+        return Err(Error::Peer(format!(
             "{addr} speaks {} version {}, not {} version {}",
             greeting.proto,
             greeting.version,
@@ -89,7 +89,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
     let nonce = protocol::nonce();
     let proof = match (&config.token, greeting.auth) {
         (Some(token), _) => Some(protocol::proof(token, "client", &greeting.nonce, &nonce)),
-        (None, true) => return Err(Error::Failed(format!("{addr} requires --token"))),
+        (None, true) => return Err(Error::Peer(format!("{addr} requires --token"))),
         (None, false) => None,
     };
     let request = Request {
@@ -109,7 +109,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
     protocol::send(&mut writer, &request).map_err(io_err("sending the request"))?;
     let reply: Reply = protocol::receive(&mut reader).map_err(io_err("reading the reply"))?;
     if !reply.ok {
-        return Err(Error::Failed(format!(
+        return Err(Error::Peer(format!(
             "{addr} refused: {}",
             reply.error.unwrap_or_default()
         )));
@@ -120,7 +120,7 @@ fn handshake(config: &ClientConfig, duration: Duration) -> Result<Connection> {
             .as_deref()
             .is_some_and(|p| protocol::verify(token, "server", &nonce, &greeting.nonce, p));
         if !proven {
-            return Err(Error::Failed(format!(
+            return Err(Error::Peer(format!(
                 "{addr} could not prove it knows the token"
             )));
         }
@@ -181,7 +181,7 @@ fn not_ended(conn: &mut Connection, measurement: Measurement) -> Result<Measurem
         .set_read_timeout(Some(Duration::from_millis(50)))
         .ok();
     match protocol::receive::<protocol::Ended>(&mut conn.reader) {
-        Ok(ended) => Err(Error::Failed(format!(
+        Ok(ended) => Err(Error::Peer(format!(
             "{} ended the test early: {}",
             conn_peer(conn),
             ended.reason
@@ -199,18 +199,18 @@ fn conn_peer(conn: &Connection) -> String {
 fn udp_socket(config: &ClientConfig, reply: &Reply) -> Result<(UdpSocket, [u8; SESSION_BYTES])> {
     let port = reply
         .udp_port
-        .ok_or_else(|| Error::Failed("server gave no UDP port".into()))?;
+        .ok_or_else(|| Error::Peer("server gave no UDP port".into()))?;
     let session = hex::decode(reply.session.as_deref().unwrap_or_default())
         .ok()
         .and_then(|s| <[u8; SESSION_BYTES]>::try_from(s).ok())
-        .ok_or_else(|| Error::Failed("server gave no valid UDP session".into()))?;
+        .ok_or_else(|| Error::Peer("server gave no valid UDP session".into()))?;
     let local: SocketAddr = if config.server.is_ipv4() {
         "0.0.0.0:0"
     } else {
         "[::]:0"
     }
     .parse()
-    .map_err(|_| Error::Failed("local address".into()))?;
+    .map_err(|_| Error::Peer("local address".into()))?;
     let socket = UdpSocket::bind(local).map_err(io_err("binding UDP"))?;
     socket
         .connect(SocketAddr::new(config.server.ip(), port))
@@ -258,7 +258,7 @@ fn udp_rtt(config: &ClientConfig, conn: &Connection, duration: Duration) -> Resu
                 {
                     return Ok(None);
                 }
-                Err(e) => return Err(Error::Failed(format!("UDP receive: {e}"))),
+                Err(e) => return Err(Error::Peer(format!("UDP receive: {e}"))),
             }
         }
     };
@@ -503,7 +503,7 @@ fn throughput(config: &ClientConfig, conn: Connection, duration: Duration) -> Re
         Some(Stop::Failed(e)) => return Err(send_failed(e)),
         Some(Stop::Stalled) => {
             let _ = stream.shutdown(Shutdown::Both);
-            return Err(Error::Failed(format!(
+            return Err(Error::Peer(format!(
                 "{} stopped reading: it accepted nothing for {} s, after {sent} bytes in {:.1} s",
                 sending.peer,
                 STALL.as_secs(),
@@ -554,7 +554,7 @@ impl Sending {
                 Some((first_chunk, plausible(peer, received, sent, started)?))
             }
             Ok(Err(e)) if !interrupted => {
-                return Err(Error::Failed(format!(
+                return Err(Error::Peer(format!(
                     "{peer} sent no report: {}",
                     if would_block(&e) {
                         "it did not answer in time".into()
@@ -565,7 +565,7 @@ impl Sending {
             }
             Err(_) if !interrupted => {
                 let _ = stream.shutdown(Shutdown::Both);
-                return Err(Error::Failed(format!(
+                return Err(Error::Peer(format!(
                     "{peer} sent no report within {} s of the end of the test",
                     STALL.as_secs()
                 )));
@@ -584,7 +584,7 @@ impl Sending {
 }
 
 fn send_failed(e: std::io::Error) -> Error {
-    Error::Failed(format!(
+    Error::Peer(format!(
         "send: {e} (the server stops a test at its --max-bytes or --max-duration limit)"
     ))
 }
@@ -613,7 +613,7 @@ fn plausible(peer: &str, received: Received, sent: u64, started: Instant) -> Res
         None
     };
     match wrong {
-        Some(what) => Err(Error::Failed(format!(
+        Some(what) => Err(Error::Peer(format!(
             "{peer} reports {what}: its figures cannot be right, so none are reported"
         ))),
         None => Ok(received),

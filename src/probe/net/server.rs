@@ -84,16 +84,16 @@ impl Server {
             )));
         }
         let listener = TcpListener::bind(config.bind)
-            .map_err(|e| Error::Failed(format!("binding TCP {}: {e}", config.bind)))?;
+            .map_err(|e| Error::Environment(format!("binding TCP {}: {e}", config.bind)))?;
         let local = listener
             .local_addr()
-            .map_err(|e| Error::Failed(e.to_string()))?;
+            .map_err(|e| Error::Environment(e.to_string()))?;
         let udp = UdpSocket::bind(SocketAddr::new(local.ip(), local.port()))
             .or_else(|_| UdpSocket::bind(SocketAddr::new(local.ip(), 0)))
-            .map_err(|e| Error::Failed(format!("binding UDP on {}: {e}", local.ip())))?;
+            .map_err(|e| Error::Environment(format!("binding UDP on {}: {e}", local.ip())))?;
         let udp_port = udp
             .local_addr()
-            .map_err(|e| Error::Failed(e.to_string()))?
+            .map_err(|e| Error::Environment(e.to_string()))?
             .port();
         Ok(Server {
             listener,
@@ -130,7 +130,7 @@ impl Server {
         let udp_thread = std::thread::spawn(move || echo_udp(&udp, &udp_shared));
         self.listener
             .set_nonblocking(true)
-            .map_err(|e| Error::Failed(e.to_string()))?;
+            .map_err(|e| Error::Environment(e.to_string()))?;
         let mut backoff = INITIAL_ACCEPT_BACKOFF;
         while !self.shared.stop.load(Ordering::SeqCst) && !crate::interrupt::requested() {
             match self.listener.accept() {

@@ -228,7 +228,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     let recorded = recorded
         .into_iter()
         .collect::<std::result::Result<Vec<_>, String>>()
-        .map_err(|e| Error::Failed(format!("timer measurement failed: {e}")))?;
+        .map_err(|e| Error::Environment(format!("timer measurement failed: {e}")))?;
     let run = assemble(&config, &threads, recorded, &series, started, break_hit);
     Ok(Outcome {
         run,

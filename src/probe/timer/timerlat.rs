@@ -322,13 +322,13 @@ impl Kernel {
             }
         };
         let fs = Tracefs::with_timerlat(config.tracefs.as_deref())
-            .map_err(|missing| Error::Input(missing.explain(flag)))?;
+            .map_err(|missing| Error::Environment(missing.explain(flag)))?;
         let cpus = match config.cpus.is_empty() {
             true => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
             false => config.cpus.clone(),
         };
         let session = Session::start(fs, &cpus, config.period_us, stop)
-            .map_err(|e| Error::Input(format!("{flag}: setting up timerlat failed: {e}")))?;
+            .map_err(|e| Error::Environment(format!("{flag}: setting up timerlat failed: {e}")))?;
         Ok(Kernel {
             session,
             context,
