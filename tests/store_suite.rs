@@ -164,8 +164,13 @@ fn postgres_errors_name_the_cause_and_hide_the_password() {
         .local_addr()
         .unwrap()
         .port();
-    let no_server = refused(&format!("postgres://latkit:hunter2@127.0.0.1:{closed}/x"));
-    names_cause_hides_password(&no_server, "Connection refused");
+    // No server there is the environment (exit 5), not a wrong location.
+    let out = Db::Postgres(format!("postgres://latkit:hunter2@127.0.0.1:{closed}/x"))
+        .latkit(dir.path(), &["store", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    names_cause_hides_password(&String::from_utf8_lossy(&out.stderr), "Connection refused");
     let keyword_missing = refused(&format!(
         "host=127.0.0.1 port={port} user=latkit dbname=nope password='hunter 2'"
     ));
@@ -909,14 +914,14 @@ fn against_history(db: &Db, dir: &Path) {
 }
 
 #[test]
-fn unreachable_or_unwritable_stores_exit_2_without_secrets() {
+fn unreachable_stores_exit_5_unwritable_ones_2_without_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let out = latkit()
         .args(["store", "list", "--db"])
         .arg("postgres://latkit:hunter2@127.0.0.1:1/none")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(5));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("127.0.0.1:1"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");

@@ -520,7 +520,7 @@ fn the_kernel_modes_on_a_real_timerlat_kernel() {
     let log = guest.file("cases.log");
     assert!(!log.contains("never started"), "{log}");
     let (rc, stderr) = guest.rc("beside");
-    assert_eq!(rc, 2, "{stderr}");
+    assert_eq!(rc, 5, "{stderr}");
     assert!(stderr.contains("instance timerlat_top"), "{stderr}");
     assert_eq!(guest.file("beside.period").trim(), "500");
 

@@ -84,8 +84,18 @@ const KEYWORDS: &[&str] = &[
 pub fn is_keyword_string(location: &str) -> bool {
     let first_key = location.trim_start().split(['=', ' ', '\t']).next();
     location.contains('=')
-        && (first_key.is_some_and(|key| KEYWORDS.contains(&key))
-            || location.parse::<postgres::Config>().is_ok())
+        && (first_key.is_some_and(|key| KEYWORDS.contains(&key)) || driver_reads(location))
+}
+
+#[cfg(feature = "postgres")]
+fn driver_reads(location: &str) -> bool {
+    location.parse::<postgres::Config>().is_ok()
+}
+
+/// Without the driver, only a string that opens with a libpq keyword is a connection string.
+#[cfg(not(feature = "postgres"))]
+fn driver_reads(_: &str) -> bool {
+    false
 }
 
 /// Whether `text` is a PostgreSQL location: a `postgres://` URL or a keyword string.
@@ -97,6 +107,7 @@ pub fn is_connection_string(text: &str) -> bool {
 /// A PostgreSQL location without its password, for messages and records. Read by the driver:
 /// without a password it is kept as written; with one it is written back from what the driver
 /// read, without it; one the driver cannot read is shown only by its scheme.
+#[cfg(feature = "postgres")]
 pub fn without_password(location: &str) -> String {
     let config: postgres::Config = match location.parse() {
         Ok(config) => config,
@@ -111,7 +122,17 @@ pub fn without_password(location: &str) -> String {
     url_of(&config)
 }
 
+/// Without the driver nothing can tell a password from the rest: only the scheme is shown.
+#[cfg(not(feature = "postgres"))]
+pub fn without_password(location: &str) -> String {
+    match location.split_once("://") {
+        Some((scheme, _)) => format!("{scheme}://{REDACTED} (no PostgreSQL driver to read it)"),
+        None => format!("{REDACTED} (no PostgreSQL driver to read it)"),
+    }
+}
+
 /// `config` as a `postgres://` URL, password left out.
+#[cfg(feature = "postgres")]
 fn url_of(config: &postgres::Config) -> String {
     use postgres::config::{Host, SslMode};
     use std::fmt::Write;
@@ -233,12 +254,6 @@ mod tests {
             assert!(!recorded.concat().contains("s3cret"), "{recorded:?}");
         }
         assert_eq!(
-            without_password("postgres://ci:s3cret@db.example:5432/bench"),
-            "postgres://ci@db.example:5432/bench"
-        );
-        let plain = "postgres://ci@127.0.0.1:5432/bench?sslmode=disable";
-        assert_eq!(without_password(plain), plain);
-        assert_eq!(
             command_line(&args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])),
             args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])
         );
@@ -247,5 +262,16 @@ mod tests {
         assert!(!unread.contains("s3cret"), "{unread}");
         assert!(is_keyword_string("host=127.0.0.1 port=5432 dbname=x"));
         assert!(!is_keyword_string("/var/lib/latkit/history.db"));
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn the_driver_keeps_everything_but_the_password() {
+        assert_eq!(
+            without_password("postgres://ci:s3cret@db.example:5432/bench"),
+            "postgres://ci@db.example:5432/bench"
+        );
+        let plain = "postgres://ci@127.0.0.1:5432/bench?sslmode=disable";
+        assert_eq!(without_password(plain), plain);
     }
 }

@@ -4,6 +4,7 @@
 //! backend only moves values in and out.
 
 mod git;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod refs;
 mod sqlite;
@@ -329,9 +330,24 @@ pub fn is_postgres(location: &str) -> bool {
         || crate::model::secrets::is_keyword_string(location)
 }
 
+/// A connection to the PostgreSQL store at `location`.
+#[cfg(feature = "postgres")]
+fn postgres_connection(location: &str) -> Result<Box<dyn Connection>> {
+    Ok(Box::new(postgres::Postgres::connect(location)?))
+}
+
+/// This build has no PostgreSQL driver: the location is named (without what may be a
+/// password) with the way to a build that has one.
+#[cfg(not(feature = "postgres"))]
+fn postgres_connection(location: &str) -> Result<Box<dyn Connection>> {
+    Err(Error::Environment(format!(
+        "{}: this latkit was built without PostgreSQL support (cargo's `postgres` feature, on by \
+         default): reinstall it with the default features, or keep the history in a SQLite file",
+        crate::model::secrets::without_password(location)
+    )))
+}
+
 impl Store {
-    /// Opens (creating and migrating when needed) the store at `location`: a
-    /// `postgres://` or `postgresql://` URL, or a SQLite file path.
     /// Opens a store that must already exist, for commands that only read or remove: a SQLite
     /// path with no file is an error naming it, not a new empty store (a mistyped `--db`
     /// would otherwise answer "no runs" and leave a stray file).
@@ -369,9 +385,11 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens (creating and migrating when needed) the store at `location`: a
+    /// `postgres://` or `postgresql://` URL, or a SQLite file path.
     pub fn open(location: &str) -> Result<Store> {
         let conn: Box<dyn Connection> = if is_postgres(location) {
-            Box::new(postgres::Postgres::connect(location)?)
+            postgres_connection(location)?
         } else {
             Box::new(sqlite::Sqlite::open(location)?)
         };
@@ -783,5 +801,18 @@ mod tests {
         store.remove(newest).unwrap();
         let names: Vec<String> = store.benches().unwrap().into_iter().map(|b| b.0).collect();
         assert_eq!(names, ["A", "B"]);
+    }
+
+    /// `cargo test --no-default-features --lib`: a build without the driver names the
+    /// location (without its password) and the way to a build that has one.
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn without_the_driver_a_postgres_store_is_refused_by_name() {
+        let refused = Store::open("postgres://ci:s3cret@db/bench").err().unwrap();
+        assert_eq!(refused.exit_code(), 5);
+        let said = refused.to_string();
+        assert!(said.starts_with("postgres://"), "{said}");
+        assert!(!said.contains("s3cret"), "{said}");
+        assert!(said.contains("without PostgreSQL support"), "{said}");
     }
 }

@@ -17,8 +17,15 @@ const WRITE_LOCK: i64 = 0x6c61_746b_6974; // "latkit"
 impl Postgres {
     pub fn connect(url: &str) -> Result<Postgres> {
         let shown = crate::model::secrets::without_password(url);
-        let client = Client::connect(url, NoTls)
-            .map_err(|e| Error::Environment(format!("{shown}: cannot connect: {}", explain(&e))))?;
+        let client = Client::connect(url, NoTls).map_err(|e| {
+            let why = format!("{shown}: cannot connect: {}", explain(&e));
+            // A server that answered refused what it was given (no such database, a wrong
+            // password): the location is wrong. One that did not answer is not there.
+            match e.as_db_error() {
+                Some(_) => Error::Input(why),
+                None => Error::Environment(why),
+            }
+        })?;
         let mut pg = Postgres { client, shown };
         // Quiet "relation already exists" notices from CREATE TABLE IF NOT EXISTS.
         pg.batch("SET client_min_messages = warning")?;
