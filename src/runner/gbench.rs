@@ -69,15 +69,7 @@ impl GbenchRun {
         let started = SystemTime::now();
         let mut child = exec
             .spawn(&program, &args, None)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    Error::Input(format!("{program}: no such benchmark binary"))
-                }
-                std::io::ErrorKind::PermissionDenied => Error::Input(format!(
-                    "{program}: not executable (chmod +x, or build it first)"
-                )),
-                _ => Error::Environment(format!("could not start {program}: {e}")),
-            })?;
+            .map_err(|e| not_started(&program, e))?;
         interrupt::set_child_group(child.group());
         let tail = Tail::default();
         let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
@@ -200,6 +192,20 @@ impl JsonOut {
 fn read_json(path: &Path, name: &str, source: Source) -> Result<Input> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(name, e))?;
     json::read_from(name, &mut std::io::BufReader::new(file), source)
+}
+
+/// Why the binary did not start: a path that is no benchmark binary is the user's (2); any
+/// other refusal is the system's (5).
+fn not_started(program: &str, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Input(format!("{program}: no such benchmark binary"))
+        }
+        std::io::ErrorKind::PermissionDenied => Error::Input(format!(
+            "{program}: not executable (chmod +x, or build it first)"
+        )),
+        _ => Error::Environment(format!("could not start {program}: {e}")),
+    }
 }
 
 #[cfg(test)]
