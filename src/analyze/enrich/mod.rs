@@ -1,0 +1,355 @@
+//! Turns runs into enriched tables: a value per benchmark (median or one cycle), its spread, a
+//! share of a baseline and the part/rest attribution.
+
+use super::attribution::{Attribution, Pattern};
+use super::stats::{Percentiles, Summary};
+use super::view::{Report, Table};
+use crate::error::Result;
+use crate::model::{
+    Benchmark, ConfigEntry, Dimension, Metric, MetricKind, Note, Run, TimerSummary, vocab,
+};
+use crate::spec::suite::{AttributionSpec, input_latency_preset};
+use crate::spec::targets::Targets;
+
+mod cells;
+mod table;
+
+use table::TableContext;
+
+/// Where a run's attribution roles come from.
+#[derive(Clone, Debug, Default)]
+pub enum AttributionChoice {
+    /// A suite file's `[attribution]`, for every run.
+    Given(AttributionSpec),
+    /// The built-in input-latency preset, for each run that has its part and another role;
+    /// a note says when it applied.
+    #[default]
+    Preset,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct EnrichOptions {
+    /// Metric the tables show; default: the first each benchmark reports.
+    pub metric: Option<String>,
+    /// Benchmark name or glob whose value is 100%.
+    pub baseline: Option<String>,
+    /// Which stage-share attribution the tables get.
+    pub attribution: AttributionChoice,
+    /// One table per repetition instead of medians.
+    pub per_run: bool,
+    /// Targets and a budget to judge the runs against.
+    pub targets: Option<Targets>,
+    /// A "Relative" column: each row's mean against the best row's, with a 95 % CI.
+    pub relative: bool,
+}
+
+/// Benchmarks that belong in one table: same package, top-level benchmark, variant and
+/// GOMAXPROCS, so that baselines and shares compare like with like.
+struct Group<'a> {
+    package: Option<&'a str>,
+    parent: Option<&'a str>,
+    variant: Option<&'a str>,
+    procs: Option<&'a str>,
+    /// Configuration lines that differ from the run's first (a changed `commit:`); a
+    /// benchmark's own parameters (`exec -L`) are rows of one table, not tables apart.
+    config: Vec<&'a ConfigEntry>,
+    members: Vec<&'a Benchmark>,
+}
+
+fn groups(run: &Run) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for bench in &run.benchmarks {
+        let key = (
+            bench.package.as_deref(),
+            bench.name.parent(),
+            bench.name.variant.as_deref(),
+            bench.name.param("procs"),
+            bench
+                .config
+                .iter()
+                .filter(|c| !bench.name.params.contains(c))
+                .collect::<Vec<_>>(),
+        );
+        match groups.iter_mut().find(|g| {
+            (g.package, g.parent, g.variant, g.procs) == (key.0, key.1, key.2, key.3)
+                && g.config == key.4
+        }) {
+            Some(g) => g.members.push(bench),
+            None => groups.push(Group {
+                package: key.0,
+                parent: key.1,
+                variant: key.2,
+                procs: key.3,
+                config: key.4,
+                members: vec![bench],
+            }),
+        }
+    }
+    groups
+}
+
+/// Builds the report: summaries on every metric, tables, and notes.
+pub fn build_report(
+    mut runs: Vec<Run>,
+    mut notes: Vec<Note>,
+    opts: &EnrichOptions,
+) -> Result<Report> {
+    summarize_all(&mut runs);
+    for run in &runs {
+        let label = run
+            .source
+            .path
+            .clone()
+            .unwrap_or_else(|| run.source.format.clone());
+        notes.extend(super::diagnose::machine_during(run, &label));
+    }
+    let (given, preset) = match &opts.attribution {
+        AttributionChoice::Given(spec) => (Some(Attribution::compile(spec)?), None),
+        AttributionChoice::Preset => (None, Some(Attribution::compile(&input_latency_preset())?)),
+    };
+    let baseline = match &opts.baseline {
+        Some(glob) => Some(Pattern::new(glob)?),
+        None => None,
+    };
+    let mut tables = Vec::new();
+    for (run_index, run) in runs.iter().enumerate() {
+        let fitting = preset.as_ref().filter(|p| p.fits(&run.benchmarks));
+        if let Some(p) = fitting {
+            notes.push(Note::info(format!(
+                "attribution: the built-in {} (names match its roles; a suite file's \
+                 [attribution] replaces it)",
+                p.name
+            )));
+        }
+        let attribution = given.as_ref().or(fitting);
+        let run_tables = RunTables {
+            run_index,
+            run,
+            run_label: (runs.len() > 1).then(|| run_label(run)),
+            opts,
+            baseline: baseline.as_ref(),
+            attribution,
+        };
+        run_tables.push_into(&mut tables, &mut notes);
+    }
+    if !opts.per_run {
+        super::sampling::note_too_few(&runs, opts.metric.as_deref(), &mut notes);
+        super::sampling::note_too_short(&runs, opts.metric.as_deref(), &mut notes);
+    }
+    dedup(&mut notes);
+    let verdict = match &opts.targets {
+        Some(targets) => Some(super::gate::evaluate(targets, &runs)?),
+        None => None,
+    };
+    Ok(Report {
+        runs,
+        tables,
+        notes,
+        verdict,
+    })
+}
+
+/// One run's tables: one per benchmark group, or per repetition with `--per-run`.
+struct RunTables<'a> {
+    run_index: usize,
+    run: &'a Run,
+    run_label: Option<String>,
+    opts: &'a EnrichOptions,
+    baseline: Option<&'a Pattern>,
+    attribution: Option<&'a Attribution>,
+}
+
+impl RunTables<'_> {
+    fn push_into(&self, tables: &mut Vec<Table>, notes: &mut Vec<Note>) {
+        let groups = groups(self.run);
+        let packages = groups
+            .iter()
+            .filter_map(|g| g.package)
+            .collect::<std::collections::BTreeSet<_>>();
+        let several_procs = groups
+            .iter()
+            .filter_map(|g| g.procs)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
+        for group in &groups {
+            let ctx = TableContext {
+                run_index: self.run_index,
+                timer: self.run.timer.is_some(),
+                wide: self.run.peer_metrics,
+                title: title(
+                    self.run_label.as_deref(),
+                    (packages.len() > 1).then_some(group.package).flatten(),
+                    group,
+                    several_procs,
+                ),
+                metric: self.opts.metric.as_deref(),
+                baseline: self.baseline.map(|p| (p, None)).or_else(|| {
+                    self.attribution
+                        .and_then(|a| a.baseline.as_ref().map(|(p, l)| (p, Some(l.clone()))))
+                }),
+                attribution: self.attribution,
+                relative: self.opts.relative,
+            };
+            if let Some(a) = self.attribution {
+                note_missing_roles(a, &ctx, group, notes);
+            }
+            // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
+            if self.opts.per_run && !ctx.timer && !ctx.wide {
+                let cycles = group
+                    .members
+                    .iter()
+                    .map(|b| b.repetitions())
+                    .max()
+                    .unwrap_or(0);
+                for cycle in 0..cycles {
+                    tables.push(ctx.table(&group.members, Some((cycle, cycles)), notes));
+                }
+            } else {
+                tables.push(ctx.table(&group.members, None, notes));
+                if !ctx.timer && !ctx.wide && ctx.metric.is_none() {
+                    for unit in other_units(&group.members) {
+                        // Each unit its own table, as benchstat shows them; shares of time
+                        // say nothing of bytes.
+                        let per_unit = TableContext {
+                            title: Some(match &ctx.title {
+                                Some(t) => format!("{t} · {unit}"),
+                                None => unit.to_string(),
+                            }),
+                            metric: Some(unit),
+                            attribution: None,
+                            baseline: ctx.baseline.clone(),
+                            ..ctx
+                        };
+                        tables.push(per_unit.table(&group.members, None, notes));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every unit the benchmarks report besides the one their table shows first (go's B/op,
+/// allocs/op, MB/s, `b.ReportMetric` units), in the order they appear; a command's resources
+/// are columns of its own table instead, as hyperfine prints them.
+fn other_units<'a>(members: &[&'a Benchmark]) -> Vec<&'a str> {
+    let main = members.iter().find_map(|b| b.primary_metric(None));
+    let mut units: Vec<&str> = Vec::new();
+    for m in members.iter().flat_map(|b| &b.metrics) {
+        let scalar = m.kind != MetricKind::Series && m.percentiles.is_none();
+        let other = main.is_none_or(|main| main.name != m.name)
+            && !vocab::COMMAND_RESOURCES.contains(&m.name.as_str());
+        if scalar && other && !units.contains(&m.name.as_str()) {
+            units.push(&m.name);
+        }
+    }
+    units
+}
+
+/// An info note naming the attribution roles no benchmark of `group` plays.
+fn note_missing_roles(a: &Attribution, ctx: &TableContext, group: &Group, notes: &mut Vec<Note>) {
+    let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
+    let missing = a.missing_roles(&names);
+    if !missing.is_empty() {
+        notes.push(Note::info(format!(
+            "{}{}: no benchmark for role {}",
+            a.name,
+            ctx.title
+                .as_deref()
+                .map(|t| format!(" in {t}"))
+                .unwrap_or_default(),
+            missing.join(", ")
+        )));
+    }
+}
+
+/// Derives every metric's summary and percentiles from what was measured, spread over the
+/// available cores.
+pub fn summarize_all(runs: &mut [Run]) {
+    let mut metrics: Vec<(&mut Metric, Option<&TimerSummary>)> = runs
+        .iter_mut()
+        .flat_map(|r| r.benchmarks.iter_mut())
+        .flat_map(|b| {
+            let timer = b.timer.as_ref();
+            b.metrics.iter_mut().map(move |m| (m, timer))
+        })
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = metrics.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        for share in metrics.chunks_mut(per_thread) {
+            scope.spawn(move || {
+                let mut work = Vec::new();
+                for (metric, timer) in share {
+                    metric.summary = match (&metric.reported, &metric.histogram) {
+                        (Some(reported), _) => Some(reported.clone()),
+                        (None, Some(h)) if metric.values.is_empty() => {
+                            Summary::of_histogram(&h.histogram())
+                        }
+                        _ => Summary::of_using(&metric.values, &mut work),
+                    };
+                    metric.percentiles = metric
+                        .histogram
+                        .as_ref()
+                        .and_then(|h| Percentiles::of(&h.histogram()))
+                        .map(|p| match timer {
+                            Some(t) if metric.unit.dimension == Dimension::Time => {
+                                p.within(t.min_ns as f64, t.max_ns as f64)
+                            }
+                            _ => p,
+                        });
+                }
+            });
+        }
+    });
+}
+
+/// What tells a run from the others of one report: its file, else what it measured first
+/// (`probe · net/tcp-rtt/64B` for each of `net`'s tests).
+fn run_label(run: &Run) -> String {
+    run.source.path.clone().unwrap_or_else(|| {
+        let kind = run.source.kind.name();
+        match run.benchmarks.first() {
+            Some(first) => format!("{kind} · {}", first.name.name),
+            None => kind.to_string(),
+        }
+    })
+}
+
+fn title(
+    run: Option<&str>,
+    package: Option<&str>,
+    group: &Group,
+    several_procs: bool,
+) -> Option<String> {
+    let variant = group.variant.map(|v| format!("variant {v}"));
+    let procs = group
+        .procs
+        .filter(|_| several_procs)
+        .map(|p| format!("GOMAXPROCS {p}"));
+    let config = (!group.config.is_empty()).then(|| {
+        group
+            .config
+            .iter()
+            .map(|c| format!("{}: {}", c.key, c.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let parts: Vec<&str> = [
+        run,
+        package,
+        group.parent,
+        variant.as_deref(),
+        procs.as_deref(),
+        config.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+fn dedup(notes: &mut Vec<Note>) {
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.to_string()));
+}
