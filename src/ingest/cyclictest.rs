@@ -3,7 +3,7 @@
 
 use super::problems::Skipped;
 use super::timer_common::{
-    BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, histogram_distribution, timer_input,
+    BucketCounts, MAX_BUCKETS, MAX_PERIOD_US, MAX_SAMPLES, histogram_distribution, timer_input,
 };
 use super::{Input, InputFormat, Named, Parsed, for_each_text_line, read_json};
 use crate::error::{Error, Result};
@@ -343,6 +343,13 @@ pub fn parse_json(file: &str, doc: &Value) -> Result<Parsed> {
             counts.add(index, n).map_err(bad)?;
         }
         let cycles = t["cycles"].as_u64();
+        // The samples beyond the buckets are the cycles the buckets do not hold: cycles past
+        // what one histogram counts would make a result latkit's own JSON reader refuses.
+        if let Some(c) = cycles.filter(|&c| c > MAX_SAMPLES) {
+            return Err(bad(format!(
+                "{c} cycles: more than the {MAX_SAMPLES} samples latkit counts in one histogram"
+            )));
+        }
         let in_buckets = counts.total();
         threads.insert(
             id,
@@ -536,5 +543,26 @@ mod tests {
         );
         assert_eq!(out.malformed, 3);
         assert!(out.builder.finish().is_empty());
+    }
+
+    /// Found by `tests/fuzz_readers.rs`: a thread's `cycles` of 2⁶³ became a histogram
+    /// overflow that latkit wrote to its JSON and then refused to read back.
+    #[test]
+    fn json_cycles_beyond_one_histogram_are_refused() {
+        let doc = |cycles: u64| {
+            serde_json::json!({
+                "thread": {"0": {"histogram": {"12": 6, "13": 312}, "cycles": cycles,
+                    "min": 12, "avg": 14, "max": 200}}
+            })
+        };
+        let refused = parse_json("ct.json", &doc(1 << 63))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            refused.contains("ct.json: thread 0: 9223372036854775808 cycles"),
+            "{refused}"
+        );
+        assert!(parse_json("ct.json", &doc(MAX_SAMPLES)).is_ok());
     }
 }
