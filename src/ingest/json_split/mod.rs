@@ -1,0 +1,624 @@
+//! A JSON object document split as it streams into the parts a reader wants: the value of
+//! the one field it keeps (a context), and one by one the elements of the array field that
+//! holds its rows. Each part is handed over as its own bytes with the line it starts on, to be parsed
+//! as a slice (far faster than a parser taking its input a byte at a time), so memory holds
+//! one row at a time. Fields the reader does not keep, and whitespace outside strings, are
+//! skipped as they pass (newlines are kept inside parts so that a parser's line within a part
+//! is its line in the file). The split checks the structure around the parts; the parser
+//! checks the parts themselves.
+
+use super::json_stream::MAX_STRING;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::io::{self, BufRead};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
+
+/// The most a document may hold, so that an endless stream ends.
+const MAX_DOCUMENT: u64 = 4 << 30;
+/// The most one part may hold: a row or a kept field is far smaller.
+const MAX_PART: usize = 64 << 20;
+/// The deepest nesting followed (serde_json's own limit).
+const MAX_DEPTH: usize = 128;
+
+/// What the split hands over.
+enum Part<'a> {
+    /// The value of the kept field.
+    Field(&'a [u8]),
+    /// One element of the array field.
+    Element(&'a [u8]),
+}
+
+/// Where the split is, between the document's fields.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Expect {
+    /// The document's opening brace.
+    Document,
+    /// A key, or the closing brace (right after the opening one).
+    FirstKey,
+    Key,
+    Colon,
+    /// A field's value.
+    Value,
+    /// A comma or the closing brace.
+    Next,
+    /// Nothing but whitespace after the document.
+    End,
+}
+
+/// What is done with the value being read at depth 1.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    Skip,
+    Keep,
+    /// The array field: its elements are the parts.
+    Rows,
+}
+
+/// Within the array field, between elements.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Between {
+    /// Right after `[`: an element or `]`.
+    Open,
+    /// After a comma: an element.
+    Element,
+    /// Inside an element.
+    In,
+}
+
+struct Split<'k> {
+    array: &'k str,
+    keep: &'k str,
+    line: u64,
+    taken: u64,
+    /// The brackets open outside strings: one (the document's) inside the document object.
+    open: Vec<u8>,
+    in_string: bool,
+    escaped: bool,
+    string_start: u64,
+    string_length: u64,
+    /// Inside a number or a literal at the depth where values are split.
+    in_scalar: bool,
+    expect: Expect,
+    role: Role,
+    between: Between,
+    key: Vec<u8>,
+    /// The part being gathered, and the line it started on.
+    part: Vec<u8>,
+    part_line: u64,
+}
+
+impl<'k> Split<'k> {
+    fn new(array: &'k str, keep: &'k str) -> Split<'k> {
+        Split {
+            array,
+            keep,
+            line: 1,
+            taken: 0,
+            open: Vec::new(),
+            in_string: false,
+            escaped: false,
+            string_start: 1,
+            string_length: 0,
+            in_scalar: false,
+            expect: Expect::Document,
+            role: Role::Skip,
+            between: Between::Open,
+            key: Vec::new(),
+            part: Vec::new(),
+            part_line: 1,
+        }
+    }
+
+    fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Whether the bytes now read belong to a part being gathered.
+    fn gathering(&self) -> bool {
+        match self.role {
+            Role::Keep => self.expect == Expect::Value && self.depth() >= 1,
+            Role::Rows => self.between == Between::In,
+            Role::Skip => false,
+        }
+    }
+
+    /// Follows a chunk of the document, handing over each part as it completes.
+    fn feed(&mut self, chunk: &[u8], take: Take) -> Step {
+        self.taken += chunk.len() as u64;
+        if self.taken > MAX_DOCUMENT {
+            return Err(self.syntax(format_args!("larger than {} GiB", MAX_DOCUMENT >> 30)));
+        }
+        let mut i = 0;
+        while i < chunk.len() {
+            if self.in_string {
+                i = self.string(chunk, i, take)?;
+                continue;
+            }
+            let byte = chunk[i];
+            match byte {
+                b' ' | b'\t' | b'\r' => {
+                    self.end_scalar(take)?;
+                    i += 1;
+                    while i < chunk.len() && matches!(chunk[i], b' ' | b'\t' | b'\r') {
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'\n' => {
+                    self.end_scalar(take)?;
+                    if self.gathering() {
+                        self.push(b"\n")?;
+                    }
+                    self.line += 1;
+                }
+                b'"' => self.open_string()?,
+                b'{' | b'[' => self.open(byte)?,
+                b'}' | b']' => self.close(byte, take)?,
+                b',' => self.comma(take)?,
+                b':' => self.colon()?,
+                _ => {
+                    // A number or a literal: the run of bytes that can be in one (at least
+                    // this byte, which the part's parser judges).
+                    let run = chunk[i + 1..]
+                        .iter()
+                        .position(|b| !is_scalar_byte(*b))
+                        .map_or(chunk.len(), |n| i + 1 + n);
+                    self.scalar(&chunk[i..run])?;
+                    i = run;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Appends to the part being gathered.
+    fn push(&mut self, bytes: &[u8]) -> Step {
+        if self.part.len() + bytes.len() > MAX_PART {
+            return Err(self.syntax(format_args!("a value longer than {} MiB", MAX_PART >> 20)));
+        }
+        self.part.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn syntax(&self, what: impl std::fmt::Display) -> Failure {
+        Failure::Syntax(self.line, what.to_string())
+    }
+
+    /// Inside a string from `i`: up to and including its closing quote, or the chunk's end.
+    fn string(
+        &mut self,
+        chunk: &[u8],
+        i: usize,
+        take: Take,
+    ) -> std::result::Result<usize, Failure> {
+        let mut at = i;
+        while at < chunk.len() {
+            if self.escaped {
+                self.escaped = false;
+                at += 1;
+                continue;
+            }
+            let Some(n) = memchr::memchr3(b'"', b'\\', b'\n', &chunk[at..]) else {
+                at = chunk.len();
+                break;
+            };
+            at += n + 1;
+            match chunk[at - 1] {
+                b'\\' => self.escaped = true,
+                // Not allowed in a JSON string: the part's parser says so, at this line.
+                b'\n' => self.line += 1,
+                _ => {
+                    self.in_string = false;
+                    break;
+                }
+            }
+        }
+        let run = &chunk[i..at];
+        self.string_length += run.len() as u64;
+        if self.string_length > MAX_STRING {
+            self.line = self.string_start;
+            return Err(self.syntax(format_args!(
+                "a string longer than {} MiB; a JSON reader keeps strings up to that",
+                MAX_STRING >> 20
+            )));
+        }
+        let naming = self.depth() == 1 && matches!(self.expect, Expect::Key | Expect::FirstKey);
+        if naming {
+            self.key.extend_from_slice(run);
+        } else if self.gathering() {
+            self.push(run)?;
+        }
+        if !self.in_string {
+            if naming {
+                self.key.pop(); // the closing quote
+                self.expect = Expect::Colon;
+            } else if self.depth() == 1 && self.expect == Expect::Value {
+                self.end_value(take)?;
+            }
+        }
+        Ok(at)
+    }
+
+    fn open_string(&mut self) -> Step {
+        self.value_starts(b'"')?;
+        if self.gathering() {
+            self.push(b"\"")?;
+        }
+        self.in_string = true;
+        self.escaped = false;
+        self.string_start = self.line;
+        self.string_length = 0;
+        Ok(())
+    }
+
+    /// A value (or a key) starting with `first` is here: checks that one may be, and starts
+    /// a part where one does.
+    fn value_starts(&mut self, first: u8) -> Step {
+        match (self.depth(), self.expect) {
+            (0, Expect::Document) if first == b'{' => Ok(()),
+            (0, Expect::Document) => Err(self.syntax("not a JSON object")),
+            (0, _) => Err(self.syntax("more after the document's end")),
+            (1, Expect::Key | Expect::FirstKey) if first == b'"' => {
+                self.key.clear();
+                Ok(())
+            }
+            (1, Expect::Value) => {
+                let key = String::from_utf8_lossy(&self.key);
+                self.role = if key == self.array {
+                    Role::Rows
+                } else if key == self.keep {
+                    Role::Keep
+                } else {
+                    Role::Skip
+                };
+                if self.role == Role::Rows && first != b'[' {
+                    return Err(self.syntax(format_args!("`{}` is not an array", self.array)));
+                }
+                self.part.clear();
+                self.part_line = self.line;
+                Ok(())
+            }
+            (1, Expect::Key | Expect::FirstKey) => Err(self.syntax("expected a key")),
+            (1, Expect::Colon) => Err(self.syntax("expected `:` after a key")),
+            (1, _) => Err(self.syntax("expected `,` or `}` between fields")),
+            (2, _) if self.role == Role::Rows => match self.between {
+                Between::Open | Between::Element => {
+                    self.between = Between::In;
+                    self.part.clear();
+                    self.part_line = self.line;
+                    Ok(())
+                }
+                Between::In => Err(self.syntax(format_args!(
+                    "expected `,` or `]` between the elements of `{}`",
+                    self.array
+                ))),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    fn open(&mut self, byte: u8) -> Step {
+        self.value_starts(byte)?;
+        if self.depth() == 0 {
+            self.expect = Expect::FirstKey;
+        } else if self.depth() == 1 && self.role == Role::Rows {
+            self.between = Between::Open;
+        } else if self.gathering() {
+            self.push(&[byte])?;
+        }
+        if self.depth() == MAX_DEPTH {
+            return Err(self.syntax(format_args!("nested deeper than {MAX_DEPTH}")));
+        }
+        self.open.push(byte);
+        Ok(())
+    }
+
+    fn close(&mut self, byte: u8, take: Take) -> Step {
+        self.end_scalar(take)?;
+        let opener = if byte == b'}' { b'{' } else { b'[' };
+        if self.open.last() != Some(&opener) {
+            return Err(self.syntax(format_args!("unexpected `{}`", byte as char)));
+        }
+        match self.depth() {
+            1 if !matches!(self.expect, Expect::FirstKey | Expect::Next) => {
+                return Err(self.syntax("expected a field before `}`"));
+            }
+            1 => self.expect = Expect::End,
+            2 if self.role == Role::Rows => {
+                if self.between == Between::Element {
+                    return Err(self.syntax(format_args!(
+                        "expected an element of `{}` after `,`",
+                        self.array
+                    )));
+                }
+                self.hand_over(take)?;
+            }
+            _ if self.gathering() => self.push(&[byte])?,
+            _ => {}
+        }
+        self.open.pop();
+        if self.depth() == 1 && self.expect == Expect::Value {
+            self.end_value(take)?;
+        }
+        Ok(())
+    }
+
+    fn comma(&mut self, take: Take) -> Step {
+        self.end_scalar(take)?;
+        match self.depth() {
+            1 if self.expect == Expect::Next => self.expect = Expect::Key,
+            0 | 1 => return Err(self.syntax("unexpected `,`")),
+            2 if self.role == Role::Rows => {
+                if self.between != Between::In {
+                    return Err(self.syntax(format_args!(
+                        "expected an element of `{}` before `,`",
+                        self.array
+                    )));
+                }
+                self.hand_over(take)?;
+                self.between = Between::Element;
+            }
+            _ if self.gathering() => self.push(b",")?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn colon(&mut self) -> Step {
+        match self.depth() {
+            1 if self.expect == Expect::Colon => self.expect = Expect::Value,
+            0 | 1 => return Err(self.syntax("unexpected `:`")),
+            _ if self.gathering() => self.push(b":")?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A number or a literal, or a piece of one.
+    fn scalar(&mut self, bytes: &[u8]) -> Step {
+        let splits = (self.depth() == 1 && self.expect == Expect::Value)
+            || (self.depth() == 2 && self.role == Role::Rows);
+        if !self.in_scalar {
+            if splits {
+                self.value_starts(bytes[0])?;
+                self.in_scalar = true;
+            } else if self.depth() <= 1 {
+                self.value_starts(bytes[0])?;
+                return Err(self.syntax("expected a key"));
+            }
+        }
+        if self.gathering() {
+            self.push(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Ends a number or literal at the depth where values are split.
+    fn end_scalar(&mut self, take: Take) -> Step {
+        if !self.in_scalar {
+            return Ok(());
+        }
+        self.in_scalar = false;
+        if self.depth() == 1 {
+            self.end_value(take)?;
+        }
+        Ok(())
+    }
+
+    /// A field's value is complete: a kept one is handed over.
+    fn end_value(&mut self, take: Take) -> Step {
+        if self.role == Role::Keep {
+            take(self.part_line, Part::Field(&self.part)).map_err(Failure::Reader)?;
+        }
+        self.expect = Expect::Next;
+        self.role = Role::Skip;
+        Ok(())
+    }
+
+    /// Hands over the element gathered, if any.
+    fn hand_over(&mut self, take: Take) -> Step {
+        if self.between == Between::In {
+            take(self.part_line, Part::Element(&self.part)).map_err(Failure::Reader)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&self) -> Step {
+        match (self.expect, self.in_string) {
+            (Expect::End, false) => Ok(()),
+            (Expect::Document, false) => Err(self.syntax("empty: no JSON object")),
+            _ => Err(self.syntax("the document ends too early")),
+        }
+    }
+}
+
+/// Bytes that may continue a number or a literal.
+fn is_scalar_byte(byte: u8) -> bool {
+    matches!(byte, b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'.' | b'+' | b'-')
+}
+
+type Take<'t> = &'t mut dyn FnMut(u64, Part) -> Result<()>;
+type Step = std::result::Result<(), Failure>;
+
+/// Why the split stopped.
+enum Failure {
+    /// The structure around the parts: on which line, and what is wrong.
+    Syntax(u64, String),
+    /// What the reader said about a part.
+    Reader(Error),
+}
+
+/// Streams the JSON object document `path` from `reader`: hands `take` the value of the field
+/// `keep` and each element of the array field `array`, each with the line it starts on.
+/// `expected` names the document in errors.
+fn split_document(
+    path: &str,
+    reader: &mut dyn BufRead,
+    array: &str,
+    keep: &str,
+    expected: &str,
+    mut take: impl FnMut(u64, Part) -> Result<()>,
+) -> Result<()> {
+    let mut split = Split::new(array, keep);
+    let failed = |f: Failure| match f {
+        Failure::Syntax(line, what) => {
+            Error::Input(format!("{path}:{line}: expected {expected}: {what}"))
+        }
+        Failure::Reader(e) => e,
+    };
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if chunk.is_empty() {
+            return split.finish().map_err(failed);
+        }
+        let n = chunk.len();
+        split.feed(chunk, &mut take).map_err(failed)?;
+        reader.consume(n);
+    }
+}
+
+/// How many bytes of elements go to a worker at a time.
+const BATCH: usize = 256 << 10;
+
+/// Elements gathered for a worker: their bytes end to end, and where each starts in them (and
+/// on which line of the file).
+struct Batch {
+    seq: u64,
+    bytes: Vec<u8>,
+    starts: Vec<(usize, u64)>,
+}
+
+impl Batch {
+    fn new(seq: u64) -> Batch {
+        Batch {
+            seq,
+            bytes: Vec::with_capacity(BATCH + (4 << 10)),
+            starts: Vec::new(),
+        }
+    }
+
+    /// Each element parsed, in order, up to the first that cannot be.
+    fn parse<T>(&self, parse: &(impl Fn(u64, &[u8]) -> Result<T> + Sync)) -> Result<Vec<T>> {
+        let ends = self.starts.iter().skip(1).map(|&(at, _)| at);
+        self.starts
+            .iter()
+            .zip(ends.chain([self.bytes.len()]))
+            .map(|(&(start, line), end)| parse(line, &self.bytes[start..end]))
+            .collect()
+    }
+}
+
+/// A worker: parses the batches it takes until there are none.
+fn parse_batches<T>(
+    work: &Mutex<mpsc::Receiver<Batch>>,
+    parsed: &mpsc::SyncSender<(u64, Result<Vec<T>>)>,
+    parse: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+) {
+    // The lock is held only while taking a batch.
+    while let Ok(batch) = work
+        .lock()
+        .map_err(drop)
+        .and_then(|w| w.recv().map_err(drop))
+    {
+        if parsed.send((batch.seq, batch.parse(parse))).is_err() {
+            break;
+        }
+    }
+}
+
+/// Hands the parsed elements to `record` in document order, until the first error (which
+/// it returns, after raising `stop`).
+fn in_order<T>(
+    done: mpsc::Receiver<(u64, Result<Vec<T>>)>,
+    stop: &AtomicBool,
+    record: &mut impl FnMut(T),
+) -> Result<()> {
+    let (mut next, mut waiting, mut failed) = (0, BTreeMap::new(), None);
+    for (seq, items) in done {
+        waiting.insert(seq, items);
+        while let Some(items) = waiting.remove(&next) {
+            next += 1;
+            match items {
+                Ok(items) if failed.is_none() => items.into_iter().for_each(&mut *record),
+                Ok(_) => {}
+                // Later batches are still taken (so the split is never left waiting to
+                // hand one over) and dropped.
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// As [`split_document`], with the elements parsed by `parse` on worker threads (the split
+/// runs on this one, `field` too) and handed to `record` in document order. Memory holds the
+/// few batches in flight; the first error in document order ends the read.
+#[allow(clippy::too_many_arguments)] // the document's description, then its three handlers
+pub fn split_rows<T: Send>(
+    path: &str,
+    reader: &mut dyn BufRead,
+    array: &str,
+    keep: &str,
+    expected: &str,
+    mut field: impl FnMut(u64, &[u8]) -> Result<()>,
+    parse: impl Fn(u64, &[u8]) -> Result<T> + Sync,
+    mut record: impl FnMut(T) + Send,
+) -> Result<()> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let stop = AtomicBool::new(false);
+    let (batches, work) = mpsc::sync_channel::<Batch>(workers * 2);
+    let work = Mutex::new(work);
+    let (parsed, done) = mpsc::sync_channel::<(u64, Result<Vec<T>>)>(workers * 2);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (work, parsed, parse) = (&work, parsed.clone(), &parse);
+            scope.spawn(move || parse_batches(work, &parsed, parse));
+        }
+        drop(parsed);
+        let stop = &stop;
+        let collector = scope.spawn(move || in_order(done, stop, &mut record));
+        let mut batch = Batch::new(0);
+        let split = split_document(path, reader, array, keep, expected, |line, part| {
+            match part {
+                Part::Field(value) => field(line, value)?,
+                Part::Element(bytes) => {
+                    batch.starts.push((batch.bytes.len(), line));
+                    batch.bytes.extend_from_slice(bytes);
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted);
+            }
+            if batch.bytes.len() >= BATCH {
+                let next = Batch::new(batch.seq + 1);
+                // The workers outlive the split, so a send cannot fail.
+                let _ = batches.send(std::mem::replace(&mut batch, next));
+            }
+            Ok(())
+        });
+        if split.is_ok() && !batch.starts.is_empty() {
+            let _ = batches.send(batch);
+        }
+        drop(batches);
+        let collected = collector.join().unwrap_or_else(|_| {
+            Err(Error::Environment(format!(
+                "{path}: a reader thread failed"
+            )))
+        });
+        // A row's error comes before the split's own, which stopped at or after it.
+        collected.and(split)
+    })
+}
+
+#[cfg(test)]
+mod tests;

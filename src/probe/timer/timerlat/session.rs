@@ -1,0 +1,280 @@
+//! tracefs as latkit sets it for one kernel-mode test: timerlat in an instance of its own (and
+//! a frozen one with -f), the global settings it changes, and everything put back as it was
+//! found, on every way out.
+
+use crate::host::tracefs::Tracefs;
+use crate::ingest::timerlat_trace::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The instance latkit reads its samples from, consuming them as they come. An instance of
+/// its own, as rtla's, leaves the top level's tracer and buffer to the user.
+const READING: &str = "latkit";
+/// With -f, a second instance nobody reads: the kernel stops it at the -b sample too, so its
+/// buffer keeps the whole trace up to the spike.
+const FROZEN: &str = "latkit-frozen";
+
+/// The global timerlat settings latkit changes (every instance shares them).
+const KNOBS: [&str; 4] = [
+    "osnoise/cpus",
+    "osnoise/timerlat_period_us",
+    "osnoise/stop_tracing_us",
+    "osnoise/stop_tracing_total_us",
+];
+
+/// A global setting as found and as latkit wrote it.
+struct Knob {
+    file: &'static str,
+    found: String,
+    wrote: Option<String>,
+}
+
+/// A tracefs instance latkit runs timerlat in, and what it held before.
+struct Instance {
+    fs: Tracefs,
+    /// latkit made it (and removes it); otherwise its tracer and `tracing_on` go back.
+    made: bool,
+    found_tracer: String,
+    found_on: String,
+}
+
+/// tracefs as latkit set it for one test; dropping it (or [`Session::restore`]) writes back
+/// what was found. With `-f` and a stop threshold hit, the frozen instance is left for
+/// reading.
+pub struct Session {
+    top: Tracefs,
+    knobs: Vec<Knob>,
+    reading: Option<Instance>,
+    frozen: Option<Instance>,
+    /// The kernel's stop threshold (file, µs), armed once the warm-up is over so that no
+    /// warm-up sample stops the trace.
+    stop: Option<(&'static str, u64)>,
+    /// The stop threshold is set.
+    armed: AtomicBool,
+    restored: bool,
+}
+
+impl Session {
+    /// Refuses when anything else traces with timerlat or osnoise (their settings are
+    /// global); otherwise saves the settings, then starts timerlat on `cpus` every
+    /// `period_us` in latkit's instance. With `stop` (-f), the kernel stops the trace at that
+    /// many µs in `context`, once [`Session::arm`] is called. A failure part-way restores.
+    pub fn start(
+        top: Tracefs,
+        cpus: &[usize],
+        period_us: u64,
+        stop: Option<(Context, u64)>,
+    ) -> std::result::Result<Session, String> {
+        let users = top.osnoise_users();
+        if !users.is_empty() {
+            return Err(format!(
+                "timerlat or osnoise is already tracing in {} of {} (rtla or another latkit?); \
+                 their settings are global, so latkit will not run beside it",
+                users.join(", "),
+                top.root().display()
+            ));
+        }
+        let knobs = KNOBS
+            .iter()
+            .map(|&file| {
+                top.read(file).map(|found| Knob {
+                    file,
+                    found,
+                    wrote: None,
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut session = Session {
+            top,
+            knobs,
+            reading: None,
+            frozen: None,
+            stop: stop.map(|(context, us)| match context {
+                Context::Irq => ("osnoise/stop_tracing_us", us),
+                _ => ("osnoise/stop_tracing_total_us", us),
+            }),
+            armed: AtomicBool::new(false),
+            restored: false,
+        };
+        let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        for (file, value) in [
+            ("osnoise/cpus", list.join(",")),
+            ("osnoise/timerlat_period_us", period_us.to_string()),
+            ("osnoise/stop_tracing_us", "0".to_string()),
+            ("osnoise/stop_tracing_total_us", "0".to_string()),
+        ] {
+            session.set(file, value)?;
+        }
+        session.reading = Some(session.open(READING)?);
+        if stop.is_some() {
+            session.frozen = Some(session.open(FROZEN)?);
+        }
+        for instance in [&session.reading, &session.frozen].into_iter().flatten() {
+            start_tracing(&instance.fs)?;
+        }
+        Ok(session)
+    }
+
+    /// Writes a global setting, remembering what it then holds in the kernel's own spelling
+    /// (`0,1` reads back as `0-1`).
+    fn set(&mut self, file: &'static str, value: String) -> std::result::Result<(), String> {
+        let knob = self.knobs.iter_mut().find(|k| k.file == file);
+        let knob = knob.ok_or_else(|| format!("{file} is not a setting latkit restores"))?;
+        // Recorded first: a write that failed may still have changed the file.
+        knob.wrote = Some(value.clone());
+        self.top.write(file, &value)?;
+        knob.wrote = Some(self.top.read(file)?);
+        Ok(())
+    }
+
+    /// What a global setting should hold now, as latkit set it (the stop threshold once
+    /// armed); `None` for one latkit has not written.
+    fn expected(&self, knob: &Knob) -> Option<String> {
+        match self.stop {
+            Some((file, us)) if file == knob.file && self.armed.load(Ordering::Acquire) => {
+                Some(us.to_string())
+            }
+            _ => knob.wrote.clone(),
+        }
+    }
+
+    /// The instance `name`, made if needed; one latkit left behind is taken over unless it is
+    /// tracing (then another latkit runs, and [`Tracefs::osnoise_users`] refused already).
+    fn open(&self, name: &str) -> std::result::Result<Instance, String> {
+        let (fs, made) = self.top.instance(name)?;
+        let found = |file| match made {
+            true => Ok(String::new()),
+            false => fs.read(file),
+        };
+        let (found_tracer, found_on) = (found("current_tracer")?, found("tracing_on")?);
+        Ok(Instance {
+            fs,
+            made,
+            found_tracer,
+            found_on,
+        })
+    }
+
+    /// Where latkit reads the samples from.
+    pub fn pipe(&self) -> std::path::PathBuf {
+        let reading = self.reading.as_ref().map_or(&self.top, |i| &i.fs);
+        reading.path("trace_pipe")
+    }
+
+    /// Where the frozen instance is (-f), to read its trace after the test.
+    pub fn frozen_root(&self) -> Option<std::path::PathBuf> {
+        self.frozen.as_ref().map(|i| i.fs.root().to_path_buf())
+    }
+
+    /// Sets the kernel's stop threshold (-f), once the warm-up is over.
+    pub fn arm(&self) -> std::result::Result<(), String> {
+        match self.stop {
+            Some((file, us)) => {
+                self.armed.store(true, Ordering::Release);
+                self.top.write(file, &us.to_string())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// What another tool changed while latkit measured: a global setting that no longer
+    /// holds what latkit wrote, or another instance or the top level tracing with timerlat or
+    /// osnoise. `None` when nothing did.
+    pub fn disturbed(&self) -> Option<String> {
+        let mut changes: Vec<String> = self
+            .knobs
+            .iter()
+            .filter_map(|knob| {
+                let wrote = self.expected(knob)?;
+                let now = self.top.read(knob.file).ok()?;
+                (now != wrote).then(|| format!("{} is {now}, latkit set {wrote}", knob.file))
+            })
+            .collect();
+        let ours = [READING, FROZEN].map(|name| format!("instance {name}"));
+        changes.extend(
+            self.top
+                .osnoise_users()
+                .into_iter()
+                .filter(|user| !ours.contains(user))
+                .map(|user| format!("{user} started tracing")),
+        );
+        (!changes.is_empty()).then(|| {
+            format!(
+                "timerlat's settings were changed while latkit measured ({}; rtla or another \
+                 tool?): these figures are not those of the test asked for",
+                changes.join("; ")
+            )
+        })
+    }
+
+    /// Puts tracefs back: latkit's instances stop tracing and go (or get back what they
+    /// held), and each global setting that still holds what latkit wrote gets back what was
+    /// found (one another tool changed since is left to it). With `keep_frozen`, the frozen
+    /// instance stays, stopped, with its trace. What could not be done, one line each.
+    pub fn restore(&mut self, keep_frozen: bool) -> Vec<String> {
+        self.restored = true;
+        let mut problems = Vec::new();
+        if let Some(frozen) = self.frozen.take() {
+            match keep_frozen {
+                // The kernel stops it at its whole-µs threshold; -b may be finer.
+                true => problems.extend(frozen.fs.write("tracing_on", "0").err()),
+                false => problems.extend(put_back(frozen)),
+            }
+        }
+        if let Some(reading) = self.reading.take() {
+            problems.extend(put_back(reading));
+        }
+        for knob in &self.knobs {
+            let Some(wrote) = self.expected(knob) else {
+                continue;
+            };
+            if self.top.read(knob.file).is_ok_and(|now| now == wrote)
+                && let Err(e) = self.top.write(knob.file, &knob.found)
+            {
+                problems.push(e);
+            }
+        }
+        problems
+    }
+}
+
+/// Starts timerlat in an instance, its buffer emptied.
+fn start_tracing(fs: &Tracefs) -> std::result::Result<(), String> {
+    fs.write("tracing_on", "0")?;
+    // Setting the tracer it already has keeps the old buffer: empty it.
+    fs.write("trace", "")?;
+    fs.write("current_tracer", "timerlat")?;
+    fs.write("tracing_on", "1")
+}
+
+/// Stops timerlat in an instance, then removes it or gives it back what it held.
+fn put_back(instance: Instance) -> Vec<String> {
+    let fs = &instance.fs;
+    let mut problems: Vec<String> = [
+        fs.write("tracing_on", "0"),
+        fs.write("current_tracer", "nop"),
+    ]
+    .into_iter()
+    .filter_map(std::result::Result::err)
+    .collect();
+    if instance.made {
+        problems.extend(fs.remove().err());
+    } else {
+        for (file, found) in [
+            ("current_tracer", &instance.found_tracer),
+            ("tracing_on", &instance.found_on),
+        ] {
+            problems.extend(fs.write(file, found).err());
+        }
+    }
+    problems
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.restored {
+            for problem in self.restore(false) {
+                crate::error::say(&format!("latkit: could not restore tracefs: {problem}"));
+            }
+        }
+    }
+}

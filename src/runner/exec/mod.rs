@@ -1,0 +1,420 @@
+//! Times whole commands as hyperfine does: each run spawned directly (or through a shell whose
+//! own start-up is measured and subtracted), its wall time around spawn and `wait4`, and the
+//! user and system CPU time and maximum RSS the kernel accounts to it.
+
+use super::plan::Planned;
+use crate::error::{Error, Result};
+use crate::ingest::Input;
+use crate::interrupt;
+use crate::model::Note;
+use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::process::ExitStatus;
+use std::time::{Duration, SystemTime};
+
+mod processes;
+mod record;
+#[cfg(test)]
+mod tests;
+
+pub use processes::{CommandOutput, Processes};
+use record::{Record, interrupted_note, rss_floor_note};
+
+/// Commands to time, how, through what, and whether progress is drawn on stderr.
+pub struct Exec {
+    pub commands: Vec<Planned>,
+    pub timing: Timing,
+    pub spawner: Box<dyn Spawner>,
+    pub progress: bool,
+}
+
+/// How each command is run and how many times (hyperfine's options).
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Exactly this many timed runs (instead of min/max runs and min time).
+    pub runs: Option<u64>,
+    pub min_runs: u64,
+    pub max_runs: Option<u64>,
+    pub min_time: f64,
+    pub warmup: u64,
+    pub prepare: Option<String>,
+    pub setup: Option<String>,
+    pub cleanup: Option<String>,
+    pub ignore_failure: bool,
+    /// Run commands through this shell and subtract its start-up time.
+    pub shell: Option<String>,
+}
+
+/// What one run cost: seconds of wall, user and system time, bytes of peak memory.
+#[derive(Clone)]
+pub struct Sample {
+    pub wall: f64,
+    pub user: f64,
+    pub system: f64,
+    pub max_rss: f64,
+    pub status: ExitStatus,
+}
+
+/// The seam between `exec` and the processes it times: [`Processes`] spawns and measures
+/// real ones; tests drive the run-count, failure and warning logic with a scripted double.
+pub trait Spawner {
+    /// Runs `argv` once, its output where `--output` says, and measures it.
+    fn time(&self, argv: &[String]) -> std::io::Result<Sample>;
+    /// The last lines the latest timed run wrote to stderr, to say why it failed.
+    fn last_stderr(&self) -> Vec<String>;
+    /// Runs an untimed helper command (`--setup`, `--prepare`, `--cleanup`) through `sh -c`.
+    fn helper(&self, what: &str, command: &str) -> Result<()>;
+}
+
+/// Empty-shell runs measured to know what to subtract with `--shell`.
+const SHELL_PROBES: usize = 50;
+
+fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if values.len() > 1 {
+        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+/// `--shell`'s program and its own arguments, as hyperfine takes them (`bash --norc`).
+fn shell_words(shell: &str) -> Result<Vec<String>> {
+    match shlex::split(shell) {
+        Some(words) if !words.is_empty() => Ok(words),
+        _ => Err(Error::Input(format!(
+            "--shell `{shell}` is not a command (unbalanced quotes, or empty)"
+        ))),
+    }
+}
+
+impl Exec {
+    /// What is spawned for `display`: its words, or the shell running it.
+    fn argv(&self, display: &str) -> Result<Vec<String>> {
+        match &self.timing.shell {
+            Some(shell) => {
+                let mut argv = shell_words(shell)?;
+                argv.extend(["-c".into(), display.to_string()]);
+                Ok(argv)
+            }
+            None => match shlex::split(display) {
+                // Without a shell, its syntax would reach the program as words: a different
+                // command from the one typed would be timed.
+                Some(_) if let Some(syntax) = super::shell_syntax::first(display) => {
+                    Err(Error::Input(format!(
+                        "`{display}` uses shell syntax (`{syntax}`), which only a shell \
+                         understands: time it through one with --shell sh (hyperfine's \
+                         default), or quote what is meant literally"
+                    )))
+                }
+                Some(words) if !words.is_empty() => Ok(words),
+                _ => Err(Error::Input(format!(
+                    "`{display}` is not a command (unbalanced quotes, or empty)"
+                ))),
+            },
+        }
+    }
+
+    /// The shell's own start-up time, to subtract from every run (`--shell`).
+    fn shell_cost(&self, notes: &mut Vec<Note>) -> Result<f64> {
+        let Some(shell) = &self.timing.shell else {
+            return Ok(0.0);
+        };
+        let mut argv = shell_words(shell)?;
+        argv.extend(["-c".into(), String::new()]);
+        let mut walls = Vec::with_capacity(SHELL_PROBES);
+        for _ in 0..SHELL_PROBES {
+            let s = self.spawner.time(&argv).map_err(|e| {
+                let why = format!("--shell `{shell}` cannot start `{}`: {e}", argv[0]);
+                match e.kind() {
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                        Error::Input(why)
+                    }
+                    _ => Error::Environment(why),
+                }
+            })?;
+            walls.push(s.wall);
+        }
+        let (mean, stddev) = mean_and_stddev(&walls);
+        notes.push(Note::info(format!(
+            "--shell {shell}: its start-up, {:.3} ms ± {:.3} ms over {SHELL_PROBES} empty runs, \
+             is subtracted from every wall time",
+            mean * 1e3,
+            stddev * 1e3
+        )));
+        Ok(mean)
+    }
+
+    /// Times every command in turn. `finished` hears the result so far each time a command
+    /// other than the last is done, so that it can be written before the next one starts.
+    /// A failure or an interrupt part-way keeps what finished before it; an error before any
+    /// run (a command that cannot be split) is returned as such.
+    pub fn run(&self, finished: &mut dyn FnMut(&Input) -> Result<()>) -> Result<Timed> {
+        let (argvs, mut record) = self.start()?;
+        for (index, (planned, argv)) in self.commands.iter().zip(&argvs).enumerate() {
+            let (samples, stopped) = match self.time_command(planned, argv) {
+                Ok(timed) => timed,
+                Err(failure) => return Ok(record.ending(self, Ending::Failed(failure))),
+            };
+            if !samples.is_empty() {
+                self.warn(&planned.name, &samples, &mut record.notes);
+                // Read once, beside the runs it explains (latkit's own peak grows later).
+                record.notes.extend(rss_floor_note(&planned.name, &samples));
+                record.timed.push((index, samples));
+            }
+            if let Some(cut_short) = stopped {
+                record
+                    .notes
+                    .push(interrupted_note(&self.commands[index..], cut_short));
+                return Ok(record.ending(self, Ending::Interrupted));
+            }
+            if index + 1 < self.commands.len() {
+                finished(&record.input(self))?;
+            }
+        }
+        Ok(record.ending(self, Ending::Done))
+    }
+
+    /// Every command's words, and the record the timed runs go to (after the shell's cost is
+    /// measured).
+    fn start(&self) -> Result<(Vec<Vec<String>>, Record)> {
+        interrupt::install();
+        let argvs = self
+            .commands
+            .iter()
+            .map(|planned| self.argv(&planned.command))
+            .collect::<Result<Vec<_>>>()?;
+        let started = SystemTime::now();
+        let mut notes = Vec::new();
+        let shell_cost = self.shell_cost(&mut notes)?;
+        let record = Record {
+            started,
+            clock: crate::host::busy::CpuClock::now(),
+            host: crate::host::capture(),
+            id: None,
+            shell_cost,
+            timed: Vec::new(),
+            notes,
+        };
+        Ok((argvs, record))
+    }
+
+    /// Times the commands in rounds, each once per round in `order` (`turn_order`: A B, then
+    /// B A), so that drift and going first hit them alike, for at most `rounds` rounds: `decided` hears each finished round's
+    /// run (one sample a command) and says whether to stop. Every command's --setup and
+    /// warm-up come before the first round, its --cleanup after the last.
+    pub fn run_rounds(
+        &self,
+        rounds: u64,
+        order: fn(u64, usize) -> Vec<usize>,
+        decided: &mut dyn FnMut(crate::model::Run) -> Result<bool>,
+    ) -> Result<Timed> {
+        let (argvs, mut record) = self.start()?;
+        let named = || self.commands.iter().map(|c| c.name.as_str()).zip(&argvs);
+        if let Some(setup) = &self.timing.setup {
+            self.spawner.helper("--setup", setup)?;
+        }
+        for (name, argv) in named() {
+            self.warm_up(name, argv)?;
+        }
+        let progress = self.bar("rounds (until decided)");
+        progress.set_length(rounds);
+        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); self.commands.len()];
+        let ending = 'rounds: loop {
+            let mut round = Vec::new();
+            let named: Vec<_> = named().collect();
+            for index in order(samples[0].len() as u64, named.len()) {
+                let (name, argv) = named[index];
+                if !self.prepared()? {
+                    break 'rounds Ending::Interrupted;
+                }
+                let sample = match self.spawn(name, argv) {
+                    Ok(_) if interrupt::requested() => break 'rounds Ending::Interrupted,
+                    Ok(sample) if sample.status.success() || self.timing.ignore_failure => sample,
+                    Ok(sample) => break 'rounds Ending::Failed(self.failed(name, sample.status)),
+                    Err(failure) => break 'rounds Ending::Failed(failure),
+                };
+                round.push((index, vec![sample.clone()]));
+                samples[index].push(sample);
+            }
+            round.sort_by_key(|(index, _)| *index);
+            let mut this = Record {
+                timed: round,
+                notes: Vec::new(),
+                ..record.clone()
+            };
+            progress.inc(1);
+            if decided(this.input(self).runs.remove(0))? || samples[0].len() as u64 >= rounds {
+                break Ending::Done;
+            }
+        };
+        progress.finish_and_clear();
+        if let Some(cleanup) = &self.timing.cleanup {
+            self.spawner.helper("--cleanup", cleanup)?;
+        }
+        if matches!(ending, Ending::Interrupted) {
+            record.notes.push(Note::warning(
+                "interrupted: the round in progress was cut short; the rounds before it are \
+                 reported"
+                    .to_string(),
+            ));
+        }
+        for (index, samples) in samples.into_iter().enumerate() {
+            if !samples.is_empty() {
+                self.warn(&self.commands[index].name, &samples, &mut record.notes);
+                record.timed.push((index, samples));
+            }
+        }
+        Ok(record.ending(self, ending))
+    }
+
+    /// Runs one command's helpers, warm-up and timed runs. The samples that finished come
+    /// back with, when an interrupt stopped them, whether it cut a timed run short.
+    fn time_command(
+        &self,
+        planned: &Planned,
+        argv: &[String],
+    ) -> Result<(Vec<Sample>, Option<bool>)> {
+        let name = &planned.name;
+        if let Some(setup) = &self.timing.setup {
+            self.spawner.helper("--setup", setup)?;
+        }
+        let mut samples: Vec<Sample> = Vec::new();
+        let mut cut_short = false;
+        self.warm_up(name, argv)?;
+        let mut target = self.timing.runs.unwrap_or(self.timing.min_runs);
+        let progress = self.bar(name);
+        while (samples.len() as u64) < target && self.prepared()? {
+            let sample = self.spawn(name, argv)?;
+            if interrupt::requested() {
+                // Stopped part-way by the interrupt (or racing it): not a measurement.
+                cut_short = true;
+                break;
+            }
+            if !sample.status.success() && !self.timing.ignore_failure {
+                return Err(self.failed(name, sample.status));
+            }
+            if samples.is_empty() && self.timing.runs.is_none() {
+                // As hyperfine: enough runs to fill --min-time, within the bounds.
+                let fit = (self.timing.min_time / sample.wall.max(1e-9)).ceil() as u64;
+                target = fit
+                    .max(self.timing.min_runs)
+                    .min(self.timing.max_runs.unwrap_or(u64::MAX))
+                    .max(1);
+                progress.set_length(target);
+            }
+            samples.push(sample);
+            progress.set_position(samples.len() as u64);
+        }
+        progress.finish_and_clear();
+        if let Some(cleanup) = &self.timing.cleanup {
+            // After an interrupt too: it undoes what --setup did.
+            self.spawner.helper("--cleanup", cleanup)?;
+        }
+        Ok((samples, interrupt::requested().then_some(cut_short)))
+    }
+
+    /// Spawns `argv` once and measures it.
+    fn spawn(&self, name: &str, argv: &[String]) -> Result<Sample> {
+        self.spawner.time(argv).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Input(format!("`{}`: no such command", argv[0])),
+            _ => Error::Environment(format!("could not run `{name}`: {e}")),
+        })
+    }
+
+    /// Runs --prepare before a run; false when an interrupt came meanwhile.
+    fn prepared(&self) -> Result<bool> {
+        if let Some(prepare) = &self.timing.prepare {
+            self.spawner.helper("--prepare", prepare)?;
+        }
+        Ok(!interrupt::requested())
+    }
+
+    /// The untimed --warmup runs.
+    fn warm_up(&self, name: &str, argv: &[String]) -> Result<()> {
+        for _ in 0..self.timing.warmup {
+            if !self.prepared()? {
+                break;
+            }
+            self.spawn(name, argv)?;
+        }
+        Ok(())
+    }
+
+    /// Why a timed run failed: its exit status and the last lines it wrote to stderr.
+    fn failed(&self, name: &str, status: ExitStatus) -> Error {
+        let tail = self.spawner.last_stderr();
+        let said = if tail.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the last of its stderr:\n{}",
+                crate::error::visible_lines(&tail)
+            )
+        };
+        Error::Peer(format!(
+            "`{name}` failed ({status}); --ignore-failure times it anyway, --show-output \
+             shows its output{said}"
+        ))
+    }
+
+    fn bar(&self, name: &str) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(
+            Some(self.timing.runs.unwrap_or(self.timing.min_runs)),
+            ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} runs, ETA {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar.set_message(name.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
+    /// hyperfine's warnings: failed runs, outliers, a slow first run.
+    fn warn(&self, name: &str, samples: &[Sample], notes: &mut Vec<Note>) {
+        let failed = samples.iter().filter(|s| !s.status.success()).count();
+        if failed > 0 {
+            notes.push(Note::warning(format!(
+                "`{name}`: {failed} of {} runs exited non-zero (--ignore-failure)",
+                samples.len()
+            )));
+        }
+        let walls: Vec<f64> = samples.iter().map(|s| s.wall).collect();
+        let scores = modified_z_scores(&walls);
+        if scores.first().is_some_and(|z| *z > OUTLIER_SCORE) {
+            notes.push(Note::warning(format!(
+                "`{name}`: the first run was much slower than the rest (cold caches?): \
+                 --warmup or --prepare can take it out"
+            )));
+        } else if scores.iter().any(|z| z.abs() > OUTLIER_SCORE) {
+            notes.push(Note::warning(format!(
+                "`{name}`: statistical outliers (modified Z-score > {OUTLIER_SCORE}): other \
+                 programs or I/O may have interfered; try --warmup, --prepare or a quieter \
+                 machine"
+            )));
+        }
+    }
+}
+
+/// How timing ended.
+pub enum Ending {
+    Done,
+    /// Ctrl-C or SIGTERM: the run in progress was discarded.
+    Interrupted,
+    /// A command, or one of its helpers, failed.
+    Failed(Error),
+}
+
+/// What was timed, when it ended: `input` is `None` when no command finished a run.
+pub struct Timed {
+    pub input: Option<Input>,
+    pub ending: Ending,
+}

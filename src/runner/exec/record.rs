@@ -1,0 +1,104 @@
+//! The commands timed so far, built into a run again as each finishes, and the notes an
+//! ending leaves.
+
+use super::processes::own_peak_rss;
+use super::{Ending, Exec, Sample, Timed};
+use crate::ingest::Input;
+use crate::model::vocab;
+use crate::model::{BenchName, Note, RunBuilder, Source, new_run, timestamp};
+use crate::runner::plan::Planned;
+use std::time::SystemTime;
+
+/// The commands timed so far, from which the run is built (again, as each one finishes).
+#[derive(Clone)]
+pub(super) struct Record {
+    pub(super) started: SystemTime,
+    /// CPU time when timing started, to tell what other processes did meanwhile.
+    pub(super) clock: Option<crate::host::busy::CpuClock>,
+    pub(super) host: crate::model::Environment,
+    /// The run's id, the same in every result written along the way.
+    pub(super) id: Option<String>,
+    pub(super) shell_cost: f64,
+    /// The index of each timed command in the plan, with its samples.
+    pub(super) timed: Vec<(usize, Vec<Sample>)>,
+    pub(super) notes: Vec<Note>,
+}
+
+impl Record {
+    pub(super) fn input(&mut self, exec: &Exec) -> Input {
+        let mut builder = RunBuilder::default();
+        for (index, samples) in &self.timed {
+            let planned = &exec.commands[*index];
+            let bench =
+                builder.benchmark_in(&planned.name, None, &planned.params, BenchName::plain);
+            builder.name_params(bench, &planned.params);
+            for s in samples {
+                let wall = (s.wall - self.shell_cost).max(0.0);
+                builder.record(bench, vocab::WALL_TIME, "s", wall);
+                builder.record(bench, vocab::USER_TIME, "s", s.user);
+                builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
+                builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
+            }
+        }
+        let source = Source {
+            kind: crate::model::SourceKind::Command,
+            format: "exec".into(),
+            path: None,
+            command: exec.commands.iter().map(|c| c.command.clone()).collect(),
+        };
+        let mut host = self.host.clone();
+        host.checks
+            .extend(self.clock.and_then(|clock| clock.others_busy()));
+        let mut run = new_run(source, host, Vec::new(), builder);
+        run.id = self.id.get_or_insert_with(|| run.id.clone()).clone();
+        run.started = Some(timestamp(self.started));
+        run.ended = Some(timestamp(SystemTime::now()));
+        Input {
+            runs: vec![run],
+            notes: self.notes.clone(),
+            malformed: 0,
+        }
+    }
+
+    pub(super) fn ending(mut self, exec: &Exec, ending: Ending) -> Timed {
+        if let Ending::Failed(failure) = &ending
+            && let Some((last, _)) = self.timed.last()
+        {
+            self.notes.push(Note::warning(format!(
+                "{failure}: the results hold the commands timed before it, up to `{}`",
+                exec.commands[*last].name
+            )));
+        }
+        Timed {
+            input: (!self.timed.is_empty()).then(|| self.input(exec)),
+            ending,
+        }
+    }
+}
+
+/// Says what an interrupt left out: the run it cut short and the commands never started.
+pub(super) fn interrupted_note(from: &[Planned], cut_short: bool) -> Note {
+    let current = &from[0].name;
+    let mut text = if cut_short {
+        format!("interrupted: the run of `{current}` in progress was discarded")
+    } else {
+        format!("interrupted while timing `{current}`")
+    };
+    if from.len() > 1 {
+        text += &format!("; {} command(s) after it were not timed", from.len() - 1);
+    }
+    Note::warning(text)
+}
+
+/// When every run's max RSS is at latkit's own peak, which Linux carries into every child.
+pub(super) fn rss_floor_note(name: &str, samples: &[Sample]) -> Option<Note> {
+    let peak = samples.iter().map(|s| s.max_rss).fold(0.0, f64::max);
+    let floor = own_peak_rss().filter(|floor| peak <= floor * 1.1)?;
+    Some(Note::info(format!(
+        "`{name}`: its peak memory ({:.1} MiB) is within latkit's own ({:.1} MiB), which \
+         Linux counts in every child from exec: an upper bound on the command's use, not a \
+         measure of it",
+        peak / 1048576.0,
+        floor / 1048576.0
+    )))
+}
