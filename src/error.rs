@@ -121,6 +121,17 @@ impl Error {
         Error::Input(format!("{what}: {err}"))
     }
 
+    /// `why` a program the user named did not start: one that is not there or may not be
+    /// executed is the user's to fix (exit 2); any other refusal is the system's (exit 5).
+    pub fn starting(err: &std::io::Error, why: String) -> Self {
+        match err.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                Error::Input(why)
+            }
+            _ => Error::Environment(why),
+        }
+    }
+
     /// Wraps an error writing the output `what`: the system's refusal (a full disk, no
     /// permission) is an output error; latkit's own (`io::Error::other`: say, the input holds
     /// nothing the format shows) is the input's.

@@ -113,6 +113,16 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no such command"));
+    // A file that may not be executed is the user's to fix, as one that is not there.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\ntrue\n").unwrap();
+    latkit()
+        .args(["exec", "--runs", "2", "--"])
+        .arg(&script)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("Permission denied"));
     latkit()
         .args(["exec", "-c", "'unbalanced"])
         .assert()

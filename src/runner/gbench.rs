@@ -69,7 +69,7 @@ impl GbenchRun {
         let started = SystemTime::now();
         let mut child = exec
             .spawn(&program, &args, None)
-            .map_err(|e| not_started(&program, e))?;
+            .map_err(|e| Error::starting(&e, not_started(&program, &e)))?;
         interrupt::set_child_group(child.group());
         let tail = Tail::default();
         let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
@@ -194,17 +194,14 @@ fn read_json(path: &Path, name: &str, source: Source) -> Result<Input> {
     json::read_from(name, &mut std::io::BufReader::new(file), source)
 }
 
-/// Why the binary did not start: a path that is no benchmark binary is the user's (2); any
-/// other refusal is the system's (5).
-fn not_started(program: &str, e: std::io::Error) -> Error {
+/// Why the benchmark binary did not start, in words that say what to do.
+fn not_started(program: &str, e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::Input(format!("{program}: no such benchmark binary"))
+        std::io::ErrorKind::NotFound => format!("{program}: no such benchmark binary"),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("{program}: not executable (chmod +x, or build it first)")
         }
-        std::io::ErrorKind::PermissionDenied => Error::Input(format!(
-            "{program}: not executable (chmod +x, or build it first)"
-        )),
-        _ => Error::Environment(format!("could not start {program}: {e}")),
+        _ => format!("could not start {program}: {e}"),
     }
 }
 

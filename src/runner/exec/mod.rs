@@ -128,12 +128,7 @@ impl Exec {
         for _ in 0..SHELL_PROBES {
             let s = self.spawner.time(&argv).map_err(|e| {
                 let why = format!("--shell `{shell}` cannot start `{}`: {e}", argv[0]);
-                match e.kind() {
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
-                        Error::Input(why)
-                    }
-                    _ => Error::Environment(why),
-                }
+                Error::starting(&e, why)
             })?;
             walls.push(s.wall);
         }
@@ -318,9 +313,12 @@ impl Exec {
 
     /// Spawns `argv` once and measures it.
     fn spawn(&self, name: &str, argv: &[String]) -> Result<Sample> {
-        self.spawner.time(argv).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Input(format!("`{}`: no such command", argv[0])),
-            _ => Error::Environment(format!("could not run `{name}`: {e}")),
+        self.spawner.time(argv).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => format!("`{}`: no such command", argv[0]),
+                _ => format!("could not run `{name}`: {e}"),
+            };
+            Error::starting(&e, why)
         })
     }
 
