@@ -50,12 +50,8 @@ pub struct BisectArgs {
     /// Significance level of the U tests that place each commit.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
-    /// Output format of the table of tested commits.
-    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
-    pub format: &'static crate::report::OutputFormat,
-    /// Write the table to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub printed: super::compare::PrintedComparison,
     /// Also write the result as latkit JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -131,8 +127,8 @@ impl BisectArgs {
             }),
             db: self.db.db,
             output: crate::commands::Output {
-                format: self.format,
-                out: self.out,
+                format: self.printed.format,
+                out: self.printed.out,
                 json: self.json,
                 exports: Vec::new(),
                 check: None,

@@ -1,16 +1,5 @@
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CheckFormat {
-    /// Terminal table.
-    Table,
-    /// GitHub markdown.
-    Markdown,
-    /// One self-contained HTML file: the verdict, the budget plot, the results' plots and
-    /// tables.
-    Html,
-}
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -25,7 +14,7 @@ pub struct CheckArgs {
     pub input: super::InputArgs,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: CheckFormat,
+    pub format: crate::commands::CheckFormat,
     /// Also write the verdict as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -52,16 +41,11 @@ pub struct CheckArgs {
 
 impl From<CheckArgs> for crate::commands::CheckOptions {
     fn from(args: CheckArgs) -> Self {
-        use crate::commands::CheckFormat as F;
         crate::commands::CheckOptions {
             targets: args.targets,
             inputs: args.inputs,
             reading: args.input.into(),
-            format: match args.format {
-                CheckFormat::Table => F::Table,
-                CheckFormat::Markdown => F::Markdown,
-                CheckFormat::Html => F::Html,
-            },
+            format: args.format,
             junit: args.junit,
             reject_malformed: args.strict,
             base: args.base,

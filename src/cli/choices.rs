@@ -1,5 +1,7 @@
-//! Command-line twins of the library's enums: clap parses these, and `From` hands the library
-//! its own type, so library and wire-protocol types carry no clap derive.
+//! Command-line twins of the probes' enums: clap parses these, and `From` hands the probe its own
+//! type, so probe and wire-protocol types carry no clap derive. (How a command prints, such as
+//! `check --format`, is the command's own choice and derives clap's `ValueEnum` where it is
+//! defined, in `commands`.)
 
 use crate::probe::frame::{Converter, Operation, PixelFormat};
 use crate::probe::net::protocol::Test;

@@ -1,6 +1,18 @@
 use clap::Args;
 use std::path::PathBuf;
 
+/// `--format` and `--out` of the commands that print a comparison (`compare`, `history`,
+/// `bisect`), declared once: the formats that can show one, and where it goes.
+#[derive(Debug, Args)]
+pub struct PrintedComparison {
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
+    pub format: &'static crate::report::OutputFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Inputs to compare, the first being the base: files in any format latkit reads (`-` for
@@ -35,12 +47,8 @@ pub struct CompareArgs {
     pub against_history: Option<u32>,
     #[command(flatten)]
     pub db: super::DbArgs,
-    /// Output format
-    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
-    pub format: &'static crate::report::OutputFormat,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub printed: super::compare::PrintedComparison,
     /// Also write the --fail-on verdict as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -108,8 +116,8 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             allow_env_mismatch: args.allow_env_mismatch,
             against_history: args.against_history.map(|n| n as usize),
             db: args.db.db,
-            format: args.format,
-            out: args.out,
+            format: args.printed.format,
+            out: args.printed.out,
             junit: args.junit,
             quiet: args.quiet,
             plots: args.plots.into(),

@@ -1,5 +1,6 @@
 //! The command line: arguments and their help, each flag parsed and checked once, then
-//! handed to `crate::commands` as plain options (no command sees clap).
+//! handed to `crate::commands` as plain options (a command sees clap only in the `ValueEnum` derive
+//! of its own output choices, such as `check --format`).
 
 mod bisect;
 mod calibrate;
@@ -178,10 +179,7 @@ impl Cli {
             Command::Exec(args) => C::Exec(args.into_options()?),
             Command::Net(args) => C::Net(args.mode.into()),
             Command::Frame(args) => C::Frame(args.into()),
-            Command::Doctor(args) => C::Doctor(match args.format {
-                DoctorFormat::Text => commands::DoctorFormat::Text,
-                DoctorFormat::Json => commands::DoctorFormat::Json,
-            }),
+            Command::Doctor(args) => C::Doctor(args.format),
             Command::Check(args) => C::Check(args.into()),
             Command::Compare(args) => C::Compare(args.into()),
             Command::Bisect(args) => C::Bisect(args.into_options()?),
@@ -204,15 +202,7 @@ impl Cli {
 pub struct DoctorArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: DoctorFormat,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DoctorFormat {
-    /// One line per check, and a line of advice under each problem.
-    Text,
-    /// The checks as a JSON array.
-    Json,
+    pub format: commands::DoctorFormat,
 }
 
 /// Where a result goes and how it is gated: defined once, shared by every command that

@@ -15,18 +15,10 @@ pub struct PageArgs {
     pub input: super::InputArgs,
     /// Page format (HTML comes with the HTML reports).
     #[arg(long, value_enum, default_value = "markdown")]
-    pub format: PageFormat,
+    pub format: crate::commands::PageFormat,
     /// Write the page to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PageFormat {
-    /// GitHub markdown, for a wiki page or a docs folder.
-    Markdown,
-    /// One self-contained HTML file, with the results' plots.
-    Html,
 }
 
 impl From<PageArgs> for crate::commands::PageOptions {
@@ -35,10 +27,7 @@ impl From<PageArgs> for crate::commands::PageOptions {
             spec: args.spec,
             files: args.files,
             reading: args.input.into(),
-            format: match args.format {
-                PageFormat::Markdown => crate::commands::PageFormat::Markdown,
-                PageFormat::Html => crate::commands::PageFormat::Html,
-            },
+            format: args.format,
             out: args.out,
         }
     }

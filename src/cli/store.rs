@@ -1,5 +1,5 @@
 use super::DbArgs;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -39,7 +39,7 @@ pub enum StoreAction {
         #[arg(long, value_name = "NAME")]
         tag: Option<String>,
         #[arg(long, value_enum, default_value = "table")]
-        format: ListFormat,
+        format: crate::commands::ListFormat,
         #[command(flatten)]
         quiet: Quiet,
     },
@@ -78,14 +78,6 @@ pub struct Quiet {
     _quiet: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ListFormat {
-    /// Aligned terminal table.
-    Table,
-    /// One JSON array of runs.
-    Json,
-}
-
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// Benchmarks to show (a name or glob; default all).
@@ -111,12 +103,8 @@ pub struct HistoryArgs {
     /// Significance level for changes between consecutive runs.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
-    /// Output format
-    #[arg(long, default_value = "table", value_parser = super::choices::comparison_format_parser())]
-    pub format: &'static crate::report::OutputFormat,
-    /// Write the report to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub printed: super::compare::PrintedComparison,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
@@ -152,10 +140,7 @@ impl From<StoreAction> for crate::commands::StoreAction {
                     tag,
                     last: last.map(|n| n as usize),
                 },
-                format: match format {
-                    ListFormat::Table => crate::commands::ListFormat::Table,
-                    ListFormat::Json => crate::commands::ListFormat::Json,
-                },
+                format,
             },
             StoreAction::Show { reference, report } => A::Show {
                 reference,
@@ -176,8 +161,8 @@ impl From<HistoryArgs> for crate::commands::HistoryOptions {
             branch: args.branch,
             since: args.since,
             alpha: args.alpha,
-            format: args.format,
-            out: args.out,
+            format: args.printed.format,
+            out: args.printed.out,
             db: args.db.db,
             plots: args.plots.into(),
         }

@@ -8,11 +8,14 @@ use crate::spec::targets::Targets;
 use std::path::PathBuf;
 
 /// How `check` prints its verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckFormat {
+    /// Terminal table.
     Table,
+    /// GitHub markdown.
     Markdown,
-    /// The HTML report: the verdict, the budget plot, the results' plots and tables.
+    /// One self-contained HTML file: the verdict, the budget plot, the results' plots and
+    /// tables.
     Html,
 }
 

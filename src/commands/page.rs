@@ -8,8 +8,9 @@ use crate::spec::page::PageSpec;
 use std::path::PathBuf;
 
 /// What a performance page is written as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PageFormat {
+    /// GitHub markdown, for a wiki page or a docs folder.
     Markdown,
     /// One self-contained HTML file, with the results' plots.
     Html,

@@ -42,9 +42,11 @@ pub enum StoreAction {
 }
 
 /// How `store list` prints the runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListFormat {
+    /// Aligned terminal table.
     Table,
+    /// One JSON array of runs.
     Json,
 }
 

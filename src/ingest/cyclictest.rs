@@ -545,7 +545,7 @@ mod tests {
         assert!(out.builder.finish().is_empty());
     }
 
-    /// Found by `tests/fuzz_readers.rs`: a thread's `cycles` of 2⁶³ became a histogram
+    /// Found by `tests/suite/fuzz_readers.rs`: a thread's `cycles` of 2⁶³ became a histogram
     /// overflow that latkit wrote to its JSON and then refused to read back.
     #[test]
     fn json_cycles_beyond_one_histogram_are_refused() {

@@ -1,0 +1,213 @@
+//! `latkit check`: targets and budgets over any result latkit reads, and BENCH lines.
+
+use crate::common::{fixture, latkit, parse_as, stdout_of, vector};
+use predicates::prelude::*;
+use std::fs;
+
+fn targets(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("targets.toml");
+    fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn rootstream_vector_passes_its_targets() {
+    let out = stdout_of(
+        latkit()
+            .args(["check", "--targets"])
+            .arg(fixture("check/rootstream-targets.toml"))
+            .arg(vector("rootstream-bench.txt"))
+            .args(["--format", "markdown"]),
+    );
+    assert!(
+        out.contains("| Benchmark | Metric | Value | Target | Status |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| encode_raw | avg | 38.00 µs | < 5.000 ms | ✅ Pass |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| tcp_loopback | throughput | 2.515 GB/s | > 100.0 MB/s | ✅ Pass |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| tcp_loopback | latency | 43.00 µs | < 500.0 µs | ✅ Pass |"),
+        "{out}"
+    );
+    // Budget: 38 µs + 43 µs of 20 ms.
+    assert!(
+        out.contains("| encode | encode_raw avg | 38.00 µs | 0.19% |  |"),
+        "{out}"
+    );
+    // Stage shares and the remainder, as printed, add up to 100 % (0.19 + 0.22 + 99.59).
+    assert!(
+        out.contains("| send | tcp_loopback latency | 43.00 µs | 0.22% |  |"),
+        "{out}"
+    );
+    assert!(out.contains("| Sum |  | 81.00 µs | 0.41% |  |"), "{out}");
+    assert!(
+        out.contains("| Remainder |  | 19.92 ms | 99.59% | ✅ Fits |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missed_average_fails_with_exit_1_and_junit() {
+    let text = fs::read_to_string(vector("rootstream-bench.txt"))
+        .unwrap()
+        .replace("avg=38us", "avg=5210us");
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    latkit()
+        .args(["check", "--targets"])
+        .arg(fixture("check/rootstream-targets.toml"))
+        .arg("--junit")
+        .arg(&junit)
+        .write_stdin(text)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::is_match(r"encode_raw\s+┆ avg\s+┆ 5.210 ms\s+┆ < 5.000 ms\s+┆ ❌ Fail")
+                .unwrap(),
+        );
+    let xml = fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(r#"<testsuites name="latkit check" tests="4" failures="1">"#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testcase classname="encode_raw" name="avg &lt; 5 ms">"#));
+    assert!(
+        xml.contains(r#"<failure type="fail" message="avg is 5.210 ms, target &lt; 5.000 ms"/>"#),
+        "{xml}"
+    );
+}
+
+#[test]
+fn limits_compare_exactly_across_units() {
+    let results = "BENCH stage: latency=500us throughput=100 MB/s\n";
+    let run = |toml: &str| {
+        let (_dir, path) = targets(toml);
+        latkit()
+            .args(["check", "--targets"])
+            .arg(&path)
+            .write_stdin(results)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    let target = |metric: &str, kind: &str, limit: &str| {
+        format!("[[target]]\nbench = \"stage\"\nmetric = \"{metric}\"\n{kind} = \"{limit}\"\n")
+    };
+    // 500 us is exactly 0.5 ms: not below it.
+    assert_eq!(run(&target("latency", "below", "0.5 ms")), Some(1));
+    assert_eq!(run(&target("latency", "below", "0.500001 ms")), Some(0));
+    assert_eq!(run(&target("latency", "above", "499999 ns")), Some(0));
+    // 100 MB/s is less than 100 MiB/s but more than 95 MiB/s.
+    assert_eq!(run(&target("throughput", "above", "100 MiB/s")), Some(1));
+    assert_eq!(run(&target("throughput", "above", "95 MiB/s")), Some(0));
+    assert_eq!(run(&target("throughput", "above", "99.99 MB/s")), Some(0));
+}
+
+#[test]
+fn bad_targets_files_exit_2_with_the_line() {
+    let results = vector("rootstream-bench.txt");
+    let cases = [
+        (
+            "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"5 lightyears\"\n",
+            "targets.toml:4: `5 lightyears` is not a quantity",
+        ),
+        (
+            "\n[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"100 MB/s\"\n",
+            "targets.toml:5: `encode_raw` avg is measured in ns but the limit `100 MB/s` is in B/s",
+        ),
+        (
+            "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbellow = \"5 ms\"\n",
+            "targets.toml:4: not a valid targets file",
+        ),
+    ];
+    for (text, expected) in cases {
+        let (_dir, path) = targets(text);
+        latkit()
+            .args(["check", "--targets"])
+            .arg(&path)
+            .arg(&results)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+    }
+}
+
+#[test]
+fn missing_results_are_not_measured_and_fail() {
+    let (_dir, path) =
+        targets("[[target]]\nbench = \"decode_*\"\nmetric = \"avg\"\nbelow = \"1 ms\"\n");
+    latkit()
+        .args(["check", "--targets"])
+        .arg(&path)
+        .arg(vector("rootstream-bench.txt"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("⚠️ Not measured"));
+}
+
+#[test]
+fn statistics_of_go_and_timer_results() {
+    // Go: a metric by its unit name, and a statistic of the repetitions.
+    let (_d, path) = targets(
+        "[[target]]\nbench = \"*E2E-InputDelay*\"\nmetric = \"ns/op\"\nbelow = \"100 us\"\n\n[[target]]\nbench = \"*Client-Write*\"\nmetric = \"max\"\nbelow = \"10.8 us\"\n",
+    );
+    let out = stdout_of(
+        latkit()
+            .args(["check", "--targets"])
+            .arg(&path)
+            .arg(vector("viiper-count3.gobench.txt")),
+    );
+    assert!(out.contains("89.08 µs"), "{out}");
+    assert!(out.contains("10.71 µs"), "{out}");
+    // A timer result, gated in the same command that measures it.
+    let (_d2, generous) =
+        targets("[[target]]\nbench = \"thread0\"\nmetric = \"p99\"\nbelow = \"10 s\"\n");
+    latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "-q", "--check"])
+        .arg(&generous)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("✅ Pass"));
+    let (_d3, strict) =
+        targets("[[target]]\nbench = \"thread0\"\nmetric = \"p50\"\nbelow = \"1 ns\"\n");
+    latkit()
+        .args(["timer", "-T", "1", "-p", "1000", "-q", "--check"])
+        .arg(&strict)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("❌ Fail"));
+}
+
+#[test]
+fn bench_lines_round_trip() {
+    let original = fs::read_to_string(vector("rootstream-bench.txt")).unwrap();
+    let printed = parse_as(&vector("rootstream-bench.txt"), "bench");
+    assert_eq!(printed, original);
+    // Through latkit's own JSON and back.
+    let json = parse_as(&vector("rootstream-bench.txt"), "json");
+    let again = stdout_of(
+        latkit()
+            .args(["parse", "-", "--format", "bench"])
+            .write_stdin(json),
+    );
+    assert_eq!(again, original);
+    let table = parse_as(&vector("rootstream-bench.txt"), "markdown");
+    assert!(
+        table.contains(
+            "| Benchmark | min (us) | avg (us) | max (us) | throughput (MB/s) | latency (us) |"
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains("| tcp_loopback |  |  |  | 2515.1 | 43 |"),
+        "{table}"
+    );
+}

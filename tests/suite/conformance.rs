@@ -1,0 +1,1077 @@
+//! Conformance with the peers, figure for figure: each peer's own test data (named in
+//! `tests/fixtures/conformance/README.md`) run through the real peer and through latkit, and
+//! every row compared. Each test prints its agreement count.
+
+use crate::common::{fixture, json_of, latkit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+fn conformance(path: &str) -> PathBuf {
+    fixture(&format!("conformance/{path}"))
+}
+
+/// Prints `what: agreed/compared` and fails listing every figure that differs, or when fewer
+/// than `at_least` figures were compared.
+fn settle(what: &str, agreed: usize, deliberate: usize, differ: &[String], at_least: usize) {
+    println!(
+        "{what}: {agreed}/{} figures agree, {deliberate} differ by a documented rule",
+        agreed + differ.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "figures that differ:\n{}",
+        differ.join("\n")
+    );
+    assert!(agreed >= at_least, "only {agreed} figures compared");
+}
+
+/// Rows that differ between `theirs` and `ours`, listed; prints `peer: agreed/total`.
+fn agreement<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
+    peer: &str,
+    theirs: &BTreeMap<K, V>,
+    ours: &BTreeMap<K, V>,
+) -> Vec<String> {
+    let mut differ = Vec::new();
+    for (key, want) in theirs {
+        match ours.get(key) {
+            Some(got) if got == want => {}
+            got => differ.push(format!("{key:?}: {peer} {want:?}, latkit {got:?}")),
+        }
+    }
+    for key in ours.keys().filter(|k| !theirs.contains_key(k)) {
+        differ.push(format!("{key:?}: only in latkit's output"));
+    }
+    println!(
+        "{peer}: {}/{} rows agree",
+        theirs.len() - differ.len().min(theirs.len()),
+        theirs.len()
+    );
+    differ
+}
+
+// ---------------------------------------------------------------------------------------------
+// benchstat
+
+/// One row of a comparison as benchstat prints it in CSV: each column's centre (9 significant
+/// digits) and CI, then the delta and the `p=… n=…` cell.
+type BenchstatRow = Vec<String>;
+
+fn sig9(v: f64) -> String {
+    format!("{v:.8e}")
+}
+
+/// `Encode/format=json-48` and `BenchmarkEncode/format=json` alike: without the `Benchmark`
+/// prefix and the GOMAXPROCS suffix.
+fn bench_key(name: &str) -> String {
+    let name = name.strip_prefix("Benchmark").unwrap_or(name);
+    match name.rsplit_once('-') {
+        Some((head, procs)) if procs.chars().all(|c| c.is_ascii_digit()) && !procs.is_empty() => {
+            head.to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// benchstat's CSV: tables of `,label,,label,,,` / `,unit,CI,unit,CI,vs base,P` and rows.
+fn benchstat_rows(dir: &Path, args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let csv = crate::common::benchstat_csv(dir, &args);
+    let mut rows = BTreeMap::new();
+    let mut unit = String::new();
+    let mut in_table = 0;
+    for line in csv.lines() {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() < 2 || (fields[0].is_empty() && fields[1].is_empty()) {
+            continue;
+        }
+        if fields[0].is_empty() {
+            if fields.get(2) == Some(&"CI") {
+                unit = fields[1].to_string();
+                in_table = 0;
+            }
+            continue;
+        }
+        in_table += 1;
+        // Its CSV writes a geomean under a single row too; its tables (the golden outputs)
+        // do not, and neither does latkit.
+        if fields[0] == "geomean" && in_table == 2 {
+            continue;
+        }
+        let mut row: BenchstatRow = Vec::new();
+        let columns = (fields.len() + 1) / 3;
+        for i in 0..columns.max(1) {
+            let at = if i == 0 { 1 } else { 1 + 2 + (i - 1) * 4 };
+            let centre = fields.get(at).copied().unwrap_or("");
+            row.push(match centre.parse::<f64>() {
+                Ok(v) => sig9(v),
+                Err(_) => centre.to_string(),
+            });
+            row.push(fields.get(at + 1).copied().unwrap_or("").to_string());
+            if i > 0 {
+                row.push(fields.get(at + 2).copied().unwrap_or("").to_string());
+                row.push(fields.get(at + 3).copied().unwrap_or("").to_string());
+            }
+        }
+        while row.last().is_some_and(String::is_empty) {
+            row.pop();
+        }
+        rows.insert((unit.clone(), bench_key(fields[0])), row);
+    }
+    rows
+}
+
+/// `latkit compare --format json ARGS INPUTS`.
+fn compare_json(inputs: &[PathBuf], args: &[&str]) -> Value {
+    json_of(
+        latkit()
+            .args(["compare", "--format", "json"])
+            .args(args)
+            .args(inputs),
+    )
+}
+
+/// latkit's comparison in benchstat's cells, from its JSON report.
+fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
+    let doc = compare_json(inputs, args);
+    let mut rows = BTreeMap::new();
+    for table in doc["tables"].as_array().unwrap() {
+        let title = table["title"].as_str().unwrap();
+        let title = title.trim_end_matches(" (environments differ)");
+        // benchstat tidies ns/op into sec/op and MB/s into B/s; latkit keeps base units.
+        let (unit, scale) = match title {
+            "ns/op" => ("sec/op".to_string(), 1e-9),
+            "MB/s" => ("B/s".to_string(), 1.0),
+            t => (t.to_string(), 1.0),
+        };
+        for row in table["rows"].as_array().unwrap() {
+            let name = row["benchmark"].as_str().unwrap();
+            let geomean = name == "geomean";
+            let mut cells: BenchstatRow = Vec::new();
+            for cell in &row["cells"].as_array().unwrap()[1..] {
+                let text = match cell["type"].as_str().unwrap() {
+                    "value" => sig9(cell["value"].as_f64().unwrap() * scale),
+                    "spread" => match cell["relative_percent"].as_f64() {
+                        Some(p) => format!("{p:.0}%"),
+                        None => "∞".to_string(),
+                    },
+                    "change" => {
+                        let percent = cell["percent"].as_f64();
+                        let delta = match (cell["verdict"].as_str().unwrap(), percent) {
+                            ("noise", _) => "~".to_string(),
+                            (_, None) => "?".to_string(),
+                            // benchstat writes an unchanged figure as 0.00%, a geomean's
+                            // ratio always with its sign.
+                            (_, Some(p)) if p == 0.0 && !geomean => "0.00%".to_string(),
+                            (_, Some(p)) => format!("{p:+.2}%"),
+                        };
+                        let counts = if geomean {
+                            String::new()
+                        } else {
+                            let (a, b) = (
+                                cell["n_base"].as_u64().unwrap(),
+                                cell["n"].as_u64().unwrap(),
+                            );
+                            let n = if a == b {
+                                format!("n={a}")
+                            } else {
+                                format!("n={a}+{b}")
+                            };
+                            match cell["p"].as_f64() {
+                                Some(p) => format!("p={p:.3} {n}"),
+                                None => n,
+                            }
+                        };
+                        cells.push(delta);
+                        counts
+                    }
+                    _ => String::new(),
+                };
+                cells.push(text);
+            }
+            while cells.last().is_some_and(String::is_empty) {
+                cells.pop();
+            }
+            rows.insert((unit.clone(), bench_key(name)), cells);
+        }
+    }
+    rows
+}
+
+/// A one-file benchstat input split at its `note:` lines into a file per note, as
+/// `benchstat -col note` splits it into columns; `Unit` lines stay where they were (the first
+/// file), as benchstat honours unit metadata from anywhere in its inputs.
+fn split_by_note(source: &Path, dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(source).unwrap();
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let mut preamble = String::new();
+    for line in text.lines() {
+        if let Some(note) = line.strip_prefix("note: ") {
+            let stem = source.file_stem().unwrap().to_string_lossy();
+            let path = dir.join(format!("{stem}.{note}.txt"));
+            files.push((path, std::mem::take(&mut preamble)));
+        } else if let Some((_, body)) = files.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        } else {
+            preamble.push_str(line);
+            preamble.push('\n');
+        }
+    }
+    for (path, body) in &files {
+        std::fs::write(path, body).unwrap();
+    }
+    files.into_iter().map(|(p, _)| p).collect()
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs go and benchstat")]
+fn benchstat_testdata_row_for_row() {
+    let data = conformance("benchstat");
+    let dir = tempfile::tempdir().unwrap();
+    let mut differ = Vec::new();
+    let mut total = 0;
+    // (benchstat's arguments, latkit's inputs, latkit's arguments): benchstat's own golden
+    // cases (cmd/benchstat/main_test.go), and each pair in the other order too.
+    let mut cases: Vec<(Vec<String>, Vec<PathBuf>, Vec<&str>)> = Vec::new();
+    for (a, b, extra) in [
+        ("old.txt", "new.txt", vec![]),
+        ("new.txt", "old.txt", vec![]),
+        // `-ignore note` (crcIgnore): latkit says the notes differ unless allowed.
+        ("crc-old.txt", "crc-new.txt", vec!["--allow-env-mismatch"]),
+        ("crc-new.txt", "crc-old.txt", vec!["--allow-env-mismatch"]),
+    ] {
+        let mut args: Vec<String> = vec![a.into(), b.into()];
+        if a.starts_with("crc") {
+            args.splice(0..0, ["-ignore".to_string(), "note".to_string()]);
+        }
+        cases.push((args, vec![data.join(a), data.join(b)], extra));
+    }
+    for single in ["units", "zero", "smallSample", "issue19565", "issue19634"] {
+        let source = data.join(format!("{single}.txt"));
+        let files = split_by_note(&source, dir.path());
+        cases.push((
+            vec!["-col".into(), "note".into(), format!("{single}.txt")],
+            files,
+            vec![],
+        ));
+    }
+    // One file alone: a summary with its geomean.
+    cases.push((vec!["old.txt".into()], vec![data.join("old.txt")], vec![]));
+    for (args, inputs, extra) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let theirs = benchstat_rows(&data, &args);
+        let ours = latkit_rows(inputs, extra);
+        total += theirs.len();
+        differ.extend(agreement(
+            &format!("benchstat {}", args.join(" ")),
+            &theirs,
+            &ours,
+        ));
+    }
+    let agreed = total.saturating_sub(differ.len());
+    settle("benchstat testdata", agreed, 0, &differ, 180);
+}
+
+/// A real Base/Tip pair from the Go toolchain: one package benchmarked twice, with -benchmem,
+/// so that integer B/op and allocs/op give ties and equal medians.
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs go and benchstat")]
+fn benchstat_on_a_real_go_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("pair");
+    std::fs::create_dir(&module).unwrap();
+    std::fs::write(
+        module.join("go.mod"),
+        "module example.com/pair\n\ngo 1.19\n",
+    )
+    .unwrap();
+    std::fs::write(
+        module.join("pair_test.go"),
+        r#"package pair
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+var sink interface{}
+
+func BenchmarkJoin(b *testing.B) {
+	parts := []string{"alpha", "beta", "gamma", "delta"}
+	for i := 0; i < b.N; i++ {
+		sink = strings.Join(parts, ",")
+	}
+}
+
+func BenchmarkSort(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s := []int{9, 3, 7, 1, 8, 2, 6, 4, 5, 0}
+		sort.Ints(s)
+		sink = s
+	}
+}
+
+func BenchmarkMap(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		m := make(map[int]int, 8)
+		for j := 0; j < 8; j++ {
+			m[j] = j
+		}
+		sink = m
+	}
+}
+"#,
+    )
+    .unwrap();
+    let go = crate::common::peer("go", "apt-get install golang-go");
+    let mut files = Vec::new();
+    for name in ["base.txt", "tip.txt"] {
+        let out = Process::new(&go)
+            .current_dir(&module)
+            .args([
+                "test",
+                "-run",
+                "^$",
+                "-bench",
+                ".",
+                "-benchmem",
+                "-count",
+                "8",
+            ])
+            .args(["-benchtime", "20000x"])
+            .env("GOFLAGS", "-mod=mod")
+            .output()
+            .expect("go test runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, &out.stdout).unwrap();
+        files.push(path);
+    }
+    let mut differ = Vec::new();
+    let mut total = 0;
+    for (a, b) in [(0, 1), (1, 0)] {
+        let theirs = benchstat_rows(
+            dir.path(),
+            &[files[a].to_str().unwrap(), files[b].to_str().unwrap()],
+        );
+        let ours = latkit_rows(&[files[a].clone(), files[b].clone()], &[]);
+        total += theirs.len();
+        differ.extend(agreement("benchstat (real go pair)", &theirs, &ours));
+    }
+    assert!(
+        differ.is_empty(),
+        "rows that differ:\n{}",
+        differ.join("\n")
+    );
+    assert_eq!(
+        total,
+        2 * 3 * 4,
+        "3 units × (3 benchmarks + geomean), both orders"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// google/benchmark's compare.py
+
+/// compare.py (Debian's libbenchmark-tools) run with the Python that has scipy; its
+/// `--dump_to_json` report.
+fn compare_py(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let script = Path::new("/usr/share/benchmark/compare.py");
+    assert!(
+        script.exists(),
+        "google/benchmark's compare.py is not installed; `bash .ci/setup` installs it \
+         (apt-get install libbenchmark-tools python3-scipy)"
+    );
+    let dump = dir.join("compare.json");
+    let out = Process::new("/usr/bin/python3")
+        .arg(script)
+        .args(["--no-color", "-d"])
+        .arg(&dump)
+        .args(args)
+        .output()
+        .expect("python3 runs compare.py");
+    assert!(
+        out.status.success(),
+        "compare.py {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&std::fs::read(&dump).unwrap())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// latkit's change cells by (metric, benchmark): the cell and the row's values per column.
+fn latkit_changes(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), Value> {
+    let doc = compare_json(inputs, args);
+    let mut changes = BTreeMap::new();
+    for table in doc["tables"].as_array().unwrap() {
+        let metric = table["title"].as_str().unwrap().to_string();
+        for row in table["rows"].as_array().unwrap() {
+            let change = row["cells"].as_array().unwrap().last().unwrap().clone();
+            let name = row["benchmark"].as_str().unwrap().to_string();
+            changes.insert((metric.clone(), name), change);
+        }
+    }
+    changes
+}
+
+/// Whether scipy's `mannwhitneyu` (method auto) and latkit both compute the exact p-value.
+fn both_exact(a: &[f64], b: &[f64]) -> bool {
+    let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    let ties = pooled.windows(2).any(|w| w[0] == w[1]);
+    // scipy counts exactly unless both samples exceed 8 or any value ties.
+    let scipy = !(ties || a.len() > 8 && b.len() > 8);
+    let latkit = a.len() <= 50 && b.len() <= 50;
+    scipy && latkit
+}
+
+#[test]
+fn compare_py_on_its_own_inputs() {
+    let data = conformance("gbench");
+    let file = |name: &str| data.join(name).to_string_lossy().into_owned();
+    // (compare.py's arguments, latkit's inputs, latkit's arguments)
+    let cases: Vec<(Vec<String>, Vec<PathBuf>, Vec<&str>)> = vec![
+        (
+            vec![
+                "benchmarks".into(),
+                file("test1_run1.json"),
+                file("test1_run2.json"),
+            ],
+            vec![data.join("test1_run1.json"), data.join("test1_run2.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test3_run0.json"),
+                file("test3_run1.json"),
+            ],
+            vec![data.join("test3_run0.json"), data.join("test3_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test4_run0.json"),
+                file("test4_run1.json"),
+            ],
+            vec![data.join("test4_run0.json"), data.join("test4_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "benchmarks".into(),
+                file("test5_run0.json"),
+                file("test5_run1.json"),
+            ],
+            vec![data.join("test5_run0.json"), data.join("test5_run1.json")],
+            vec![],
+        ),
+        (
+            vec![
+                "filters".into(),
+                file("test2_run.json"),
+                "BM_Z.ro".into(),
+                "BM_O.e".into(),
+            ],
+            vec![data.join("test2_run.json")],
+            vec!["--family", "BM_Z.ro", "--family", "BM_O.e"],
+        ),
+        (
+            vec![
+                "benchmarksfiltered".into(),
+                file("test2_run.json"),
+                "BM_Z.ro".into(),
+                file("test2_run.json"),
+                "BM_O.e".into(),
+            ],
+            vec![data.join("test2_run.json"), data.join("test2_run.json")],
+            vec!["--family", "BM_Z.ro", "--family", "BM_O.e"],
+        ),
+    ];
+    let (agreed, deliberate, differ) = agree_with_compare_py(&cases);
+    settle("compare.py on its inputs", agreed, deliberate, &differ, 51);
+    // Where its p-values differ by rule (test3's ties), the report says why.
+    let doc = compare_json(&cases[1].1, &[]);
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("compare.py (scipy) takes the normal approximation"),
+        "{}",
+        doc["notes"]
+    );
+}
+
+/// A real google/benchmark binary built here, run twice with repetitions: every aggregate row
+/// (mean, median, stddev, cv as a percentage), the complexity fit (BigO, RMS) and the U test
+/// on the repetitions, as compare.py reports them.
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++, google/benchmark and its compare.py"
+)]
+fn compare_py_on_a_real_run_with_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for name in ["a.json", "b.json"] {
+        let path = dir.path().join(name);
+        let status = Process::new(crate::common::replay_bench())
+            .args([
+                "--benchmark_min_time=0.01",
+                "--benchmark_repetitions=4",
+                "--benchmark_filter=Entity|DiffFrames",
+            ])
+            .arg(format!("--benchmark_out={}", path.display()))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        files.push(path);
+    }
+    let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    let cases = vec![(
+        vec!["benchmarks".to_string(), text(&files[0]), text(&files[1])],
+        files.clone(),
+        vec![],
+    )];
+    let (agreed, deliberate, differ) = agree_with_compare_py(&cases);
+    settle("compare.py on a real run", agreed, deliberate, &differ, 48);
+    // 5 benchmarks: mean, median, stddev and cv, time and CPU each, and two p-values.
+}
+
+type CompareCase<'a> = (Vec<String>, Vec<PathBuf>, Vec<&'a str>);
+
+/// Runs each case through compare.py and latkit: (figures that agree, figures that differ by
+/// a documented rule, figures that differ).
+fn agree_with_compare_py(cases: &[CompareCase]) -> (usize, usize, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agreed, mut deliberate) = (0, 0);
+    let mut differ = Vec::new();
+    for (args, inputs, extra) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let theirs = compare_py(dir.path(), &args);
+        let ours = latkit_changes(inputs, extra);
+        let single = ours
+            .values()
+            .filter(|c| c["type"] == "change" && c["n"].is_u64())
+            .all(|c| c["n"] == 1 && c["n_base"] == 1);
+        for entry in &theirs {
+            let name = entry["name"].as_str().unwrap();
+            let row = if name == "OVERALL_GEOMEAN" {
+                "geomean"
+            } else {
+                name
+            };
+            // compare.py's geomean is over every repetition row, latkit's over each
+            // benchmark's median: the same figure when every benchmark ran once.
+            if row == "geomean" && !single {
+                deliberate += 1;
+                continue;
+            }
+            let measurements = entry["measurements"].as_array().unwrap();
+            for (field, metric, values) in [
+                ("time", "real_time", "real_time"),
+                ("cpu", "cpu_time", "cpu_time"),
+            ] {
+                let Some(change) = ours.get(&(metric.to_string(), row.to_string())) else {
+                    let rows = ours.keys().filter(|(m, _)| m == metric).count();
+                    if row == "geomean" && rows == 1 {
+                        // One benchmark: its geomean is itself, which latkit (as benchstat)
+                        // does not repeat.
+                        deliberate += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric}: not in latkit's output"));
+                    }
+                    continue;
+                };
+                let one_each = change["n"] == 1 && change["n_base"] == 1;
+                if measurements.len() == 1 && (one_each || row == "geomean") {
+                    let want = format!("{:+.4}", measurements[0][field].as_f64().unwrap());
+                    let got = change["percent"]
+                        .as_f64()
+                        .map(|p| format!("{:+.4}", p / 100.0));
+                    if got.as_deref() == Some(want.as_str()) {
+                        agreed += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric}: {want} vs {got:?}"));
+                    }
+                }
+                let utest = &entry["utest"];
+                let Some(p) = utest[format!("{field}_pvalue")].as_f64() else {
+                    continue;
+                };
+                let (n1, n2) = (
+                    utest["nr_of_repetitions"].as_u64().unwrap(),
+                    utest["nr_of_repetitions_other"].as_u64().unwrap(),
+                );
+                let samples = |file: &Path| -> Vec<f64> {
+                    let doc: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+                    doc["benchmarks"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|b| b["name"] == name && b.get("aggregate_name").is_none())
+                        .map(|b| b[values].as_f64().unwrap())
+                        .collect()
+                };
+                let (a, b) = (samples(&inputs[0]), samples(&inputs[inputs.len() - 1]));
+                assert_eq!((a.len() as u64, b.len() as u64), (n1, n2), "{name}");
+                if both_exact(&a, &b) {
+                    let got = change["p"].as_f64().unwrap();
+                    if (got - p).abs() < 1e-9 {
+                        agreed += 1;
+                    } else {
+                        differ.push(format!("{args:?} {row} {metric} p: {p} vs {got}"));
+                    }
+                } else {
+                    // scipy takes the normal approximation here; latkit counts exactly.
+                    deliberate += 1;
+                }
+            }
+        }
+    }
+    (agreed, deliberate, differ)
+}
+
+// ---------------------------------------------------------------------------------------------
+// HdrHistogram (the Java reference implementation)
+
+/// Sample sets in ns: a sequence where many percentile levels fall on whole counts, a long
+/// tail, values repeated in few buckets, and a handful.
+fn sample_sets() -> Vec<(&'static str, Vec<u64>)> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let tail: Vec<u64> = (0..20_000)
+        .map(|_| {
+            let u: f64 = next();
+            // A body near 20 µs with a Pareto tail reaching tens of ms.
+            (20_000.0 * (1.0 + 0.2 * u) / (1.0 - 0.999 * next()).powf(0.8)) as u64
+        })
+        .collect();
+    let few_buckets: Vec<u64> = (0..5_000)
+        .map(|i| [1_000, 5_000, 5_000, 80_000][i % 4])
+        .collect();
+    vec![
+        ("sequence", (1..=3000).map(|v| v * 1000).collect()),
+        ("tail", tail),
+        ("few-buckets", few_buckets),
+        (
+            "seven",
+            vec![3_100, 2_900, 3_000, 150_000, 3_050, 2_950, 3_020],
+        ),
+    ]
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs java and HdrHistogram")]
+fn hdrhistogram_reference_rows_and_figures() {
+    let jar = Path::new("/usr/share/java/hdrhistogram.jar");
+    assert!(
+        jar.exists(),
+        "HdrHistogram's Java implementation is not installed; `bash .ci/setup` installs it \
+         (apt-get install libhdrhistogram-java default-jdk-headless)"
+    );
+    let java = crate::common::peer("java", "apt-get install default-jdk-headless");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agreed, mut compared) = (0, 0);
+    let mut differ = Vec::new();
+    for (name, samples) in sample_sets() {
+        let values = dir.path().join(format!("{name}.txt"));
+        let text: Vec<String> = samples.iter().map(u64::to_string).collect();
+        std::fs::write(&values, text.join("\n")).unwrap();
+        let out = dir.path().join(name);
+        let status = Process::new(&java)
+            .arg("-cp")
+            .arg(jar)
+            .arg(conformance("hdrhistogram/Reference.java"))
+            .arg(&values)
+            .arg(&out)
+            .arg("3")
+            .status()
+            .expect("java runs");
+        assert!(status.success(), "Reference.java on {name}");
+        let file = |ext: &str| out.with_extension(ext);
+        // 1. The .hgrm latkit writes from the interval log, row for row.
+        let theirs = std::fs::read_to_string(file("hgrm")).unwrap();
+        let ours = crate::common::stdout_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hlog"))
+                .args(["--format", "hgrm"]),
+        );
+        let (theirs, ours): (Vec<&str>, Vec<&str>) =
+            (theirs.lines().collect(), ours.lines().collect());
+        for (i, want) in theirs.iter().enumerate() {
+            compared += 1;
+            match ours.get(i) {
+                Some(got) if got == want => agreed += 1,
+                got => differ.push(format!("{name}.hgrm line {}: {want:?} vs {got:?}", i + 1)),
+            }
+        }
+        if ours.len() != theirs.len() {
+            differ.push(format!(
+                "{name}.hgrm: {} lines vs {}",
+                theirs.len(),
+                ours.len()
+            ));
+        }
+        // 2. latkit's own figures of the log equal the reference's.
+        let figures: BTreeMap<String, f64> = std::fs::read_to_string(file("txt"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+            .collect();
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hlog"))
+                .args(["--format", "json"]),
+        );
+        let latency = crate::common::metric(&doc["runs"][0]["benchmarks"][0], "latency");
+        let (p, s) = (&latency["percentiles"], &latency["summary"]);
+        for (key, got) in [
+            ("count", &p["count"]),
+            ("min", &p["min"]),
+            ("max", &p["max"]),
+            ("p50.0", &p["p50"]),
+            ("p90.0", &p["p90"]),
+            ("p99.0", &p["p99"]),
+            ("p99.9", &p["p99_9"]),
+            ("p99.99", &p["p99_99"]),
+            ("mean", &s["mean"]),
+        ] {
+            compared += 1;
+            let (want, got) = (figures[key], got.as_f64().unwrap());
+            if (want - got).abs() <= 1e-6 * want.abs().max(1.0) {
+                agreed += 1;
+            } else {
+                differ.push(format!("{name} {key}: {want} vs {got}"));
+            }
+        }
+        // 3. The .hgrm read back: its own count, maximum and mean.
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file("hgrm"))
+                .args(["--format", "json"]),
+        );
+        let s = &crate::common::metric(&doc["runs"][0]["benchmarks"][0], "latency")["summary"];
+        for (key, got, tolerance) in [
+            ("count", &s["n"], 0.0),
+            ("max", &s["max"], 0.5),
+            ("mean", &s["mean"], 0.5),
+        ] {
+            compared += 1;
+            let (want, got) = (figures[key], got.as_f64().unwrap());
+            // The .hgrm prints µs to three decimals.
+            if (want - got).abs() <= tolerance {
+                agreed += 1;
+            } else {
+                differ.push(format!("{name}.hgrm read back {key}: {want} vs {got}"));
+            }
+        }
+    }
+    settle("HdrHistogram", agreed, 0, &differ, compared.min(100));
+    assert_eq!(agreed, compared);
+}
+
+// ---------------------------------------------------------------------------------------------
+// pytest-benchmark
+
+/// pytest-benchmark's own storage files (saved without per-round data, as version 2.5 and
+/// `--benchmark-autosave` keep them): `pytest-benchmark compare --csv` on each against
+/// latkit's figures of the same file.
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs python3 and pytest-benchmark"
+)]
+fn pytest_benchmark_storage_files_figure_for_figure() {
+    let compare = crate::common::pytest().with_file_name("pytest-benchmark");
+    let dir = tempfile::tempdir().unwrap();
+    let data = conformance("pytest-benchmark");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let columns = ["min", "max", "mean", "stddev", "median", "rounds", "ops"];
+    let (mut agreed, mut differ) = (0, Vec::new());
+    for file in &files {
+        let csv = dir.path().join("out");
+        let out = Process::new(&compare)
+            .arg("compare")
+            .arg(format!("--csv={}", csv.display()))
+            .arg(format!("--columns={}", columns.join(",")))
+            .arg(file)
+            .output()
+            .expect("pytest-benchmark runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(csv.with_extension("csv")).unwrap();
+        let doc = json_of(
+            latkit()
+                .arg("parse")
+                .arg(file)
+                .args(["--format", "json", "-q"]),
+        );
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split(',').collect();
+            let bench = crate::common::bench(&doc, fields[0]);
+            let summary = &crate::common::metric(bench, "time")["summary"];
+            let ops = crate::common::first_value(bench, "ops");
+            for (column, theirs) in columns.iter().zip(&fields[1..]) {
+                let theirs: f64 = theirs.parse().unwrap();
+                let ours = match *column {
+                    "rounds" => summary["n"].as_f64().unwrap(),
+                    "ops" => ops,
+                    // latkit keeps times in ns.
+                    key => summary[key].as_f64().unwrap_or(0.0) / 1e9,
+                };
+                if (ours - theirs).abs() <= 1e-12 * theirs.abs().max(1e-300) {
+                    agreed += 1;
+                } else {
+                    differ.push(format!("{} {}: {theirs} vs {ours}", file.display(), column));
+                }
+            }
+        }
+    }
+    settle("pytest-benchmark", agreed, 0, &differ, 7 * files.len());
+    // A shortened `data` list (a text marker where rounds were left out) is no list of every
+    // round: the file's own figures stand, as without `data`.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let stats = &mut doc["benchmarks"][0]["stats"];
+    stats["data"] = serde_json::json!([2.2e-7, 2.3e-7, "... omitted"]);
+    let rounds = stats["rounds"].clone();
+    let shortened = dir.path().join("shortened.json");
+    std::fs::write(&shortened, doc.to_string()).unwrap();
+    let ours = json_of(
+        latkit()
+            .arg("parse")
+            .arg(&shortened)
+            .args(["--format", "json", "-q"]),
+    );
+    let bench = &ours["runs"][0]["benchmarks"][0];
+    assert_eq!(crate::common::metric(bench, "time")["summary"]["n"], rounds);
+    assert!(
+        ours["notes"].to_string().contains("shortened"),
+        "{}",
+        ours["notes"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bencher and github-action-benchmark (no peer runs here: their published files and meaning)
+
+/// Exit code of `latkit compare ARGS` on `base` and `new`.
+fn compare_exit(base: &Path, new: &Path, args: &[&str]) -> i32 {
+    let out = latkit()
+        .arg("compare")
+        .args(args)
+        .arg(base)
+        .arg(new)
+        .output()
+        .unwrap();
+    out.status.code().unwrap()
+}
+
+/// `file` with the `value` (and bounds) of every figure of `measure` scaled by `factor`.
+fn scaled_bmf(file: &Path, measure: &str, factor: f64, out: &Path) {
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    for (_, measures) in doc.as_object_mut().unwrap() {
+        if let Some(figures) = measures.get_mut(measure).and_then(Value::as_object_mut) {
+            for (_, v) in figures.iter_mut() {
+                *v = serde_json::json!(v.as_f64().unwrap() * factor);
+            }
+        }
+    }
+    std::fs::write(out, doc.to_string()).unwrap();
+}
+
+#[test]
+fn bencher_metric_format_values_units_and_directions() {
+    let (mut agreed, mut differ) = (0, Vec::new());
+    let mut check = |what: String, ok: bool| {
+        if ok {
+            agreed += 1;
+        } else {
+            differ.push(what);
+        }
+    };
+    // Bencher's adapter fixture: every value and bound, in ns.
+    let doc = crate::common::parse_json(&conformance("bencher/report_latency.json"));
+    for (name, value, bound) in [
+        ("tests::benchmark_a", 3247.0, 1044.0),
+        ("tests::benchmark_b", 3443.0, 2275.0),
+        ("tests::benchmark_c", 3361.0, 1093.0),
+    ] {
+        let bench = crate::common::bench(&doc, name);
+        check(
+            format!("{name} latency"),
+            crate::common::first_value(bench, "latency") == value,
+        );
+        check(
+            format!("{name} latency lower"),
+            crate::common::first_value(bench, "latency lower") == bound,
+        );
+        check(
+            format!("{name} latency upper"),
+            crate::common::first_value(bench, "latency upper") == bound,
+        );
+    }
+    // The reference page's example: Bencher's built-in measures with their units and
+    // directions (throughput is operations per second, higher is better).
+    let example = conformance("bencher/reference-example.json");
+    let doc = crate::common::parse_json(&example);
+    for (bench, measure, base_value, dimension, better) in [
+        ("benchmark_name", "latency", 88.0, "time", "lower"),
+        ("benchmark_name", "throughput", 5.55, "event_rate", "higher"),
+        (
+            "/bin/sh -c ./my_build_script.sh",
+            "build-time",
+            87e9,
+            "time",
+            "lower",
+        ),
+        ("my_binary", "file-size", 42.0, "bytes", "lower"),
+    ] {
+        let m = crate::common::metric(crate::common::bench(&doc, bench), measure);
+        check(
+            format!("{bench} {measure}: {m}"),
+            m["values"][0].as_f64() == Some(base_value)
+                && m["unit"]["dimension"] == dimension
+                && m["better"] == better,
+        );
+    }
+    // A gate on throughput fails when it falls, not when it rises.
+    let dir = tempfile::tempdir().unwrap();
+    let (fell, rose) = (dir.path().join("fell.json"), dir.path().join("rose.json"));
+    scaled_bmf(&example, "throughput", 0.8, &fell);
+    scaled_bmf(&example, "throughput", 1.2, &rose);
+    let gate = ["--fail-on", "throughput:5%", "--strict"];
+    check(
+        "throughput -20 % fails".into(),
+        compare_exit(&example, &fell, &gate) == 1,
+    );
+    check(
+        "throughput +20 % passes".into(),
+        compare_exit(&example, &rose, &gate) == 0,
+    );
+    // latkit's own BMF keeps every time a time: exec's user and system read back in ns.
+    let bmf = dir.path().join("exec.bmf.json");
+    let status = latkit()
+        .args(["exec", "--runs", "3", "-q", "--format", "bmf", "--out"])
+        .arg(&bmf)
+        .args(["-c", "true"])
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let doc = crate::common::parse_json(&bmf);
+    let bench = &doc["runs"][0]["benchmarks"][0];
+    for measure in ["latency", "latency-user", "latency-system"] {
+        check(
+            format!("exec BMF {measure} is a time"),
+            crate::common::metric(bench, measure)["unit"]["dimension"] == "time",
+        );
+    }
+    settle("Bencher Metric Format", agreed, 0, &differ, 17);
+}
+
+#[test]
+fn github_action_benchmark_files_both_ways() {
+    let bigger = conformance("github-action-benchmark/customBiggerIsBetter_output.json");
+    let smaller = conformance("github-action-benchmark/customSmallerIsBetter_output2.json");
+    let (mut agreed, mut differ) = (0, Vec::new());
+    let doc = crate::common::parse_json(&smaller);
+    for (name, value) in [
+        ("No instrumentation", 90.9439),
+        ("Deactivated probe", 445.661),
+        ("No logging", 1847.38),
+        ("Binary file", 3886.75),
+    ] {
+        let m = crate::common::metric(crate::common::bench(&doc, name), "ns");
+        if m["values"][0].as_f64() == Some(value) && m["better"] == "lower" {
+            agreed += 1;
+        } else {
+            differ.push(format!("{name}: {m}"));
+        }
+    }
+    // A customBiggerIsBetter file: every figure higher is better, by its tool's name or by
+    // --better; a fall fails the gate, a rise passes.
+    let doc = json_of(
+        latkit()
+            .args([
+                "parse",
+                "--input-format",
+                "gab-bigger",
+                "--format",
+                "json",
+                "-q",
+            ])
+            .arg(&bigger),
+    );
+    for (name, unit, value) in [
+        (
+            "My Custom Bigger Is Better Benchmark - Throughput",
+            "req/s",
+            70.0,
+        ),
+        (
+            "My Custom Bigger Is Better Benchmark - Free Memory",
+            "Megabytes",
+            150.0,
+        ),
+    ] {
+        let m = crate::common::metric(crate::common::bench(&doc, name), unit);
+        if m["values"][0].as_f64() == Some(value) && m["better"] == "higher" {
+            agreed += 1;
+        } else {
+            differ.push(format!("{name}: {m}"));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut less: Value = serde_json::from_slice(&std::fs::read(&bigger).unwrap()).unwrap();
+    for entry in less.as_array_mut().unwrap() {
+        entry["value"] = serde_json::json!(entry["value"].as_f64().unwrap() * 0.8);
+    }
+    let fell = dir.path().join("fell.json");
+    std::fs::write(&fell, less.to_string()).unwrap();
+    for (args, expected) in [
+        (vec!["--input-format", "gab-bigger"], 1),
+        (vec!["--better", "Megabytes=higher"], 1),
+        (vec![], 0),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--fail-on", "Megabytes:5%", "--strict"]);
+        let got = compare_exit(&bigger, &fell, &all);
+        if got == expected {
+            agreed += 1;
+        } else {
+            differ.push(format!(
+                "Free Memory -20 % with {args:?}: exit {got}, expected {expected}"
+            ));
+        }
+    }
+    settle("github-action-benchmark", agreed, 0, &differ, 9);
+}

@@ -1,0 +1,1163 @@
+//! `latkit exec` on real commands, against /usr/bin/time and the real hyperfine; the hyperfine
+//! reader and the Bencher / github-action-benchmark writers.
+
+use crate::common::{bench, json_of, latkit, metric, vector};
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+fn exec_json(args: &[&str]) -> Value {
+    json_of(
+        latkit()
+            .arg("exec")
+            .args(args)
+            .args(["--format", "json", "-q"]),
+    )
+}
+
+fn values(bench: &Value, name: &str) -> Vec<f64> {
+    metric(bench, name)["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs python3")]
+fn real_commands_give_sane_wall_cpu_and_memory_figures() {
+    let doc = exec_json(&[
+        "--runs",
+        "12",
+        "-c",
+        "true",
+        "-c",
+        "sleep 0.01",
+        "-c",
+        "seq 1 300000",
+    ]);
+    let sleep = bench(&doc, "sleep 0.01");
+    let walls = values(sleep, "time");
+    assert_eq!(walls.len(), 12);
+    // Base unit ns: at least the 10 ms asked for, and not absurdly more.
+    assert!(walls.iter().all(|w| *w >= 10e6 && *w < 500e6), "{walls:?}");
+    let cpu: f64 = mean(&values(sleep, "user")) + mean(&values(sleep, "system"));
+    assert!(cpu < 5e6, "sleep barely uses the CPU: {cpu} ns");
+    let rss = values(sleep, "max_rss");
+    assert!(rss.iter().all(|r| *r > 100e3 && *r < 1e9), "{rss:?}");
+    // A small command's figure is latkit's own peak, which Linux carries into the child at
+    // exec; the report says so.
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("is within latkit's own")
+            && notes.contains("an upper bound on the command's use, not a measure of it"),
+        "{notes}"
+    );
+    // A command bigger than latkit reads as /usr/bin/time reads it (both from wait4).
+    let big = "python3 -c 'x = bytearray(150 * 1024 * 1024)'";
+    let doc_big = exec_json(&["--runs", "3", "-c", big]);
+    let ours = mean(&values(bench(&doc_big, big), "max_rss")) / 1024.0;
+    let out = Command::new("/usr/bin/time")
+        .args([
+            "-f",
+            "%M",
+            "python3",
+            "-c",
+            "x = bytearray(150 * 1024 * 1024)",
+        ])
+        .output()
+        .expect("/usr/bin/time runs (apt-get install time)");
+    let kib: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().unwrap();
+    assert!(
+        (ours / kib - 1.0).abs() < 0.1,
+        "max RSS {ours} KiB vs /usr/bin/time {kib} KiB"
+    );
+    let noisy = bench(&doc, "seq 1 300000");
+    assert!(mean(&values(noisy, "time")) > 0.0);
+    let quick = values(bench(&doc, "true"), "time");
+    assert!(quick.iter().all(|w| *w > 0.0 && *w < 100e6), "{quick:?}");
+    // How many times slower than the fastest is a column, not a note with another figure.
+    let notes = doc["notes"].to_string();
+    assert!(!notes.contains("times faster than"), "{notes}");
+    assert!(
+        cell(&doc, "sleep 0.01", "relative")["ratio"]
+            .as_f64()
+            .unwrap()
+            > 1.0
+    );
+}
+
+#[test]
+fn failures_parameters_and_helpers_behave_as_hyperfine() {
+    latkit()
+        .args(["exec", "--runs", "3", "-c", "false"])
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains("--ignore-failure"));
+    let doc = exec_json(&["--runs", "3", "-i", "-c", "false"]);
+    assert_eq!(values(bench(&doc, "false"), "time").len(), 3);
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("3 of 3 runs exited non-zero")
+    );
+    latkit()
+        .args(["exec", "--runs", "2", "-c", "no-such-command-here"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no such command"));
+    // A file that may not be executed is the user's to fix, as one that is not there.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\ntrue\n").unwrap();
+    latkit()
+        .args(["exec", "--runs", "2", "--"])
+        .arg(&script)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("Permission denied"));
+    latkit()
+        .args(["exec", "-c", "'unbalanced"])
+        .assert()
+        .code(2);
+    latkit().args(["exec"]).assert().code(2);
+
+    let doc = exec_json(&["--runs", "2", "-L", "ms", "1,3", "-c", "sleep 0.00{ms}"]);
+    for (name, value) in [("sleep 0.001", "1"), ("sleep 0.003", "3")] {
+        assert_eq!(bench(&doc, name)["config"][0]["value"], value);
+    }
+    let doc = exec_json(&["--runs", "1", "-P", "n", "1", "3", "-c", "seq {n}"]);
+    assert_eq!(doc["runs"][0]["benchmarks"].as_array().unwrap().len(), 3);
+
+    // --setup once, --prepare before every run (warm-up too), --cleanup once.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let log_text = log.display().to_string();
+    exec_json(&[
+        "--runs",
+        "4",
+        "--warmup",
+        "2",
+        "--setup",
+        &format!("echo setup >> {log_text}"),
+        "--prepare",
+        &format!("echo prepare >> {log_text}"),
+        "--cleanup",
+        &format!("echo cleanup >> {log_text}"),
+        "-c",
+        "true",
+    ]);
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut expected = vec!["setup".to_string()];
+    expected.extend(std::iter::repeat_n("prepare".to_string(), 6));
+    expected.push("cleanup".into());
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn min_time_and_run_bounds_set_the_run_count() {
+    let times = |args: &[&str]| {
+        let mut all = vec!["-c", "sleep 0.01"];
+        all.extend(args);
+        values(bench(&exec_json(&all), "sleep 0.01"), "time")
+    };
+    let runs = |args: &[&str]| times(args).len();
+    // As hyperfine: the first run's time decides how many fill --min-time (~18 of ~11 ms).
+    let filled = times(&["--min-time", "0.2"]);
+    let expected = ((0.2e9 / filled[0]).ceil() as usize).max(10);
+    assert_eq!(filled.len(), expected);
+    assert_eq!(runs(&["--min-time", "0", "--min-runs", "4"]), 4);
+    assert_eq!(
+        runs(&["--min-time", "10", "--max-runs", "5", "--min-runs", "2"]),
+        5
+    );
+    latkit()
+        .args(["exec", "--min-runs", "5", "--max-runs", "2", "-c", "true"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn interrupt_reports_what_finished_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("partial.json");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        .args([
+            "exec",
+            "--runs",
+            "100000",
+            "-c",
+            "sleep 0.01",
+            "--format",
+            "json",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    crate::common::interrupt_expecting_130(child);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let done = values(bench(&doc, "sleep 0.01"), "time").len();
+    assert!(done > 0 && done < 100000, "{done}");
+}
+
+fn hyperfine_json(dir: &Path, command: &str, runs: u32) -> Value {
+    let file = dir.join("hyperfine.json");
+    let status = Command::new(crate::common::peer(
+        "hyperfine",
+        "apt-get install hyperfine",
+    ))
+    .args(["-N", "--style", "none", "--runs", &runs.to_string()])
+    .arg("--export-json")
+    .arg(&file)
+    .arg(command)
+    .status()
+    .expect("hyperfine runs (apt-get install hyperfine)");
+    assert!(status.success());
+    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+fn exec_agrees_with_the_real_hyperfine_and_reads_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours_file = dir.path().join("exec.json");
+    // Interleaved rounds (hyperfine, latkit, hyperfine, ...) so that both see the same
+    // machine weather; every run's time pooled per tool.
+    let (mut hf_times, mut our_times) = (Vec::new(), Vec::new());
+    let mut theirs = Value::Null;
+    for _ in 0..5 {
+        theirs = hyperfine_json(dir.path(), "sleep 0.02", 6);
+        let round = theirs["results"][0]["times"].as_array().unwrap();
+        hf_times.extend(round.iter().map(|t| t.as_f64().unwrap()));
+        let ours = json_of(
+            latkit()
+                .args([
+                    "exec",
+                    "--runs",
+                    "6",
+                    "-c",
+                    "sleep 0.02",
+                    "--format",
+                    "json",
+                    "-q",
+                ])
+                .arg("--json")
+                .arg(&ours_file),
+        );
+        let round = values(bench(&ours, "sleep 0.02"), "time");
+        our_times.extend(round.iter().map(|t| t / 1e9));
+    }
+    let (hf_mean, ours_mean) = (mean(&hf_times), mean(&our_times));
+    let n = hf_times.len() as f64;
+    let hf_sd = (hf_times.iter().map(|t| (t - hf_mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    // Same machine, same command, interleaved. Asserted: within 3 sigma of hyperfine's runs
+    // plus a millisecond of slack; hyperfine's 95 % CI of the mean (t at 29 df) is printed,
+    // not asserted, since this shared VM stalls whole rounds now and then (bench/ measures).
+    let ci = 2.045 * hf_sd / n.sqrt();
+    assert!(
+        (ours_mean - hf_mean).abs() <= 3.0 * hf_sd + 1e-3,
+        "latkit {ours_mean} s vs hyperfine {hf_mean} ± {ci} s (95 % CI), sd {hf_sd} s"
+    );
+    eprintln!("latkit {ours_mean} s, hyperfine {hf_mean} s ± {ci} s (95 % CI)");
+    // hyperfine's JSON reads back exactly: every run's time, in order.
+    let hf_file = dir.path().join("hyperfine.json");
+    let read = crate::common::parse_json(&hf_file);
+    let times: Vec<f64> = theirs["results"][0]["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap() * 1e9)
+        .collect();
+    let got = values(bench(&read, "sleep 0.02"), "time");
+    assert_eq!(got.len(), times.len());
+    for (a, b) in got.iter().zip(&times) {
+        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    }
+    // And the two compare, row by row, as any other inputs.
+    let compared = json_of(latkit().arg("compare").arg(&hf_file).arg(&ours_file).args([
+        "--allow-env-mismatch",
+        "--metric",
+        "time",
+        "--format",
+        "json",
+    ]));
+    let rows = compared["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["benchmark"], "sleep 0.02");
+}
+
+#[test]
+fn the_hyperfine_vector_reads_with_parameters_and_bad_files_exit_2() {
+    let doc = crate::common::parse_json(&vector("hyperfine-1.15.json"));
+    let b = &doc["runs"][0]["benchmarks"][0];
+    assert_eq!(b["full_name"], "sleep 0.01");
+    let times = values(b, "time");
+    let expected: f64 = 0.011671775964426881;
+    assert!((mean(&times) / 1e9 - expected).abs() < 1e-12);
+    crate::common::parse_refuses(
+        "bad.json",
+        "{\"results\": [{\"command\": \"x\", \"mean\": 1.0,\n \"times\": [1.0, \"oops\"]}]}",
+        "bad.json:2",
+    );
+    crate::common::parse_refuses(
+        "negative.json",
+        "{\"results\": [{\"command\": \"x\", \"mean\": 1.0, \"times\": [-1.0]}]}",
+        "negative or not a number",
+    );
+}
+
+#[test]
+fn bencher_and_github_action_benchmark_outputs_have_their_shapes() {
+    let bmf = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--format", "bmf"]),
+    );
+    let benches = bmf.as_object().unwrap();
+    assert_eq!(benches.len(), 4);
+    for (name, measures) in benches {
+        let latency = &measures["latency"];
+        let (v, lo, hi) = (
+            latency["value"].as_f64().unwrap(),
+            latency["lower_value"].as_f64().unwrap(),
+            latency["upper_value"].as_f64().unwrap(),
+        );
+        assert!(lo <= v && v <= hi, "{name}: {lo} {v} {hi}");
+        for (measure, figure) in measures.as_object().unwrap() {
+            assert!(
+                measure
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{measure} is a slug"
+            );
+            assert!(figure["value"].is_f64(), "{name} {measure}");
+        }
+    }
+    // 10668 ns/op: Bencher's latency is in nanoseconds.
+    assert_eq!(
+        bmf["Benchmark_Xbox360_Delay/1_Go-Client-Write-8"]["latency"]["value"],
+        10668.0
+    );
+    let gab = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("viiper-count3.gobench.txt"))
+            .args(["--format", "gab"]),
+    );
+    for entry in gab.as_array().unwrap() {
+        assert!(entry["name"].is_string() && entry["unit"].is_string());
+        assert!(entry["value"].is_f64());
+    }
+    assert!(
+        gab.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["unit"] == "ns/op" && e["value"] == 10668.0)
+    );
+    let bigger = json_of(
+        latkit()
+            .arg("parse")
+            .arg(vector("rootstream-bench.txt"))
+            .args(["--format", "gab-bigger"]),
+    );
+    assert_eq!(bigger[0]["unit"], "MB/s");
+    assert_eq!(bigger[0]["value"], 2515.1);
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "builds a libtest bench with cargo")]
+fn libtest_bench_output_from_real_cargo_bench_reads() {
+    let target = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["bench", "--quiet", "--manifest-path"])
+        .arg(crate::common::fixture("libtest-bench/Cargo.toml"))
+        .env("RUSTC_BOOTSTRAP", "1") // #[bench] is unstable; stable cargo builds it so
+        .env("CARGO_TARGET_DIR", target.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = target.path().join("bench.txt");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let doc = crate::common::parse_json(&file);
+    assert_eq!(doc["runs"][0]["source"]["format"], "libtest");
+    let copy = bench(&doc, "tests::copy_4k");
+    assert!(values(copy, "ns/iter")[0] > 0.0);
+    assert!(values(copy, "MB/s")[0] > 0.0, "b.bytes gives a rate");
+    assert!(values(bench(&doc, "tests::sum_1000"), "spread")[0] >= 0.0);
+    assert!(doc["notes"].to_string().contains("max − min"));
+    crate::common::parse_refuses(
+        "libtest.txt",
+        "test a ... bench: fast ns/iter (+/- 1)\n",
+        "no libtest bench results",
+    );
+}
+
+#[test]
+fn bencher_and_github_action_benchmark_files_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = vector("viiper-count3.gobench.txt");
+    for (format, metric_name) in [("bmf", "latency"), ("gab", "ns/op")] {
+        let file = dir.path().join(format!("{format}.json"));
+        latkit()
+            .arg("parse")
+            .arg(&go)
+            .args(["--format", format, "--out"])
+            .arg(&file)
+            .assert()
+            .success();
+        let doc = crate::common::parse_json(&file);
+        assert_eq!(doc["runs"][0]["source"]["format"], format);
+        let benches = doc["runs"][0]["benchmarks"].as_array().unwrap();
+        let first = benches
+            .iter()
+            .find(|b| {
+                b["full_name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("1_Go-Client-Write")
+            })
+            .unwrap();
+        // 10668 ns/op, the median of the three repetitions, in ns either way.
+        assert_eq!(values(first, metric_name), vec![10668.0], "{format}");
+    }
+    crate::common::parse_refuses(
+        "bad.json",
+        "[{\"name\": \"a\", \"unit\": \"ns\", \"value\": \"x\"}]",
+        "bad.json: `a`",
+    );
+    crate::common::parse_refuses(
+        "bad-bmf.json",
+        "{\"a\": {\"latency\": {\"value\": 1,\n\"lower_value\": \"x\"}}}",
+        "bad-bmf.json",
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs python3 and pytest-benchmark"
+)]
+fn pytest_benchmark_output_from_the_real_plugin_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("test_sum.py"),
+        "def f(n):\n    return sum(range(n))\n\n\
+         def test_small(benchmark):\n    benchmark(f, 100)\n\n\
+         def test_large(benchmark):\n    benchmark(f, 10000)\n",
+    )
+    .unwrap();
+    let run = |json: &str, extra: &[&str]| {
+        let status = Command::new(crate::common::pytest())
+            .current_dir(dir.path())
+            .args(["-q", "-p", "no:cacheprovider", "--benchmark-min-rounds=5"])
+            .args(["--benchmark-max-time=0.05"])
+            .arg(format!("--benchmark-json={json}"))
+            .args(extra)
+            .arg("test_sum.py")
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stdout)
+        );
+        let file = dir.path().join(json);
+        let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        (crate::common::parse_json(&file), theirs)
+    };
+    let (ours, theirs) = run("saved.json", &[]);
+    assert_eq!(ours["runs"][0]["source"]["format"], "pytest-benchmark");
+    for b in theirs["benchmarks"].as_array().unwrap() {
+        let name = b["fullname"].as_str().unwrap();
+        let times = values(bench(&ours, name), "time");
+        assert_eq!(
+            times.len() as u64,
+            b["stats"]["rounds"].as_u64().unwrap(),
+            "{name}"
+        );
+        // Every round, in order, in ns.
+        let data: Vec<f64> = b["stats"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() * 1e9)
+            .collect();
+        for (a, d) in times.iter().zip(&data) {
+            assert!((a - d).abs() <= d.abs() * 1e-12, "{a} vs {d}");
+        }
+    }
+    let environment = &ours["runs"][0]["environment"];
+    assert!(environment["cpu_model"].is_string(), "{environment}");
+    // Files saved without per-round data: the file's own figures stand, and a warning says so.
+    let mut stripped = theirs.clone();
+    for b in stripped["benchmarks"].as_array_mut().unwrap() {
+        b["stats"].as_object_mut().unwrap().remove("data");
+    }
+    let file = dir.path().join("summary.json");
+    std::fs::write(&file, stripped.to_string()).unwrap();
+    let summary_only = crate::common::parse_json(&file);
+    assert!(
+        summary_only["notes"]
+            .to_string()
+            .contains("without every round's time")
+    );
+    let first = &theirs["benchmarks"][0];
+    let ours = bench(&summary_only, first["fullname"].as_str().unwrap());
+    assert_eq!(
+        values(ours, "time"),
+        vec![first["stats"]["median"].as_f64().unwrap() * 1e9]
+    );
+    let summary = &crate::common::metric(ours, "time")["summary"];
+    for (field, key) in [
+        ("mean", "mean"),
+        ("min", "min"),
+        ("max", "max"),
+        ("stddev", "stddev"),
+    ] {
+        let want = first["stats"][key].as_f64().unwrap() * 1e9;
+        let got = summary[field].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= want * 1e-12,
+            "{field}: {got} vs {want}"
+        );
+    }
+    assert_eq!(summary["n"], first["stats"]["rounds"]);
+}
+
+/// The cell of column `key` in the row of benchmark `name`, in latkit JSON's first table.
+fn cell<'a>(doc: &'a Value, name: &str, key: &str) -> &'a Value {
+    let table = &doc["tables"][0];
+    let column = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} column in {table}"));
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["benchmark"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"));
+    &row["cells"][column]
+}
+
+#[test]
+fn several_commands_get_a_relative_column_with_an_interval() {
+    let doc = exec_json(&["-c", "true", "-c", "sleep 0.005", "--runs", "6"]);
+    let fastest = cell(&doc, "true", "relative");
+    assert_eq!(fastest["ratio"], 1.0);
+    assert!(fastest.get("interval").is_none(), "the reference has none");
+    let slower = cell(&doc, "sleep 0.005", "relative");
+    let ratio = slower["ratio"].as_f64().unwrap();
+    // The ratio is of the median wall times the table shows beside it.
+    let median = |name: &str| {
+        crate::common::metric(bench(&doc, name), "time")["summary"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((ratio - median("sleep 0.005") / median("true")).abs() < 1e-9 * ratio);
+    let low = slower["interval"][0].as_f64().unwrap();
+    let high = slower["interval"][1].as_f64().unwrap();
+    assert!(low > 0.0 && low <= ratio && ratio <= high, "{slower}");
+    // One command alone has nothing to be relative to, unless asked.
+    let one = exec_json(&["-c", "true", "--runs", "2"]);
+    let keys = one["tables"][0]["columns"].to_string();
+    assert!(!keys.contains("relative"), "{keys}");
+}
+
+#[test]
+fn relative_ratios_follow_the_better_direction_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("go.txt");
+    // a: 100 ns/op and 10 MB/s each run; b: median 300 ns/op (200, 400, …) and 5 MB/s.
+    let mut text = String::new();
+    for (a, b) in [(100, 200), (100, 400)].repeat(3) {
+        text += &format!("BenchmarkA-2 \t 1000\t {a} ns/op\t 10.00 MB/s\n");
+        text += &format!("BenchmarkB-2 \t 1000\t {b} ns/op\t 5.00 MB/s\n");
+    }
+    std::fs::write(&file, text).unwrap();
+    let parsed = |extra: &[&str]| {
+        json_of(
+            latkit()
+                .arg("parse")
+                .arg(&file)
+                .args(["--relative", "--format", "json"])
+                .args(extra),
+        )
+    };
+    let time = parsed(&[]);
+    assert_eq!(cell(&time, "BenchmarkA-2", "relative")["ratio"], 1.0);
+    let b = cell(&time, "BenchmarkB-2", "relative");
+    assert_eq!(b["ratio"], 3.0);
+    // Six against six: the interval runs from the 6th smallest to the 6th largest of the 36
+    // run-to-run ratios, half of them 2 and half 4.
+    let (low, high) = (
+        b["interval"][0].as_f64().unwrap(),
+        b["interval"][1].as_f64().unwrap(),
+    );
+    assert!((low - 2.0).abs() < 1e-9 && (high - 4.0).abs() < 1e-9, "{b}");
+    // Higher is better for a rate: the best row is the highest, and b is 2 times worse.
+    let rate = parsed(&["--metric", "MB/s"]);
+    assert_eq!(cell(&rate, "BenchmarkA-2", "relative")["ratio"], 1.0);
+    let b = cell(&rate, "BenchmarkB-2", "relative");
+    assert_eq!(b["ratio"], 2.0);
+    assert_eq!(
+        b["interval"],
+        serde_json::json!([2.0, 2.0]),
+        "no spread: exact"
+    );
+    let table = crate::common::stdout_of(latkit().arg("parse").arg(&file).arg("--relative"));
+    assert!(
+        table.contains("Relative") && table.contains("3.00 ± 1.00"),
+        "{table}"
+    );
+}
+
+/// The errors python-jsonschema (the reference validator, Draft 7) finds in each of `docs`
+/// against the fixture schema `name`: one list per document, empty when it is valid.
+fn schema_errors(name: &str, docs: &[Value]) -> Vec<Vec<String>> {
+    const VALIDATE: &str = "import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator.check_schema(schema)
+validator = jsonschema.Draft7Validator(schema)
+print(json.dumps([[e.message for e in validator.iter_errors(d)] for d in json.load(sys.stdin)]))";
+    let mut python =
+        std::process::Command::new(crate::common::peer("python3", "apt-get install python3"))
+            .args(["-c", VALIDATE])
+            .arg(crate::common::fixture(&format!("services/{name}")))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    let input = serde_json::to_vec(docs).unwrap();
+    python.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = python.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "python3 -c 'import jsonschema' (apt-get install python3-jsonschema): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs python3 and jsonschema")]
+fn bmf_and_gab_outputs_validate_against_their_schemas() {
+    // Neither schema is vacuous.
+    let bmf_wrong = [
+        serde_json::json!({"b": {"latency": {"lower_value": 1.0}}}),
+        serde_json::json!({"b": {"latency": {"value": "1"}}}),
+    ];
+    let gab_wrong = [
+        serde_json::json!([{"name": "b", "unit": "ns", "value": "1"}]),
+        serde_json::json!({"name": "b"}),
+    ];
+    for (schema, wrong) in [
+        ("bmf.schema.json", &bmf_wrong),
+        ("gab.schema.json", &gab_wrong),
+    ] {
+        let errors = schema_errors(schema, wrong);
+        assert!(errors.iter().all(|e| !e.is_empty()), "{schema}: {errors:?}");
+    }
+    let inputs = [
+        vector("viiper-count3.gobench.txt"),
+        vector("rootstream-bench.txt"),
+        vector("xenomai-latency-h.txt"),
+        vector("cyclictest-h200.json"),
+        vector("gbench-1.7.1.json"),
+        vector("hyperfine-1.15.json"),
+        crate::common::fixture("services/cargo-criterion-1.1.0.jsonl"),
+        crate::common::fixture("services/pytest-benchmark.json"),
+        crate::common::fixture("services/libtest-bench.txt"),
+    ];
+    let mut written: Vec<(String, &str, Value)> = Vec::new();
+    for input in &inputs {
+        for format in ["bmf", "gab", "gab-bigger"] {
+            let out = latkit()
+                .arg("parse")
+                .arg(input)
+                .args(["--format", format, "-q"])
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                // Only "nothing of that direction" may refuse; never a malformed document.
+                assert_eq!(out.status.code(), Some(2), "{}", input.display());
+                continue;
+            }
+            let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            written.push((format!("{} as {format}", input.display()), format, doc));
+        }
+    }
+    assert!(
+        written.len() >= inputs.len() * 2,
+        "{} documents validated",
+        written.len()
+    );
+    for (schema, formats) in [
+        ("bmf.schema.json", &["bmf"][..]),
+        ("gab.schema.json", &["gab", "gab-bigger"][..]),
+    ] {
+        let (what, docs): (Vec<&String>, Vec<Value>) = written
+            .iter()
+            .filter(|(_, format, _)| formats.contains(format))
+            .map(|(what, _, doc)| (what, doc.clone()))
+            .unzip();
+        for (what, errors) in what.iter().zip(schema_errors(schema, &docs)) {
+            assert!(errors.is_empty(), "{what}: {errors:?}");
+        }
+    }
+}
+
+#[test]
+fn hyperfine_flags_and_command_names_work_as_there() {
+    let doc = exec_json(&[
+        "-N",
+        "-m",
+        "2",
+        "-M",
+        "3",
+        "--min-time",
+        "0",
+        "-n",
+        "fast",
+        "-c",
+        "true",
+        "-c",
+        "sleep 0.001",
+    ]);
+    for name in ["fast", "sleep 0.001"] {
+        let runs = values(bench(&doc, name), "time").len();
+        assert!((2..=3).contains(&runs), "{name}: {runs} runs");
+    }
+    // The command line is kept as the source even where a name stands in for it.
+    assert_eq!(
+        doc["runs"][0]["source"]["command"],
+        serde_json::json!(["true", "sleep 0.001"])
+    );
+    let scanned = exec_json(&[
+        "-r",
+        "2",
+        "-n",
+        "nap {t}",
+        "-c",
+        "sleep 0.00{t}",
+        "-L",
+        "t",
+        "1,2",
+    ]);
+    for name in ["nap 1", "nap 2"] {
+        assert_eq!(values(bench(&scanned, name), "time").len(), 2, "{name}");
+    }
+    for (args, expected) in [
+        (
+            &["-n", "a", "-n", "b", "-c", "true"][..],
+            "2 --command-name for 1 command(s)",
+        ),
+        (&["-N", "-S", "sh", "-c", "true"][..], "cannot be used with"),
+    ] {
+        latkit()
+            .arg("exec")
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(expected));
+    }
+}
+
+#[test]
+fn a_parameter_scan_is_one_table_with_every_value_as_a_row() {
+    let doc = exec_json(&[
+        "-r",
+        "2",
+        "-c",
+        "sleep 0.00{t}",
+        "-c",
+        "true",
+        "-L",
+        "t",
+        "1,2",
+    ]);
+    let tables = doc["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let rows: Vec<&str> = tables[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cells"][0]["text"].as_str().unwrap())
+        .collect();
+    // A command that does not spell the parameter is told apart by it.
+    assert_eq!(
+        rows,
+        ["sleep 0.001", "sleep 0.002", "true (t=1)", "true (t=2)"]
+    );
+    // One Relative column over the whole scan: a single best row, one of the `true` runs.
+    let relative = tables[0]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["key"] == "relative")
+        .unwrap();
+    let best: Vec<&str> = tables[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["cells"][relative]["ratio"] == 1.0)
+        .map(|r| r["cells"][0]["text"].as_str().unwrap())
+        .collect();
+    assert!(best.len() == 1 && best[0].starts_with("true"), "{best:?}");
+    // The value stays part of each benchmark's identity and is named as its parameter.
+    let sleep = bench(&doc, "sleep 0.002");
+    assert_eq!(sleep["config"][0]["value"], "2");
+    assert_eq!(sleep["params"][0]["value"], "2");
+}
+
+/// Two `-L` lists run every combination, in hyperfine's order (the real hyperfine's).
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = ["--runs", "2", "-L", "a", "1,2", "-L", "b", "3,4"];
+    let theirs = dir.path().join("h.json");
+    let status = Command::new(crate::common::peer(
+        "hyperfine",
+        "apt-get install hyperfine",
+    ))
+    .arg("-N")
+    .args(scan)
+    .arg("echo {a} {b}")
+    .arg("--export-json")
+    .arg(&theirs)
+    .stdout(std::process::Stdio::null())
+    .status()
+    .expect("hyperfine runs (apt-get install hyperfine)");
+    assert!(status.success());
+    let names = |doc: &serde_json::Value| -> Vec<String> {
+        doc["runs"][0]["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["full_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let theirs = names(&crate::common::parse_json(&theirs));
+    let ours = names(&json_of(
+        latkit()
+            .args(["exec", "-q", "--format", "json"])
+            .args(scan)
+            .args(["-c", "echo {a} {b}"]),
+    ));
+    assert_eq!(ours.len(), 4, "{ours:?}");
+    assert_eq!(ours, theirs);
+    let twice = latkit()
+        .args(["exec", "-L", "a", "1", "-L", "a", "2", "-c", "echo {a}"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+}
+
+/// Markdown prints numbers as measured: the time column says its unit; a Go column whose
+/// name is its unit (`ns/op`) does not repeat it.
+#[test]
+fn markdown_headers_carry_the_unit_once() {
+    let out = crate::common::stdout_of(latkit().args([
+        "exec", "-r", "2", "-c", "true", "--format", "markdown", "-q",
+    ]));
+    // latkit's own seconds read in the unit that suits them, as hyperfine's markdown.
+    assert!(
+        out.contains("| Benchmark | Runs | median time (ms) |")
+            || out.contains("| Benchmark | Runs | median time (µs) |"),
+        "{out}"
+    );
+    let go = crate::common::parse_as(
+        &crate::common::vector("viiper-count3.gobench.txt"),
+        "markdown",
+    );
+    assert!(
+        go.contains("| Benchmark | Runs | Iterations | median ns/op |"),
+        "{go}"
+    );
+}
+
+/// A command's table counts its runs (the Count column was empty) and shows the user and
+/// system time and peak memory measured beside the wall time, as hyperfine prints them;
+/// hyperfine's own export reads the same way.
+#[test]
+fn a_command_table_counts_runs_and_shows_what_it_used() {
+    let out = crate::common::stdout_of(
+        latkit().args(["exec", "-r", "7", "-c", "true", "--format", "csv", "-q"]),
+    );
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    assert_eq!(row[at("Runs")], "7", "{out}");
+    for resource in ["user (s)", "system (s)", "max_rss (B)"] {
+        assert!(
+            row[at(resource)].parse::<f64>().is_ok(),
+            "{resource}: {out}"
+        );
+    }
+    assert!(
+        !header.contains(&"Count"),
+        "a command has no iterations: {out}"
+    );
+
+    let hyperfine =
+        crate::common::parse_as(&crate::common::vector("hyperfine-1.15.json"), "markdown");
+    assert!(
+        hyperfine.contains(
+            "| Benchmark | Runs | median time (ms) | ± 95% CI | user (µs) | system (µs) |"
+        ),
+        "{hyperfine}"
+    );
+}
+
+/// hyperfine runs `echo a | wc -l` through a shell; without one latkit would time `echo`
+/// printing `a | wc -l`. Shell syntax without --shell is refused, never timed as words.
+#[test]
+fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
+    for command in [
+        "echo a | wc -l",
+        "sleep 0.01 && true",
+        "ls *.rs",
+        "FOO=1 true",
+    ] {
+        latkit()
+            .args(["exec", "--runs", "2", "-c", command])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--shell sh"));
+    }
+    latkit()
+        .args(["exec", "--runs", "2", "-S", "sh", "-c", "echo a | wc -l"])
+        .assert()
+        .success();
+    // Quoted, the same characters are words.
+    latkit()
+        .args(["exec", "--runs", "2", "-c", "echo 'a | b'"])
+        .assert()
+        .success();
+}
+
+/// What a hyperfine user types: commands as positional arguments, `--output`, `--show-output`,
+/// `--export-markdown`; a failing command says why; the relative figure agrees with the real
+/// hyperfine's on the same two commands (a 2× effect that a loaded machine's few milliseconds
+/// of spawning cost cannot flip).
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+fn hyperfine_habits_give_what_hyperfine_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    let doc = json_of(
+        latkit()
+            .current_dir(dir.path())
+            .args([
+                "exec",
+                "sleep 0.05",
+                "sleep 0.1",
+                "-r",
+                "10",
+                "--format",
+                "json",
+                "-q",
+            ])
+            .arg("--export-markdown")
+            .arg(&md),
+    );
+    let ours = cell(&doc, "sleep 0.1", "relative")["ratio"]
+        .as_f64()
+        .unwrap();
+    let file = dir.path().join("hf.json");
+    let status = Command::new(crate::common::peer(
+        "hyperfine",
+        "apt-get install hyperfine",
+    ))
+    .args(["-N", "--style", "none", "-r", "10", "--export-json"])
+    .arg(&file)
+    .args(["sleep 0.05", "sleep 0.1"])
+    .status()
+    .unwrap();
+    assert!(status.success());
+    let hf: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let theirs =
+        hf["results"][1]["mean"].as_f64().unwrap() / hf["results"][0]["mean"].as_f64().unwrap();
+    assert!(
+        (ours - theirs).abs() < 0.15 && (1.7..2.1).contains(&ours),
+        "latkit {ours}, hyperfine {theirs}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("| median time (ms) |") && md.contains("| sleep 0.1 | 10 | 10"),
+        "{md}"
+    );
+
+    // A failure shows the command's own reason.
+    let failed = latkit()
+        .args(["exec", "ls /nonexistent", "-r", "2"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(6), "{said}");
+    assert!(
+        said.contains("failed (exit status: 2)") && said.contains("No such file or directory"),
+        "{said}"
+    );
+
+    // --output FILE holds the last run's output, as hyperfine's does.
+    let ours_file = dir.path().join("ours.txt");
+    let theirs_file = dir.path().join("theirs.txt");
+    crate::common::assert_succeeded(
+        &latkit()
+            .args(["exec", "echo hi", "-r", "3", "-q", "--output"])
+            .arg(&ours_file)
+            .output()
+            .unwrap(),
+    );
+    let status = Command::new(crate::common::peer(
+        "hyperfine",
+        "apt-get install hyperfine",
+    ))
+    .args(["-N", "--style", "none", "-r", "3", "--output"])
+    .arg(&theirs_file)
+    .arg("echo hi")
+    .status()
+    .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&ours_file).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(&ours_file).unwrap(),
+        std::fs::read_to_string(&theirs_file).unwrap()
+    );
+
+    // `pipe` gives the command a pipe, not /dev/null; `--show-output` lets it through.
+    let on_pipe = |output: &str| {
+        latkit()
+            .args([
+                "exec",
+                "test -p /dev/stdout",
+                "-r",
+                "2",
+                "-q",
+                "--output",
+                output,
+            ])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!((on_pipe("pipe"), on_pipe("null")), (Some(0), Some(6)));
+    let shown = crate::common::stdout_of(latkit().args([
+        "exec",
+        "echo shown-here",
+        "-r",
+        "2",
+        "-q",
+        "--show-output",
+    ]));
+    assert_eq!(
+        shown.lines().filter(|l| *l == "shown-here").count(),
+        2,
+        "{shown}"
+    );
+}
+
+#[test]
+fn runs_auto_takes_turns_until_the_gate_is_decided() {
+    let out = latkit()
+        .args(["exec", "--runs", "auto", "--fail-on", "time:+5%"])
+        .args(["sleep 0.02", "sleep 0.03", "--format", "json", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "20 ms against 30 ms: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let target = &report["verdict"]["targets"][0];
+    assert_eq!(target["status"], "fail", "{target}");
+    assert_eq!(target["bench"], "sleep 0.03", "{target}");
+    assert_eq!(target["metric"], "time: vs sleep 0.02", "{target}");
+    // Both commands ran the same rounds, and fewer than the most.
+    let runs = |name: &str| values(bench(&report, name), "time").len();
+    let rounds = runs("sleep 0.02");
+    assert_eq!(runs("sleep 0.03"), rounds);
+    assert!((3..30).contains(&rounds), "{rounds} rounds");
+
+    // The same command twice is two commands (an A/A check), never one pooled row.
+    let report = exec_json(&["-r", "3", "true", "true"]);
+    assert_eq!(values(bench(&report, "true"), "time").len(), 3);
+    assert_eq!(values(bench(&report, "true (2)"), "time").len(), 3);
+
+    let refused = |args: &[&str], expected: &str| {
+        let out = latkit().arg("exec").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    };
+    refused(&["--runs", "auto", "true", "true"], "give one, e.g.");
+    refused(
+        &["--runs", "auto", "--fail-on", "time:+5%", "true"],
+        "give two or more",
+    );
+    refused(
+        &["--fail-on", "time:+5%", "true", "true"],
+        "gates --runs auto",
+    );
+    refused(
+        &[
+            "--runs",
+            "auto",
+            "--fail-on",
+            "time:+5%",
+            "--fail-within-noise",
+            "true",
+            "true",
+        ],
+        "no meaning with --runs auto",
+    );
+}
+
+#[test]
+fn other_work_during_the_run_is_said_with_the_report() {
+    // A busy loop on one CPU beside the timed command: the run's own check sees it.
+    let mut hog = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let report = exec_json(&["--runs", "8", "sleep 0.05"]);
+    hog.kill().unwrap();
+    hog.wait().unwrap();
+    let busy = report["runs"][0]["environment"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "busy")
+        .unwrap_or_else(|| panic!("no busy check: {report}"));
+    assert_eq!(busy["status"], "warn", "{busy}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("exec: other processes kept"), "{notes}");
+}

@@ -1,0 +1,49 @@
+//! latkit's integration tests, in one binary (one link instead of one per file).
+//!
+//! Two tiers. `cargo test` runs the hermetic tier: it needs nothing but cargo, sh and coreutils,
+//! no root and no network. Tests that need more are marked `ignore` with what they need unless
+//! the `interop` feature is on: the real peers (go, benchstat, hyperfine, google/benchmark,
+//! cyclictest, criterion, pytest-benchmark, HdrHistogram's Java classes, PostgreSQL, Chromium,
+//! git), a real kernel in qemu, latkit's probes on the real clock and sockets, and the long
+//! statistical simulations. `bash .ci/setup` installs the peers; the README's test command
+//! (`--features interop`) runs both tiers.
+
+mod common;
+
+mod bisect_cli;
+mod calibrate_cli;
+mod check_cli;
+mod cli_docs;
+mod compare_cli;
+mod conformance;
+mod criterion_interop;
+mod exec_cli;
+mod frame_cli;
+mod function_length;
+mod fuzz_readers;
+mod gate_family;
+mod gbench_suite;
+mod go_suite;
+mod hostile;
+mod html_plots;
+mod input_formats;
+mod interleave_cli;
+mod layers;
+mod net_cli;
+mod noise_floor;
+mod output_formats;
+mod parse_cli;
+mod parser_props;
+mod reader_props;
+mod readme;
+mod rtla_readers;
+mod sequential;
+// The store scenarios run on SQLite and PostgreSQL alike, through the PostgreSQL driver too.
+#[cfg(feature = "postgres")]
+mod store_suite;
+mod terminal_width;
+mod timer_cli;
+mod timer_interop;
+mod timer_kernel_modes;
+mod timer_real_kernel;
+mod trust;

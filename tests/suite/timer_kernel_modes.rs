@@ -1,0 +1,483 @@
+//! `latkit timer -t 1|2`: the kernel's timerlat tracer driven through tracefs. This kernel has
+//! no timerlat (`available_tracers` is `blk function nop`), so the real test here is the
+//! refusal; the control logic (set-up, the sampling loop, restoring on every way out) runs
+//! against a directory laid out like tracefs, whose instance `latkit` has a `trace_pipe` FIFO
+//! the test writes timerlat's lines into, as the kernel would. A directory cannot make an
+//! instance's files on `mkdir` as tracefs does, so the fake has latkit's instances already
+//! (as a latkit killed before it could remove them leaves them). `timer_real_kernel` runs the
+//! modes on a real timerlat kernel.
+
+use crate::common::{Job, latkit};
+use predicates::prelude::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The control files latkit may touch, with what a fresh kernel holds.
+const FOUND: [(&str, &str); 10] = [
+    ("tracing_on", "1"),
+    ("current_tracer", "nop"),
+    ("instances/latkit/tracing_on", "1"),
+    ("instances/latkit/current_tracer", "nop"),
+    ("instances/latkit-frozen/tracing_on", "1"),
+    ("instances/latkit-frozen/current_tracer", "nop"),
+    ("osnoise/cpus", "0-1"),
+    ("osnoise/timerlat_period_us", "1000"),
+    ("osnoise/stop_tracing_us", "0"),
+    ("osnoise/stop_tracing_total_us", "0"),
+];
+
+/// A tracefs double: the control files as found, `available_tracers` with timerlat, and a
+/// `trace_pipe` FIFO.
+struct FakeTracefs {
+    dir: tempfile::TempDir,
+}
+
+impl FakeTracefs {
+    fn new() -> FakeTracefs {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("osnoise")).unwrap();
+        for instance in ["latkit", "latkit-frozen"] {
+            let instance = dir.path().join("instances").join(instance);
+            std::fs::create_dir_all(&instance).unwrap();
+            std::fs::write(instance.join("trace"), "").unwrap();
+            nix::unistd::mkfifo(
+                &instance.join("trace_pipe"),
+                nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            dir.path().join("available_tracers"),
+            "timerlat osnoise function nop\n",
+        )
+        .unwrap();
+        for (file, value) in FOUND {
+            std::fs::write(dir.path().join(file), format!("{value}\n")).unwrap();
+        }
+        FakeTracefs { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.root().join(file))
+            .unwrap()
+            .trim_end()
+            .to_string()
+    }
+
+    /// Every control file holds what it held before latkit ran.
+    fn assert_as_found(&self) {
+        for (file, value) in FOUND {
+            assert_eq!(self.read(file), value, "{file} was not restored");
+        }
+    }
+
+    /// Opens `trace_pipe` for writing once latkit has opened it for reading (bounded wait).
+    fn pipe_writer(&self) -> std::fs::File {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path: PathBuf = self.root().join("instances/latkit/trace_pipe");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            // Without a reader a non-blocking open fails (ENXIO): latkit has not opened it yet.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::libc::O_NONBLOCK)
+                .open(&path)
+            {
+                Ok(file) => {
+                    // Writes block again, as the kernel's reader drains them.
+                    nix::fcntl::fcntl(
+                        &file,
+                        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+                    )
+                    .unwrap();
+                    return file;
+                }
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(e) => panic!("latkit never opened trace_pipe: {e}"),
+            }
+        }
+    }
+}
+
+/// Thread latency of activation `i` on `cpu` (ns): a spread of 3–3.99 µs, and on CPU 0 one
+/// spike of 250 µs at activation 1500.
+fn thread_ns(cpu: usize, i: usize) -> u64 {
+    if cpu == 0 && i == 1500 {
+        250_000
+    } else {
+        3000 + (i % 100) as u64 * 10 + cpu as u64
+    }
+}
+
+/// IRQ latency of activation `i` (ns): 500–506 ns.
+fn irq_ns(i: usize) -> u64 {
+    500 + (i % 7) as u64
+}
+
+/// CPU 1 misses activations 1200–1202: timerlat does not wake for a period already past.
+fn skipped(cpu: usize, i: usize) -> bool {
+    cpu == 1 && (1200..1203).contains(&i)
+}
+
+/// A trace timestamp (`SECONDS.MICROSECONDS`) `latency_ns` after period `i` of 1 ms was due.
+fn stamp(i: usize, latency_ns: u64) -> String {
+    let us = 54_000_000 + i as u64 * 1000 + latency_ns / 1000;
+    format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
+}
+
+/// timerlat's lines for activations `range` on CPUs 0 and 1, in the kernel's format, with an
+/// osnoise event between them as a real trace has.
+fn lines(range: std::ops::Range<usize>) -> String {
+    let mut text = String::new();
+    for i in range {
+        for cpu in 0..2 {
+            if skipped(cpu, i) {
+                continue;
+            }
+            let id = i + 1;
+            let (irq, thread) = (irq_ns(i), thread_ns(cpu, i));
+            text += &format!(
+                "          <idle>-0       [{cpu:03}] d.h1    {}: #{id:<5} context    irq timer_latency {irq:>9} ns\n",
+                stamp(i, irq)
+            );
+            text += &format!(
+                "          <idle>-0       [{cpu:03}] dNh2.    {}: irq_noise: local_timer:236 start 54.{i:06}0 duration 700 ns\n",
+                stamp(i, irq)
+            );
+            text += &format!(
+                "      timerlat/{cpu}-86{cpu}    [{cpu:03}] ....    {}: #{id:<5} context thread timer_latency {thread:>9} ns\n",
+                stamp(i, thread)
+            );
+        }
+    }
+    text
+}
+
+fn start(fs: &FakeTracefs, args: &[&str]) -> Job {
+    let root = fs.root().to_str().unwrap();
+    let mut all = vec!["timer", "--tracefs", root, "-p", "1000", "--warmup", "0"];
+    all.extend_from_slice(args);
+    Job::start(&all, fs.root())
+}
+
+fn benchmark<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    crate::common::bench(doc, name)
+}
+
+#[test]
+fn kernel_mode_reads_each_cpus_thread_latency_and_puts_tracefs_back() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    // While it runs, tracefs holds the test's settings, in latkit's own instance: the top
+    // level's tracer stays the user's.
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "timerlat");
+    assert_eq!(fs.read("instances/latkit/tracing_on"), "1");
+    assert_eq!(fs.read("current_tracer"), "nop");
+    assert_eq!(fs.read("osnoise/cpus"), "0");
+    assert_eq!(fs.read("osnoise/timerlat_period_us"), "1000");
+    assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
+    pipe.write_all(b"CPU:1 [LOST 3 EVENTS]\n").unwrap();
+    pipe.write_all(lines(0..2000).as_bytes()).unwrap();
+    drop(pipe);
+    let out = job.finish("-t 1");
+    assert!(out.status.success(), "{out:?}");
+    fs.assert_as_found();
+
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["timer"]["mode"], "in-kernel periodic task");
+    assert_eq!(run["timer"]["method"], "timerlat");
+    assert_eq!(run["timer"]["priority"], 95);
+    assert_eq!(run["timer"]["duration_s"], 2);
+    // CPU 1's lines are not asked for (-c 0); CPU 0's thread samples count, exactly.
+    let cpu0 = &benchmark(&doc, "cpu0")["timer"];
+    let expected: Vec<u64> = (0..2000).map(|i| thread_ns(0, i)).collect();
+    assert_eq!(cpu0["samples"], 2000);
+    assert_eq!(cpu0["min_ns"], 3000);
+    assert_eq!(cpu0["max_ns"], 250_000);
+    let mean = expected.iter().sum::<u64>() as f64 / 2000.0;
+    assert!((cpu0["avg_ns"].as_f64().unwrap() - mean).abs() < 1e-6);
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("lost 3 timerlat events"), "{notes}");
+}
+
+#[test]
+fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
+    let fs = FakeTracefs::new();
+    let root = fs.root().to_str().unwrap();
+    let args = [
+        "timer",
+        "--tracefs",
+        root,
+        "-p",
+        "1000",
+        "--warmup",
+        "1",
+        "-t",
+        "irq",
+        "-T",
+        "3",
+        "-c",
+        "0-1",
+        "-f",
+        "-b",
+        "0.504",
+    ];
+    let mut job = Job::start(&args, fs.root());
+    let mut pipe = fs.pipe_writer();
+    // -f: a second instance, nobody reads, keeps the whole trace.
+    assert_eq!(
+        fs.read("instances/latkit-frozen/current_tracer"),
+        "timerlat"
+    );
+    assert_eq!(fs.read("osnoise/cpus"), "0,1");
+    // The warm-up's samples (above -b as many are) do not count: the kernel's stop
+    // threshold waits for the warm-up's end.
+    assert_eq!(fs.read("osnoise/stop_tracing_us"), "0");
+    pipe.write_all(lines(0..1000).as_bytes()).unwrap();
+    // Past the warm-up, the kernel stops the trace at the first whole µs above -b, in the
+    // IRQ.
+    crate::common::wait_until("the stop threshold armed after the warm-up", || {
+        fs.read("osnoise/stop_tracing_us") == "1"
+    });
+    assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
+    let _ = pipe.write_all(lines(1000..3000).as_bytes());
+    drop(pipe);
+    let out = job.finish("-t 2");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("== Test mode: in-kernel timer handler"),
+        "{stdout}"
+    );
+    // The first IRQ after the warm-up (1000 periods), 506 ns, is above 0.504 µs.
+    assert!(
+        stdout.contains("woke 0.506 us late at 0.001 s"),
+        "the break sample is reported: {stdout}"
+    );
+    let dir = fs.root().join("instances/latkit-frozen");
+    assert!(
+        (stdout.to_string() + &stderr).contains(&format!("{}/trace", dir.display())),
+        "{stdout}\n{stderr}"
+    );
+    // The frozen instance stays, stopped, with timerlat's trace; all else is back.
+    assert_eq!(
+        fs.read("instances/latkit-frozen/current_tracer"),
+        "timerlat"
+    );
+    assert_eq!(fs.read("instances/latkit-frozen/tracing_on"), "0");
+    for (file, value) in FOUND.iter().filter(|(f, _)| !f.contains("latkit-frozen")) {
+        assert_eq!(fs.read(file), *value, "{file}");
+    }
+}
+
+#[test]
+fn sigterm_mid_run_reports_what_was_measured_and_restores_tracefs() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-c", "0-1", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    pipe.write_all(lines(0..1600).as_bytes()).unwrap();
+    // write_all returned: latkit has read all but the last pipe-full; give it time for that.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::killpg(job.group(), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = job.finish("SIGTERM");
+    drop(pipe);
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    fs.assert_as_found();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The three activations CPU 1 missed are overruns, found from the samples' timestamps.
+    let cpu1 = &benchmark(&doc, "cpu1")["timer"];
+    assert_eq!(cpu1["samples"], 1597);
+    assert_eq!(cpu1["overruns"], 3);
+    assert_eq!(benchmark(&doc, "cpu0")["timer"]["overruns"], 0);
+    assert_eq!(benchmark(&doc, "cpu0")["timer"]["max_ns"], 250_000);
+}
+
+/// `-T` is time: periods timerlat skipped count towards it, so the test ends after 2,000
+/// periods (1,997 samples and 3 overruns on CPU 1), not after 2,000 samples.
+#[test]
+fn the_duration_counts_missed_periods() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "1", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let _ = pipe.write_all(lines(0..2100).as_bytes());
+    drop(pipe);
+    let out = job.finish("-T 2");
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cpu1 = &benchmark(&doc, "cpu1")["timer"];
+    assert_eq!(
+        (&cpu1["samples"], &cpu1["overruns"]),
+        (&1997.into(), &3.into())
+    );
+    assert_eq!(doc["runs"][0]["timer"]["duration_s"], 2);
+}
+
+/// Another tool changes timerlat's global settings while latkit measures: the figures are
+/// not the test's, so exit 1 saying what changed, and the other tool's value stays.
+#[test]
+fn settings_changed_by_another_tool_fail_the_test_and_are_left_to_it() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let _ = pipe.write_all(lines(0..500).as_bytes());
+    std::fs::write(fs.root().join("osnoise/timerlat_period_us"), "500\n").unwrap();
+    let _ = pipe.write_all(lines(500..2100).as_bytes());
+    drop(pipe);
+    let out = job.finish("disturbed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("osnoise/timerlat_period_us is 500, latkit set 1000"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("changed while latkit measured")
+    );
+    assert_eq!(fs.read("osnoise/timerlat_period_us"), "500");
+    assert_eq!(fs.read("osnoise/cpus"), "0-1");
+}
+
+#[test]
+fn a_tracer_that_never_reports_is_an_error_and_tracefs_is_put_back() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "5"]);
+    // Opened and left silent: the kernel would write lines; this one never does.
+    let pipe = fs.pipe_writer();
+    let out = job.finish("silent tracer");
+    drop(pipe);
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no timerlat sample"),
+        "{out:?}"
+    );
+    fs.assert_as_found();
+}
+
+#[test]
+fn a_busy_tracer_bad_periods_and_f_without_b_are_refused_before_anything_changes() {
+    let fs = FakeTracefs::new();
+    let root = fs.root().to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["-t", "1", "-p", "50"],
+            "timerlat's period is 100 µs to 1 s",
+        ),
+        (vec!["-t", "2", "-f"], "give -b US too"),
+    ] {
+        latkit()
+            .args(["timer", "--tracefs", root])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+        fs.assert_as_found();
+    }
+    // rtla traces in an instance of its own; a tracer stopped (tracing_on 0) is no user.
+    let rtla = fs.root().join("instances/timerlat_top");
+    std::fs::create_dir(&rtla).unwrap();
+    std::fs::write(rtla.join("current_tracer"), "timerlat\n").unwrap();
+    std::fs::write(rtla.join("tracing_on"), "1\n").unwrap();
+    std::fs::write(fs.root().join("current_tracer"), "osnoise\n").unwrap();
+    std::fs::write(fs.root().join("tracing_on"), "0\n").unwrap();
+    latkit()
+        .args(["timer", "--tracefs", root, "-t", "1", "-T", "1"])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(
+            "already tracing in instance timerlat_top of",
+        ));
+    assert_eq!(fs.read("osnoise/cpus"), "0-1");
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "nop");
+}
+
+/// A control file the kernel refuses to write (here one that is not writable even by root):
+/// the set-up stops there, exits 2 naming it, and what it had changed is put back.
+#[test]
+fn a_setup_that_fails_part_way_puts_back_what_it_changed() {
+    let fs = FakeTracefs::new();
+    let refusing = fs.root().join("osnoise/stop_tracing_us");
+    std::fs::remove_file(&refusing).unwrap();
+    std::os::unix::fs::symlink("/proc/version", &refusing).unwrap();
+    let root = fs.root().to_str().unwrap();
+    let out = latkit()
+        .args(["timer", "--tracefs", root, "-t", "1", "-T", "1", "-c", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("stop_tracing_us"), "{stderr}");
+    assert!(!stderr.contains("could not restore"), "{stderr}");
+    for (file, value) in FOUND {
+        if file != "osnoise/stop_tracing_us" {
+            assert_eq!(fs.read(file), value, "{file} was not restored");
+        }
+    }
+}
+
+/// The real kernel: without timerlat (this VM), one line says what is missing and what works.
+#[test]
+fn this_kernel_refuses_the_kernel_modes_clearly() {
+    let tracers = std::fs::read_to_string("/sys/kernel/tracing/available_tracers");
+    let out = latkit()
+        .args(["timer", "-t", "1", "-T", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match &tracers {
+        Ok(list) if list.split_whitespace().any(|t| t == "timerlat") => {
+            // A kernel with timerlat measures (as root) instead.
+            assert!(out.status.success(), "{stderr}");
+            return;
+        }
+        Ok(list) => {
+            let checks = crate::common::json_of(latkit().args(["doctor", "--format", "json"]));
+            let timerlat = checks
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "timerlat")
+                .expect("the doctor checks timerlat");
+            assert_eq!(timerlat["status"], "warn");
+            assert!(timerlat["found"].as_str().unwrap().contains(list.trim()));
+            assert_eq!(out.status.code(), Some(5), "{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains("CONFIG_TIMERLAT_TRACER"), "{stderr}");
+            assert!(stderr.contains(list.trim()), "{stderr}");
+            assert!(stderr.contains("-t 0"), "{stderr}");
+        }
+        Err(_) => {
+            assert_eq!(out.status.code(), Some(5), "{stderr}");
+            assert!(stderr.contains("tracefs"), "{stderr}");
+        }
+    }
+    if crate::common::is_root() {
+        let setpriv = crate::common::peer("setpriv", "apt-get install util-linux");
+        let out = std::process::Command::new(setpriv)
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(assert_cmd::cargo::cargo_bin("latkit"))
+            .args(["timer", "-t", "2", "-T", "1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
+        // Unmounted, tracefs is missing for anyone; mounted, it is root's.
+        let expected = match tracers {
+            Ok(_) => "needs root",
+            Err(_) => "not mounted",
+        };
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+}
