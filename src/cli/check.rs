@@ -14,7 +14,7 @@ pub struct CheckArgs {
     pub input: super::InputArgs,
     /// How to print the verdict.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::commands::CheckFormat,
+    pub format: super::choices::CheckFormatArg,
     /// Also write the verdict as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -45,7 +45,7 @@ impl From<CheckArgs> for crate::commands::CheckOptions {
             targets: args.targets,
             inputs: args.inputs,
             reading: args.input.into(),
-            format: args.format,
+            format: args.format.into(),
             junit: args.junit,
             reject_malformed: args.strict,
             base: args.base,

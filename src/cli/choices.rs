@@ -1,8 +1,8 @@
-//! Command-line twins of the probes' enums: clap parses these, and `From` hands the probe its own
-//! type, so probe and wire-protocol types carry no clap derive. (How a command prints, such as
-//! `check --format`, is the command's own choice and derives clap's `ValueEnum` where it is
-//! defined, in `commands`.)
+//! Command-line twins of the library's enums, each declared once here with its `--help` text:
+//! clap parses these, and `From` hands the library its own type, so library and wire-protocol
+//! types carry no clap derive.
 
+use crate::commands::{CheckFormat, DoctorFormat, ListFormat, PageFormat};
 use crate::probe::frame::{Converter, Operation, PixelFormat};
 use crate::probe::net::protocol::Test;
 use crate::probe::timer::WaitMethod;
@@ -28,6 +28,37 @@ macro_rules! choice {
         }
     };
 }
+
+choice!(CheckFormatArg => CheckFormat {
+    /// Terminal table.
+    Table,
+    /// GitHub markdown.
+    Markdown,
+    /// One self-contained HTML file: the verdict, the budget plot, the results' plots and
+    /// tables.
+    Html,
+});
+
+choice!(PageFormatArg => PageFormat {
+    /// GitHub markdown, for a wiki page or a docs folder.
+    Markdown,
+    /// One self-contained HTML file, with the results' plots.
+    Html,
+});
+
+choice!(DoctorFormatArg => DoctorFormat {
+    /// One line per check, and a line of advice under each problem.
+    Text,
+    /// The checks as a JSON array.
+    Json,
+});
+
+choice!(ListFormatArg => ListFormat {
+    /// Aligned terminal table.
+    Table,
+    /// One JSON array of runs.
+    Json,
+});
 
 choice!(WaitMethodArg => WaitMethod {
     /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) — cyclictest's default.

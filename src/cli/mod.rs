@@ -1,6 +1,5 @@
 //! The command line: arguments and their help, each flag parsed and checked once, then
-//! handed to `crate::commands` as plain options (a command sees clap only in the `ValueEnum` derive
-//! of its own output choices, such as `check --format`).
+//! handed to `crate::commands` as plain options (no command sees clap).
 
 mod bisect;
 mod calibrate;
@@ -179,7 +178,7 @@ impl Cli {
             Command::Exec(args) => C::Exec(args.into_options()?),
             Command::Net(args) => C::Net(args.mode.into()),
             Command::Frame(args) => C::Frame(args.into()),
-            Command::Doctor(args) => C::Doctor(args.format),
+            Command::Doctor(args) => C::Doctor(args.format.into()),
             Command::Check(args) => C::Check(args.into()),
             Command::Compare(args) => C::Compare(args.into()),
             Command::Bisect(args) => C::Bisect(args.into_options()?),
@@ -202,7 +201,7 @@ impl Cli {
 pub struct DoctorArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: commands::DoctorFormat,
+    pub format: choices::DoctorFormatArg,
 }
 
 /// Where a result goes and how it is gated: defined once, shared by every command that

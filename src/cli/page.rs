@@ -15,7 +15,7 @@ pub struct PageArgs {
     pub input: super::InputArgs,
     /// Page format (HTML comes with the HTML reports).
     #[arg(long, value_enum, default_value = "markdown")]
-    pub format: crate::commands::PageFormat,
+    pub format: super::choices::PageFormatArg,
     /// Write the page to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -27,7 +27,7 @@ impl From<PageArgs> for crate::commands::PageOptions {
             spec: args.spec,
             files: args.files,
             reading: args.input.into(),
-            format: args.format,
+            format: args.format.into(),
             out: args.out,
         }
     }

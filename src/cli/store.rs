@@ -39,7 +39,7 @@ pub enum StoreAction {
         #[arg(long, value_name = "NAME")]
         tag: Option<String>,
         #[arg(long, value_enum, default_value = "table")]
-        format: crate::commands::ListFormat,
+        format: super::choices::ListFormatArg,
         #[command(flatten)]
         quiet: Quiet,
     },
@@ -140,7 +140,7 @@ impl From<StoreAction> for crate::commands::StoreAction {
                     tag,
                     last: last.map(|n| n as usize),
                 },
-                format,
+                format: format.into(),
             },
             StoreAction::Show { reference, report } => A::Show {
                 reference,

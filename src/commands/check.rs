@@ -8,7 +8,7 @@ use crate::spec::targets::Targets;
 use std::path::PathBuf;
 
 /// How `check` prints its verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckFormat {
     /// Terminal table.
     Table,

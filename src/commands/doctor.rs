@@ -1,7 +1,7 @@
 use crate::error::{Error, Result};
 
 /// How the doctor's checks are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DoctorFormat {
     /// One line per check, and a line of advice under each problem.
     Text,

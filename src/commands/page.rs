@@ -8,7 +8,7 @@ use crate::spec::page::PageSpec;
 use std::path::PathBuf;
 
 /// What a performance page is written as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageFormat {
     /// GitHub markdown, for a wiki page or a docs folder.
     Markdown,

@@ -42,7 +42,7 @@ pub enum StoreAction {
 }
 
 /// How `store list` prints the runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListFormat {
     /// Aligned terminal table.
     Table,

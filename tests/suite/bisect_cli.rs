@@ -6,15 +6,9 @@
 use crate::common::{Job, git, latkit};
 use serde_json::Value;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
 /// One bisection measures at a time: two measuring side by side on this 2-CPU machine made
 /// each other's noise (a truly good commit was once placed with the bad end).
-fn quiet() -> MutexGuard<'static, ()> {
-    static MEASURING: Mutex<()> = Mutex::new(());
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn go_sources(work: u32) -> String {
     format!(
         "package spin\n\nimport \"testing\"\n\nvar sink uint64\n\n\
@@ -68,7 +62,7 @@ fn checkouts_left(repo: &Path) -> usize {
 
 /// `latkit bisect OPTIONS --dir REPO -- HARNESS`, run to its end, alone.
 fn bisect(repo: &Path, options: &[&str], harness: &[&str]) -> std::process::Output {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     latkit()
         .arg("bisect")
         .args(options)
@@ -232,7 +226,7 @@ fn exec_bisect_times_a_command_of_each_checkout() {
 fn an_interrupted_bisect_exits_130_and_leaves_no_checkout() {
     let repo = go_history();
     let root = repo.path().to_str().unwrap();
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let mut job = Job::start(
         &[
             "bisect",
@@ -390,7 +384,7 @@ fn scratch_left_by_a_killed_bisect_is_removed_by_the_next() {
             .filter(|n| n.starts_with("latkit-bisect-"))
             .collect()
     };
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     // A bisect of the two commits, its scratch in `tmp`.
     let bisect = |rounds: &str| {
         let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"));

@@ -213,6 +213,7 @@ const GO_NAP: &str = "package nap\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n\
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs go")]
 fn go_against_itself_states_the_floor_for_its_count() {
+    let _cores = crate::common::measuring();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("go.mod"),

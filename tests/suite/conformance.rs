@@ -803,6 +803,7 @@ fn hdrhistogram_reference_rows_and_figures() {
     ignore = "needs python3 and pytest-benchmark"
 )]
 fn pytest_benchmark_storage_files_figure_for_figure() {
+    let _cores = crate::common::busy();
     let compare = crate::common::pytest().with_file_name("pytest-benchmark");
     let dir = tempfile::tempdir().unwrap();
     let data = conformance("pytest-benchmark");

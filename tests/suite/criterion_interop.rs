@@ -73,6 +73,7 @@ fn per_iteration(iters: &[f64], times: &[f64]) -> Vec<f64> {
     ignore = "builds a criterion bench with cargo"
 )]
 fn cargo_bench_directory_reads_sample_for_sample() {
+    let _cores = crate::common::busy();
     let (_turn, target) = target_dir();
     cargo_in_fixture(&target, &["bench", "--quiet"]);
     let criterion = target.join("criterion");
@@ -142,6 +143,7 @@ fn cargo_bench_directory_reads_sample_for_sample() {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs cargo-criterion")]
 fn cargo_criterion_messages_read_sample_for_sample() {
+    let _cores = crate::common::busy();
     let (_turn, target) = target_dir();
     let out = cargo_in_fixture(&target, &["criterion", "--message-format=json"]);
     let dir = tempfile::tempdir().unwrap();
@@ -283,6 +285,7 @@ fn bad_criterion_files_and_lines_exit_2_or_warn_with_their_place() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs root (reads as uid 65534)")]
 fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
     use std::os::unix::fs::PermissionsExt;
     let nobody = crate::common::Nobody::new();

@@ -638,6 +638,7 @@ fn run_case(index: usize, case: &Case) -> Result<(i64, i32), String> {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs GNU time; minutes of CPU")]
 fn the_release_binary_survives_mutated_inputs_and_specs() {
+    let _cores = crate::common::busy();
     let cases: usize = std::env::var("LATKIT_FUZZ_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -685,6 +686,7 @@ fn the_release_binary_survives_mutated_inputs_and_specs() {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs GNU time")]
 fn declared_structure_costs_no_memory() {
+    let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
     let mut report = Vec::new();
     for (seed, reader) in READ_SEEDS.iter().filter(|(s, _)| s.starts_with("amplify:")) {
@@ -723,6 +725,7 @@ fn declared_structure_costs_no_memory() {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs GNU time")]
 fn large_inputs_cost_memory_by_content_not_size() {
+    let _cores = crate::common::busy();
     const PADDING: usize = 220 << 20;
     let dir = tempfile::tempdir().unwrap();
     let padded = |seed: &str| {

@@ -31,6 +31,7 @@ fn null_device(dir: &Path) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs root (makes a device node)")]
 fn a_character_device_is_written_through_never_replaced() {
     assert!(
         crate::common::is_root(),
@@ -275,6 +276,7 @@ fn control_characters_from_input_never_act() {
 /// A store another user owns reads as it is (list, history, show, export): reading writes
 /// nothing, so it needs no write access.
 #[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs root (reads as uid 65534)")]
 fn a_store_this_user_may_not_write_can_be_read() {
     use std::os::unix::fs::PermissionsExt;
     assert!(

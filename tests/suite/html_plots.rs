@@ -253,6 +253,7 @@ fn screenshot_variance(page: &Path, dir: &Path) -> f64 {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs chromium")]
 fn every_html_report_opens_cleanly_in_chromium() {
+    let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // The detector works: a page that requests something is caught.

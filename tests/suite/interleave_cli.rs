@@ -5,15 +5,9 @@ use crate::common::{git, latkit, worktrees};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 
 /// One interleaved comparison measures at a time: side by side on a 2-CPU machine they make
 /// each other's noise.
-fn quiet() -> MutexGuard<'static, ()> {
-    static MEASURING: Mutex<()> = Mutex::new(());
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A repository with `files` committed, then `changed` written over them uncommitted.
 fn repository(files: &[(&str, &str)], changed: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -57,7 +51,7 @@ fn go_sources(work: u32) -> String {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let repo = repository(
         &[
             ("go.mod", "module example.com/spin\n\ngo 1.19\n"),
@@ -189,7 +183,7 @@ fn gbench_source(work: u32) -> String {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn gbench_builds_both_trees_and_compares_them() {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let repo = repository(
         &[("spin.cc", &gbench_source(20_000))],
         &[("spin.cc", &gbench_source(40_000))],
@@ -350,7 +344,7 @@ fn go_auto(repo: &Path, rev: &str, args: &[&str]) -> (Option<i32>, Value, String
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn go_runs_auto_stops_once_a_real_change_is_decided() {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");
     let repo = repository(
         &[module, ("nap_test.go", &go_nap(20))],
@@ -409,7 +403,7 @@ fn gbench_nap(ms: u32) -> String {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let repo = repository(
         &[("nap.cc", &gbench_nap(20))],
         &[("nap.cc", &gbench_nap(30))],
@@ -435,7 +429,7 @@ fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn merge_base_judges_a_branch_against_where_it_left_main() {
-    let _quiet = quiet();
+    let _cores = crate::common::measuring();
     let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");
     let repo = repository(&[module, ("nap_test.go", &go_nap(20))], &[]);
     let dir = repo.path();

@@ -84,6 +84,7 @@ fn assert_within_a_quarter(estimate: f64, truth: f64, what: &str) {
     ignore = "a simulation of thousands of rounds (minutes of CPU)"
 )]
 fn the_detectable_change_of_a_twenty_benchmark_family_is_the_gates_own() {
+    let _cores = crate::common::busy();
     // 20 benchmarks, 10 % noise, 10 runs a side: a --fail-on rule over the family tests its
     // smallest p at alpha / 20 (Holm's first step); tests/gate_family.rs finds 25 % caught
     // about 90 % of the time.
@@ -108,6 +109,7 @@ fn the_detectable_change_of_a_twenty_benchmark_family_is_the_gates_own() {
     ignore = "a simulation of thousands of rounds (minutes of CPU)"
 )]
 fn the_detectable_change_of_a_quiet_benchmark_with_more_runs() {
+    let _cores = crate::common::busy();
     // 16 a side: the test counts every split of 32 exactly (beyond, it draws them, which
     // 10,000 simulated tests would take minutes to).
     let truth = true_detectable(3, 16, 0.05, 0.03);

@@ -64,6 +64,7 @@ fn documents(root: &Path) -> Vec<std::path::PathBuf> {
     ignore = "runs every example, with go, g++, hyperfine and cyclictest"
 )]
 fn every_readme_example_pastes_and_runs() {
+    let _cores = crate::common::busy();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let latkit = assert_cmd::cargo::cargo_bin("latkit");
     let bin = latkit.parent().unwrap();

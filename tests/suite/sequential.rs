@@ -178,6 +178,7 @@ fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
     ignore = "a simulation of thousands of rounds"
 )]
 fn bisect_spends_alpha_over_its_looks() {
+    let _cores = crate::common::busy();
     // Judging at alpha after every round from 5 to 15 misplaces more than alpha; spending it
     // as --runs auto does holds the rate within it.
     let flat = misplaced(17, |_| Some(0.05));

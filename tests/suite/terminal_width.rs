@@ -170,6 +170,7 @@ fn columns_left_out_are_named_and_a_pipe_gets_them_all() {
 /// On a real terminal (a pty of 80 columns, no `COLUMNS` in the environment), as root and
 /// as an unprivileged user.
 #[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs root (runs as uid 65534)")]
 fn a_terminal_of_80_columns_gets_a_table_of_80() {
     // The unprivileged user runs a copy from an open folder: the checkout may be under /root.
     let nobody = crate::common::Nobody::new();

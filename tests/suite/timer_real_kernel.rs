@@ -419,6 +419,7 @@ fn rtla_top_rows(text: &str) -> Vec<(usize, f64, Vec<f64>)> {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "boots a real kernel in qemu")]
 fn the_kernel_modes_on_a_real_timerlat_kernel() {
+    let _cores = crate::common::busy();
     let guest = boot();
     assert_eq!(guest.state("boot"), CLEAN);
 

@@ -389,3 +389,22 @@ pub fn go_file_run(builder: latkit::model::RunBuilder) -> latkit::model::Run {
         builder,
     )
 }
+
+/// The machine's two cores, shared by the tests of one binary. A test whose assertion needs a
+/// real effect measured (a 2x slowdown found, a culprit commit named) holds them alone
+/// ([`measuring`]); a test that keeps a core busy for long (a simulation, a fuzz run, a build,
+/// a browser, a guest kernel, the docs' examples) shares them with its kind ([`busy`]) but
+/// never runs beside a measurement. Short tests take neither.
+static CORES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+pub fn measuring() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CORES
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub fn busy() -> std::sync::RwLockReadGuard<'static, ()> {
+    CORES
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
