@@ -63,13 +63,9 @@ fn shown(text: &str, keep: fn(char) -> bool) -> std::borrow::Cow<'_, str> {
 /// terminal does not print them a second time.
 static SAID_ON_TERMINAL: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// Says `latkit: warning: TEXT` on stderr, and remembers it when a person reads stderr.
-pub fn say_warning(text: &str) {
-    use std::io::IsTerminal;
-    say(&format!("latkit: warning: {text}"));
-    if std::io::stderr().is_terminal()
-        && let Ok(mut said) = SAID_ON_TERMINAL.lock()
-    {
+/// Remembers that the warning `text` was shown on the terminal.
+pub fn shown_on_terminal(text: &str) {
+    if let Ok(mut said) = SAID_ON_TERMINAL.lock() {
         said.push(text.to_string());
     }
 }
@@ -96,11 +92,14 @@ pub fn visible_lines(lines: &[String]) -> String {
 /// latkit's own line breaks and tabs lay it out; every other control character is shown,
 /// never acted on (text from input is made visible where it enters a message).
 pub fn say(line: &str) {
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
-    let _ = err
+    say_to(&mut std::io::stderr().lock(), line);
+}
+
+/// [`say`] to another stream (a console's stderr).
+pub fn say_to(out: &mut dyn std::io::Write, line: &str) {
+    let _ = out
         .write_all(shown(line, |c| matches!(c, '\n' | '\t')).as_bytes())
-        .and_then(|_| err.write_all(b"\n"));
+        .and_then(|_| out.write_all(b"\n"));
 }
 
 impl Error {

@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod atomic_file;
 pub mod cli;
 pub mod commands;
+pub mod env;
 pub mod error;
 pub mod host;
 pub mod ingest;

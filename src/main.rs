@@ -1,12 +1,15 @@
 use latkit::error::Error;
 
 fn main() {
-    let outcome = latkit::cli::command_line().and_then(latkit::commands::run);
+    latkit::interrupt::report_oversized_writes();
+    let env = latkit::env::Env::system();
+    let outcome =
+        latkit::cli::command_line().and_then(|command| latkit::commands::run(command, &env));
     let code = match outcome {
         Ok(()) => 0,
         Err(Error::Interrupted) => Error::Interrupted.exit_code(),
         Err(e) => {
-            latkit::error::say(&format!("latkit: {e}"));
+            env.console.say(&format!("latkit: {e}"));
             e.exit_code()
         }
     };

@@ -134,9 +134,16 @@ table so far is printed; every checkout is removed)."
 /// The command line of this process, parsed, checked (no output may name a file the command
 /// also reads or writes otherwise) and converted; clap's own errors and `--help` exit here.
 pub fn command_line() -> Result<commands::Command> {
+    parse(std::env::args_os())
+}
+
+/// A command line, parsed as [`command_line`] parses this process's.
+fn parse(
+    args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+) -> Result<commands::Command> {
     use clap::{CommandFactory, FromArgMatches};
     let command = Cli::command();
-    let matches = command.clone().get_matches();
+    let matches = command.clone().get_matches_from(args);
     overlap::refuse_overlaps(&command, &matches)?;
     Cli::from_arg_matches(&matches)
         .unwrap_or_else(|e| e.exit())
@@ -393,3 +400,6 @@ pub(super) fn runs_or_auto(text: &str) -> std::result::Result<commands::Runs, St
             }),
     }
 }
+
+#[cfg(test)]
+mod in_process;

@@ -5,6 +5,7 @@ use super::{Command, exec, gbench, go};
 use crate::analyze::Report;
 use crate::analyze::noise_floor::{self, Calibration, Floor, POWER};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::Note;
 use std::path::{Path, PathBuf};
@@ -28,17 +29,17 @@ struct Asked {
     command: Vec<String>,
 }
 
-pub fn run(args: CalibrateOptions) -> Result<()> {
-    crate::interrupt::install();
+pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
+    env.interrupt.install();
     let asked = Asked {
         effect: args.effect,
         alpha: args.alpha,
         command: args.command,
     };
     let aa = match *args.inner {
-        Command::Go(options) => go::against_itself(options, args.rounds)?,
-        Command::Gbench(options) => gbench::against_itself(options, args.rounds)?,
-        Command::Exec(options) => exec::against_itself(options, args.rounds)?,
+        Command::Go(options) => go::against_itself(options, args.rounds, env)?,
+        Command::Gbench(options) => gbench::against_itself(options, args.rounds, env)?,
+        Command::Exec(options) => exec::against_itself(options, args.rounds, env)?,
         _ => unreachable!("the command line admits go, gbench and exec"),
     };
     let floors = noise_floor::from_rounds(&aa.done.rounds);
@@ -63,7 +64,8 @@ pub fn run(args: CalibrateOptions) -> Result<()> {
     if let Some(path) = &args.save {
         save(path, &floors, &asked, aa.runs)?;
         if !aa.quiet {
-            crate::error::say(&format!("latkit: wrote {}", path.display()));
+            env.console
+                .say(&format!("latkit: wrote {}", path.display()));
         }
     }
     aa.sinks.finish(&report)?;
@@ -196,7 +198,7 @@ fn save(path: &Path, floors: &[Floor], args: &Asked, runs: u64) -> Result<()> {
 }
 
 /// Reads a calibration `--save` wrote; on another host it still loads, with a warning.
-pub fn load(path: &Path) -> Result<Calibration> {
+pub fn load(path: &Path, console: &Console) -> Result<Calibration> {
     let name = path.display().to_string();
     let text = crate::error::read_text(path)?;
     let calibration: Calibration = serde_json::from_str(&text).map_err(|e| {
@@ -224,7 +226,7 @@ pub fn load(path: &Path) -> Result<Calibration> {
     if let (Some(there), Some(here)) = (&calibration.host, &here)
         && there != here
     {
-        crate::error::say_warning(&format!(
+        console.say_warning(&format!(
             "{name} was calibrated on {there}, not on this host ({here}): its noise floor \
              may not hold here"
         ));

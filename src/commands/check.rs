@@ -2,6 +2,7 @@ use super::{Plots, Reading};
 use super::{deliver, read_inputs};
 use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
 use crate::spec::targets::Targets;
@@ -44,7 +45,7 @@ pub struct CheckOptions {
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
 /// everything passed. `[[regression]]` rules compare the results with `--base`.
-pub fn run(args: CheckOptions) -> Result<()> {
+pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
     let targets = Targets::load(&args.targets)?;
     match (&args.base, targets.regressions.is_empty()) {
         (None, false) => {
@@ -61,8 +62,8 @@ pub fn run(args: CheckOptions) -> Result<()> {
         }
         _ => {}
     }
-    let mut sinks = FanOut::new(false);
-    let dest = Destination::open(args.out.as_deref())?;
+    let mut sinks = FanOut::new(false, &env.console);
+    let dest = Destination::open(args.out.as_deref(), &env.console.stdout)?;
     match args.format {
         CheckFormat::Html => sinks.push(Rendered::new(&crate::report::HTML, dest)),
         format => sinks.push(Verdict {
@@ -72,14 +73,18 @@ pub fn run(args: CheckOptions) -> Result<()> {
     }
     sinks.push_plots(&args.plots.pairs()?)?;
     if let Some(path) = &args.junit {
-        sinks.push(Junit(Destination::open(Some(path))?));
+        sinks.push(Junit(Destination::open(
+            Some(path),
+            &sinks.console().stdout,
+        )?));
     }
     let reading = &args.reading;
-    let (runs, notes) = read_inputs(&args.inputs, reading, args.reject_malformed)?;
+    let (runs, notes) = read_inputs(&args.inputs, reading, args.reject_malformed, &env.console)?;
     let regression = match &args.base {
         Some(base) => {
             let mut store = super::store::LazyStore::new(args.db.as_deref());
-            let (label, base_runs, _) = super::store::read_input(base, reading, &mut store)?;
+            let (label, base_runs, _) =
+                super::store::read_input(base, reading, &mut store, &env.console)?;
             let inputs = vec![
                 CompareInput {
                     label,

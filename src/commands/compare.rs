@@ -2,11 +2,11 @@ use super::store::{LazyStore, read_input};
 use super::{Gate, Plots, Reading, say_warnings};
 use crate::analyze::compare::{self as analysis, CompareInput, Family, compare};
 use crate::analyze::envdiff;
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::model::{Note, identities};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
 use crate::store::Store;
-use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 /// What `latkit compare` compares, how it decides and where the report goes.
@@ -37,22 +37,26 @@ pub struct CompareOptions {
 
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
-pub fn run(args: CompareOptions) -> Result<()> {
-    let mut sinks = FanOut::new(args.quiet);
+pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
+    let console = &env.console;
+    let mut sinks = FanOut::new(args.quiet, console);
     sinks.push(Rendered::new(
         args.format,
-        Destination::open(args.out.as_deref())?,
+        Destination::open(args.out.as_deref(), &console.stdout)?,
     ));
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
     sinks.push_plots(&args.plots.pairs()?)?;
     if let Some(path) = &args.junit {
-        sinks.push(Junit(Destination::open(Some(path))?));
+        sinks.push(Junit(Destination::open(
+            Some(path),
+            &sinks.console().stdout,
+        )?));
     }
     let mut store = LazyStore::new(args.db.as_deref());
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     for spec in &args.inputs {
-        let (label, runs, read_notes) = read_input(spec, &args.reading, &mut store)?;
+        let (label, runs, read_notes) = read_input(spec, &args.reading, &mut store, console)?;
         notes.extend(read_notes);
         inputs.push(CompareInput { label, runs });
     }
@@ -68,13 +72,13 @@ pub fn run(args: CompareOptions) -> Result<()> {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,
-        ..args.gate.options()?
+        ..args.gate.options(console)?
     };
     let mut report = compare(inputs, &opts)?;
     notes.append(&mut report.notes);
     report.notes = notes;
-    if !args.quiet && (args.out.is_some() || !io::stdout().is_terminal()) {
-        say_warnings(&report.notes);
+    if !args.quiet && (args.out.is_some() || !console.stdout.at_terminal()) {
+        say_warnings(&report.notes, console);
     }
     super::deliver(&report, sinks)
 }

@@ -1,8 +1,8 @@
 //! `latkit completions` and `latkit man`: what the argument definitions generate, on stdout.
 
+use crate::env::Env;
 use crate::error::Result;
-use crate::report::sink::Destination;
 
-pub fn print(bytes: &[u8]) -> Result<()> {
-    Destination::Stdout.write_whole(bytes)
+pub fn print(bytes: &[u8], env: &Env) -> Result<()> {
+    crate::report::sink::print_whole(&env.console, bytes)
 }

@@ -31,7 +31,7 @@ fn hanging(lead: &str, text: &str) -> String {
     out
 }
 
-pub fn run(format: DoctorFormat) -> Result<()> {
+pub fn run(format: DoctorFormat, env: &crate::env::Env) -> Result<()> {
     let checks = crate::host::doctor::checks();
     let mut out = String::new();
     match format {
@@ -50,5 +50,5 @@ pub fn run(format: DoctorFormat) -> Result<()> {
             }
         }
     }
-    crate::report::sink::Destination::Stdout.write_whole(out.as_bytes())
+    crate::report::sink::print_whole(&env.console, out.as_bytes())
 }

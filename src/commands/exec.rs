@@ -5,13 +5,13 @@ use super::{
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::build_report;
 use crate::analyze::sequential::{Decision, Design};
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::report::sink::LiveEvent;
-use crate::runner::exec::{CommandOutput, Ending, Exec, Processes, Timing};
+use crate::runner::exec::{CommandOutput, Ending, Exec, Timing};
 use crate::runner::plan::{Planned, plan};
 use crate::runner::{turn_order, turns_in_pairs};
-use std::io::{IsTerminal, stderr};
 
 /// Commands to time, hyperfine's way.
 pub struct ExecOptions {
@@ -70,10 +70,10 @@ fn sequential_design(args: &ExecOptions) -> Result<Option<Design>> {
     }))
 }
 
-pub fn run(args: ExecOptions) -> Result<()> {
+pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let mut opts = enrich_options(&args.report, &suite)?;
-    let mut sinks = output_sinks(&args.report.output)?;
+    let mut sinks = output_sinks(&args.report.output, &env.console)?;
     let design = sequential_design(&args)?;
     let commands = plan(args.commands, &args.names, &args.parameters)?;
     // Several commands are run to be compared: how many times slower than the fastest.
@@ -85,13 +85,14 @@ pub fn run(args: ExecOptions) -> Result<()> {
     }
     let reference = commands[0].name.clone();
     let gated: Vec<String> = commands[1..].iter().map(|c| c.name.clone()).collect();
-    let exec = Exec {
+    let exec = timer(
         commands,
-        timing: args.timing,
-        spawner: Box::new(Processes::new(args.output)?),
-        progress: !args.report.output.quiet && stderr().is_terminal(),
-    };
-    let options = args.gate.options()?;
+        args.timing,
+        args.output,
+        args.report.output.quiet,
+        env,
+    )?;
+    let options = args.gate.options(&env.console)?;
     let mut auto = design.map(|design| {
         (
             AutoGate::new(design, options.rules.clone(), Against::Reference(reference)),
@@ -116,7 +117,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
         })?,
     };
     let Some(input) = timed.input else {
-        return Err(nothing_timed(timed.ending));
+        return Err(nothing_timed(timed.ending, &env.console));
     };
     let mut report = build_report(input.runs, input.notes, &opts)?;
     if let Some((gate, design)) = &auto {
@@ -128,7 +129,7 @@ pub fn run(args: ExecOptions) -> Result<()> {
         report.verdict = Some(gate.verdict("", &rounds));
         sinks.push_verdict_if(true);
     }
-    warn_on_stderr(&report, &args.report.output);
+    warn_on_stderr(&report, &args.report.output, &env.console);
     match timed.ending {
         Ending::Done => deliver_rounds(&report, sinks, rounds.len()),
         // What finished is reported, written and stored; the exit code says how it ended.
@@ -145,17 +146,35 @@ pub fn run(args: ExecOptions) -> Result<()> {
 
 /// Why no command finished a timed run: its failure, or an interrupt (said here, since
 /// nothing is reported).
-fn nothing_timed(ending: Ending) -> Error {
+fn nothing_timed(ending: Ending, console: &Console) -> Error {
     match ending {
         Ending::Failed(failure) => failure,
         _ => {
-            crate::error::say(
+            console.say(
                 "latkit: interrupted before any command finished a timed run: nothing was \
                  measured, so nothing is reported or written",
             );
             Error::Interrupted
         }
     }
+}
+
+/// Times `commands` in `env`, their output where `output` says; progress on a terminal.
+fn timer(
+    commands: Vec<Planned>,
+    timing: Timing,
+    output: CommandOutput,
+    quiet: bool,
+    env: &Env,
+) -> Result<Exec> {
+    Ok(Exec {
+        commands,
+        timing,
+        spawner: env.launch.timer(output)?,
+        progress: env.console.progress(quiet),
+        clock: env.clock.clone(),
+        interrupt: env.interrupt.clone(),
+    })
 }
 
 /// How the second arm of a command is named in an A/A run.
@@ -165,11 +184,11 @@ fn second_arm(name: &str) -> String {
 
 /// `latkit calibrate -- exec …`: every command against itself, each once an arm a round in
 /// turn; the runs a side are those `--runs` (else `--min-runs`) gives a command alone.
-pub fn against_itself(args: ExecOptions, rounds: u32) -> Result<AaRun> {
+pub fn against_itself(args: ExecOptions, rounds: u32, env: &Env) -> Result<AaRun> {
     refuse_comparison(args.auto.then_some("--runs auto"))?;
     refuse_comparison(args.gate.fail_on.first().map(|_| "--fail-on"))?;
     refuse_comparison(args.gate.calibration.as_ref().map(|_| "--calibration"))?;
-    let sinks = output_sinks(&args.report.output)?;
+    let sinks = output_sinks(&args.report.output, &env.console)?;
     let quiet = args.report.output.quiet;
     let runs = args.timing.runs.unwrap_or(args.timing.min_runs);
     let mut commands = Vec::new();
@@ -181,12 +200,7 @@ pub fn against_itself(args: ExecOptions, rounds: u32) -> Result<AaRun> {
         });
         commands.insert(commands.len() - 1, planned);
     }
-    let exec = Exec {
-        commands,
-        timing: args.timing,
-        spawner: Box::new(Processes::new(args.output)?),
-        progress: !quiet && stderr().is_terminal(),
-    };
+    let exec = timer(commands, args.timing, args.output, quiet, env)?;
     let mut done = Rounds::default();
     let timed = exec.run_rounds(u64::from(rounds), turns_in_pairs, &mut |run| {
         let (first, mut second) = (run.clone(), run);

@@ -2,6 +2,7 @@
 
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
+use crate::env::Env;
 use crate::error::Result;
 use crate::model::Note;
 use crate::probe::frame::{FrameConfig, Operation};
@@ -13,9 +14,10 @@ pub struct FrameOptions {
 }
 
 /// Times the stage the options name and reports it.
-pub fn run(options: FrameOptions) -> Result<()> {
-    let sinks = probe_sinks(&options.output)?;
-    let run = with_progress("frame", options.output.quiet, || {
+pub fn run(options: FrameOptions, env: &Env) -> Result<()> {
+    let sinks = probe_sinks(&options.output, &env.console)?;
+    let progress = env.console.progress(options.output.quiet);
+    let run = with_progress("frame", progress, || {
         crate::probe::frame::run(&options.stage)
     })?;
     // Which converter ran is part of what the figures mean.

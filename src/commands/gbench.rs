@@ -1,9 +1,9 @@
 use super::interleave::{self, AaRun, Side, refuse_comparison};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::runner::gbench::GbenchRun;
-use std::io::{IsTerminal, stderr};
 use std::path::{Path, PathBuf};
 
 /// A google/benchmark binary's run.
@@ -25,10 +25,10 @@ pub struct GbenchOptions {
     pub report: ReportOptions,
 }
 
-pub fn run(args: GbenchOptions) -> Result<()> {
+pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output)?;
+    let sinks = output_sinks(&args.report.output, &env.console)?;
     interleave::refuse_stray_gate(&args.interleave)?;
     if let Some(rev) = args.interleave.base.clone() {
         interleave::check_flags(&args.report.output)?;
@@ -37,7 +37,7 @@ pub fn run(args: GbenchOptions) -> Result<()> {
                 "--raw keeps one run's output; it cannot be combined with --interleave".into(),
             ));
         }
-        return interleaved(args, rev);
+        return interleaved(args, rev, env);
     }
     let run = GbenchRun {
         binary: args.binary,
@@ -46,9 +46,9 @@ pub fn run(args: GbenchOptions) -> Result<()> {
         min_time: args.min_time,
         extra: args.extra,
         raw: args.raw,
-        progress: !args.report.output.quiet && stderr().is_terminal(),
+        progress: env.console.progress(args.report.output.quiet),
     };
-    let outcome = run.run()?;
+    let outcome = run.run(env.launch.harness())?;
     let nothing = format!(
         "{} ran no benchmark{}",
         run.binary.display(),
@@ -64,12 +64,13 @@ pub fn run(args: GbenchOptions) -> Result<()> {
         &args.report.output,
         &opts,
         sinks,
+        &env.console,
     )
 }
 
 /// Runs the `--build` command in `dir` (one tree), its output on stderr (stdout is the
 /// report); a failure is exit 1 naming the tree, an interrupt stops it (exit 130).
-fn run_build(command: &str, dir: &Path) -> Result<()> {
+fn run_build(command: &str, dir: &Path, env: &Env) -> Result<()> {
     let status = crate::interrupt::status_of(
         std::process::Command::new("sh")
             .args(["-c", command])
@@ -78,7 +79,7 @@ fn run_build(command: &str, dir: &Path) -> Result<()> {
             .stdout(std::io::stderr()),
     )
     .map_err(|e| Error::Environment(format!("could not run sh for --build: {e}")))?;
-    if crate::interrupt::requested() {
+    if env.interrupt.requested() {
         return Err(Error::Interrupted);
     }
     if !status.success() {
@@ -92,7 +93,7 @@ fn run_build(command: &str, dir: &Path) -> Result<()> {
 
 /// `--interleave REV`: the base revision's binary (built with `--build`) and the working
 /// tree's take turns, one repetition each per round.
-fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
+fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
     let round = GbenchRun {
         binary: args.binary.clone(),
         filter: args.filter,
@@ -100,25 +101,28 @@ fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
         min_time: args.min_time,
         extra: args.extra,
         raw: None,
-        progress: !args.report.output.quiet && stderr().is_terminal(),
+        progress: env.console.progress(args.report.output.quiet),
     };
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let build = |dir: &Path| match &args.build {
-        Some(command) => run_build(command, dir),
+        Some(command) => run_build(command, dir, env),
         None => Ok(()),
     };
     interleave::run_rounds(
         &args.interleave,
-        &rev,
-        &here,
+        interleave::BaseRev {
+            rev: &rev,
+            within: &here,
+        },
         interleave::Plan::of(&args.interleave, args.repetitions, None)?,
         &args.report.output,
+        env,
         |base| {
             build(&base.counterpart(&here)?)?;
             build(&here)
         },
         |side| match side {
-            Side::Working => round.run(),
+            Side::Working => round.run(env.launch.harness()),
             Side::Base(base) => {
                 let binary = base.counterpart(&args.binary)?;
                 if !binary.exists() {
@@ -132,7 +136,7 @@ fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
                     binary,
                     ..round.clone()
                 }
-                .run()
+                .run(env.launch.harness())
             }
         },
     )
@@ -140,12 +144,13 @@ fn interleaved(args: GbenchOptions, rev: String) -> Result<()> {
 
 /// `latkit calibrate -- gbench …`: the binary against itself, one repetition an arm a round;
 /// the runs a side are the repetitions the run takes alone.
-pub fn against_itself(args: GbenchOptions, rounds: u32) -> Result<AaRun> {
+pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaRun> {
     refuse_comparison(args.interleave.comparing())?;
     refuse_comparison(args.raw.as_ref().map(|_| "--raw"))?;
     refuse_comparison(args.build.as_ref().map(|_| "--build"))?;
-    let sinks = output_sinks(&args.report.output)?;
+    let sinks = output_sinks(&args.report.output, &env.console)?;
     let quiet = args.report.output.quiet;
+    let progress = env.console.progress(quiet);
     let round = GbenchRun {
         binary: args.binary,
         filter: args.filter,
@@ -153,10 +158,11 @@ pub fn against_itself(args: GbenchOptions, rounds: u32) -> Result<AaRun> {
         min_time: args.min_time,
         extra: args.extra,
         raw: None,
-        progress: !quiet && stderr().is_terminal(),
+        progress,
     };
+    let talk = progress.then_some(&env.console);
     Ok(AaRun {
-        done: interleave::against_itself(rounds, round.progress, |_| round.run())?,
+        done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
         runs: u64::from(args.repetitions),
         sinks,
         quiet,

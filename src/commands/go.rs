@@ -1,9 +1,9 @@
 use super::interleave::{self, AaRun, Side, refuse_comparison};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
-use std::io::{IsTerminal, stderr};
 use std::path::PathBuf;
 
 /// A `go test -bench` run; what is not given comes from the suite file's `[go]`, then
@@ -34,7 +34,11 @@ const DEFAULT_COUNT: u32 = 6;
 impl GoOptions {
     /// The `go test` run asked for, what is not given taken from `suite`; whether the count
     /// was given.
-    fn test(&mut self, suite: &crate::spec::suite::Suite) -> Result<(GoTest, bool)> {
+    fn test(
+        &mut self,
+        suite: &crate::spec::suite::Suite,
+        progress: bool,
+    ) -> Result<(GoTest, bool)> {
         let defaults = &suite.go;
         let count_given = self.count.or(defaults.count).is_some();
         let test = GoTest {
@@ -56,7 +60,7 @@ impl GoOptions {
                 extra => extra,
             },
             raw: self.raw.take(),
-            progress: !self.report.output.quiet && stderr().is_terminal(),
+            progress,
         };
         if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
             // Spawning in a missing directory fails as a missing `go` would.
@@ -72,9 +76,10 @@ impl GoOptions {
     }
 }
 
-pub fn run(mut args: GoOptions) -> Result<()> {
+pub fn run(mut args: GoOptions, env: &Env) -> Result<()> {
     let suite = load_suite(&args.report)?;
-    let (test, count_given) = args.test(&suite)?;
+    let progress = env.console.progress(args.report.output.quiet);
+    let (test, count_given) = args.test(&suite, progress)?;
     interleave::refuse_stray_gate(&args.interleave)?;
     if let Some(rev) = &args.interleave.base {
         interleave::check_flags(&args.report.output)?;
@@ -89,13 +94,14 @@ pub fn run(mut args: GoOptions) -> Result<()> {
             &args.interleave,
             rev,
             &args.report.output,
+            env,
         );
     }
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output)?;
-    let outcome = test.run()?;
+    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let outcome = test.run(env.launch.harness())?;
     if let Some(raw) = test.raw.as_deref().filter(|_| !args.report.output.quiet) {
-        crate::error::say(&format!("latkit: wrote {}", raw.display()));
+        env.console.say(&format!("latkit: wrote {}", raw.display()));
     }
     let nothing = format!("go test ran no benchmark matching `{}`", test.bench);
     report_outcome(
@@ -105,6 +111,7 @@ pub fn run(mut args: GoOptions) -> Result<()> {
         &args.report.output,
         &opts,
         sinks,
+        &env.console,
     )
 }
 
@@ -116,6 +123,7 @@ fn interleaved(
     args: &Interleave,
     rev: &str,
     output: &super::Output,
+    env: &Env,
 ) -> Result<()> {
     let here = test.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let plan = if count_given {
@@ -126,36 +134,38 @@ fn interleaved(
     let round = GoTest { count: 1, ..test };
     interleave::run_rounds(
         args,
-        rev,
-        &here,
+        interleave::BaseRev { rev, within: &here },
         plan,
         output,
+        env,
         |_| Ok(()),
         |side| match side {
-            Side::Working => round.run(),
+            Side::Working => round.run(env.launch.harness()),
             Side::Base(base) => GoTest {
                 dir: Some(base.counterpart(&here)?),
                 ..round.clone()
             }
-            .run(),
+            .run(env.launch.harness()),
         },
     )
 }
 
 /// `latkit calibrate -- go …`: the working tree against itself, one repetition an arm a
 /// round; the runs a side are the count the run takes alone.
-pub fn against_itself(mut args: GoOptions, rounds: u32) -> Result<AaRun> {
+pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaRun> {
     let suite = load_suite(&args.report)?;
-    let (test, _) = args.test(&suite)?;
+    let progress = env.console.progress(args.report.output.quiet);
+    let (test, _) = args.test(&suite, progress)?;
     refuse_comparison(args.interleave.comparing())?;
     refuse_comparison(test.raw.as_ref().map(|_| "--raw"))?;
-    let sinks = output_sinks(&args.report.output)?;
+    let sinks = output_sinks(&args.report.output, &env.console)?;
     let round = GoTest {
         count: 1,
         ..test.clone()
     };
+    let talk = progress.then_some(&env.console);
     Ok(AaRun {
-        done: interleave::against_itself(rounds, test.progress, |_| round.run())?,
+        done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
         runs: u64::from(test.count),
         sinks,
         quiet: args.report.output.quiet,

@@ -7,13 +7,13 @@ use super::{Interleave, Output, Runs, deliver_rounds, say_warnings};
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::sequential::{Decision, Design};
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::FanOut;
 use crate::runner::output::Outcome;
 use crate::runner::turn_order;
 use crate::runner::worktree::Worktree;
-use std::io::{IsTerminal, stderr};
 use std::path::Path;
 
 /// Rounds when none are asked for: six samples a side give medians a confidence interval
@@ -138,28 +138,35 @@ pub enum Side<'a> {
     Working,
 }
 
+/// The revision the working tree is compared with, and a directory inside its repository.
+pub struct BaseRev<'a> {
+    pub rev: &'a str,
+    pub within: &'a Path,
+}
+
 /// Runs the rounds of base then working tree through `run`, then reports the comparison
-/// through `sinks`. `within` is a directory inside the repository.
+/// through `sinks`.
 pub fn run_rounds(
     args: &Interleave,
-    rev: &str,
-    within: &Path,
+    BaseRev { rev, within }: BaseRev,
     plan: Plan,
     output: &Output,
+    env: &Env,
     prepare: impl FnOnce(&Worktree) -> Result<()>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<()> {
-    let mut sinks = super::output_sinks(output)?;
+    let console = &env.console;
+    let mut sinks = super::output_sinks(output, console)?;
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
-    let mut options = args.gate.options()?;
+    let mut options = args.gate.options(console)?;
     // Before the checkout exists: from here an interrupt removes it on the way out.
-    crate::interrupt::install();
+    env.interrupt.install();
     let base = Worktree::add(within, rev)?;
     prepare(&base)?;
-    if crate::interrupt::requested() {
+    if env.interrupt.requested() {
         return Err(Error::Interrupted);
     }
-    let talk = !output.quiet && stderr().is_terminal();
+    let talk = console.progress(output.quiet).then_some(console);
     let mut auto = match plan {
         Plan::Auto(design) => {
             let gate = AutoGate::new(design, options.rules.clone(), Against::SameName);
@@ -209,8 +216,8 @@ pub fn run_rounds(
     }
     notes.append(&mut report.notes);
     report.notes = notes;
-    if !output.quiet && (output.out.is_some() || !std::io::stdout().is_terminal()) {
-        say_warnings(&report.notes);
+    if !output.quiet && (output.out.is_some() || !console.stdout.at_terminal()) {
+        say_warnings(&report.notes, console);
     }
     if interrupted {
         sinks.finish(&report)?;
@@ -305,7 +312,7 @@ pub fn refuse_comparison(flag: Option<&str>) -> Result<()> {
 /// arms taking turns.
 pub fn against_itself(
     rounds: u32,
-    talk: bool,
+    talk: Option<&Console>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<Rounds> {
     let turns = Turns {
@@ -319,11 +326,12 @@ pub fn against_itself(
     turns.alternate(None, &mut run)
 }
 
-/// How the sides take turns: the two arms of a round, each with the name progress shows.
+/// How the sides take turns: the two arms of a round, each with the name progress shows on
+/// the console to `talk` to, if any.
 struct Turns<'a> {
     arms: [(Side<'a>, String); 2],
     plan: Plan,
-    talk: bool,
+    talk: Option<&'a Console>,
 }
 
 impl Turns<'_> {
@@ -359,12 +367,12 @@ impl Turns<'_> {
         let mut this: Round = Default::default();
         for arm in turn_order(round - 1, self.arms.len()) {
             let (side, name) = &self.arms[arm];
-            if self.talk {
+            if let Some(console) = self.talk {
                 let of = match self.plan {
                     Plan::Fixed(n) => format!("{round}/{n}"),
                     Plan::Auto(d) => format!("{round} (until decided, at most {})", d.max_rounds),
                 };
-                crate::error::say(&format!("latkit: round {of}: {name}"));
+                console.say(&format!("latkit: round {of}: {name}"));
             }
             let outcome = run(side)?;
             done.interrupted = outcome.interrupted;

@@ -38,12 +38,12 @@ pub use timer::TimerOptions;
 use crate::analyze::EnrichOptions;
 use crate::analyze::Report;
 use crate::analyze::enrich::AttributionChoice;
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::{Level, Note, Run};
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::spec::suite::Suite;
 use crate::spec::targets::Targets;
-use std::io::{self, IsTerminal};
 use std::path::Path;
 
 /// What to do, with every option parsed and checked: one variant per subcommand.
@@ -68,35 +68,40 @@ pub enum Command {
     Print(Vec<u8>),
 }
 
-pub fn run(command: Command) -> Result<()> {
-    crate::interrupt::report_oversized_writes();
+/// Runs `command` in `env`, the world `main` built (or a test scripted).
+pub fn run(command: Command, env: &Env) -> Result<()> {
     match command {
-        Command::Parse(options) => parse::run(options),
-        Command::Go(options) => go::run(options),
-        Command::Gbench(options) => gbench::run(options),
-        Command::Timer(options) => timer::run(options),
-        Command::Frame(options) => frame::run(options),
-        Command::Exec(options) => exec::run(options),
-        Command::Net(mode) => net::run(mode),
-        Command::Doctor(format) => doctor::run(format),
-        Command::Check(options) => check::run(options),
-        Command::Compare(options) => compare::run(options),
-        Command::History(options) => store::history(options),
-        Command::Store(action, db) => store::run(action, db.as_deref()),
-        Command::Page(options) => page::run(options),
-        Command::Bisect(options) => bisect::run(options),
-        Command::Calibrate(options) => calibrate::run(options),
-        Command::Print(text) => docs::print(&text),
+        Command::Parse(options) => parse::run(options, env),
+        Command::Go(options) => go::run(options, env),
+        Command::Gbench(options) => gbench::run(options, env),
+        Command::Timer(options) => timer::run(options, env),
+        Command::Frame(options) => frame::run(options, env),
+        Command::Exec(options) => exec::run(options, env),
+        Command::Net(mode) => net::run(mode, env),
+        Command::Doctor(format) => doctor::run(format, env),
+        Command::Check(options) => check::run(options, env),
+        Command::Compare(options) => compare::run(options, env),
+        Command::History(options) => store::history(options, env),
+        Command::Store(action, db) => store::run(action, db.as_deref(), env),
+        Command::Page(options) => page::run(options, env),
+        Command::Bisect(options) => bisect::run(options, env),
+        Command::Calibrate(options) => calibrate::run(options, env),
+        Command::Print(text) => docs::print(&text, env),
     }
 }
 
 /// Reads every input (stdin when there are none). With `strict`, a malformed line is an error.
-fn read_inputs(files: &[String], reading: &Reading, strict: bool) -> Result<(Vec<Run>, Vec<Note>)> {
+fn read_inputs(
+    files: &[String],
+    reading: &Reading,
+    strict: bool,
+    console: &Console,
+) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];
     let files = if files.is_empty() {
-        if io::stdin().is_terminal() {
+        if console.stdin_at_terminal {
             // Otherwise it would wait without a word for what is typed or pasted.
-            crate::error::say(
+            console.say(
                 "latkit: reading results from standard input (Ctrl-D ends them); give files \
                  to read those instead",
             );
@@ -135,11 +140,11 @@ fn load_suite(args: &ReportOptions) -> Result<Suite> {
 
 /// The sinks the output options ask for, opened before any work: the report (`--format`, `--out`),
 /// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
-fn output_sinks(output: &Output) -> Result<FanOut> {
-    let mut sinks = FanOut::new(output.quiet);
+fn output_sinks(output: &Output, console: &Console) -> Result<FanOut> {
+    let mut sinks = FanOut::new(output.quiet, console);
     sinks.push(Rendered::new(
         output.format,
-        Destination::open(output.out.as_deref())?,
+        Destination::open(output.out.as_deref(), &console.stdout)?,
     ));
     add_extras(&mut sinks, output)?;
     sinks.push_verdict_if(output.check.is_some());
@@ -152,16 +157,15 @@ fn add_extras(sinks: &mut FanOut, output: &Output) -> Result<()> {
     let json = output.json.iter().map(|path| (&crate::report::JSON, path));
     let exports = output.exports.iter().map(|(format, path)| (*format, path));
     for (format, path) in json.chain(exports) {
-        sinks.push(Rendered::new(format, Destination::open(Some(path))?));
+        let dest = Destination::open(Some(path), &sinks.console().stdout)?;
+        sinks.push(Rendered::new(format, dest));
     }
     sinks.push_plots(&output.plots.pairs()?)?;
     if let Some(storing) = &output.store {
         let location = crate::store::default_location(storing.db.as_deref())?;
-        sinks.push(crate::report::store::Stored::open(
-            &location,
-            storing.tag.clone(),
-            output.quiet,
-        )?);
+        let talk = (!output.quiet).then_some(sinks.console());
+        let stored = crate::report::store::Stored::open(&location, storing.tag.clone(), talk)?;
+        sinks.push(stored);
     }
     Ok(())
 }
@@ -221,17 +225,17 @@ fn verdict_exit(report: &Report, rounds: Option<usize>) -> Result<()> {
 }
 
 /// Warnings also go to stderr when the report itself will not be read on this terminal.
-fn warn_on_stderr(report: &Report, output: &Output) {
-    if output.quiet || (output.out.is_none() && io::stdout().is_terminal()) {
+fn warn_on_stderr(report: &Report, output: &Output, console: &Console) {
+    if output.quiet || (output.out.is_none() && console.stdout.at_terminal()) {
         return;
     }
-    say_warnings(&report.notes);
+    say_warnings(&report.notes, console);
 }
 
 /// The warnings among `notes`, on stderr.
-fn say_warnings(notes: &[Note]) {
+fn say_warnings(notes: &[Note], console: &Console) {
     for note in notes.iter().filter(|n| n.level == Level::Warning) {
-        crate::error::say_warning(&note.to_string());
+        console.say_warning(&note.to_string());
     }
 }
 
@@ -244,11 +248,12 @@ fn report_outcome(
     output: &Output,
     opts: &EnrichOptions,
     sinks: FanOut,
+    console: &Console,
 ) -> Result<()> {
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
         let report = crate::analyze::build_report(input.runs, input.notes, opts)?;
-        warn_on_stderr(&report, output);
+        warn_on_stderr(&report, output, console);
         if outcome.interrupted || !outcome.status.success() {
             // The harness's own failure decides the exit code; the report is still written.
             sinks.finish(&report)?;

@@ -1,5 +1,6 @@
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;
 use crate::probe::net::protocol::Test;
@@ -41,27 +42,28 @@ fn check_size(config: &ClientConfig) -> Result<()> {
 }
 
 /// A test stopped by Ctrl-C reports what it measured, then exits 130.
-fn interrupted_is_130() -> Result<()> {
-    match crate::interrupt::requested() {
+fn interrupted_is_130(env: &Env) -> Result<()> {
+    match env.interrupt.requested() {
         true => Err(Error::Interrupted),
         false => Ok(()),
     }
 }
 
-pub fn run(mode: NetMode) -> Result<()> {
-    crate::interrupt::install();
+pub fn run(mode: NetMode, env: &Env) -> Result<()> {
+    env.interrupt.install();
     match mode {
         NetMode::Server(config) => {
             let server = Server::bind(config)?;
-            crate::error::say(&format!(
+            env.console.say(&format!(
                 "latkit net server listening on {} (TCP and UDP)",
                 server.local_addr()
             ));
-            server.serve(crate::error::say)?;
+            let console = env.console.clone();
+            server.serve(move |line| console.say(line))?;
             Err(Error::Interrupted)
         }
-        NetMode::Client(net) => each_test(net, "", measure),
-        NetMode::Loopback(net) => each_test(net, " on loopback", |client| {
+        NetMode::Client(net) => each_test(net, "", env, measure),
+        NetMode::Loopback(net) => each_test(net, " on loopback", env, |client| {
             loopback(client.clone(), client.token.clone())
         }),
     }
@@ -72,6 +74,7 @@ pub fn run(mode: NetMode) -> Result<()> {
 fn each_test(
     net: NetTest,
     place: &str,
+    env: &Env,
     measure: impl Fn(&ClientConfig) -> Result<crate::model::Run>,
 ) -> Result<()> {
     let NetTest {
@@ -87,18 +90,19 @@ fn each_test(
         })
         .collect();
     configs.iter().try_for_each(check_size)?;
-    let sinks = probe_sinks(&output)?;
+    let sinks = probe_sinks(&output, &env.console)?;
+    let progress = env.console.progress(output.quiet);
     let mut runs = Vec::new();
     for config in &configs {
         let what = match place {
             "" => format!("{} to {}", config.test.name(), config.server),
             _ => format!("{}{place}", config.test.name()),
         };
-        runs.push(with_progress(&what, output.quiet, || measure(config))?);
-        if crate::interrupt::requested() {
+        runs.push(with_progress(&what, progress, || measure(config))?);
+        if env.interrupt.requested() {
             break;
         }
     }
     probe_report(runs, Vec::new(), &output, sinks)?;
-    interrupted_is_130()
+    interrupted_is_130(env)
 }

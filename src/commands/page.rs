@@ -1,6 +1,7 @@
 use super::{Reading, read_inputs, say_warnings};
 use crate::analyze::page::build_page;
 use crate::analyze::{EnrichOptions, build_report};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::ingest::merge;
 use crate::report::sink::Destination;
@@ -27,16 +28,17 @@ pub struct PageOptions {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: PageOptions) -> Result<()> {
+pub fn run(args: PageOptions, env: &Env) -> Result<()> {
+    let console = &env.console;
     let spec = PageSpec::load(&args.spec)?;
-    let destination = Destination::open(args.out.as_deref())?;
-    let (runs, mut notes) = read_inputs(&args.files, &args.reading, false)?;
+    let destination = Destination::open(args.out.as_deref(), &console.stdout)?;
+    let (runs, mut notes) = read_inputs(&args.files, &args.reading, false, console)?;
     let count = runs.len();
     let (run, merge_notes) =
         merge(runs).ok_or_else(|| Error::Input("no results to put on the page".into()))?;
     notes.extend(merge_notes);
     let page = build_page(&spec, &run, count)?;
-    say_warnings(&notes);
+    say_warnings(&notes, console);
     let mut text = Vec::new();
     match args.format {
         PageFormat::Markdown => crate::report::page::markdown(&page, &mut text),
@@ -46,5 +48,5 @@ pub fn run(args: PageOptions) -> Result<()> {
         }
     }
     .map_err(|e| Error::io("page", e))?;
-    destination.write_whole(&text)
+    destination.write_whole(&text, console)
 }

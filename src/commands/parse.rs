@@ -1,6 +1,7 @@
 use super::{Reading, ReportOptions};
 use super::{deliver, enrich_options, load_suite, output_sinks, read_inputs, warn_on_stderr};
 use crate::analyze::build_report;
+use crate::env::Env;
 use crate::error::Result;
 use crate::ingest::merge;
 
@@ -16,11 +17,13 @@ pub struct ParseOptions {
     pub report: ReportOptions,
 }
 
-pub fn run(args: ParseOptions) -> Result<()> {
+pub fn run(args: ParseOptions, env: &Env) -> Result<()> {
+    let console = &env.console;
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output)?;
-    let (mut runs, mut notes) = read_inputs(&args.files, &args.reading, args.reject_malformed)?;
+    let sinks = output_sinks(&args.report.output, console)?;
+    let strict = args.reject_malformed;
+    let (mut runs, mut notes) = read_inputs(&args.files, &args.reading, strict, console)?;
     if args.merge
         && let Some((merged, merge_notes)) = merge(runs.clone())
     {
@@ -28,6 +31,6 @@ pub fn run(args: ParseOptions) -> Result<()> {
         notes.extend(merge_notes);
     }
     let report = build_report(runs, notes, &opts)?;
-    warn_on_stderr(&report, &args.report.output);
+    warn_on_stderr(&report, &args.report.output, console);
     deliver(&report, sinks)
 }

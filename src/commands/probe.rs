@@ -2,15 +2,15 @@
 
 use super::{deliver, targets};
 use crate::analyze::{EnrichOptions, build_report};
+use crate::env::Console;
 use crate::error::Result;
 use crate::model::Run;
 use crate::report::sink::FanOut;
-use std::io::{self, IsTerminal};
 use std::time::Duration;
 
-/// Runs `work` behind a spinner with `what` and the elapsed time, when stderr is a terminal.
-pub fn with_progress<T>(what: &str, quiet: bool, work: impl FnOnce() -> T) -> T {
-    if quiet || !io::stderr().is_terminal() {
+/// Runs `work` behind a spinner with `what` and the elapsed time, when `progress` is wanted.
+pub fn with_progress<T>(what: &str, progress: bool, work: impl FnOnce() -> T) -> T {
+    if !progress {
         return work();
     }
     let spinner = indicatif::ProgressBar::new_spinner();
@@ -26,8 +26,8 @@ pub fn with_progress<T>(what: &str, quiet: bool, work: impl FnOnce() -> T) -> T 
 
 /// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
 /// `--check` gates it.
-pub fn probe_sinks(output: &super::Output) -> Result<FanOut> {
-    super::output_sinks(output)
+pub fn probe_sinks(output: &super::Output, console: &Console) -> Result<FanOut> {
+    super::output_sinks(output, console)
 }
 
 /// Reports a probe's runs like `parse` does, judged against `--check` targets.
@@ -43,7 +43,7 @@ pub fn probe_report(
     };
     let report = build_report(runs, notes, &opts)?;
     if !output.quiet {
-        super::say_warnings(&report.notes);
+        super::say_warnings(&report.notes, sinks.console());
     }
     deliver(&report, sinks)
 }

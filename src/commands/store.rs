@@ -6,8 +6,10 @@ use super::{
 use crate::analyze::Report;
 use crate::analyze::build_report;
 use crate::analyze::history::{figures, split_metric, trend};
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
+use crate::report::sink::print_whole;
 use crate::report::sink::{Destination, FanOut, Rendered};
 use crate::store::{Figure, Point, Provenance, RunQuery, Span, Store, StoredRef, StoredRun};
 use std::path::PathBuf;
@@ -107,6 +109,7 @@ pub fn read_input(
     spec: &str,
     reading: &Reading,
     store: &mut LazyStore,
+    console: &Console,
 ) -> Result<(String, Vec<Run>, Vec<Note>)> {
     match StoredRef::parse(spec)? {
         Some(reference) => {
@@ -115,8 +118,12 @@ pub fn read_input(
             Ok((label_of(spec, &stored), vec![run], notes))
         }
         None => {
-            let (runs, notes) =
-                read_inputs(std::slice::from_ref(&spec.to_string()), reading, false)?;
+            let (runs, notes) = read_inputs(
+                std::slice::from_ref(&spec.to_string()),
+                reading,
+                false,
+                console,
+            )?;
             Ok((file_label(spec), runs, notes))
         }
     }
@@ -158,7 +165,8 @@ fn reference(text: &str) -> Result<StoredRef> {
     })
 }
 
-pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
+pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
+    let console = &env.console;
     let mut store = LazyStore::new(db);
     match action {
         StoreAction::Add {
@@ -167,10 +175,10 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
             tag,
             quiet,
         } => {
-            let (mut runs, notes) = read_inputs(&files, &reading, false)?;
+            let (mut runs, notes) = read_inputs(&files, &reading, false, console)?;
             crate::analyze::enrich::summarize_all(&mut runs);
             if !quiet {
-                say_warnings(&notes);
+                say_warnings(&notes, console);
             }
             let provenance = Provenance::of_working_directory();
             let store = store.get()?;
@@ -181,18 +189,20 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
                     "stored #{id}: {path} ({} benchmarks)\n",
                     run.benchmarks.len()
                 );
-                Destination::Stdout.write_whole(line.as_bytes())?;
+                print_whole(console, line.as_bytes())?;
             }
             Ok(())
         }
-        StoreAction::List { query, format } => list(&store.existing()?.runs(&query)?, format),
+        StoreAction::List { query, format } => {
+            list(&store.existing()?.runs(&query)?, format, console)
+        }
         StoreAction::Show {
             reference: r,
             report,
         } => {
             let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let opts = enrich_options(&report, &load_suite(&report)?)?;
-            let sinks = super::output_sinks(&report.output)?;
+            let sinks = super::output_sinks(&report.output, console)?;
             deliver(&build_report(vec![run], notes, &opts)?, sinks)
         }
         StoreAction::Remove { references, quiet } => {
@@ -205,7 +215,7 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
             }
             for id in ids {
                 if store.remove(id)? && !quiet {
-                    Destination::Stdout.write_whole(format!("removed #{id}\n").as_bytes())?;
+                    print_whole(console, format!("removed #{id}\n").as_bytes())?;
                 }
             }
             Ok(())
@@ -220,22 +230,22 @@ pub fn run(action: StoreAction, db: Option<&str>) -> Result<()> {
                 notes,
                 verdict: None,
             };
-            let mut sinks = FanOut::new(false);
+            let mut sinks = FanOut::new(false, console);
             sinks.push(Rendered::new(
                 &crate::report::JSON,
-                Destination::open(out.as_deref())?,
+                Destination::open(out.as_deref(), &console.stdout)?,
             ));
             sinks.finish(&report)
         }
     }
 }
 
-fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
+fn list(runs: &[StoredRun], format: ListFormat, console: &Console) -> Result<()> {
     let mut text = match format {
         ListFormat::Json => serde_json::to_string_pretty(runs)
             .map_err(|e| Error::Input(format!("cannot encode the list: {e}")))?,
         ListFormat::Table => {
-            let mut grid = crate::report::terminal::grid(Destination::Stdout.reader().width);
+            let mut grid = crate::report::terminal::grid(console.stdout.reader().width);
             grid.set_header([
                 "Run",
                 "Stored",
@@ -261,7 +271,7 @@ fn list(runs: &[StoredRun], format: ListFormat) -> Result<()> {
         }
     };
     text.push('\n');
-    Destination::Stdout.write_whole(text.as_bytes())
+    print_whole(console, text.as_bytes())
 }
 
 /// The stored run `--since` names (as written), with the figures it left.
@@ -343,11 +353,11 @@ fn matching_benches(
 }
 
 /// `latkit history`: one trend table per matching benchmark.
-pub fn history(args: HistoryOptions) -> Result<()> {
-    let mut sinks = FanOut::new(false);
+pub fn history(args: HistoryOptions, env: &Env) -> Result<()> {
+    let mut sinks = FanOut::new(false, &env.console);
     sinks.push(Rendered::new(
         args.format,
-        Destination::open(args.out.as_deref())?,
+        Destination::open(args.out.as_deref(), &env.console.stdout)?,
     ));
     sinks.push_plots(&args.plots.pairs()?)?;
     let mut lazy = LazyStore::new(args.db.as_deref());

@@ -1,6 +1,7 @@
 use super::Output;
 use super::{say_warnings, targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
+use crate::env::{Console, Env};
 use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
@@ -9,7 +10,7 @@ use crate::report::XENOMAI;
 use crate::report::sink::{
     Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, TimerStatus, XenomaiLive,
 };
-use std::io::{self, IsTerminal};
+use std::io;
 
 /// A timer test as Xenomai's `latency` and cyclictest take it: the probe's settings and
 /// what is printed and written of it.
@@ -30,7 +31,8 @@ pub struct TimerOptions {
     pub output: Output,
 }
 
-pub fn run(args: TimerOptions) -> Result<()> {
+pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
+    let console = &env.console;
     let keep_buckets = args.histogram || args.gnuplot.is_some();
     let config = TimerConfig {
         keep_buckets,
@@ -38,13 +40,13 @@ pub fn run(args: TimerOptions) -> Result<()> {
     };
     // Every output and the targets file are opened before measuring: a bad path costs no run.
     let targets = targets(args.output.check.as_deref())?;
-    let mut sinks = sinks(&args)?;
+    let mut sinks = sinks(&args, console)?;
     // From here Ctrl-C stops the test and still reports it.
-    crate::interrupt::install();
+    env.interrupt.install();
     if args.histogram && config.duration_s == 0 && !args.output.quiet {
         // `-h` is Xenomai's and cyclictest's histogram; someone asking for help would
         // otherwise watch an endless test start.
-        crate::error::say(
+        console.say(
             "latkit: -h is --histogram (as in Xenomai and cyclictest), help is --help; \
              measuring until Ctrl-C (-T S stops after S seconds)",
         );
@@ -66,7 +68,10 @@ pub fn run(args: TimerOptions) -> Result<()> {
     let outcome = timer::run(&config, &mut live)?;
     // Warnings of the measuring threads' own setup (SCHED_FIFO) come with the outcome.
     if !args.output.quiet {
-        say_warnings(&outcome.notes[live.warned.min(outcome.notes.len())..]);
+        say_warnings(
+            &outcome.notes[live.warned.min(outcome.notes.len())..],
+            console,
+        );
     }
     if let Some((name, e)) = live.error {
         // A reader that stopped early (`| head`) ended the test; that is not an error.
@@ -105,11 +110,11 @@ pub fn run(args: TimerOptions) -> Result<()> {
 
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
 /// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
-fn sinks(args: &TimerOptions) -> Result<FanOut> {
+fn sinks(args: &TimerOptions, console: &Console) -> Result<FanOut> {
     let output = &args.output;
     let format = output.format;
-    let dest = Destination::open(output.out.as_deref())?;
-    let mut sinks = FanOut::new(output.quiet);
+    let dest = Destination::open(output.out.as_deref(), &console.stdout)?;
+    let mut sinks = FanOut::new(output.quiet, console);
     if format.name == XENOMAI {
         sinks.push(XenomaiLive::new(
             dest,
@@ -119,17 +124,20 @@ fn sinks(args: &TimerOptions) -> Result<FanOut> {
         ));
     } else {
         // Nothing else shows on the terminal until the end: a status line does meanwhile.
-        if !output.quiet && io::stderr().is_terminal() {
+        if console.progress(output.quiet) {
             sinks.push(TimerStatus::default());
         }
         sinks.push(Rendered::new(format, dest));
     }
     super::add_extras(&mut sinks, output)?;
     if let Some(path) = &args.hgrm {
-        sinks.push(Hgrm(Destination::open(Some(path))?));
+        sinks.push(Hgrm(Destination::open(Some(path), &console.stdout)?));
     }
     if let Some(target) = &args.gnuplot {
-        sinks.push(Gnuplot(Destination::open(Some(target.as_path()))?));
+        sinks.push(Gnuplot(Destination::open(
+            Some(target.as_path()),
+            &console.stdout,
+        )?));
     }
     sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
@@ -164,9 +172,9 @@ impl Display for Live<'_> {
         // The priority in force: none when SCHED_FIFO was refused.
         self.info.priority = config.priority.unwrap_or(0);
         if !self.quiet {
-            say_warnings(warnings);
+            say_warnings(warnings, self.sinks.console());
         } else if self.xenomai {
-            crate::error::say(&format!(
+            self.sinks.console().say(&format!(
                 "running quietly for {} seconds",
                 config.duration_s
             ));

@@ -9,28 +9,30 @@ use std::time::Instant;
 /// Busier than this many CPUs on average, other work is worth a warning.
 const BUSY_CPUS: f64 = 0.25;
 
-/// CPU time spent so far, by the machine and by this process with its children.
-#[derive(Clone, Copy)]
-pub struct CpuClock {
-    machine: f64,
-    own: f64,
-    at: Instant,
+/// CPU time spent so far, by the machine and by this process with its children, at a moment
+/// (seconds on a monotonic clock).
+#[derive(Clone, Copy, Debug)]
+pub struct CpuReading {
+    pub machine: f64,
+    pub own: f64,
+    pub at: f64,
 }
 
-impl CpuClock {
-    /// Now; `None` where `/proc/stat` cannot be read.
-    pub fn now() -> Option<CpuClock> {
-        Some(CpuClock {
+impl CpuReading {
+    /// Now, from `/proc/stat` and `getrusage`; `None` where `/proc/stat` cannot be read.
+    pub fn read() -> Option<CpuReading> {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        let start = START.get_or_init(Instant::now);
+        Some(CpuReading {
             machine: machine_busy_seconds()?,
             own: own_seconds(),
-            at: Instant::now(),
+            at: start.elapsed().as_secs_f64(),
         })
     }
 
-    /// The `busy` check: how many CPUs other processes kept busy since `self`.
-    pub fn others_busy(&self) -> Option<Check> {
-        let later = CpuClock::now()?;
-        let wall = later.at.duration_since(self.at).as_secs_f64();
+    /// The `busy` check: how many CPUs other processes kept busy from `self` to `later`.
+    pub fn others_busy(&self, later: &CpuReading) -> Option<Check> {
+        let wall = later.at - self.at;
         if wall <= 0.0 {
             return None;
         }
@@ -103,6 +105,17 @@ mod tests {
         assert_eq!(busy_ticks("cpu  10 0 5 100\n"), Some(15.0));
         assert_eq!(busy_ticks("intr 1 2 3\n"), None);
         assert_eq!(busy_ticks("cpu  10 x 5\n"), None);
-        assert!(CpuClock::now().unwrap().others_busy().is_some());
+        let first = CpuReading::read().unwrap();
+        let later = CpuReading {
+            at: first.at + 1.0,
+            ..first
+        };
+        assert_eq!(first.others_busy(&later).unwrap().status, CheckStatus::Ok);
+        let busy = CpuReading {
+            machine: first.machine + 1.5,
+            ..later
+        };
+        assert_eq!(first.others_busy(&busy).unwrap().status, CheckStatus::Warn);
+        assert!(first.others_busy(&first).is_none());
     }
 }

@@ -17,6 +17,7 @@ pub mod terminal;
 mod trackers;
 pub mod xenomai;
 
+pub use crate::env::Reader;
 pub use fit::wrap;
 
 use crate::model::{Note, Unit, format_exact};
@@ -232,36 +233,6 @@ pub const XENOMAI: &str = "xenomai";
 /// The report format called `name`.
 pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
     FORMATS.iter().copied().find(|f| f.name == name)
-}
-
-/// Who reads a rendered report: what a text format may fold, wrap or leave out for them.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Reader {
-    /// Columns a line may take (`COLUMNS`, or the terminal's); `None` is no limit.
-    pub width: Option<usize>,
-    /// A person at the terminal where stderr's warnings were already shown.
-    pub at_terminal: bool,
-}
-
-impl Reader {
-    /// Whoever reads `stream`: a terminal's width, or `COLUMNS` when it is set (a pipe to a
-    /// pager, a test); a file or a pipe without `COLUMNS` has no limit.
-    pub fn of(stream: &impl std::os::fd::AsFd, at_terminal: bool) -> Reader {
-        let columns = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.trim().parse::<usize>().ok())
-            .filter(|&c| c > 0);
-        let terminal_width = || {
-            at_terminal
-                .then(|| terminal_size::terminal_size_of(stream))
-                .flatten()
-                .map(|(w, _)| usize::from(w.0))
-        };
-        Reader {
-            width: columns.or_else(terminal_width),
-            at_terminal,
-        }
-    }
 }
 
 /// Notes as `level: text` lines, shared by the text formats; on the terminal, without the

@@ -3,6 +3,7 @@
 
 use super::sink::Sink;
 use crate::analyze::Report;
+use crate::env::Console;
 use crate::error::Result;
 use crate::store::{Provenance, Store};
 use std::io;
@@ -13,15 +14,17 @@ pub struct Stored {
     store: Option<Store>,
     provenance: Provenance,
     tag: Option<String>,
-    quiet: bool,
+    /// Where each stored run is named (`None`: quiet).
+    talk: Option<Console>,
     /// The SQLite file this sink created, removed again if no run was stored in it (a
     /// command that failed leaves no empty store behind).
     created: Option<PathBuf>,
 }
 
 impl Stored {
-    /// Opens the store now, so a bad `--db` fails before any measuring.
-    pub fn open(location: &str, tag: Option<String>, quiet: bool) -> Result<Stored> {
+    /// Opens the store now, so a bad `--db` fails before any measuring; each run stored is
+    /// named on `talk`'s stderr.
+    pub fn open(location: &str, tag: Option<String>, talk: Option<&Console>) -> Result<Stored> {
         let path = Path::new(location);
         let created =
             (!crate::store::is_postgres(location) && !path.exists()).then(|| path.to_path_buf());
@@ -30,7 +33,7 @@ impl Stored {
             store: Some(store),
             provenance: Provenance::of_working_directory(),
             tag,
-            quiet,
+            talk: talk.cloned(),
             created,
         })
     }
@@ -67,8 +70,8 @@ impl Sink for Stored {
                 .map_err(|e| io::Error::other(e.to_string()))?;
             // A store holding a run stays, whatever happens next.
             self.created = None;
-            if !self.quiet {
-                crate::error::say(&format!("latkit: stored run #{id} in {}", store.describe()));
+            if let Some(console) = &self.talk {
+                console.say(&format!("latkit: stored run #{id} in {}", store.describe()));
             }
         }
         Ok(())

@@ -1,7 +1,7 @@
 //! Runs a google/benchmark binary: its JSON goes to a file (every figure, the context), its
 //! console table is read as it streams (progress, and what finished if the run is cut short).
 
-use super::executor::{Executor, System};
+use super::executor::Executor;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
@@ -48,13 +48,9 @@ impl GbenchRun {
         args
     }
 
-    pub fn run(&self) -> Result<Outcome> {
-        self.run_with(&System)
-    }
-
     /// Runs the binary through `exec` (the real process, or a test double).
-    pub fn run_with(&self, exec: &dyn Executor) -> Result<Outcome> {
-        let clock = crate::host::busy::CpuClock::now();
+    pub fn run(&self, exec: &dyn Executor) -> Result<Outcome> {
+        let clock = crate::host::busy::CpuReading::read();
         let out = JsonOut::open(self.raw.as_deref())?;
         let json_path = out.path().to_path_buf();
         let args = self.args(&json_path);

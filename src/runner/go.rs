@@ -1,6 +1,6 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
-use super::executor::{Executor, System};
+use super::executor::Executor;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
@@ -51,12 +51,8 @@ impl GoTest {
     }
 
     /// Runs `go test` for real.
-    pub fn run(&self) -> Result<Outcome> {
-        self.run_with(&System)
-    }
-
     /// Runs `go test` through `exec` (the real processes, or a test double).
-    pub fn run_with(&self, exec: &dyn Executor) -> Result<Outcome> {
+    pub fn run(&self, exec: &dyn Executor) -> Result<Outcome> {
         // Written line by line as it arrives, renamed into place when go is done.
         let mut raw = self
             .raw
@@ -66,7 +62,7 @@ impl GoTest {
         let args = self.args();
         interrupt::install();
         let started = SystemTime::now();
-        let clock = crate::host::busy::CpuClock::now();
+        let clock = crate::host::busy::CpuReading::read();
         let mut child = exec.spawn("go", &args, self.dir.as_deref()).map_err(|e| {
             match e.kind() {
             std::io::ErrorKind::NotFound => Error::Environment(
@@ -280,9 +276,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let raw = dir.path().join("raw.txt");
         let exec = go(output, "", 0);
-        let outcome = test_in("/src/p", Some(raw.clone()))
-            .run_with(&exec)
-            .unwrap();
+        let outcome = test_in("/src/p", Some(raw.clone())).run(&exec).unwrap();
         let (program, args, cwd) = exec.started.borrow()[0].clone();
         assert_eq!(program, "go");
         assert_eq!(
@@ -307,7 +301,7 @@ mod tests {
             "exit status 1\n",
             1,
         );
-        let outcome = test_in(".", None).run_with(&exec).unwrap();
+        let outcome = test_in(".", None).run(&exec).unwrap();
         assert!(!outcome.status.success());
         assert!(outcome.tail.iter().any(|l| l == "--- FAIL: BenchmarkB"));
         assert!(outcome.tail.iter().any(|l| l == "exit status 1"));
@@ -322,13 +316,13 @@ mod tests {
 
     #[test]
     fn no_result_and_no_go_are_told_apart() {
-        let outcome = test_in(".", None).run_with(&go("PASS\n", "", 0)).unwrap();
+        let outcome = test_in(".", None).run(&go("PASS\n", "", 0)).unwrap();
         assert!(outcome.input.is_none() && outcome.status.success());
         let missing = Scripted {
             installed: false,
             ..go("", "", 0)
         };
-        let Err(err) = test_in(".", None).run_with(&missing) else {
+        let Err(err) = test_in(".", None).run(&missing) else {
             panic!("ran without go");
         };
         assert!(

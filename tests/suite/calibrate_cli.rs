@@ -39,6 +39,10 @@ fn row<'a>(report: &'a Value, bench: &str, metric: &str) -> &'a Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real processes on the real clock; src/cli/in_process.rs holds its logic"
+)]
 fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     let dir = tempfile::tempdir().unwrap();
     let report = calibration(

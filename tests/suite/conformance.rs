@@ -436,6 +436,10 @@ fn both_exact(a: &[f64], b: &[f64]) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs google/benchmark's compare.py and scipy"
+)]
 fn compare_py_on_its_own_inputs() {
     let data = conformance("gbench");
     let file = |name: &str| data.join(name).to_string_lossy().into_owned();

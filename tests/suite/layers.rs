@@ -16,6 +16,8 @@ const RANKS: &[(&str, u8)] = &[
     ("probe", 1),
     ("runner", 1),
     ("host", 1),
+    // The outside world (processes, console, clock, interrupt) as runners and sinks reach it.
+    ("env", 1),
     ("spec", 1),
     // The history store reads and writes runs.
     ("store", 1),

@@ -4,6 +4,7 @@
 
 use latkit::analyze::Report;
 use latkit::analyze::{EnrichOptions, build_report};
+use latkit::env::Console;
 use latkit::ingest::read_path;
 use latkit::report::sink::{Destination, FanOut, LiveEvent, Rendered};
 use latkit::report::{FORMATS, OutputFormat, Reader, Reporter};
@@ -40,14 +41,14 @@ fn a_new_format_plugs_into_the_sinks() {
     let report = build_report(input.runs, input.notes, &EnrichOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (names, json) = (dir.path().join("names.txt"), dir.path().join("r.json"));
-    let mut sinks = FanOut::new(true);
+    let mut sinks = FanOut::new(true, &Console::system());
     sinks.push(Rendered::new(
         &NAMES,
-        Destination::open(Some(&names)).unwrap(),
+        Destination::open(Some(&names), &Console::system().stdout).unwrap(),
     ));
     sinks.push(Rendered::new(
         latkit::report::output_format("json").unwrap(),
-        Destination::open(Some(&json)).unwrap(),
+        Destination::open(Some(&json), &Console::system().stdout).unwrap(),
     ));
     sinks.finish(&report).unwrap();
     let text = std::fs::read_to_string(&names).unwrap();
@@ -123,7 +124,7 @@ fn live_events_and_the_report_reach_every_sink() {
     let report = build_report(runs, Vec::new(), &EnrichOptions::default()).unwrap();
     let counter = || std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (first, second) = (counter(), counter());
-    let mut sinks = FanOut::new(true);
+    let mut sinks = FanOut::new(true, &Console::system());
     for (heard, fail_on_partial) in [(&first, false), (&second, false)] {
         sinks.push(Counting {
             heard: heard.clone(),
@@ -139,7 +140,7 @@ fn live_events_and_the_report_reach_every_sink() {
     }
 
     let (failing, after) = (counter(), counter());
-    let mut sinks = FanOut::new(true);
+    let mut sinks = FanOut::new(true, &Console::system());
     for (heard, fail_on_partial) in [(&failing, true), (&after, false)] {
         sinks.push(Counting {
             heard: heard.clone(),

@@ -12,6 +12,7 @@ use crate::analyze::bisect::{
 use crate::analyze::compare::relative_noise;
 use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::model::{Better, Note, Unit};
 use crate::runner::harness::{Harness, Prepared, prepare};
@@ -81,6 +82,8 @@ struct Bisection<'a> {
     bad: Prepared,
     unit: Option<(Unit, String)>,
     talk: bool,
+    /// The console it talks on and the interrupt that stops it.
+    env: &'a Env,
     /// `--store`: the history store and the tag, and the runs of good, the tested commit and
     /// bad measured since they were last filed.
     store: Option<(crate::store::Store, Option<String>)>,
@@ -89,10 +92,10 @@ struct Bisection<'a> {
     stored_ends: Option<StoredEnds>,
 }
 
-pub fn run(args: BisectOptions) -> Result<()> {
+pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
     let bench = regex::Regex::new(&args.bench)
         .map_err(|e| Error::Input(format!("--bench `{}`: {e}", args.bench)))?;
-    let sinks = output_sinks(&args.output)?;
+    let sinks = output_sinks(&args.output, &env.console)?;
     let store = match &args.store {
         Some(storing) => {
             let location = crate::store::default_location(storing.db.as_deref())?;
@@ -100,7 +103,7 @@ pub fn run(args: BisectOptions) -> Result<()> {
         }
         None => None,
     };
-    crate::interrupt::install();
+    env.interrupt.install();
     let metric = args
         .metric
         .clone()
@@ -132,6 +135,7 @@ pub fn run(args: BisectOptions) -> Result<()> {
         bad: bad?,
         unit: None,
         talk: !args.output.quiet,
+        env,
         store,
         runs: Default::default(),
         stored_ends,
@@ -207,7 +211,7 @@ fn stored_ends(
 impl Bisection<'_> {
     fn say(&self, what: &str) {
         if self.talk {
-            crate::error::say(&format!("latkit bisect: {what}"));
+            self.env.console.say(&format!("latkit bisect: {what}"));
         }
     }
 
@@ -248,7 +252,7 @@ impl Bisection<'_> {
         let mut samples: [Vec<f64>; 3] = Default::default();
         for round in 1..=self.args.max_rounds as usize {
             for (i, samples_of) in samples.iter_mut().enumerate() {
-                if crate::interrupt::requested() {
+                if self.env.interrupt.requested() {
                     return Err(Stop::Fatal(Error::Interrupted));
                 }
                 let prepared = match i {
@@ -271,7 +275,7 @@ impl Bisection<'_> {
                     }
                     // A run cut short by Ctrl-C (the harness gets the signal too) is the
                     // interruption, not a failure of the commit or the end.
-                    Err(_) if crate::interrupt::requested() => {
+                    Err(_) if self.env.interrupt.requested() => {
                         return Err(Stop::Fatal(Error::Interrupted));
                     }
                     Err(why) if i == 1 => return Err(Stop::Commit(why)),
@@ -312,7 +316,7 @@ impl Bisection<'_> {
             let figures = crate::analyze::history::figures(&run);
             let id = store.put(&run, &[], &provenance, tag.as_deref(), &figures)?;
             if self.talk {
-                crate::error::say(&format!(
+                self.env.console.say(&format!(
                     "latkit bisect: stored run #{id} for {} in {}",
                     commit.short(),
                     store.describe()

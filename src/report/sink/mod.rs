@@ -14,6 +14,7 @@ pub use status::TimerStatus;
 use super::Reader;
 use crate::analyze::Report;
 use crate::atomic_file::OutputFile;
+use crate::env::{Console, Stream};
 use crate::error::{Error, Result};
 use crate::model::{TimerInfo, TimerOverall};
 use std::io::{self, BufWriter, Write};
@@ -55,50 +56,45 @@ pub trait Sink {
     fn name(&self) -> String;
 }
 
-/// Where a sink writes: standard output or error, or a file written whole or not at all.
+/// Where a sink writes: a standard stream, or a file written whole or not at all.
 pub enum Destination {
-    Stdout,
-    Stderr,
+    Stream(Stream),
     File(OutputFile),
 }
 
 impl Destination {
-    /// A file, or standard output for `None` and `-`; a file is created now, so a bad path
-    /// fails before any measuring.
-    pub fn open(path: Option<&Path>) -> Result<Destination> {
+    /// A file, or `stdout` for `None` and `-`; a file is created now, so a bad path fails
+    /// before any measuring.
+    pub fn open(path: Option<&Path>, stdout: &Stream) -> Result<Destination> {
         match path {
-            None => Ok(Destination::Stdout),
-            Some(p) if p.as_os_str() == "-" => Ok(Destination::Stdout),
-            Some(p) => OutputFile::create(p).map(Destination::File),
+            Some(p) if p.as_os_str() != "-" => OutputFile::create(p).map(Destination::File),
+            _ => Ok(Destination::Stream(stdout.clone())),
         }
     }
 
     /// Who reads it: a person at a terminal (of some width), or a file or pipe.
     pub fn reader(&self) -> Reader {
-        use std::io::IsTerminal;
         match self {
-            Destination::Stdout => Reader::of(&io::stdout(), io::stdout().is_terminal()),
-            Destination::Stderr => Reader::of(&io::stderr(), io::stderr().is_terminal()),
+            Destination::Stream(stream) => stream.reader(),
             Destination::File(_) => Reader::default(),
         }
     }
 
     pub fn name(&self) -> String {
         match self {
-            Destination::Stdout => "stdout".into(),
-            Destination::Stderr => "stderr".into(),
+            Destination::Stream(stream) => stream.name().into(),
             Destination::File(f) => f.name(),
         }
     }
 
     /// Writes a document that is no report (the doctor's checks, the store's list, a page,
-    /// a man page) whole and puts it in place, naming a file on stderr; a reader that stopped
-    /// early (`| head`) is no error.
-    pub fn write_whole(mut self, bytes: &[u8]) -> Result<()> {
+    /// a man page) whole and puts it in place, naming a file on the console's stderr; a
+    /// reader that stopped early (`| head`) is no error.
+    pub fn write_whole(mut self, bytes: &[u8], console: &Console) -> Result<()> {
         match self.write_all(bytes).and_then(|_| self.flush()) {
             Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::writing(&self.name(), e)),
             _ => {
-                announce(self.close()?);
+                announce(self.close()?, console);
                 Ok(())
             }
         }
@@ -120,19 +116,22 @@ impl Destination {
 impl Write for Destination {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Destination::Stdout => io::stdout().write(buf),
-            Destination::Stderr => io::stderr().write(buf),
+            Destination::Stream(stream) => stream.write(buf),
             Destination::File(f) => f.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Destination::Stdout => io::stdout().flush(),
-            Destination::Stderr => io::stderr().flush(),
+            Destination::Stream(stream) => stream.flush(),
             Destination::File(f) => f.flush(),
         }
     }
+}
+
+/// Writes a document that is no report whole to the console's standard output.
+pub fn print_whole(console: &Console, bytes: &[u8]) -> Result<()> {
+    Destination::Stream(console.stdout.clone()).write_whole(bytes, console)
 }
 
 /// Renders `report` with `render` for whoever reads `dest`, through a buffer, then flushes.
@@ -147,26 +146,34 @@ fn buffered(
 }
 
 /// "wrote report.html": each file a command puts in place is named once on stderr.
-fn announce(written: Option<String>) {
+fn announce(written: Option<String>, console: &Console) {
     if let Some(name) = written {
-        crate::error::say(&format!("latkit: wrote {name}"));
+        console.say(&format!("latkit: wrote {name}"));
     }
 }
 
 /// Several sinks as one: each hook goes to every sink, in order.
 pub struct FanOut {
     sinks: Vec<Box<dyn Sink>>,
+    /// Where standard output and error go.
+    console: Console,
     /// Each file put in place is named on stderr (not with `--quiet`).
     announce: bool,
 }
 
 impl FanOut {
     /// No sinks yet; `quiet` keeps the names of the files written off stderr.
-    pub fn new(quiet: bool) -> FanOut {
+    pub fn new(quiet: bool, console: &Console) -> FanOut {
         FanOut {
             sinks: Vec::new(),
+            console: console.clone(),
             announce: !quiet,
         }
+    }
+
+    /// The console the sinks write standard output and error to.
+    pub fn console(&self) -> &Console {
+        &self.console
     }
 
     pub fn push(&mut self, sink: impl Sink + 'static) {
@@ -180,7 +187,7 @@ impl FanOut {
     ) -> Result<()> {
         for (path, kind) in plots {
             self.push(PlotFile {
-                dest: Destination::open(Some(path))?,
+                dest: Destination::open(Some(path), &self.console.stdout)?,
                 kind: *kind,
             });
         }
@@ -191,7 +198,7 @@ impl FanOut {
     pub fn push_verdict_if(&mut self, check: bool) {
         if check {
             self.push(Verdict {
-                dest: Destination::Stderr,
+                dest: Destination::Stream(self.console.stderr.clone()),
                 markdown: false,
             });
         }
@@ -226,7 +233,7 @@ impl FanOut {
         for sink in self.sinks {
             let written = sink.close()?;
             if self.announce {
-                announce(written);
+                announce(written, &self.console);
             }
         }
         Ok(())

@@ -19,11 +19,8 @@ pub struct Rendered {
 
 impl Rendered {
     pub fn new(format: &OutputFormat, dest: Destination) -> Rendered {
-        use std::io::IsTerminal;
         let pictures = format.name == "table"
-            && matches!(dest, Destination::Stdout)
-            && io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            && matches!(&dest, Destination::Stream(stream) if stream.pictures_welcome());
         Rendered {
             reporter: (format.reporter)(),
             xenomai: format.name == XENOMAI,

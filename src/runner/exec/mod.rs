@@ -3,14 +3,15 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::plan::Planned;
+use crate::env::{Clock, Interrupt};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
-use crate::interrupt;
 use crate::model::Note;
 use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::process::ExitStatus;
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 mod processes;
 mod record;
@@ -20,12 +21,15 @@ mod tests;
 pub use processes::{CommandOutput, Processes};
 use record::{Record, interrupted_note, rss_floor_note};
 
-/// Commands to time, how, through what, and whether progress is drawn on stderr.
+/// Commands to time, how, through what, and whether progress is drawn on stderr; the
+/// clock stamps the run, and the interrupt stops it.
 pub struct Exec {
     pub commands: Vec<Planned>,
     pub timing: Timing,
     pub spawner: Box<dyn Spawner>,
     pub progress: bool,
+    pub clock: Arc<dyn Clock>,
+    pub interrupt: Arc<dyn Interrupt>,
 }
 
 /// How each command is run and how many times (hyperfine's options).
@@ -175,18 +179,18 @@ impl Exec {
     /// Every command's words, and the record the timed runs go to (after the shell's cost is
     /// measured).
     fn start(&self) -> Result<(Vec<Vec<String>>, Record)> {
-        interrupt::install();
+        self.interrupt.install();
         let argvs = self
             .commands
             .iter()
             .map(|planned| self.argv(&planned.command))
             .collect::<Result<Vec<_>>>()?;
-        let started = SystemTime::now();
+        let started = self.clock.now();
         let mut notes = Vec::new();
         let shell_cost = self.shell_cost(&mut notes)?;
         let record = Record {
             started,
-            clock: crate::host::busy::CpuClock::now(),
+            cpu: self.clock.cpu(),
             host: crate::host::capture(),
             id: None,
             shell_cost,
@@ -226,7 +230,7 @@ impl Exec {
                     break 'rounds Ending::Interrupted;
                 }
                 let sample = match self.spawn(name, argv) {
-                    Ok(_) if interrupt::requested() => break 'rounds Ending::Interrupted,
+                    Ok(_) if self.interrupt.requested() => break 'rounds Ending::Interrupted,
                     Ok(sample) if sample.status.success() || self.timing.ignore_failure => sample,
                     Ok(sample) => break 'rounds Ending::Failed(self.failed(name, sample.status)),
                     Err(failure) => break 'rounds Ending::Failed(failure),
@@ -283,7 +287,7 @@ impl Exec {
         let progress = self.bar(name);
         while (samples.len() as u64) < target && self.prepared()? {
             let sample = self.spawn(name, argv)?;
-            if interrupt::requested() {
+            if self.interrupt.requested() {
                 // Stopped part-way by the interrupt (or racing it): not a measurement.
                 cut_short = true;
                 break;
@@ -308,7 +312,7 @@ impl Exec {
             // After an interrupt too: it undoes what --setup did.
             self.spawner.helper("--cleanup", cleanup)?;
         }
-        Ok((samples, interrupt::requested().then_some(cut_short)))
+        Ok((samples, self.interrupt.requested().then_some(cut_short)))
     }
 
     /// Spawns `argv` once and measures it.
@@ -327,7 +331,7 @@ impl Exec {
         if let Some(prepare) = &self.timing.prepare {
             self.spawner.helper("--prepare", prepare)?;
         }
-        Ok(!interrupt::requested())
+        Ok(!self.interrupt.requested())
     }
 
     /// The untimed --warmup runs.

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 pub(super) struct Record {
     pub(super) started: SystemTime,
     /// CPU time when timing started, to tell what other processes did meanwhile.
-    pub(super) clock: Option<crate::host::busy::CpuClock>,
+    pub(super) cpu: Option<crate::env::CpuReading>,
     pub(super) host: crate::model::Environment,
     /// The run's id, the same in every result written along the way.
     pub(super) id: Option<String>,
@@ -47,12 +47,14 @@ impl Record {
             command: exec.commands.iter().map(|c| c.command.clone()).collect(),
         };
         let mut host = self.host.clone();
-        host.checks
-            .extend(self.clock.and_then(|clock| clock.others_busy()));
+        host.checks.extend(
+            self.cpu
+                .and_then(|started| started.others_busy(&exec.clock.cpu()?)),
+        );
         let mut run = new_run(source, host, Vec::new(), builder);
         run.id = self.id.get_or_insert_with(|| run.id.clone()).clone();
         run.started = Some(timestamp(self.started));
-        run.ended = Some(timestamp(SystemTime::now()));
+        run.ended = Some(timestamp(exec.clock.now()));
         Input {
             runs: vec![run],
             notes: self.notes.clone(),

@@ -41,6 +41,12 @@ impl Spawner for Scripted {
     }
 }
 
+/// A world whose clock and interrupt the scripted runs leave alone: no time passes, no
+/// Ctrl-C comes.
+fn still() -> crate::env::scripted::World {
+    crate::env::scripted::World::new(|_, _| (0.0, 0))
+}
+
 fn timing() -> Timing {
     Timing {
         runs: None,
@@ -73,6 +79,8 @@ fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, 
         timing,
         spawner: Box::new(spawner),
         progress: false,
+        clock: still().env.clock,
+        interrupt: still().env.interrupt,
     };
     let done = exec.run(&mut |_| Ok(())).unwrap();
     let (count, notes) = done.input.map_or((0, Vec::new()), |input| {
@@ -111,6 +119,8 @@ fn in_rounds(
             helpers: helpers.clone(),
         }),
         progress: false,
+        clock: still().env.clock,
+        interrupt: still().env.interrupt,
     };
     // In seconds, as scripted (the model keeps nanoseconds).
     let walls = |run: &crate::model::Run| -> Vec<Vec<f64>> {

@@ -1,0 +1,151 @@
+//! Standard output and error: where their bytes go and who reads them (a person at a
+//! terminal of some width, or a file or a pipe), decided once when the command starts.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+
+/// Who reads a rendered report: what a text format may fold, wrap or leave out for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reader {
+    /// Columns a line may take (`COLUMNS`, or the terminal's); `None` is no limit.
+    pub width: Option<usize>,
+    /// A person at the terminal where stderr's warnings were already shown.
+    pub at_terminal: bool,
+}
+
+impl Reader {
+    /// Whoever reads `stream`: a terminal's width, or `COLUMNS` when it is set (a pipe to a
+    /// pager, a test); a file or a pipe without `COLUMNS` has no limit.
+    pub fn of(stream: &impl std::os::fd::AsFd, at_terminal: bool) -> Reader {
+        let columns = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0);
+        let terminal_width = || {
+            at_terminal
+                .then(|| terminal_size::terminal_size_of(stream))
+                .flatten()
+                .map(|(w, _)| usize::from(w.0))
+        };
+        Reader {
+            width: columns.or_else(terminal_width),
+            at_terminal,
+        }
+    }
+}
+
+/// One standard stream.
+#[derive(Clone)]
+pub struct Stream {
+    name: &'static str,
+    reader: Reader,
+    /// Colour and pictures are welcome (`NO_COLOR` is unset or empty).
+    colour: bool,
+    bytes: Arc<Mutex<dyn Write + Send>>,
+}
+
+impl Stream {
+    /// `stdout` or `stderr`, for messages.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Who reads it.
+    pub fn reader(&self) -> Reader {
+        self.reader
+    }
+
+    /// A person reads it on a terminal.
+    pub fn at_terminal(&self) -> bool {
+        self.reader.at_terminal
+    }
+
+    /// A person reads it on a terminal that may show colour and pictures.
+    pub fn pictures_welcome(&self) -> bool {
+        self.reader.at_terminal && self.colour
+    }
+
+    /// A stream whose bytes are kept in memory, read as `reader` would read them.
+    #[cfg(test)]
+    pub fn captured(name: &'static str, reader: Reader) -> (Stream, Arc<Mutex<Vec<u8>>>) {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let stream = Stream {
+            name,
+            reader,
+            colour: false,
+            bytes: bytes.clone(),
+        };
+        (stream, bytes)
+    }
+
+    fn with<T>(&self, write: impl FnOnce(&mut dyn Write) -> T) -> T {
+        // A writer that panicked mid-line leaves bytes that are still worth keeping.
+        let mut bytes = self
+            .bytes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        write(&mut *bytes)
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.with(|out| out.write(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.with(|out| out.flush())
+    }
+}
+
+/// The console a command talks to.
+#[derive(Clone)]
+pub struct Console {
+    /// Standard input is a terminal: reading it would wait for typing.
+    pub stdin_at_terminal: bool,
+    pub stdout: Stream,
+    pub stderr: Stream,
+}
+
+impl Console {
+    /// This process's standard streams.
+    pub fn system() -> Console {
+        let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let stdout = io::stdout();
+        let stderr = io::stderr();
+        Console {
+            stdin_at_terminal: io::stdin().is_terminal(),
+            stdout: Stream {
+                name: "stdout",
+                reader: Reader::of(&stdout, stdout.is_terminal()),
+                colour,
+                bytes: Arc::new(Mutex::new(stdout)),
+            },
+            stderr: Stream {
+                name: "stderr",
+                reader: Reader::of(&stderr, stderr.is_terminal()),
+                colour,
+                bytes: Arc::new(Mutex::new(stderr)),
+            },
+        }
+    }
+
+    /// Says a line on stderr, as [`crate::error::say`] does.
+    pub fn say(&self, line: &str) {
+        self.stderr.with(|out| crate::error::say_to(out, line));
+    }
+
+    /// Says `latkit: warning: TEXT` on stderr, and remembers it when a person reads stderr
+    /// (so that a report shown on that same terminal does not print it a second time).
+    pub fn say_warning(&self, text: &str) {
+        self.say(&format!("latkit: warning: {text}"));
+        if self.stderr.at_terminal() {
+            crate::error::shown_on_terminal(text);
+        }
+    }
+
+    /// Whether progress is drawn on stderr: a person watches it and did not ask for quiet.
+    pub fn progress(&self, quiet: bool) -> bool {
+        !quiet && self.stderr.at_terminal()
+    }
+}

@@ -1,0 +1,214 @@
+//! A scripted world for tests: a command runs in-process, the commands it times are played
+//! back from a script, time passes only as they say, Ctrl-C comes when the test says, and
+//! standard output and error are kept in memory.
+
+use super::{Clock, Console, CpuReading, Env, Interrupt, Launch, Reader, Stream};
+use crate::error::Result;
+use crate::runner::exec::{CommandOutput, Sample, Spawner};
+use crate::runner::executor::{Executor, Process};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// What one timed run of a command did: its wall time in seconds and its exit code (127, as
+/// a shell says, is a command that is not there).
+pub type Played = (f64, i32);
+
+/// How the script plays a command line: `play(command, n)` for its `n`th run (from 0).
+pub type Script = dyn Fn(&str, usize) -> Played + Send + Sync;
+
+/// The world's state, shared by its parts.
+struct State {
+    script: Box<Script>,
+    /// Every run spawned so far (timed, warm-up and shell probes), its words joined.
+    spawned: Vec<String>,
+    /// The helpers run (`--setup`, `--prepare`, `--cleanup`), in order.
+    helpers: Vec<String>,
+    /// Seconds since the world began.
+    seconds: f64,
+    /// CPUs other processes keep busy meanwhile.
+    others_busy: f64,
+    /// Ctrl-C comes during this spawn (counted from 1).
+    interrupt_at: Option<usize>,
+}
+
+/// A world for one command: its [`Env`], and what the command did in it.
+pub struct World {
+    pub env: Env,
+    state: Arc<Mutex<State>>,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl World {
+    /// Commands played by `script`; output read by a file or a pipe 80 columns wide.
+    pub fn new(script: impl Fn(&str, usize) -> Played + Send + Sync + 'static) -> World {
+        let state = Arc::new(Mutex::new(State {
+            script: Box::new(script),
+            spawned: Vec::new(),
+            helpers: Vec::new(),
+            seconds: 0.0,
+            others_busy: 0.0,
+            interrupt_at: None,
+        }));
+        let reader = Reader {
+            width: Some(80),
+            at_terminal: false,
+        };
+        let (stdout, out_bytes) = Stream::captured("stdout", reader);
+        let (stderr, err_bytes) = Stream::captured("stderr", reader);
+        let env = Env {
+            console: Console {
+                stdin_at_terminal: false,
+                stdout,
+                stderr,
+            },
+            clock: Arc::new(Virtual(state.clone())),
+            interrupt: Arc::new(Virtual(state.clone())),
+            launch: Arc::new(Virtual(state.clone())),
+        };
+        World {
+            env,
+            state,
+            stdout: out_bytes,
+            stderr: err_bytes,
+        }
+    }
+
+    /// Ctrl-C comes while the `spawn`th process (counted from 1) runs.
+    pub fn interrupt_at(self, spawn: usize) -> World {
+        self.state().interrupt_at = Some(spawn);
+        self
+    }
+
+    /// Other processes keep `cpus` CPUs busy while the command runs.
+    pub fn others_busy(self, cpus: f64) -> World {
+        self.state().others_busy = cpus;
+        self
+    }
+
+    /// What the command wrote to standard output.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
+    }
+
+    /// What the command said on standard error.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Every process spawned, in order.
+    pub fn spawned(&self) -> Vec<String> {
+        self.state().spawned.clone()
+    }
+
+    /// Every helper run, in order.
+    pub fn helpers(&self) -> Vec<String> {
+        self.state().helpers.clone()
+    }
+
+    /// Seconds that passed in the world.
+    pub fn seconds(&self) -> f64 {
+        self.state().seconds
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap()
+    }
+}
+
+/// The world's clock, interrupt and processes, all reading one state.
+struct Virtual(Arc<Mutex<State>>);
+
+impl Virtual {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl Clock for Virtual {
+    fn now(&self) -> SystemTime {
+        // 2027-01-15T08:00:00Z, and on as the world's time passes.
+        SystemTime::UNIX_EPOCH + Duration::from_secs_f64(1_800_000_000.0 + self.state().seconds)
+    }
+
+    fn cpu(&self) -> Option<CpuReading> {
+        let state = self.state();
+        Some(CpuReading {
+            machine: state.others_busy * state.seconds,
+            own: 0.0,
+            at: state.seconds,
+        })
+    }
+}
+
+impl Interrupt for Virtual {
+    fn install(&self) {}
+
+    fn requested(&self) -> bool {
+        let state = self.state();
+        state
+            .interrupt_at
+            .is_some_and(|at| state.spawned.len() >= at)
+    }
+}
+
+impl Launch for Virtual {
+    fn timer(&self, _output: CommandOutput) -> Result<Box<dyn Spawner>> {
+        Ok(Box::new(Virtual(self.0.clone())))
+    }
+
+    fn harness(&self) -> &dyn Executor {
+        self
+    }
+}
+
+impl Spawner for Virtual {
+    fn time(&self, argv: &[String]) -> std::io::Result<Sample> {
+        let mut state = self.state();
+        let line = argv.join(" ");
+        let nth = state.spawned.iter().filter(|s| **s == line).count();
+        let (wall, code) = (state.script)(&line, nth);
+        if code == 127 {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        state.spawned.push(line);
+        state.seconds += wall;
+        Ok(Sample {
+            wall,
+            user: wall * 0.9,
+            system: wall * 0.05,
+            max_rss: 4e6,
+            status: ExitStatus::from_raw(code << 8),
+        })
+    }
+
+    fn last_stderr(&self) -> Vec<String> {
+        vec![format!("the scripted run's stderr")]
+    }
+
+    fn helper(&self, what: &str, command: &str) -> Result<()> {
+        self.state().helpers.push(format!("{what} {command}"));
+        Ok(())
+    }
+}
+
+impl Executor for Virtual {
+    fn spawn(
+        &self,
+        program: &str,
+        _args: &[String],
+        _dir: Option<&Path>,
+    ) -> std::io::Result<Box<dyn Process>> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{program}: the scripted world plays timed commands, not harnesses"),
+        ))
+    }
+
+    fn output(&self, _program: &str, _args: &[&str]) -> Option<String> {
+        None
+    }
+}
