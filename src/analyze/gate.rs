@@ -3,7 +3,7 @@
 
 use super::attribution::Pattern;
 use crate::error::{Error, Result};
-use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Unit};
+use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Statistic, Unit};
 use crate::spec::targets::{Budget, Limit, Target, Targets};
 use serde::Serialize;
 
@@ -114,13 +114,8 @@ impl Verdict {
     }
 }
 
-const STATISTICS: [&str; 14] = [
-    "min", "avg", "mean", "median", "p50", "p90", "p99", "p99.9", "p99.99", "max", "stddev",
-    "count", "samples", "overruns",
-];
-
 /// A timer test's own figure: its summary, never bucket edges or per-second series.
-fn timer_figure(bench: &Benchmark, metric: &str) -> Option<Measured> {
+fn timer_figure(bench: &Benchmark, statistic: Statistic) -> Option<Measured> {
     let t = bench.timer.as_ref()?;
     let time = |ns: f64| Measured {
         value: ns,
@@ -130,12 +125,12 @@ fn timer_figure(bench: &Benchmark, metric: &str) -> Option<Measured> {
         value: n as f64,
         unit: Unit::new(Dimension::Count(what.to_string())),
     };
-    match metric {
-        "min" => Some(time(t.min_ns as f64)),
-        "avg" | "mean" => Some(time(t.avg_ns)),
-        "max" => Some(time(t.max_ns as f64)),
-        "count" | "samples" => t.samples.map(|n| counted(n, "")),
-        "overruns" => t.overruns.map(|n| counted(n, "overruns")),
+    match statistic {
+        Statistic::Min => Some(time(t.min_ns as f64)),
+        Statistic::Mean => Some(time(t.avg_ns)),
+        Statistic::Max => Some(time(t.max_ns as f64)),
+        Statistic::Count => t.samples.map(|n| counted(n, "")),
+        Statistic::Overruns => t.overruns.map(|n| counted(n, "overruns")),
         _ => None,
     }
 }
@@ -144,7 +139,8 @@ fn timer_figure(bench: &Benchmark, metric: &str) -> Option<Measured> {
 /// name (its median over repetitions), or a statistic of the benchmark's distribution or
 /// main metric.
 pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
-    if let Some(figure) = timer_figure(bench, metric) {
+    let statistic = Statistic::parse(metric);
+    if let Some(figure) = statistic.and_then(|s| timer_figure(bench, s)) {
         return Some(figure);
     }
     if let Some(m) = bench
@@ -157,42 +153,27 @@ pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
             unit: m.unit.clone(),
         });
     }
-    if !STATISTICS.contains(&metric) {
-        return None;
-    }
+    let statistic = statistic?;
     let main: &Metric = bench
         .metrics
         .iter()
         .find(|m| m.percentiles.is_some())
         .or_else(|| bench.primary_metric(None))?;
-    let unit = main.unit.clone();
-    let value = match (&main.percentiles, &main.summary) {
-        (Some(p), s) => match metric {
-            "min" => p.min,
-            "p50" | "median" => p.p50,
-            "p90" => p.p90,
-            "p99" => p.p99,
-            "p99.9" => p.p99_9,
-            "p99.99" => p.p99_99,
-            "max" => p.max,
-            "count" | "samples" => return Some(count(p.count)),
-            "avg" | "mean" => s.as_ref()?.mean,
-            "stddev" => s.as_ref()?.stddev?,
-            _ => return None,
-        },
-        (None, Some(s)) => match metric {
-            "min" => s.min,
-            "max" => s.max,
-            "avg" | "mean" => s.mean,
-            "median" | "p50" => s.median,
-            "stddev" => s.stddev?,
-            "count" | "samples" => return Some(count(s.n as u64)),
-            // Percentiles of a few repetitions would be invented precision.
-            _ => return None,
-        },
-        (None, None) => return None,
-    };
-    Some(Measured { value, unit })
+    let (percentiles, summary) = (main.percentiles.as_ref(), main.summary.as_ref());
+    if statistic == Statistic::Count {
+        let n = percentiles
+            .map(|p| p.count)
+            .or(summary.map(|s| s.n as u64))?;
+        return Some(count(n));
+    }
+    // A distribution's percentiles, else (its mean, its deviation) its summary.
+    let value = percentiles
+        .and_then(|p| statistic.of_percentiles(p))
+        .or_else(|| statistic.of_summary(summary?))?;
+    Some(Measured {
+        value,
+        unit: main.unit.clone(),
+    })
 }
 
 fn count(n: u64) -> Measured {

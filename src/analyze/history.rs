@@ -1,16 +1,13 @@
 //! History: the figures a run leaves in the store, and the trend of one benchmark across
 //! stored runs with its change points.
 
-use super::compare::{DISTRIBUTION_STATISTICS, bounded};
+use super::compare::bounded;
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
 use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
 use crate::model::summary::median;
-use crate::model::{Metric, MetricKind, Run, Summary, Unit, identities};
+use crate::model::{Metric, MetricKind, Run, Statistic, Summary, Unit, identities};
 use crate::store::{Figure, Point};
-
-/// Statistics of a distribution kept in the store.
-const STORED_STATISTICS: [&str; 8] = ["min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "avg"];
 
 /// What `history` and `--against-history` need of a run without decoding it: each metric's
 /// median over repetitions with its interval and values, and a distribution's statistics.
@@ -37,13 +34,13 @@ pub fn figures(run: &Run) -> Vec<Figure> {
                     });
                 }
             } else if metric.histogram.is_some() {
-                for statistic in STORED_STATISTICS {
+                for statistic in Statistic::OF_DISTRIBUTION {
                     if let Some(b) = bounded(bench, metric, statistic) {
                         let bounds = (b.low < b.high).then_some((b.low, b.high));
                         out.push(Figure {
                             bench: name.to_string(),
                             metric: metric.name.clone(),
-                            statistic: statistic.to_string(),
+                            statistic: statistic.name().to_string(),
                             source_unit: metric.source_unit.clone(),
                             n: b.samples,
                             value: b.value,
@@ -61,12 +58,15 @@ pub fn figures(run: &Run) -> Vec<Figure> {
 
 /// `METRIC` or `METRIC:STATISTIC` (`latency:p99`); a bare statistic names the distribution's.
 pub fn split_metric(text: &str) -> (Option<String>, String) {
+    let of_distribution = |text: &str| Statistic::parse_among(text, &Statistic::OF_DISTRIBUTION);
     match text.rsplit_once(':') {
-        Some((metric, stat)) if DISTRIBUTION_STATISTICS.contains(&stat) => {
-            (Some(metric.to_string()), stat.replace("median", "p50"))
+        Some((metric, stat)) if let Some(statistic) = of_distribution(stat) => {
+            (Some(metric.to_string()), statistic.name().to_string())
         }
-        _ if DISTRIBUTION_STATISTICS.contains(&text) => (None, text.replace("median", "p50")),
-        _ => (Some(text.to_string()), String::new()),
+        _ => match of_distribution(text) {
+            Some(statistic) => (None, statistic.name().to_string()),
+            None => (Some(text.to_string()), String::new()),
+        },
     }
 }
 

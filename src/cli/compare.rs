@@ -162,14 +162,13 @@ pub(super) fn alpha(text: &str) -> std::result::Result<f64, String> {
 }
 
 fn statistic(text: &str) -> Result<String, String> {
-    use crate::analyze::compare::DISTRIBUTION_STATISTICS;
-    if DISTRIBUTION_STATISTICS.contains(&text) {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "`{text}` is not a statistic; expected one of {}",
-            DISTRIBUTION_STATISTICS.join(", ")
-        ))
+    use crate::model::Statistic;
+    match Statistic::parse_among(text, &Statistic::OF_DISTRIBUTION) {
+        Some(_) => Ok(text.to_string()),
+        None => Err(format!(
+            "`{text}` is not a statistic of a distribution; expected one of {}",
+            Statistic::all_names(&Statistic::OF_DISTRIBUTION)
+        )),
     }
 }
 

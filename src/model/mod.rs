@@ -6,6 +6,7 @@ mod environment;
 mod inline;
 mod name;
 pub mod secrets;
+mod statistic;
 pub mod summary;
 mod timer;
 mod unit;
@@ -17,6 +18,7 @@ pub use environment::{Check, CheckStatus, Environment};
 pub use inline::with_lists_written;
 use inline::{inline_array, inline_values};
 pub use name::{BenchName, bench_line_name, from_bench_line_name, identities};
+pub use statistic::Statistic;
 pub use summary::{Interval, Percentiles, Summary};
 pub use timer::{
     BreakHit, BucketStats, LinearHistogram, RunningOverall, Second, TimerInfo, TimerOverall,

@@ -4,6 +4,7 @@
 //! are computed from results; the spec only says what to compute. See docs/page.md.
 
 use crate::error::{Error, Result};
+use crate::model::Statistic;
 use crate::model::{Unit, parse_quantity};
 use crate::spec::line_of;
 use serde::Deserialize;
@@ -196,7 +197,13 @@ pub struct PageSpec {
     pub pairs: Vec<Pair>,
 }
 
-const STATISTICS: &[&str] = &["median", "mean", "min", "max"];
+/// What a page can show of a benchmark's repetitions.
+const STATISTICS: [Statistic; 4] = [
+    Statistic::Median,
+    Statistic::Mean,
+    Statistic::Min,
+    Statistic::Max,
+];
 
 impl PageSpec {
     pub fn load(path: &Path) -> Result<PageSpec> {
@@ -281,12 +288,12 @@ impl Checker<'_> {
     ) -> Result<Figure> {
         let statistic_named = statistic.is_some();
         let statistic = statistic.unwrap_or_else(|| "median".to_string());
-        if !STATISTICS.contains(&statistic.as_str()) {
+        if Statistic::parse_among(&statistic, &STATISTICS).is_none() {
             return Err(self.bad(
                 line,
                 format!(
                     "statistic `{statistic}` is not one of {}",
-                    STATISTICS.join(", ")
+                    Statistic::all_names(&STATISTICS)
                 ),
             ));
         }

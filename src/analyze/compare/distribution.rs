@@ -11,24 +11,13 @@ pub(in crate::analyze) struct Bounded {
     pub samples: u64,
 }
 
-pub(super) fn quantile_of(statistic: &str) -> Option<f64> {
-    Some(match statistic {
-        "p50" | "median" => 0.5,
-        "p90" => 0.9,
-        "p99" => 0.99,
-        "p99.9" => 0.999,
-        "p99.99" => 0.9999,
-        _ => return None,
-    })
-}
-
 /// The statistic (the tool's own min/avg/max where it reported them) and, for percentiles,
 /// the ranks `n·q ± 1.96·√(n·q·(1−q))` read back from the histogram, widened to the
 /// histogram's resolution; extremes and the mean get no bounds.
 pub(in crate::analyze) fn bounded(
     bench: &Benchmark,
     metric: &Metric,
-    statistic: &str,
+    statistic: Statistic,
 ) -> Option<Bounded> {
     let h: &Histogram<u64> = &metric.histogram.as_ref()?.histogram();
     if h.is_empty() {
@@ -40,17 +29,17 @@ pub(in crate::analyze) fn bounded(
         .find(|m| m.percentiles.is_some())
         .map(|m| &m.name)
         == Some(&metric.name);
-    let value = match (is_main, measure(bench, statistic)) {
+    let value = match (is_main, measure(bench, statistic.name())) {
         (true, Some(Measured { value, .. })) => value,
         _ => match statistic {
-            "min" => h.min() as f64,
-            "max" => h.max() as f64,
-            "avg" => h.mean(),
-            s => h.value_at_quantile(quantile_of(s)?) as f64,
+            Statistic::Min => h.min() as f64,
+            Statistic::Max => h.max() as f64,
+            Statistic::Mean => h.mean(),
+            s => h.value_at_quantile(s.quantile()?) as f64,
         },
     };
     let n = h.len();
-    let (low, high) = match quantile_of(statistic) {
+    let (low, high) = match statistic.quantile() {
         Some(q) => {
             let centre = n as f64 * q;
             let half = 1.96 * (centre * (1.0 - q)).sqrt();
@@ -89,8 +78,8 @@ impl Bounded {
 
     /// The change to `b`: significant when the bounds do not overlap (a percentile's; other
     /// statistics are untested).
-    pub(super) fn change_to(&self, b: &Bounded, better: Better, statistic: &str) -> Change {
-        let tested = quantile_of(statistic).is_some();
+    pub(super) fn change_to(&self, b: &Bounded, better: Better, statistic: Statistic) -> Change {
+        let tested = statistic.quantile().is_some();
         let apart = b.low > self.high || b.high < self.low;
         Change {
             better,
@@ -126,6 +115,14 @@ pub(super) fn distributions_of<'a>(
         .collect()
 }
 
+/// The statistics `compare` was asked for, each with the name it was asked by.
+fn statistics(opts: &CompareOptions) -> impl Iterator<Item = (Statistic, &String)> {
+    opts.statistics.iter().filter_map(|named| {
+        let statistic = Statistic::parse_among(named, &Statistic::OF_DISTRIBUTION)?;
+        Some((statistic, named))
+    })
+}
+
 pub(super) fn distribution_table(
     columns: &[Side],
     metric: &MetricName,
@@ -144,7 +141,7 @@ pub(super) fn distribution_table(
             !c.with_metric(&key, &metric.name).is_empty()
         });
         footnotes.distributions = true;
-        for statistic in &opts.statistics {
+        for (statistic, named) in statistics(opts) {
             let figures: Vec<Option<(Bounded, &Metric)>> = metrics
                 .iter()
                 .map(|bm| bm.and_then(|(b, m)| bounded(b, m, statistic).map(|x| (x, m))))
@@ -153,7 +150,7 @@ pub(super) fn distribution_table(
                 continue;
             };
             source_unit = m.source_unit.clone();
-            let mut cells: Vec<Cell> = [&key, statistic]
+            let mut cells: Vec<Cell> = [&key, named]
                 .map(|text| Cell::Text { text: text.clone() })
                 .into();
             for (i, figure) in figures.iter().enumerate() {
@@ -169,8 +166,8 @@ pub(super) fn distribution_table(
                         let change = a.change_to(b, m.better, statistic);
                         compared.push(Compared {
                             bench: key.clone(),
-                            figure: format!("{} {statistic}", metric.name),
-                            names: vec![metric.name.clone(), statistic.clone()],
+                            figure: format!("{} {named}", metric.name),
+                            names: vec![metric.name.clone(), named.clone()],
                             better: m.better,
                             unit: m.unit.clone(),
                             column: columns[i].label.to_string(),

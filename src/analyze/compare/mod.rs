@@ -25,8 +25,8 @@ use super::utest::{mann_whitney, min_samples_to_detect};
 use super::view::{Cell, Change, ChangeVerdict, Column, Diagnostic, Report, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{
-    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Summary, Unit, format_exact,
-    identities, vocab,
+    Assume, Benchmark, Better, Metric, MetricKind, Note, Run, Statistic, Summary, Unit,
+    format_exact, identities, vocab,
 };
 pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
@@ -95,19 +95,15 @@ impl Default for CompareOptions {
         CompareOptions {
             alpha: 0.05,
             metric: None,
-            statistics: DEFAULT_STATISTICS.iter().map(|s| s.to_string()).collect(),
+            statistics: (Statistic::COMPARED_BY_DEFAULT.iter())
+                .map(|s| s.name().to_string())
+                .collect(),
             rules: Vec::new(),
             allow_env_mismatch: false,
             floors: Vec::new(),
         }
     }
 }
-
-pub const DEFAULT_STATISTICS: [&str; 4] = ["p50", "p99", "p99.9", "max"];
-/// Statistics a distribution can be compared on.
-pub const DISTRIBUTION_STATISTICS: [&str; 9] = [
-    "min", "p50", "median", "p90", "p99", "p99.9", "p99.99", "max", "avg",
-];
 
 /// One compared figure: what the gate and the JSON report read.
 #[derive(Clone, Debug)]

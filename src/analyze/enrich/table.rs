@@ -4,7 +4,9 @@
 use crate::analyze::attribution::{Attribution, Pattern};
 use crate::analyze::stats::CONFIDENCE;
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
-use crate::model::{Benchmark, Dimension, Metric, MetricKind, Note, TimerSummary, Unit, vocab};
+use crate::model::{
+    Benchmark, Dimension, Metric, MetricKind, Note, Statistic, TimerSummary, Unit, vocab,
+};
 
 use super::cells::*;
 
@@ -313,14 +315,16 @@ impl TableContext<'_> {
             Column::new("Benchmark", keys::BENCHMARK),
             Column::new("Samples", "samples").dropped_at(2),
         ];
-        let stats = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
         // What a narrow terminal keeps longest: the extremes, the median and p99.
         let drop_ranks = [0, 2, 0, 2, 0, 2, 4, 0];
         columns.extend(
-            stats
-                .iter()
+            (Statistic::OF_DISTRIBUTION.iter())
                 .zip(drop_ranks)
-                .map(|(s, rank)| Column::new(*s, *s).in_unit("ns").dropped_at(rank)),
+                .map(|(s, rank)| {
+                    Column::new(s.name(), s.name())
+                        .in_unit("ns")
+                        .dropped_at(rank)
+                }),
         );
         let with_overruns = members
             .iter()
@@ -395,16 +399,12 @@ fn distribution_cells(
         .and_then(|t| t.samples)
         .or(p.map(|p| p.count))
         .or_else(|| bench.iterations.first().copied());
-    let figures = [
-        timer.map(|t| t.min_ns as f64).or(p.map(|p| p.min)),
-        timer.map(|t| t.avg_ns).or(mean),
-        p.map(|p| p.p50),
-        p.map(|p| p.p90),
-        p.map(|p| p.p99),
-        p.map(|p| p.p99_9),
-        p.map(|p| p.p99_99),
-        timer.map(|t| t.max_ns as f64).or(p.map(|p| p.max)),
-    ];
+    let figures = Statistic::OF_DISTRIBUTION.map(|statistic| match statistic {
+        Statistic::Min => timer.map(|t| t.min_ns as f64).or(p.map(|p| p.min)),
+        Statistic::Mean => timer.map(|t| t.avg_ns).or(mean),
+        Statistic::Max => timer.map(|t| t.max_ns as f64).or(p.map(|p| p.max)),
+        percentile => p.and_then(|p| percentile.of_percentiles(p)),
+    });
     let unit = metric.map_or_else(|| Unit::new(Dimension::Time), |m| m.unit.clone());
     let mut cells = vec![samples.map_or(Cell::Empty, |count| Cell::Count { count })];
     cells.extend(figures.into_iter().map(|figure| {

@@ -5,6 +5,7 @@
 use super::stats::min_samples_for_ci;
 use crate::analyze::stats::Summary as Stats;
 use crate::error::{Error, Result};
+use crate::model::Statistic;
 use crate::model::{Benchmark, Better, Dimension, Metric, MetricKind, Run, Summary};
 use crate::spec::page::{Figure, Health, PageSpec, Rule, Show};
 
@@ -132,10 +133,11 @@ impl<'a> Pages<'a> {
             })?;
         let stats = Stats::of(&metric.values)
             .ok_or_else(|| self.bad(line, format!("`{}` has no values", figure.bench)))?;
-        let value = match figure.statistic.as_str() {
-            "mean" => stats.mean,
-            "min" => stats.min,
-            "max" => stats.max,
+        // The spec admits only the median, mean, min and max.
+        let value = match Statistic::parse(&figure.statistic) {
+            Some(Statistic::Mean) => stats.mean,
+            Some(Statistic::Min) => stats.min,
+            Some(Statistic::Max) => stats.max,
             _ => stats.median,
         };
         if !self.used.iter().any(|(name, _)| *name == figure.bench) {
