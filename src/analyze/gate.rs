@@ -346,3 +346,149 @@ fn evaluate_budget(file: &str, b: &Budget, matched: Vec<Vec<&Benchmark>>) -> Res
         status,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        BenchName, Environment, Percentiles, RunBuilder, Source, SourceKind, TimerSummary, new_run,
+    };
+
+    /// A run with `encode` (ns/op over three repetitions: 100, 200, 300), `decode` (a
+    /// latency distribution) and `timer` (a timer test's own summary).
+    fn run() -> Run {
+        let mut builder = RunBuilder::default();
+        let encode = builder.benchmark("encode", None, BenchName::plain);
+        for ns in [300.0, 100.0, 200.0] {
+            builder.record(encode, "ns/op", "ns/op", ns);
+        }
+        let decode = builder.benchmark("decode", None, BenchName::plain);
+        builder.record(decode, "latency", "ns", 1.0);
+        builder.benchmark("timer", None, BenchName::plain);
+        let source = Source {
+            kind: SourceKind::File,
+            format: "test".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        let mut runs = vec![new_run(source, Environment::default(), Vec::new(), builder)];
+        crate::analyze::enrich::summarize_all(&mut runs);
+        let mut run = runs.remove(0);
+        let latency = &mut run.benchmarks[1].metrics[0];
+        latency.values.clear();
+        latency.percentiles = Some(Percentiles {
+            count: 1000,
+            min: 10.0,
+            p50: 20.0,
+            p90: 30.0,
+            p99: 40.0,
+            p99_9: 50.0,
+            p99_99: 60.0,
+            max: 70.0,
+        });
+        run.benchmarks[2].timer = Some(TimerSummary {
+            min_ns: 1000,
+            avg_ns: 1500.0,
+            max_ns: 9000,
+            samples: Some(100),
+            overruns: Some(2),
+        });
+        run
+    }
+
+    fn value(bench: &Benchmark, metric: &str) -> Option<f64> {
+        measure(bench, metric).map(|m| m.value)
+    }
+
+    #[test]
+    fn a_figure_is_a_metric_or_a_statistic_by_any_of_its_names() {
+        let run = run();
+        let [encode, decode, timer] = [0, 1, 2].map(|i| &run.benchmarks[i]);
+        // A metric of repetitions is its median; statistics of the repetitions' summary.
+        assert_eq!(value(encode, "ns/op"), Some(200.0));
+        assert_eq!(value(encode, "mean"), Some(200.0));
+        assert_eq!(value(encode, "avg"), Some(200.0));
+        assert_eq!(value(encode, "max"), Some(300.0));
+        assert_eq!(value(encode, "stddev"), Some(100.0));
+        assert_eq!(value(encode, "samples"), Some(3.0));
+        assert_eq!(value(encode, "p99"), None, "three repetitions have no p99");
+        assert_eq!(value(encode, "B/op"), None);
+        // A distribution's percentiles; its count is a count, not a time.
+        assert_eq!(value(decode, "p99"), Some(40.0));
+        assert_eq!(value(decode, "median"), Some(20.0));
+        assert_eq!(value(decode, "p99.99"), Some(60.0));
+        let count = measure(decode, "count").unwrap();
+        assert_eq!(
+            (count.value, count.unit.dimension),
+            (1000.0, Dimension::Count(String::new()))
+        );
+        // A timer test's own summary comes first.
+        assert_eq!(value(timer, "min"), Some(1000.0));
+        assert_eq!(value(timer, "mean"), Some(1500.0));
+        assert_eq!(value(timer, "samples"), Some(100.0));
+        let overruns = measure(timer, "overruns").unwrap();
+        assert_eq!(overruns.unit.dimension, Dimension::Count("overruns".into()));
+        assert_eq!(value(timer, "p95"), None, "not a statistic");
+    }
+
+    #[test]
+    fn targets_pass_fail_or_are_not_measured_and_a_budget_sums_its_stages() {
+        let targets = Targets::parse(
+            "t.toml",
+            r#"
+[[target]]
+bench = "enc*"
+metric = "ns/op"
+below = "250 ns"
+[[target]]
+bench = "decode"
+metric = "p99"
+below = "35 ns"
+[[target]]
+bench = "missing"
+metric = "p99"
+below = "1 ms"
+[budget]
+name = "frame"
+total = "300 ns"
+[[budget.stage]]
+name = "encode"
+bench = "encode"
+metric = "ns/op"
+[[budget.stage]]
+name = "decode"
+bench = "decode"
+metric = "p99"
+"#,
+        )
+        .unwrap();
+        let verdict = evaluate(&targets, &[run()]).unwrap();
+        let statuses: Vec<Status> = verdict.targets.iter().map(|t| t.status).collect();
+        assert_eq!(statuses, [Status::Pass, Status::Fail, Status::NotMeasured]);
+        let budget = verdict.budget.as_ref().unwrap();
+        assert_eq!(budget.sum, Some(240.0));
+        assert_eq!(budget.remainder, Some(60.0));
+        assert_eq!(budget.status, Status::Pass);
+        // Each stage's share of the total, in percent: 200 ns and 40 ns of 300 ns.
+        let shares: Vec<f64> = budget.stages.iter().map(|s| s.share.unwrap()).collect();
+        assert!(
+            (shares[0] - 66.667).abs() < 1e-3 && (shares[1] - 13.333).abs() < 1e-3,
+            "{shares:?}"
+        );
+        assert_eq!(verdict.missed(), 2);
+        assert!(!verdict.passed() && !verdict.undecided());
+    }
+
+    #[test]
+    fn a_limit_in_another_dimension_is_refused_with_its_line() {
+        let targets = Targets::parse(
+            "t.toml",
+            "[[target]]\nbench = \"decode\"\nmetric = \"count\"\nbelow = \"5 ms\"\n",
+        )
+        .unwrap();
+        let Err(Error::Input(message)) = evaluate(&targets, &[run()]) else {
+            panic!("a count against a time was accepted");
+        };
+        assert!(message.starts_with("t.toml:4:"), "{message}");
+    }
+}

@@ -166,7 +166,7 @@ pub fn output_format_parser() -> impl clap::builder::TypedValueParser<Value = &'
 /// `--format` of a comparison: the registry's formats that can show one.
 pub fn comparison_format_parser()
 -> impl clap::builder::TypedValueParser<Value = &'static OutputFormat> {
-    formats_parser(|f| f.comparison)
+    formats_parser(|f| f.can.compare)
 }
 
 fn formats_parser(

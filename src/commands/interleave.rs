@@ -95,10 +95,10 @@ pub fn fail_within_noise_refused() -> Error {
 
 /// Refuses what an A/B run cannot honour, before anything is built or run.
 pub fn check_flags(output: &Output) -> Result<()> {
-    if !output.format.comparison {
+    if !output.format.can.compare {
         let offered: Vec<&str> = crate::report::FORMATS
             .iter()
-            .filter(|f| f.comparison)
+            .filter(|f| f.can.compare)
             .map(|f| f.name)
             .collect();
         return Err(Error::Input(format!(

@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
 use crate::probe::timer::{self, Display, TimerConfig};
-use crate::report::XENOMAI;
 use crate::report::sink::{
     Destination, FanOut, Gnuplot, Hgrm, LiveEvent, LiveSecond, Rendered, TimerStatus, XenomaiLive,
 };
@@ -54,7 +53,7 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
     let mut live = Live {
         sinks: &mut sinks,
         quiet: args.output.quiet,
-        xenomai: args.output.format.name == XENOMAI,
+        xenomai: args.output.format.can.follow_a_timer,
         warned: 0,
         info: TimerInfo {
             period_ns: config.period_us * 1000,
@@ -115,7 +114,7 @@ fn sinks(args: &TimerOptions, console: &Console) -> Result<FanOut> {
     let format = output.format;
     let dest = Destination::open(output.out.as_deref(), &console.stdout)?;
     let mut sinks = FanOut::new(output.quiet, console);
-    if format.name == XENOMAI {
+    if format.can.follow_a_timer {
         sinks.push(XenomaiLive::new(
             dest,
             output.quiet,

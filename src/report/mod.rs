@@ -132,17 +132,41 @@ pub struct OutputFormat {
     pub help: &'static str,
     /// The renderer.
     pub reporter: fn() -> Box<dyn Reporter>,
-    /// Shows a comparison (each input's figures and the change between them), so `compare`,
-    /// `--interleave` and `history` offer it.
-    pub comparison: bool,
+    /// What it can do beyond rendering a finished report.
+    pub can: Can,
 }
+
+/// A format's capabilities, which commands and sinks read instead of its name.
+#[derive(Clone, Copy, Debug)]
+pub struct Can {
+    /// Show a comparison (each input's figures and the change between them), so `compare`,
+    /// `--interleave` and `history` offer it.
+    pub compare: bool,
+    /// Be written while a timer test measures, a line a second (Xenomai's text); such a
+    /// format shows timer results only.
+    pub follow_a_timer: bool,
+    /// Draw distribution sparklines under its tables for a person at a terminal.
+    pub draw: bool,
+}
+
+/// A format that renders the finished report and nothing more.
+const RENDERS: Can = Can {
+    compare: false,
+    follow_a_timer: false,
+    draw: false,
+};
+/// One that shows comparisons too.
+const COMPARES: Can = Can {
+    compare: true,
+    ..RENDERS
+};
 
 /// latkit JSON, which `--json FILE` and `store export` write beside any other format.
 pub static JSON: OutputFormat = OutputFormat {
     name: "json",
     help: "The full model, derived tables and notes (schema in docs/json-schema.md)",
     reporter: || Box::new(json::Json),
-    comparison: true,
+    can: COMPARES,
 };
 
 /// The self-contained HTML report, which `check --format html` writes too.
@@ -150,7 +174,7 @@ pub static HTML: OutputFormat = OutputFormat {
     name: "html",
     help: "One self-contained HTML file: SVG plots, the tables, notes and environment",
     reporter: || Box::new(html::Html),
-    comparison: true,
+    can: COMPARES,
 };
 
 /// Every report format, in `--help` order: a new one is one file behind [`Reporter`] and one
@@ -160,13 +184,16 @@ pub static FORMATS: &[&OutputFormat] = &[
         name: "table",
         help: "Aligned terminal table with scaled units",
         reporter: || Box::new(terminal::Terminal),
-        comparison: true,
+        can: Can {
+            draw: true,
+            ..COMPARES
+        },
     },
     &OutputFormat {
         name: "markdown",
         help: "GitHub markdown, numbers right-aligned, as the harness wrote them",
         reporter: || Box::new(markdown::Markdown),
-        comparison: true,
+        can: COMPARES,
     },
     &JSON,
     &HTML,
@@ -174,10 +201,10 @@ pub static FORMATS: &[&OutputFormat] = &[
         name: "csv",
         help: "One CSV row per table row, with a header row",
         reporter: || Box::new(csv::Csv),
-        comparison: true,
+        can: COMPARES,
     },
     &OutputFormat {
-        name: XENOMAI,
+        name: "xenomai",
         help: "Xenomai `latency` text (timer results only)",
         reporter: || {
             Box::new(xenomai::Xenomai {
@@ -185,13 +212,16 @@ pub static FORMATS: &[&OutputFormat] = &[
                 buckets: true,
             })
         },
-        comparison: false,
+        can: Can {
+            follow_a_timer: true,
+            ..RENDERS
+        },
     },
     &OutputFormat {
         name: "bmf",
         help: "Bencher Metric Format JSON (`bencher run --adapter json`), latency in ns",
         reporter: || Box::new(trackers::Bmf),
-        comparison: false,
+        can: RENDERS,
     },
     &OutputFormat {
         name: "gab",
@@ -201,7 +231,7 @@ pub static FORMATS: &[&OutputFormat] = &[
                 better: crate::model::Better::Lower,
             })
         },
-        comparison: false,
+        can: RENDERS,
     },
     &OutputFormat {
         name: "gab-bigger",
@@ -211,24 +241,21 @@ pub static FORMATS: &[&OutputFormat] = &[
                 better: crate::model::Better::Higher,
             })
         },
-        comparison: false,
+        can: RENDERS,
     },
     &OutputFormat {
         name: "hgrm",
         help: "HdrHistogram percentile distribution (.hgrm, µs) of the first distribution",
         reporter: || Box::new(hgrm::Hgrm),
-        comparison: false,
+        can: RENDERS,
     },
     &OutputFormat {
         name: "bench",
         help: "`BENCH name: key=value<unit>` lines",
         reporter: || Box::new(bench::Bench),
-        comparison: false,
+        can: RENDERS,
     },
 ];
-
-/// The name of Xenomai's format, which timer commands print live.
-pub const XENOMAI: &str = "xenomai";
 
 /// The report format called `name`.
 pub fn output_format(name: &str) -> Option<&'static OutputFormat> {

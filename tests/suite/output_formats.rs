@@ -23,10 +23,14 @@ impl Reporter for Names {
 }
 
 static NAMES: OutputFormat = OutputFormat {
-    comparison: false,
     name: "names",
     help: "One benchmark name per line",
     reporter: || Box::new(Names),
+    can: latkit::report::Can {
+        compare: false,
+        follow_a_timer: false,
+        draw: false,
+    },
 };
 
 #[test]
@@ -196,7 +200,7 @@ fn comparison_formats_come_from_the_registry() {
             .arg(dir.path().join(format.name))
             .output()
             .unwrap();
-        let expected = if format.comparison { 0 } else { 2 };
+        let expected = if format.can.compare { 0 } else { 2 };
         assert_eq!(
             out.status.code(),
             Some(expected),
@@ -206,7 +210,7 @@ fn comparison_formats_come_from_the_registry() {
         let help = crate::common::stdout_of(crate::common::latkit().args(["history", "--help"]));
         assert_eq!(
             help.contains(&format!("- {}:", format.name)),
-            format.comparison,
+            format.can.compare,
             "history --format {}",
             format.name
         );

@@ -5,7 +5,7 @@ use super::{Destination, LiveEvent, Sink, buffered};
 use crate::analyze::Report;
 use crate::error::Result;
 use crate::model::TimerInfo;
-use crate::report::{OutputFormat, Reader, Reporter, XENOMAI, xenomai};
+use crate::report::{OutputFormat, Reader, Reporter, xenomai};
 use std::io::{self, Write};
 
 /// A report format (table, markdown, JSON, CSV, Xenomai, BENCH) written when the report is done.
@@ -19,11 +19,11 @@ pub struct Rendered {
 
 impl Rendered {
     pub fn new(format: &OutputFormat, dest: Destination) -> Rendered {
-        let pictures = format.name == "table"
+        let pictures = format.can.draw
             && matches!(&dest, Destination::Stream(stream) if stream.pictures_welcome());
         Rendered {
             reporter: (format.reporter)(),
-            xenomai: format.name == XENOMAI,
+            xenomai: format.can.follow_a_timer,
             pictures,
             dest,
         }
