@@ -2,7 +2,7 @@ use latkit::error::Error;
 
 fn main() {
     latkit::interrupt::report_oversized_writes();
-    let env = latkit::env::Env::system();
+    let env = latkit::commands::Env::system();
     let outcome =
         latkit::cli::command_line().and_then(|command| latkit::commands::run(command, &env));
     let code = match outcome {

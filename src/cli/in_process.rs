@@ -3,7 +3,7 @@
 //! the report read from the captured stdout. No process starts and no time passes, so what
 //! these tests assert holds on any machine under any load.
 
-use crate::env::scripted::{Played, World};
+use crate::commands::scripted::{Played, World};
 use crate::error::{Error, Result};
 use serde_json::Value;
 

@@ -1,11 +1,12 @@
 //! `latkit calibrate`: the suite against itself (A/A), and what that says about the changes
 //! this machine can tell apart from its own noise.
 
+use super::Env;
 use super::{Command, exec, gbench, go};
 use crate::analyze::Report;
 use crate::analyze::noise_floor::{self, Calibration, Floor, POWER};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
-use crate::env::{Console, Env};
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
+use super::Env;
 use super::{Plots, Reading};
 use super::{deliver, read_inputs};
 use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
 use crate::spec::targets::Targets;

@@ -1,8 +1,8 @@
+use super::Env;
 use super::store::{LazyStore, read_input};
 use super::{Gate, Plots, Reading, say_warnings};
 use crate::analyze::compare::{self as analysis, CompareInput, Family, compare};
 use crate::analyze::envdiff;
-use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::model::{Note, identities};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};

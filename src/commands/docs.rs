@@ -1,6 +1,6 @@
 //! `latkit completions` and `latkit man`: what the argument definitions generate, on stdout.
 
-use crate::env::Env;
+use super::Env;
 use crate::error::Result;
 
 pub fn print(bytes: &[u8], env: &Env) -> Result<()> {

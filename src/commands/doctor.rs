@@ -31,7 +31,7 @@ fn hanging(lead: &str, text: &str) -> String {
     out
 }
 
-pub fn run(format: DoctorFormat, env: &crate::env::Env) -> Result<()> {
+pub fn run(format: DoctorFormat, env: &super::Env) -> Result<()> {
     let checks = crate::host::doctor::checks();
     let mut out = String::new();
     match format {

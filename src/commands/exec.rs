@@ -1,3 +1,4 @@
+use super::Env;
 use super::interleave::{AaRun, Rounds, refuse_comparison};
 use super::{
     Gate, ReportOptions, deliver_rounds, enrich_options, load_suite, output_sinks, warn_on_stderr,
@@ -5,7 +6,7 @@ use super::{
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::build_report;
 use crate::analyze::sequential::{Decision, Design};
-use crate::env::{Console, Env};
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::report::sink::LiveEvent;

@@ -1,8 +1,8 @@
 //! `latkit frame`: time one stage of a video-frame pipeline, reported as the other probes are.
 
+use super::Env;
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
-use crate::env::Env;
 use crate::error::Result;
 use crate::model::Note;
 use crate::probe::frame::{FrameConfig, Operation};

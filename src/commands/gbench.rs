@@ -1,7 +1,7 @@
+use super::Env;
 use super::interleave::{self, AaRun, Side, refuse_comparison};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
-use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::runner::gbench::GbenchRun;
 use std::path::{Path, PathBuf};

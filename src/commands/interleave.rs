@@ -3,11 +3,12 @@
 //! so that host drift (other tenants, thermal state, frequency) and going first hit both
 //! alike; the two pooled runs are then compared as `latkit compare` would.
 
+use super::Env;
 use super::{Interleave, Output, Runs, deliver_rounds, say_warnings};
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
 use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::sequential::{Decision, Design};
-use crate::env::{Console, Env};
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::FanOut;

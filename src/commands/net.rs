@@ -1,6 +1,6 @@
+use super::Env;
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
-use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::probe::net::client::ClientConfig;
 use crate::probe::net::protocol::Test;

@@ -1,7 +1,7 @@
+use super::Env;
 use super::{Reading, read_inputs, say_warnings};
 use crate::analyze::page::build_page;
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::ingest::merge;
 use crate::report::sink::Destination;

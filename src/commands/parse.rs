@@ -1,7 +1,7 @@
+use super::Env;
 use super::{Reading, ReportOptions};
 use super::{deliver, enrich_options, load_suite, output_sinks, read_inputs, warn_on_stderr};
 use crate::analyze::build_report;
-use crate::env::Env;
 use crate::error::Result;
 use crate::ingest::merge;
 

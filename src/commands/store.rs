@@ -1,12 +1,13 @@
 //! `latkit store` and `latkit history`, and stored runs as inputs everywhere (`@latest`).
 
+use super::Env;
 use super::{
     Plots, Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
 };
 use crate::analyze::Report;
 use crate::analyze::build_report;
 use crate::analyze::history::{figures, split_metric, trend};
-use crate::env::{Console, Env};
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::print_whole;

@@ -1,7 +1,8 @@
+use super::Env;
 use super::Output;
 use super::{say_warnings, targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::{Console, Env};
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;

@@ -5,6 +5,7 @@ pub mod executor;
 pub mod gbench;
 pub mod go;
 pub mod harness;
+pub mod launch;
 pub mod output;
 pub mod plan;
 mod shell_syntax;

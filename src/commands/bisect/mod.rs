@@ -12,7 +12,7 @@ use crate::analyze::bisect::{
 use crate::analyze::compare::relative_noise;
 use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
-use crate::env::Env;
+use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::model::{Better, Note, Unit};
 use crate::runner::harness::{Harness, Prepared, prepare};

@@ -41,10 +41,25 @@ impl Spawner for Scripted {
     }
 }
 
-/// A world whose clock and interrupt the scripted runs leave alone: no time passes, no
-/// Ctrl-C comes.
-fn still() -> crate::env::scripted::World {
-    crate::env::scripted::World::new(|_, _| (0.0, 0))
+/// A clock that stands still and an interrupt that never comes.
+struct Still;
+
+impl crate::env::Clock for Still {
+    fn now(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH
+    }
+
+    fn cpu(&self) -> Option<crate::env::CpuReading> {
+        None
+    }
+}
+
+impl crate::env::Interrupt for Still {
+    fn install(&self) {}
+
+    fn requested(&self) -> bool {
+        false
+    }
 }
 
 fn timing() -> Timing {
@@ -79,8 +94,8 @@ fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, 
         timing,
         spawner: Box::new(spawner),
         progress: false,
-        clock: still().env.clock,
-        interrupt: still().env.interrupt,
+        clock: Arc::new(Still),
+        interrupt: Arc::new(Still),
     };
     let done = exec.run(&mut |_| Ok(())).unwrap();
     let (count, notes) = done.input.map_or((0, Vec::new()), |input| {
@@ -119,8 +134,8 @@ fn in_rounds(
             helpers: helpers.clone(),
         }),
         progress: false,
-        clock: still().env.clock,
-        interrupt: still().env.interrupt,
+        clock: Arc::new(Still),
+        interrupt: Arc::new(Still),
     };
     // In seconds, as scripted (the model keeps nanoseconds).
     let walls = |run: &crate::model::Run| -> Vec<Vec<f64>> {

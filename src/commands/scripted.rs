@@ -2,10 +2,12 @@
 //! back from a script, time passes only as they say, Ctrl-C comes when the test says, and
 //! standard output and error are kept in memory.
 
-use super::{Clock, Console, CpuReading, Env, Interrupt, Launch, Reader, Stream};
+use super::Env;
+use crate::env::{Clock, Console, CpuReading, Interrupt, Reader, Stream};
 use crate::error::Result;
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
+use crate::runner::launch::Launch;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;

@@ -1,8 +1,8 @@
 //! Starting processes: the commands `exec` times and the harnesses `go` and `gbench` run.
 
+use super::exec::{CommandOutput, Processes, Spawner};
+use super::executor::{Executor, System};
 use crate::error::Result;
-use crate::runner::exec::{CommandOutput, Processes, Spawner};
-use crate::runner::executor::{Executor, System};
 
 /// Where a command gets the processes it starts.
 pub trait Launch: Send + Sync {

@@ -1,0 +1,29 @@
+//! The outside world a command reaches, as one value `main` builds and passes down (a test
+//! builds a scripted one instead: [`super::scripted`]).
+
+use crate::env::{Clock, Console, Interrupt, Signals, SystemClock};
+use crate::runner::launch::{Launch, SystemLaunch};
+use std::sync::Arc;
+
+/// Everything a command reaches outside itself: the console, the clock, the interrupt and the
+/// processes it starts.
+#[derive(Clone)]
+pub struct Env {
+    pub console: Console,
+    pub clock: Arc<dyn Clock>,
+    pub interrupt: Arc<dyn Interrupt>,
+    pub launch: Arc<dyn Launch>,
+}
+
+impl Env {
+    /// This process's world: its standard streams, the system clock, its signals and real
+    /// processes.
+    pub fn system() -> Env {
+        Env {
+            console: Console::system(),
+            clock: Arc::new(SystemClock),
+            interrupt: Arc::new(Signals),
+            launch: Arc::new(SystemLaunch),
+        }
+    }
+}
