@@ -1,4 +1,4 @@
-//! Commands run in-process in a scripted world (`env::scripted`): the command line parsed
+//! Commands run in-process in a scripted world (`commands::scripted`): the command line parsed
 //! as typed, the timed commands played back, time virtual, Ctrl-C when the test says, and
 //! the report read from the captured stdout. No process starts and no time passes, so what
 //! these tests assert holds on any machine under any load.
