@@ -601,3 +601,43 @@ fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     let undecidable = "sleep 0.02 time: a time:+0.01% gate cannot be decided here with 4 rounds";
     assert!(notes.contains(undecidable), "{notes}");
 }
+
+#[test]
+fn progress_is_drawn_for_a_person_watching_stderr_and_never_with_quiet() {
+    let args = [
+        "exec",
+        "--runs",
+        "3",
+        "--format",
+        "json",
+        "sleep 0.01",
+        "sleep 0.02",
+    ];
+    let world = World::watched(machine);
+    latkit(&world, &args).unwrap();
+    let stderr = world.stderr();
+    // Each command's bar, by its name, counting its runs. (Frames are drawn at most so
+    // often in real time, and no real time passes here: the first frame is the one kept.)
+    for name in ["sleep 0.01", "sleep 0.02"] {
+        let drawn = stderr.lines().find(|l| l.starts_with(name));
+        assert!(
+            drawn.is_some_and(|l| l.ends_with("/3 runs, ETA 0s")),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(
+        serde_json::from_str::<Value>(&world.stdout()).is_ok(),
+        "the report stays clean"
+    );
+
+    let world = World::watched(machine);
+    latkit(&world, &[&args[..], &["-q"]].concat()).unwrap();
+    assert_eq!(world.stderr(), "", "-q draws nothing");
+    let world = World::new(machine);
+    latkit(&world, &args).unwrap();
+    assert!(
+        !world.stderr().contains("runs"),
+        "stderr read by a program: {}",
+        world.stderr()
+    );
+}

@@ -172,7 +172,7 @@ fn timer(
         commands,
         timing,
         spawner: env.launch.timer(output)?,
-        progress: env.console.progress(quiet),
+        progress: env.console.progress(quiet).cloned(),
         clock: env.clock.clone(),
         interrupt: env.interrupt.clone(),
     })

@@ -46,7 +46,7 @@ pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
         min_time: args.min_time,
         extra: args.extra,
         raw: args.raw,
-        progress: env.console.progress(args.report.output.quiet),
+        progress: env.console.progress(args.report.output.quiet).cloned(),
     };
     let outcome = run.run(env.launch.harness())?;
     let nothing = format!(
@@ -101,7 +101,7 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
         min_time: args.min_time,
         extra: args.extra,
         raw: None,
-        progress: env.console.progress(args.report.output.quiet),
+        progress: env.console.progress(args.report.output.quiet).cloned(),
     };
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let build = |dir: &Path| match &args.build {
@@ -150,7 +150,7 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
     refuse_comparison(args.build.as_ref().map(|_| "--build"))?;
     let sinks = output_sinks(&args.report.output, &env.console)?;
     let quiet = args.report.output.quiet;
-    let progress = env.console.progress(quiet);
+    let progress = env.console.progress(quiet).cloned();
     let round = GbenchRun {
         binary: args.binary,
         filter: args.filter,
@@ -160,7 +160,7 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
         raw: None,
         progress,
     };
-    let talk = progress.then_some(&env.console);
+    let talk = round.progress.is_some().then_some(&env.console);
     Ok(AaRun {
         done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
         runs: u64::from(args.repetitions),

@@ -2,6 +2,7 @@ use super::Env;
 use super::interleave::{self, AaRun, Side, refuse_comparison};
 use super::{Interleave, ReportOptions};
 use super::{enrich_options, load_suite, output_sinks, report_outcome};
+use crate::env::Stream;
 use crate::error::{Error, Result};
 use crate::runner::go::GoTest;
 use std::path::PathBuf;
@@ -37,7 +38,7 @@ impl GoOptions {
     fn test(
         &mut self,
         suite: &crate::spec::suite::Suite,
-        progress: bool,
+        progress: Option<&Stream>,
     ) -> Result<(GoTest, bool)> {
         let defaults = &suite.go;
         let count_given = self.count.or(defaults.count).is_some();
@@ -60,7 +61,7 @@ impl GoOptions {
                 extra => extra,
             },
             raw: self.raw.take(),
-            progress,
+            progress: progress.cloned(),
         };
         if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
             // Spawning in a missing directory fails as a missing `go` would.
@@ -163,7 +164,7 @@ pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaR
         count: 1,
         ..test.clone()
     };
-    let talk = progress.then_some(&env.console);
+    let talk = progress.is_some().then_some(&env.console);
     Ok(AaRun {
         done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
         runs: u64::from(test.count),

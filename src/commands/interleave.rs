@@ -167,7 +167,7 @@ pub fn run_rounds(
     if env.interrupt.requested() {
         return Err(Error::Interrupted);
     }
-    let talk = console.progress(output.quiet).then_some(console);
+    let talk = console.progress(output.quiet).map(|_| console);
     let mut auto = match plan {
         Plan::Auto(design) => {
             let gate = AutoGate::new(design, options.rules.clone(), Against::SameName);

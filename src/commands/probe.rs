@@ -2,18 +2,18 @@
 
 use super::{deliver, targets};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::Console;
+use crate::env::{Console, Stream};
 use crate::error::Result;
 use crate::model::Run;
 use crate::report::sink::FanOut;
 use std::time::Duration;
 
-/// Runs `work` behind a spinner with `what` and the elapsed time, when `progress` is wanted.
-pub fn with_progress<T>(what: &str, progress: bool, work: impl FnOnce() -> T) -> T {
-    if !progress {
+/// Runs `work` behind a spinner with `what` and the elapsed time, drawn on `progress` if any.
+pub fn with_progress<T>(what: &str, progress: Option<&Stream>, work: impl FnOnce() -> T) -> T {
+    let Some(stream) = progress else {
         return work();
-    }
-    let spinner = indicatif::ProgressBar::new_spinner();
+    };
+    let spinner = stream.progress_bar(None);
     if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
         spinner.set_style(style);
     }

@@ -47,8 +47,18 @@ pub struct World {
 impl World {
     /// Commands played by `script`; output read by a file or a pipe 80 columns wide.
     pub fn new(script: impl Fn(&str, usize) -> Played + Send + Sync + 'static) -> World {
+        World::built(Box::new(script), false)
+    }
+
+    /// As [`World::new`], with a person watching stderr on an 80-column terminal: progress is
+    /// drawn there, each frame kept as a line.
+    pub fn watched(script: impl Fn(&str, usize) -> Played + Send + Sync + 'static) -> World {
+        World::built(Box::new(script), true)
+    }
+
+    fn built(script: Box<Script>, watched: bool) -> World {
         let state = Arc::new(Mutex::new(State {
-            script: Box::new(script),
+            script,
             spawned: Vec::new(),
             helpers: Vec::new(),
             seconds: 0.0,
@@ -60,7 +70,11 @@ impl World {
             at_terminal: false,
         };
         let (stdout, out_bytes) = Stream::captured("stdout", reader);
-        let (stderr, err_bytes) = Stream::captured("stderr", reader);
+        let terminal = Reader {
+            at_terminal: watched,
+            ..reader
+        };
+        let (stderr, err_bytes) = Stream::captured("stderr", terminal);
         let env = Env {
             console: Console {
                 stdin_at_terminal: false,

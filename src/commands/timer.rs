@@ -124,8 +124,8 @@ fn sinks(args: &TimerOptions, console: &Console) -> Result<FanOut> {
         ));
     } else {
         // Nothing else shows on the terminal until the end: a status line does meanwhile.
-        if console.progress(output.quiet) {
-            sinks.push(TimerStatus::default());
+        if let Some(stderr) = console.progress(output.quiet) {
+            sinks.push(TimerStatus::on(stderr));
         }
         sinks.push(Rendered::new(format, dest));
     }

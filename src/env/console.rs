@@ -1,6 +1,7 @@
 //! Standard output and error: where their bytes go and who reads them (a person at a
 //! terminal of some width, or a file or a pipe), decided once when the command starts.
 
+use indicatif::{ProgressBar, ProgressDrawTarget, TermLike};
 use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
@@ -42,6 +43,17 @@ pub struct Stream {
     /// Colour and pictures are welcome (`NO_COLOR` is unset or empty).
     colour: bool,
     bytes: Arc<Mutex<dyn Write + Send>>,
+    /// Where progress on it is drawn.
+    draw: Draw,
+}
+
+/// How progress is drawn on a stream.
+#[derive(Clone, Copy)]
+enum Draw {
+    /// On this process's stderr, by the terminal's own rules (indicatif's).
+    Stderr,
+    /// Written into the stream's bytes, each frame a line: a transcript a test reads.
+    Transcript,
 }
 
 impl Stream {
@@ -74,8 +86,18 @@ impl Stream {
             reader,
             colour: false,
             bytes: bytes.clone(),
+            draw: Draw::Transcript,
         };
         (stream, bytes)
+    }
+
+    /// A progress bar (of `length` steps, or a spinner) drawn on this stream.
+    pub fn progress_bar(&self, length: Option<u64>) -> ProgressBar {
+        let target = match self.draw {
+            Draw::Stderr => ProgressDrawTarget::stderr(),
+            Draw::Transcript => ProgressDrawTarget::term_like(Box::new(Transcript(self.clone()))),
+        };
+        ProgressBar::with_draw_target(length, target)
     }
 
     fn with<T>(&self, write: impl FnOnce(&mut dyn Write) -> T) -> T {
@@ -95,6 +117,62 @@ impl Write for Stream {
 
     fn flush(&mut self) -> io::Result<()> {
         self.with(|out| out.flush())
+    }
+}
+
+/// Progress frames written into a stream as lines: what a person would have seen drawn.
+struct Transcript(Stream);
+
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Transcript({})", self.0.name)
+    }
+}
+
+impl TermLike for Transcript {
+    fn width(&self) -> u16 {
+        self.0
+            .reader
+            .width
+            .map_or(80, |w| w.min(u16::MAX as usize) as u16)
+    }
+
+    // Frames are kept, not redrawn over: the cursor does not move.
+    fn move_cursor_up(&self, _n: usize) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn move_cursor_down(&self, _n: usize) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn move_cursor_right(&self, _n: usize) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn move_cursor_left(&self, _n: usize) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        self.0.with(|out| writeln!(out, "{s}"))
+    }
+
+    // A frame's last line, which a terminal leaves the cursor on: a line of the transcript
+    // (clearing writes nothing).
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        match s.is_empty() {
+            true => Ok(()),
+            false => self.write_line(s),
+        }
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        self.0.with(|out| out.flush())
     }
 }
 
@@ -120,12 +198,15 @@ impl Console {
                 reader: Reader::of(&stdout, stdout.is_terminal()),
                 colour,
                 bytes: Arc::new(Mutex::new(stdout)),
+                // Nothing draws progress on stdout, where the report goes.
+                draw: Draw::Transcript,
             },
             stderr: Stream {
                 name: "stderr",
                 reader: Reader::of(&stderr, stderr.is_terminal()),
                 colour,
                 bytes: Arc::new(Mutex::new(stderr)),
+                draw: Draw::Stderr,
             },
         }
     }
@@ -144,8 +225,8 @@ impl Console {
         }
     }
 
-    /// Whether progress is drawn on stderr: a person watches it and did not ask for quiet.
-    pub fn progress(&self, quiet: bool) -> bool {
-        !quiet && self.stderr.at_terminal()
+    /// Where progress is drawn: stderr, when a person watches it and did not ask for quiet.
+    pub fn progress(&self, quiet: bool) -> Option<&Stream> {
+        (!quiet && self.stderr.at_terminal()).then_some(&self.stderr)
     }
 }

@@ -26,7 +26,8 @@ pub struct GbenchRun {
     pub extra: Vec<String>,
     /// Keep the binary's JSON here.
     pub raw: Option<PathBuf>,
-    pub progress: bool,
+    /// Where progress is drawn, if anywhere.
+    pub progress: Option<crate::env::Stream>,
 }
 
 impl GbenchRun {
@@ -69,7 +70,7 @@ impl GbenchRun {
         interrupt::set_child_group(child.group());
         let tail = Tail::default();
         let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
-        let progress = spinner(self.progress, &program, "starting…");
+        let progress = spinner(self.progress.as_ref(), &program, "starting…");
         let mut console = ConsoleParser::new(&program);
         if let Some(stdout) = child.take_stdout() {
             for_each_line(&mut BufReader::new(stdout), |line| {
@@ -214,7 +215,7 @@ mod tests {
             min_time: Some("0.05".into()),
             extra: vec!["--benchmark_enable_random_interleaving=true".into()],
             raw: None,
-            progress: false,
+            progress: None,
         };
         assert_eq!(
             run.args(Path::new("/tmp/o.json")).join(" "),

@@ -23,7 +23,8 @@ pub struct GoTest {
     pub benchtime: Option<String>,
     pub extra: Vec<String>,
     pub raw: Option<PathBuf>,
-    pub progress: bool,
+    /// Where progress is drawn, if anywhere.
+    pub progress: Option<crate::env::Stream>,
 }
 
 impl GoTest {
@@ -77,7 +78,7 @@ impl GoTest {
 
         let tail = Tail::default();
         let stderr = child.take_stderr().map(|stderr| tail.follow(stderr));
-        let progress = spinner(self.progress, "go test", "building…");
+        let progress = spinner(self.progress.as_ref(), "go test", "building…");
         let mut parser = GoParser::new("go test");
         let mut raw_error = None;
         if let Some(stdout) = child.take_stdout() {
@@ -266,7 +267,7 @@ mod tests {
             benchtime: Some("100x".into()),
             extra: Vec::new(),
             raw,
-            progress: false,
+            progress: None,
         }
     }
 
@@ -341,7 +342,7 @@ mod tests {
             benchtime: Some("1000x".into()),
             extra: vec!["-cpu".into(), "1,2".into()],
             raw: None,
-            progress: false,
+            progress: None,
         };
         assert_eq!(
             t.args().join(" "),

@@ -1,7 +1,8 @@
 //! What runners keep of a harness's output besides its results: the last lines, to explain a
 //! failure, and a spinner on the terminal while it runs.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::env::Stream;
+use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::process::ExitStatus;
@@ -59,12 +60,13 @@ impl Tail {
     }
 }
 
-/// A spinner on stderr reading `{what} {elapsed} · {message}`; hidden unless `show`.
-pub fn spinner(show: bool, what: &str, message: &str) -> ProgressBar {
-    if !show {
+/// A spinner reading `{what} {elapsed} · {message}` on the stream progress is drawn on, if
+/// any.
+pub fn spinner(on: Option<&Stream>, what: &str, message: &str) -> ProgressBar {
+    let Some(stream) = on else {
         return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    };
+    let bar = stream.progress_bar(None);
     if let Ok(style) =
         ProgressStyle::with_template(&format!("{{spinner}} {what} {{elapsed}} · {{msg}}"))
     {

@@ -4,16 +4,26 @@
 
 use super::{LiveEvent, Sink};
 use crate::analyze::Report;
+use crate::env::Stream;
 use crate::error::Result;
 use crate::model::{Dimension, Unit};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::io;
 use std::time::Duration;
 
-/// The status line on stderr; drawn only when stderr is a terminal (the caller decides).
-#[derive(Default)]
+/// The status line, drawn on a stream a person watches (the caller decides which).
 pub struct TimerStatus {
+    on: Stream,
     bar: Option<ProgressBar>,
+}
+
+impl TimerStatus {
+    pub fn on(stream: &Stream) -> TimerStatus {
+        TimerStatus {
+            on: stream.clone(),
+            bar: None,
+        }
+    }
 }
 
 /// `85.2 µs` for a latency in nanoseconds.
@@ -33,7 +43,7 @@ impl Sink for TimerStatus {
                         "timer {elapsed}/{len}s [{bar:20}] ETA {eta} · {msg}",
                     ),
                 };
-                let bar = ProgressBar::with_draw_target(length, ProgressDrawTarget::stderr());
+                let bar = self.on.progress_bar(length);
                 if let Ok(style) = ProgressStyle::with_template(template) {
                     bar.set_style(style.progress_chars("=> "));
                 }

@@ -3,12 +3,12 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::plan::Planned;
-use crate::env::{Clock, Interrupt};
+use crate::env::{Clock, Interrupt, Stream};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::model::Note;
 use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,13 +21,13 @@ mod tests;
 pub use processes::{CommandOutput, Processes};
 use record::{Record, interrupted_note, rss_floor_note};
 
-/// Commands to time, how, through what, and whether progress is drawn on stderr; the
+/// Commands to time, how, through what, and where progress is drawn (if anywhere); the
 /// clock stamps the run, and the interrupt stops it.
 pub struct Exec {
     pub commands: Vec<Planned>,
     pub timing: Timing,
     pub spawner: Box<dyn Spawner>,
-    pub progress: bool,
+    pub progress: Option<Stream>,
     pub clock: Arc<dyn Clock>,
     pub interrupt: Arc<dyn Interrupt>,
 }
@@ -363,13 +363,10 @@ impl Exec {
     }
 
     fn bar(&self, name: &str) -> ProgressBar {
-        if !self.progress {
+        let Some(stream) = &self.progress else {
             return ProgressBar::hidden();
-        }
-        let bar = ProgressBar::with_draw_target(
-            Some(self.timing.runs.unwrap_or(self.timing.min_runs)),
-            ProgressDrawTarget::stderr(),
-        );
+        };
+        let bar = stream.progress_bar(Some(self.timing.runs.unwrap_or(self.timing.min_runs)));
         if let Ok(style) =
             ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} runs, ETA {eta}")
         {

@@ -93,7 +93,7 @@ fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, 
         }],
         timing,
         spawner: Box::new(spawner),
-        progress: false,
+        progress: None,
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
     };
@@ -133,7 +133,7 @@ fn in_rounds(
             runs: RefCell::new(runs),
             helpers: helpers.clone(),
         }),
-        progress: false,
+        progress: None,
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
     };
