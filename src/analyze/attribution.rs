@@ -26,9 +26,13 @@ impl Pattern {
     }
 
     /// Matches the name without GOMAXPROCS suffix and variant, or just its part below the
-    /// top-level benchmark, so both `*E2E*` and `3_E2E-InputDelay` work.
+    /// top-level benchmark, so both `*E2E*` and `3_E2E-InputDelay` work; or the full name
+    /// written out as the harness printed it (`BenchmarkEncode/small-8`, pasted from `go
+    /// test`), as [`Pattern::matching_each`] takes it.
     pub fn matches(&self, name: &BenchName) -> bool {
-        self.matcher.is_match(name.path.join("/")) || self.matcher.is_match(name.short_name())
+        self.matcher.is_match(name.path.join("/"))
+            || self.matcher.is_match(name.short_name())
+            || self.glob == name.full_name
     }
 
     /// For each of `patterns`, in order, the benchmarks it matches as [`Pattern::matches`]

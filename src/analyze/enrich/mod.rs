@@ -353,3 +353,137 @@ fn dedup(notes: &mut Vec<Note>) {
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.to_string()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::view::{Cell, keys};
+    use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
+
+    /// A Go run: each `(name, ns/op of each repetition)`.
+    fn go_run(benches: &[(&str, &[f64])]) -> Run {
+        let mut builder = RunBuilder::default();
+        for (name, values) in benches {
+            let bench = builder.benchmark(name, None, BenchName::parse_go);
+            for &ns in *values {
+                builder.record(bench, "ns/op", "ns/op", ns);
+            }
+        }
+        let source = Source {
+            kind: SourceKind::File,
+            format: "go".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        new_run(source, Environment::default(), Vec::new(), builder)
+    }
+
+    /// Each table's rows, by the name in their first cell.
+    fn row_names(report: &Report) -> Vec<Vec<String>> {
+        let name = |row: &crate::analyze::view::Row| match &row.cells[0] {
+            Cell::Text { text } => text.clone(),
+            other => panic!("a row named by {other:?}"),
+        };
+        report
+            .tables
+            .iter()
+            .map(|t| t.rows.iter().map(name).collect())
+            .collect()
+    }
+
+    /// The cell of `key` in each row of the first table.
+    fn column(report: &Report, key: &str) -> Vec<Cell> {
+        let table = &report.tables[0];
+        let at = table.columns.iter().position(|c| c.key == key);
+        let at = at.unwrap_or_else(|| panic!("no column {key}"));
+        table.rows.iter().map(|r| r.cells[at].clone()).collect()
+    }
+
+    #[test]
+    fn like_is_tabled_with_like_and_a_baseline_is_100_percent() {
+        let run = go_run(&[
+            ("BenchmarkEncode/small-8", &[100.0, 110.0, 90.0]),
+            ("BenchmarkEncode/large-8", &[300.0, 330.0, 270.0]),
+            ("BenchmarkDecode-8", &[50.0, 50.0, 50.0]),
+            ("BenchmarkEncode/small-4", &[120.0, 120.0, 120.0]),
+        ]);
+        let opts = EnrichOptions {
+            baseline: Some("BenchmarkEncode/small-8".into()),
+            ..EnrichOptions::default()
+        };
+        let report = build_report(vec![run], Vec::new(), &opts).unwrap();
+        let names = row_names(&report);
+        // One table a top-level benchmark and GOMAXPROCS: -8 and -4 are not compared.
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert_eq!(names[0].len(), 2, "{names:?}");
+        let shares: Vec<f64> = column(&report, keys::PCT_OF_BASELINE)
+            .iter()
+            .map(|c| match c {
+                Cell::Percent { percent } => *percent,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(shares, [100.0, 300.0], "medians 100 and 300 ns");
+    }
+
+    #[test]
+    fn relative_rows_are_against_the_best_and_per_run_tables_are_one_a_repetition() {
+        let run = go_run(&[
+            ("BenchmarkA-8", &[200.0, 210.0, 190.0]),
+            ("BenchmarkB-8", &[100.0, 105.0, 95.0]),
+        ]);
+        let opts = EnrichOptions {
+            relative: true,
+            ..EnrichOptions::default()
+        };
+        let report = build_report(vec![run.clone()], Vec::new(), &opts).unwrap();
+        let ratios: Vec<f64> = column(&report, keys::RELATIVE)
+            .iter()
+            .map(|c| match c {
+                Cell::Ratio(r) => r.ratio,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            ratios,
+            [2.0, 1.0],
+            "B is the best row; A takes twice its time"
+        );
+
+        let opts = EnrichOptions {
+            per_run: true,
+            ..EnrichOptions::default()
+        };
+        let report = build_report(vec![run], Vec::new(), &opts).unwrap();
+        let cycles: Vec<Option<usize>> = report.tables.iter().map(|t| t.cycle).collect();
+        assert_eq!(cycles, [Some(1), Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn a_baseline_that_matches_nothing_is_the_largest_value_and_said() {
+        let run = go_run(&[
+            ("BenchmarkA-8", &[1.0, 2.0, 3.0]),
+            ("BenchmarkB-8", &[4.0, 4.0, 4.0]),
+        ]);
+        let opts = EnrichOptions {
+            baseline: Some("BenchmarkNone*".into()),
+            ..EnrichOptions::default()
+        };
+        let report = build_report(vec![run], Vec::new(), &opts).unwrap();
+        let shares: Vec<f64> = column(&report, keys::PCT_OF_BASELINE)
+            .iter()
+            .map(|c| match c {
+                Cell::Percent { percent } => *percent,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(shares, [50.0, 100.0]);
+        let said = report
+            .notes
+            .iter()
+            .map(|n| n.message.as_str())
+            .collect::<Vec<_>>();
+        let expected = "baseline `BenchmarkNone*` not found";
+        assert!(said.iter().any(|n| n.contains(expected)), "{said:?}");
+    }
+}
