@@ -399,6 +399,17 @@ mod tests {
         table.rows.iter().map(|r| r.cells[at].clone()).collect()
     }
 
+    /// The first table's "% of" column.
+    fn percents_of_baseline(report: &Report) -> Vec<f64> {
+        column(report, keys::PCT_OF_BASELINE)
+            .iter()
+            .map(|c| match c {
+                Cell::Percent { percent } => *percent,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
     #[test]
     fn like_is_tabled_with_like_and_a_baseline_is_100_percent() {
         let run = go_run(&[
@@ -416,13 +427,7 @@ mod tests {
         // One table a top-level benchmark and GOMAXPROCS: -8 and -4 are not compared.
         assert_eq!(names.len(), 3, "{names:?}");
         assert_eq!(names[0].len(), 2, "{names:?}");
-        let shares: Vec<f64> = column(&report, keys::PCT_OF_BASELINE)
-            .iter()
-            .map(|c| match c {
-                Cell::Percent { percent } => *percent,
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let shares = percents_of_baseline(&report);
         assert_eq!(shares, [100.0, 300.0], "medians 100 and 300 ns");
     }
 
@@ -470,13 +475,7 @@ mod tests {
             ..EnrichOptions::default()
         };
         let report = build_report(vec![run], Vec::new(), &opts).unwrap();
-        let shares: Vec<f64> = column(&report, keys::PCT_OF_BASELINE)
-            .iter()
-            .map(|c| match c {
-                Cell::Percent { percent } => *percent,
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let shares = percents_of_baseline(&report);
         assert_eq!(shares, [50.0, 100.0]);
         let said = report
             .notes
