@@ -641,3 +641,30 @@ fn progress_is_drawn_for_a_person_watching_stderr_and_never_with_quiet() {
         world.stderr()
     );
 }
+
+/// `go test -bench . | latkit parse`: standard input is the console's, read as a pipe.
+#[test]
+fn parse_reads_standard_input_from_the_console() {
+    let go = "goos: linux\nBenchmarkEncode-8 \t 1000\t 120 ns/op\nBenchmarkEncode-8 \t 1000\t 100 ns/op\n\
+              BenchmarkEncode-8 \t 1000\t 110 ns/op\nPASS\n";
+    let world = World::new(machine).stdin(go);
+    latkit(&world, &["parse", "--format", "json"]).unwrap();
+    let doc: Value = serde_json::from_str(&world.stdout()).unwrap();
+    assert_eq!(
+        values(&doc, "BenchmarkEncode-8", "ns/op"),
+        [120.0, 100.0, 110.0]
+    );
+    assert!(world.spawned().is_empty());
+    // Given as `-` beside nothing else, the same.
+    let world = World::new(machine).stdin(go);
+    latkit(&world, &["parse", "-", "--format", "csv"]).unwrap();
+    assert!(
+        world.stdout().contains(",BenchmarkEncode,3,1000,110,"),
+        "{}",
+        world.stdout()
+    );
+    // Nothing on standard input is no result, said as such.
+    let world = World::new(machine).stdin("");
+    let ended = latkit(&world, &["parse", "--format", "json"]);
+    assert!(matches!(ended, Err(Error::Input(_))), "{ended:?}");
+}

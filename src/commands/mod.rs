@@ -103,7 +103,7 @@ fn read_inputs(
 ) -> Result<(Vec<Run>, Vec<Note>)> {
     let stdin = ["-".to_string()];
     let files = if files.is_empty() {
-        if console.stdin_at_terminal {
+        if console.stdin.at_terminal {
             // Otherwise it would wait without a word for what is typed or pasted.
             console.say(
                 "latkit: reading results from standard input (Ctrl-D ends them); give files \
@@ -116,7 +116,12 @@ fn read_inputs(
     };
     let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for file in files {
-        let mut input = crate::ingest::read_path(file, reading.format)?;
+        let mut input = match file.as_str() {
+            "-" => console
+                .stdin
+                .read(|stdin| crate::ingest::read_stream("-", stdin, reading.format))?,
+            _ => crate::ingest::read_path(file, reading.format)?,
+        };
         if strict && input.malformed > 0 {
             // The reader's note says what it did without --strict; here nothing is skipped.
             let first = input.notes.iter().find(|n| n.line.is_some());

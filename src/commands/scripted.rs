@@ -3,7 +3,7 @@
 //! standard output and error are kept in memory.
 
 use super::Env;
-use crate::env::{Clock, Console, CpuReading, Interrupt, Reader, Stream};
+use crate::env::{Clock, Console, CpuReading, Interrupt, Reader, Stdin, Stream};
 use crate::error::Result;
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
@@ -77,7 +77,7 @@ impl World {
         let (stderr, err_bytes) = Stream::captured("stderr", terminal);
         let env = Env {
             console: Console {
-                stdin_at_terminal: false,
+                stdin: Stdin::given(Vec::new()),
                 stdout,
                 stderr,
             },
@@ -91,6 +91,12 @@ impl World {
             stdout: out_bytes,
             stderr: err_bytes,
         }
+    }
+
+    /// Standard input gives `bytes`, as a pipe would.
+    pub fn stdin(mut self, bytes: &str) -> World {
+        self.env.console.stdin = Stdin::given(bytes.as_bytes().to_vec());
+        self
     }
 
     /// Ctrl-C comes while the `spawn`th process (counted from 1) runs.

@@ -2,7 +2,7 @@
 //! terminal of some width, or a file or a pipe), decided once when the command starts.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, TermLike};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex};
 
 /// Who reads a rendered report: what a text format may fold, wrap or leave out for them.
@@ -176,11 +176,38 @@ impl TermLike for Transcript {
     }
 }
 
+/// Standard input: where its bytes come from, and whether a person types them.
+#[derive(Clone)]
+pub struct Stdin {
+    /// A terminal: reading it would wait for typing.
+    pub at_terminal: bool,
+    bytes: Arc<Mutex<dyn Read + Send>>,
+}
+
+impl Stdin {
+    /// Bytes given beforehand, as a file or pipe would give them.
+    #[cfg(test)]
+    pub fn given(bytes: Vec<u8>) -> Stdin {
+        Stdin {
+            at_terminal: false,
+            bytes: Arc::new(Mutex::new(io::Cursor::new(bytes))),
+        }
+    }
+
+    /// Reads it with `read` (one reader at a time).
+    pub fn read<T>(&self, read: impl FnOnce(&mut dyn Read) -> T) -> T {
+        let mut bytes = self
+            .bytes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        read(&mut *bytes)
+    }
+}
+
 /// The console a command talks to.
 #[derive(Clone)]
 pub struct Console {
-    /// Standard input is a terminal: reading it would wait for typing.
-    pub stdin_at_terminal: bool,
+    pub stdin: Stdin,
     pub stdout: Stream,
     pub stderr: Stream,
 }
@@ -192,7 +219,10 @@ impl Console {
         let stdout = io::stdout();
         let stderr = io::stderr();
         Console {
-            stdin_at_terminal: io::stdin().is_terminal(),
+            stdin: Stdin {
+                at_terminal: io::stdin().is_terminal(),
+                bytes: Arc::new(Mutex::new(io::stdin())),
+            },
             stdout: Stream {
                 name: "stdout",
                 reader: Reader::of(&stdout, stdout.is_terminal()),

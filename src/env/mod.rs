@@ -6,7 +6,7 @@ mod clock;
 mod console;
 
 pub use clock::{Clock, CpuReading, SystemClock};
-pub use console::{Console, Reader, Stream};
+pub use console::{Console, Reader, Stdin, Stream};
 
 /// Ctrl-C and SIGTERM, as the work in progress asks about them.
 pub trait Interrupt: Send + Sync {

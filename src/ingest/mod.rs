@@ -89,7 +89,7 @@ const READ_BUFFER: usize = 256 * 1024;
 /// How much of the input format detection looks at (less only at the end of the input).
 const DETECT_BYTES: u64 = 64 * 1024;
 
-/// Reads one file, or standard input for `-`, in `format` or the one detected.
+/// Reads one file (or a directory of them), in `format` or the one detected.
 pub fn read_path(path: &str, format: Option<&'static dyn InputFormat>) -> Result<Input> {
     read_path_with(format::BUILTIN, path, format)
 }
@@ -101,14 +101,29 @@ pub fn read_path_with(
     format: Option<&'static dyn InputFormat>,
 ) -> Result<Input> {
     let io_err = |e| Error::io(path, e);
-    if path != "-" && std::fs::metadata(path).map_err(io_err)?.is_dir() {
+    if std::fs::metadata(path).map_err(io_err)?.is_dir() {
         return format::read_directory(registry, path, format);
     }
-    let raw: Box<dyn Read> = if path == "-" {
-        Box::new(io::stdin().lock())
-    } else {
-        Box::new(File::open(path).map_err(io_err)?)
-    };
+    let mut file = File::open(path).map_err(io_err)?;
+    read_stream_with(registry, path, &mut file, format)
+}
+
+/// Reads a stream (standard input is named `-`), in `format` or the one detected.
+pub fn read_stream(
+    name: &str,
+    raw: &mut dyn Read,
+    format: Option<&'static dyn InputFormat>,
+) -> Result<Input> {
+    read_stream_with(format::BUILTIN, name, raw, format)
+}
+
+fn read_stream_with(
+    registry: &[&'static dyn InputFormat],
+    path: &str,
+    raw: &mut dyn Read,
+    format: Option<&'static dyn InputFormat>,
+) -> Result<Input> {
+    let io_err = |e| Error::io(path, e);
     let mut reader = BufReader::with_capacity(READ_BUFFER, raw);
     // Detection reads until it has enough bytes, however slowly they arrive.
     let mut head = Vec::new();
