@@ -2,6 +2,7 @@ use super::Env;
 use super::Output;
 use super::probe::{probe_report, probe_sinks, with_progress};
 use crate::error::{Error, Result};
+use crate::model::Note;
 use crate::probe::net::client::ClientConfig;
 use crate::probe::net::protocol::Test;
 use crate::probe::net::server::{Server, ServerConfig};
@@ -92,17 +93,33 @@ fn each_test(
     configs.iter().try_for_each(check_size)?;
     let sinks = probe_sinks(&output, &env.console)?;
     let progress = env.console.progress(output.quiet);
-    let mut runs = Vec::new();
+    let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for config in &configs {
         let what = match place {
             "" => format!("{} to {}", config.test.name(), config.server),
             _ => format!("{}{place}", config.test.name()),
         };
-        runs.push(with_progress(&what, progress, || measure(config))?);
+        let run = with_progress(&what, progress, || measure(config))?;
         if env.interrupt.requested() {
+            notes.extend(unreported(config, &run));
+            runs.push(run);
             break;
         }
+        runs.push(run);
     }
-    probe_report(runs, Vec::new(), &output, sinks)?;
+    probe_report(runs, notes, &output, sinks)?;
     interrupted_is_130(env)
+}
+
+/// A throughput test interrupted before the server said what it received: what the report
+/// holds is this side's alone.
+fn unreported(config: &ClientConfig, run: &crate::model::Run) -> Option<Note> {
+    let bench = run.benchmarks.first()?;
+    (config.test == Test::TcpThroughput && bench.metric("bytes_received").is_none()).then(|| {
+        Note::warning(format!(
+            "interrupted before {} reported what it received: the figures are this side's \
+             only (bytes_sent, first_send_call)",
+            config.server
+        ))
+    })
 }

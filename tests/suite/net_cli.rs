@@ -757,6 +757,9 @@ fn ctrl_c_against_a_server_that_stopped_reading_gives_the_partial_summary() {
     assert!(stderr.contains("figures are this side's only"), "{stderr}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(first_value(bench(&doc), "bytes_sent") > 0.0);
+    // The report says it too, beside the figures it explains.
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("figures are this side's only"), "{notes}");
 }
 
 /// A server reporting more bytes than were sent is refused, not printed as a rate.

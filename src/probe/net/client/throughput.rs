@@ -173,12 +173,6 @@ impl Sending {
             }
             _ => {
                 let _ = stream.shutdown(Shutdown::Both);
-                // Said now: the report that follows is this side's alone.
-                crate::error::say(&format!(
-                    "latkit: warning: interrupted before {peer} reported what it received: the figures are this \
-                 side's only ({sent} bytes sent in {:.1} s)",
-                    started.elapsed().as_secs_f64()
-                ));
                 None
             }
         })
