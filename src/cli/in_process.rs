@@ -283,6 +283,8 @@ fn runs_are_stamped_by_the_clock_they_ran_on() {
     ended.unwrap();
     let run = &report["runs"][0];
     assert_eq!(run["started"], "2027-01-15T08:00:00Z", "{run}");
+    // On the world's machine, not the one the test runs on.
+    assert_eq!(run["environment"]["hostname"], "scripted", "{run}");
     let ended_at = run["ended"].as_str().unwrap();
     assert!(
         ended_at.starts_with("2027-01-15T08:00:1"),

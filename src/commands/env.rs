@@ -1,18 +1,19 @@
 //! The outside world a command reaches, as one value `main` builds and passes down (a test
 //! builds a scripted one instead: [`super::scripted`]).
 
-use crate::env::{Clock, Console, Interrupt, Signals, SystemClock};
+use crate::env::{Clock, Console, Host, Interrupt, Signals, SystemClock, ThisHost};
 use crate::runner::launch::{Launch, SystemLaunch};
 use std::sync::Arc;
 
-/// Everything a command reaches outside itself: the console, the clock, the interrupt and the
-/// processes it starts.
+/// Everything a command reaches outside itself: the console, the clock, the interrupt, the
+/// processes it starts and the host they run on.
 #[derive(Clone)]
 pub struct Env {
     pub console: Console,
     pub clock: Arc<dyn Clock>,
     pub interrupt: Arc<dyn Interrupt>,
     pub launch: Arc<dyn Launch>,
+    pub host: Arc<dyn Host>,
 }
 
 impl Env {
@@ -24,6 +25,7 @@ impl Env {
             clock: Arc::new(SystemClock),
             interrupt: Arc::new(Signals),
             launch: Arc::new(SystemLaunch),
+            host: Arc::new(ThisHost),
         }
     }
 }

@@ -175,6 +175,7 @@ fn timer(
         progress: env.console.progress(quiet).cloned(),
         clock: env.clock.clone(),
         interrupt: env.interrupt.clone(),
+        host: env.host.clone(),
     })
 }
 

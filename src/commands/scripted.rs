@@ -1,9 +1,9 @@
 //! A scripted world for tests: a command runs in-process, the commands it times are played
-//! back from a script, time passes only as they say, Ctrl-C comes when the test says, and
-//! standard output and error are kept in memory.
+//! back from a script, time passes only as they say, Ctrl-C comes when the test says, the
+//! machine is one of its own, and standard input, output and error are kept in memory.
 
 use super::Env;
-use crate::env::{Clock, Console, CpuReading, Interrupt, Reader, Stdin, Stream};
+use crate::env::{Clock, Console, CpuReading, Host, Interrupt, Reader, Stdin, Stream};
 use crate::error::Result;
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
@@ -84,6 +84,7 @@ impl World {
             clock: Arc::new(Virtual(state.clone())),
             interrupt: Arc::new(Virtual(state.clone())),
             launch: Arc::new(Virtual(state.clone())),
+            host: Arc::new(Virtual(state.clone())),
         };
         World {
             env,
@@ -163,6 +164,17 @@ impl Clock for Virtual {
             own: 0.0,
             at: state.seconds,
         })
+    }
+}
+
+impl Host for Virtual {
+    /// A machine of its own, named `scripted`, with no checks of its own (the busy check
+    /// comes from the clock).
+    fn capture(&self) -> crate::model::Environment {
+        crate::model::Environment {
+            hostname: Some("scripted".into()),
+            ..Default::default()
+        }
     }
 }
 

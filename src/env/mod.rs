@@ -1,5 +1,5 @@
-//! The outside world's parts as runners, probes and sinks reach them: the console, the clock
-//! and the interrupt. `commands::Env` holds them with the processes commands start (built
+//! The outside world's parts as runners, probes and sinks reach them: the console, the clock,
+//! the interrupt and the host. `commands::Env` holds them with the processes commands start (built
 //! once in `main`, or scripted in a test); engines never see them.
 
 mod clock;
@@ -26,5 +26,20 @@ impl Interrupt for Signals {
 
     fn requested(&self) -> bool {
         crate::interrupt::requested()
+    }
+}
+
+/// The machine the work runs on, as every run records it.
+pub trait Host: Send + Sync {
+    /// Its facts and the doctor's checks.
+    fn capture(&self) -> crate::model::Environment;
+}
+
+/// This machine ([`crate::host::capture`]).
+pub struct ThisHost;
+
+impl Host for ThisHost {
+    fn capture(&self) -> crate::model::Environment {
+        crate::host::capture()
     }
 }

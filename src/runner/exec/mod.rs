@@ -3,7 +3,7 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::plan::Planned;
-use crate::env::{Clock, Interrupt, Stream};
+use crate::env::{Clock, Host, Interrupt, Stream};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::model::Note;
@@ -30,6 +30,8 @@ pub struct Exec {
     pub progress: Option<Stream>,
     pub clock: Arc<dyn Clock>,
     pub interrupt: Arc<dyn Interrupt>,
+    /// The machine the run records.
+    pub host: Arc<dyn Host>,
 }
 
 /// How each command is run and how many times (hyperfine's options).
@@ -191,7 +193,7 @@ impl Exec {
         let record = Record {
             started,
             cpu: self.clock.cpu(),
-            host: crate::host::capture(),
+            host: self.host.capture(),
             id: None,
             shell_cost,
             timed: Vec::new(),

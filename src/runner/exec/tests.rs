@@ -41,7 +41,7 @@ impl Spawner for Scripted {
     }
 }
 
-/// A clock that stands still and an interrupt that never comes.
+/// A clock that stands still, an interrupt that never comes, and a host with no facts.
 struct Still;
 
 impl crate::env::Clock for Still {
@@ -51,6 +51,12 @@ impl crate::env::Clock for Still {
 
     fn cpu(&self) -> Option<crate::env::CpuReading> {
         None
+    }
+}
+
+impl crate::env::Host for Still {
+    fn capture(&self) -> crate::model::Environment {
+        crate::model::Environment::default()
     }
 }
 
@@ -96,6 +102,7 @@ fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, 
         progress: None,
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
+        host: Arc::new(Still),
     };
     let done = exec.run(&mut |_| Ok(())).unwrap();
     let (count, notes) = done.input.map_or((0, Vec::new()), |input| {
@@ -136,6 +143,7 @@ fn in_rounds(
         progress: None,
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
+        host: Arc::new(Still),
     };
     // In seconds, as scripted (the model keeps nanoseconds).
     let walls = |run: &crate::model::Run| -> Vec<Vec<f64>> {
