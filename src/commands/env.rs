@@ -17,8 +17,8 @@ pub struct Env {
 }
 
 impl Env {
-    /// This process's world: its standard streams, the system clock, its signals and real
-    /// processes.
+    /// This process's world: its standard streams, the system clock, its signals, real
+    /// processes and this machine.
     pub fn system() -> Env {
         Env {
             console: Console::system(),

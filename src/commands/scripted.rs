@@ -220,7 +220,7 @@ impl Spawner for Virtual {
     }
 
     fn last_stderr(&self) -> Vec<String> {
-        vec![format!("the scripted run's stderr")]
+        vec!["the scripted run's stderr".to_string()]
     }
 
     fn helper(&self, what: &str, command: &str) -> Result<()> {
