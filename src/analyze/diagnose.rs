@@ -184,19 +184,14 @@ mod tests {
 
     #[test]
     fn a_busy_machine_and_a_slow_governor_are_said_with_their_run() {
-        use crate::model::{Check, CheckStatus, Environment, RunBuilder, Source, SourceKind};
+        use crate::model::{Check, CheckStatus, Environment, RunBuilder, Source};
         let check = |name: &str, status, found: &str| Check {
             name: name.into(),
             status,
             found: found.into(),
             advice: "do this".into(),
         };
-        let source = Source {
-            kind: SourceKind::File,
-            format: "go".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("go");
         let builder = RunBuilder::default();
         let mut run = crate::model::new_run(source, Environment::default(), Vec::new(), builder);
         run.environment.checks = vec![

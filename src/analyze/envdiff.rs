@@ -152,12 +152,7 @@ mod tests {
     use crate::model::{ConfigEntry, Environment, RunBuilder, Source, new_run};
 
     fn run(environment: Environment, config: &[(&str, &str)]) -> Run {
-        let source = Source {
-            kind: crate::model::SourceKind::File,
-            format: "go".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("go");
         let config = config
             .iter()
             .map(|(k, v)| ConfigEntry {

@@ -351,7 +351,7 @@ fn evaluate_budget(file: &str, b: &Budget, matched: Vec<Vec<&Benchmark>>) -> Res
 mod tests {
     use super::*;
     use crate::model::{
-        BenchName, Environment, Percentiles, RunBuilder, Source, SourceKind, TimerSummary, new_run,
+        BenchName, Environment, Percentiles, RunBuilder, Source, TimerSummary, new_run,
     };
 
     /// A run with `encode` (ns/op over three repetitions: 100, 200, 300), `decode` (a
@@ -365,12 +365,7 @@ mod tests {
         let decode = builder.benchmark("decode", None, BenchName::plain);
         builder.record(decode, "latency", "ns", 1.0);
         builder.benchmark("timer", None, BenchName::plain);
-        let source = Source {
-            kind: SourceKind::File,
-            format: "test".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("test");
         let mut runs = vec![new_run(source, Environment::default(), Vec::new(), builder)];
         crate::analyze::enrich::summarize_all(&mut runs);
         let mut run = runs.remove(0);

@@ -15,8 +15,7 @@ pub mod vocab;
 pub use builder::{RunBuilder, new_run};
 pub use distribution::{Distribution, Recorder, decode_histogram};
 pub use environment::{Check, CheckStatus, Environment};
-pub use inline::with_lists_written;
-use inline::{inline_array, inline_values};
+use inline::{inline_counts, inline_values};
 pub use name::{BenchName, bench_line_name, from_bench_line_name, identities};
 pub use statistic::Statistic;
 pub use summary::{Interval, Percentiles, Summary};
@@ -61,6 +60,35 @@ pub struct Run {
 }
 
 impl Run {
+    /// This run with no benchmarks, for a writer that writes them apart from the rest.
+    pub fn without_benchmarks(&self) -> Run {
+        // Every field named, so that a new one is not left out silently.
+        let Run {
+            id,
+            started,
+            ended,
+            latkit_version,
+            source,
+            environment,
+            config,
+            benchmarks: _,
+            timer,
+            peer_metrics,
+        } = self;
+        Run {
+            id: id.clone(),
+            started: started.clone(),
+            ended: ended.clone(),
+            latkit_version: latkit_version.clone(),
+            source: source.clone(),
+            environment: environment.clone(),
+            config: config.clone(),
+            benchmarks: Vec::new(),
+            timer: timer.clone(),
+            peer_metrics: *peer_metrics,
+        }
+    }
+
     /// Sets the direction of every metric an override names; returns whether any did.
     pub fn override_better(&mut self, over: &BetterOverride) -> bool {
         let mut found = false;
@@ -80,6 +108,19 @@ impl Run {
     /// were the ones with peer metrics. Called by everything that reads stored documents.
     pub fn infer_missing_peer_metrics(&mut self) {
         self.peer_metrics |= matches!(self.source.format.as_str(), "bench" | "net");
+    }
+}
+
+impl Source {
+    /// A file of `format` read under no name, as tests read their text.
+    #[cfg(test)]
+    pub fn unnamed_file(format: &str) -> Source {
+        Source {
+            kind: SourceKind::File,
+            format: format.into(),
+            path: None,
+            command: Vec::new(),
+        }
     }
 }
 
@@ -145,7 +186,7 @@ pub struct Benchmark {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub package: Option<String>,
     /// Iterations (`b.N`) of each repetition, in order.
-    #[serde(serialize_with = "inline_array")]
+    #[serde(serialize_with = "inline_counts")]
     pub iterations: Vec<u64>,
     pub metrics: Vec<Metric>,
     /// Fixed-bucket histograms as timer tools count them.

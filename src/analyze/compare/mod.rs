@@ -382,12 +382,7 @@ mod tests {
                 }
             }
         }
-        let source = Source {
-            kind: crate::model::SourceKind::File,
-            format: "go".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("go");
         new_run(source, Environment::default(), Vec::new(), builder)
     }
 
@@ -398,12 +393,7 @@ mod tests {
         for v in values {
             builder.record(bench, "ns/op", "ns/op", *v);
         }
-        let source = Source {
-            kind: crate::model::SourceKind::File,
-            format: "go".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("go");
         CompareInput {
             label: label.into(),
             runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],

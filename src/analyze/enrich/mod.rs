@@ -358,7 +358,7 @@ fn dedup(notes: &mut Vec<Note>) {
 mod tests {
     use super::*;
     use crate::analyze::view::{Cell, keys};
-    use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
+    use crate::model::{BenchName, Environment, RunBuilder, Source, new_run};
 
     /// A Go run: each `(name, ns/op of each repetition)`.
     fn go_run(benches: &[(&str, &[f64])]) -> Run {
@@ -369,12 +369,7 @@ mod tests {
                 builder.record(bench, "ns/op", "ns/op", ns);
             }
         }
-        let source = Source {
-            kind: SourceKind::File,
-            format: "go".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("go");
         new_run(source, Environment::default(), Vec::new(), builder)
     }
 

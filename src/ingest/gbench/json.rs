@@ -317,12 +317,7 @@ mod tests {
                     {\"name\": \"BM_A\", \"iterations\": 1, \"real_time\": 1, \"cpu_time\": 1, \"time_unit\": \"ns\"},\n\
                     {\"name\": \"BM_B\",\n \"iterations\": 1, \"real_time\": -1, \"cpu_time\": 1, \"time_unit\": \"ns\"},\n\
                     7\n]}";
-        let source = Source {
-            kind: crate::model::SourceKind::File,
-            format: "gbench-json".into(),
-            path: None,
-            command: Vec::new(),
-        };
+        let source = Source::unnamed_file("gbench-json");
         let input = read_from("g.json", &mut text.as_bytes(), source).unwrap();
         let notes: Vec<String> = input.notes.iter().map(ToString::to_string).collect();
         assert!(

@@ -11,6 +11,8 @@ use std::time::SystemTime;
 
 use crate::model::JSON_SCHEMA;
 
+mod benchmarks;
+
 pub struct Json;
 
 #[derive(Serialize)]
@@ -27,18 +29,18 @@ struct Document<'a> {
 
 impl Reporter for Json {
     fn render(&self, report: &Report, _: Reader, out: &mut dyn Write) -> io::Result<()> {
+        let shells: Vec<Run> = report.runs.iter().map(Run::without_benchmarks).collect();
         let document = Document {
             schema: JSON_SCHEMA,
             latkit_version: env!("CARGO_PKG_VERSION"),
             generated: timestamp(SystemTime::now()),
-            runs: &report.runs,
+            runs: &shells,
             tables: &report.tables,
             notes: &report.notes,
             verdict: report.verdict.as_ref(),
         };
-        crate::model::with_lists_written(&report.runs, || {
-            serde_json::to_writer_pretty(&mut *out, &document)
-        })?;
+        let shell = serde_json::to_vec_pretty(&document)?;
+        benchmarks::write_filled(&shell, &report.runs, out)?;
         writeln!(out)
     }
 }
