@@ -4,10 +4,14 @@
 
 use super::Env;
 use crate::env::{Clock, Console, CpuReading, Host, Interrupt, Reader, Stdin, Stream};
+use crate::error::Error;
 use crate::error::Result;
+use crate::ingest::Input;
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
+use crate::runner::harness::{Checkout, Checkouts, Harness, Repository, wall_time};
 use crate::runner::launch::Launch;
+use crate::runner::worktree::Commit;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -34,6 +38,8 @@ struct State {
     others_busy: f64,
     /// Ctrl-C comes during this spawn (counted from 1).
     interrupt_at: Option<usize>,
+    /// Commits in the repository `bisect` searches, oldest first.
+    history: Vec<Commit>,
 }
 
 /// A world for one command: its [`Env`], and what the command did in it.
@@ -64,6 +70,7 @@ impl World {
             seconds: 0.0,
             others_busy: 0.0,
             interrupt_at: None,
+            history: Vec::new(),
         }));
         let reader = Reader {
             width: Some(80),
@@ -103,6 +110,19 @@ impl World {
     /// Ctrl-C comes while the `spawn`th process (counted from 1) runs.
     pub fn interrupt_at(self, spawn: usize) -> World {
         self.state().interrupt_at = Some(spawn);
+        self
+    }
+
+    /// A repository of `commits` commits for `bisect`: `c00`, `c01`, … (subjects `change 0`,
+    /// …), where building (`--build B`) plays `B @c07` and measuring (`exec C`) plays `C @c07`.
+    pub fn history(self, commits: usize) -> World {
+        self.state().history = (0..commits)
+            .map(|i| Commit {
+                hash: format!("c{i:02}"),
+                subject: format!("change {i}"),
+                date: "2027-01-15T08:00:00+00:00".into(),
+            })
+            .collect();
         self
     }
 
@@ -148,6 +168,19 @@ struct Virtual(Arc<Mutex<State>>);
 impl Virtual {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.0.lock().unwrap()
+    }
+
+    /// The script's wall time and exit code for the next run of `line`; time passes by it
+    /// unless the command is not there (127).
+    fn play(&self, line: String) -> Played {
+        let mut state = self.state();
+        let nth = state.spawned.iter().filter(|s| **s == line).count();
+        let (wall, code) = (state.script)(&line, nth);
+        if code != 127 {
+            state.spawned.push(line);
+            state.seconds += wall;
+        }
+        (wall, code)
     }
 }
 
@@ -197,19 +230,85 @@ impl Launch for Virtual {
     fn harness(&self) -> &dyn Executor {
         self
     }
+
+    fn checkouts(&self, repository: Repository) -> Box<dyn Checkouts> {
+        Box::new(Scripted {
+            world: Virtual(self.0.clone()),
+            repository,
+        })
+    }
+}
+
+/// The world's history as `bisect` sees it, and one of its commits checked out.
+struct Scripted {
+    world: Virtual,
+    repository: Repository,
+}
+
+impl Checkouts for Scripted {
+    fn between(&self, good: &str, bad: &str) -> Result<Vec<Commit>> {
+        let history = self.world.state().history.clone();
+        let at = |rev: &str| {
+            history
+                .iter()
+                .position(|c| c.hash == rev)
+                .ok_or_else(|| Error::Input(format!("`{rev}` is not a commit")))
+        };
+        let (good, bad) = (at(good)?, at(bad)?);
+        if good >= bad {
+            return Err(Error::Input(
+                "the good end must be an ancestor of the bad".into(),
+            ));
+        }
+        Ok(history[good..=bad].to_vec())
+    }
+
+    fn prepare(&self, commit: &Commit) -> Result<std::result::Result<Box<dyn Checkout>, String>> {
+        let Harness::Exec { command } = &self.repository.harness else {
+            return Err(Error::Input(
+                "the scripted world measures `exec` harnesses".into(),
+            ));
+        };
+        if let Some(build) = &self.repository.build {
+            let (_, code) = self.world.play(format!("{build} @{}", commit.hash));
+            if code != 0 {
+                return Ok(Err(format!(
+                    "--build `{build}` failed (exit status: {code})"
+                )));
+            }
+        }
+        Ok(Ok(Box::new(CheckedOut {
+            world: Virtual(self.world.0.clone()),
+            command: command.clone(),
+            commit: commit.hash.clone(),
+        })))
+    }
+}
+
+/// A commit of the world's history, its `exec` command ready to play.
+struct CheckedOut {
+    world: Virtual,
+    command: Vec<String>,
+    commit: String,
+}
+
+impl Checkout for CheckedOut {
+    /// The command played with the commit after it (`C @c07`).
+    fn measure(&self) -> std::result::Result<Input, String> {
+        let line = format!("{} @{}", self.command.join(" "), self.commit);
+        match self.world.play(line.clone()) {
+            (wall, 0) => Ok(wall_time(&self.command, wall)),
+            (_, code) => Err(format!("{line} failed (exit status: {code})")),
+        }
+    }
 }
 
 impl Spawner for Virtual {
     fn time(&self, argv: &[String]) -> std::io::Result<Sample> {
-        let mut state = self.state();
-        let line = argv.join(" ");
-        let nth = state.spawned.iter().filter(|s| **s == line).count();
-        let (wall, code) = (state.script)(&line, nth);
+        let (wall, code) = self.play(argv.join(" "));
         if code == 127 {
             return Err(std::io::ErrorKind::NotFound.into());
         }
-        state.spawned.push(line);
-        state.seconds += wall;
         Ok(Sample {
             wall,
             user: wall * 0.9,

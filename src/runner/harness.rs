@@ -3,11 +3,71 @@
 //! so that each round runs the benchmarks without rebuilding; google/benchmark binaries and
 //! plain commands run as given, after `--build`.
 
+use super::worktree::{Commit, Worktree, commits_between};
+use crate::error::Result as Outcome;
 use crate::ingest::format::{BUILTIN, by_name};
 use crate::ingest::{Input, read_path};
 use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// A commit checked out and made ready to measure.
+pub trait Checkout {
+    /// One run of the harness there: what it reported, or why it failed.
+    fn measure(&self) -> Result<Input, String>;
+}
+
+/// Where `latkit bisect` gets the commits of a range and their checkouts.
+pub trait Checkouts {
+    /// The commits from `good` to `bad`, both included, oldest first.
+    fn between(&self, good: &str, bad: &str) -> Outcome<Vec<Commit>>;
+    /// `commit` checked out and built; the inner `Err` says why it does not build (the
+    /// search skips it), the outer one that it could not be checked out at all.
+    fn prepare(&self, commit: &Commit) -> Outcome<Result<Box<dyn Checkout>, String>>;
+}
+
+/// A repository's harness, as `latkit bisect` measures it at each commit.
+pub struct Repository {
+    /// A directory in the repository (the harness's paths are relative to it).
+    pub dir: PathBuf,
+    pub harness: Harness,
+    /// `--build`, run in each checkout before the harness.
+    pub build: Option<String>,
+    /// The benchmarks run (a regular expression).
+    pub bench: String,
+}
+
+/// A git worktree of the commit, and its harness made ready there.
+struct Worked {
+    prepared: Prepared,
+    /// Removed when the checkout is dropped.
+    _tree: Worktree,
+}
+
+impl Checkout for Worked {
+    fn measure(&self) -> Result<Input, String> {
+        self.prepared.measure()
+    }
+}
+
+impl Checkouts for Repository {
+    fn between(&self, good: &str, bad: &str) -> Outcome<Vec<Commit>> {
+        commits_between(&self.dir, good, bad)
+    }
+
+    fn prepare(&self, commit: &Commit) -> Outcome<Result<Box<dyn Checkout>, String>> {
+        let tree = Worktree::add(&self.dir, &commit.hash)?;
+        let dir = tree.counterpart(&self.dir)?;
+        Ok(
+            prepare(&dir, &self.harness, self.build.as_deref(), &self.bench).map(|prepared| {
+                Box::new(Worked {
+                    prepared,
+                    _tree: tree,
+                }) as Box<dyn Checkout>
+            }),
+        )
+    }
+}
 
 /// What is measured at each commit.
 #[derive(Clone, Debug)]
@@ -64,7 +124,7 @@ impl Harness {
 }
 
 /// A checkout made ready to measure: where it is and what runs there.
-pub struct Prepared {
+struct Prepared {
     root: PathBuf,
     harness: Harness,
     /// The compiled Go test binary (in `scratch`).
@@ -131,7 +191,7 @@ fn remove_stale_scratch() {
 
 /// Builds the checkout at `root` (`build`, then the Go test binary): `Err` with the reason
 /// when it does not build, which the search skips.
-pub fn prepare(
+fn prepare(
     root: &Path,
     harness: &Harness,
     build: Option<&str>,
@@ -167,7 +227,7 @@ pub fn prepare(
 
 impl Prepared {
     /// One run of the harness: the results it printed, or the time it took (`exec`).
-    pub fn measure(&self) -> Result<Input, String> {
+    fn measure(&self) -> Result<Input, String> {
         let out = self.scratch.path().join("run.out");
         let format = match &self.harness {
             Harness::Go { package, flags } => {
@@ -206,20 +266,24 @@ impl Prepared {
         run.args(&command[1..]);
         let started = std::time::Instant::now();
         run_to(run, &self.root, out, &command.join(" "))?;
-        let seconds = started.elapsed().as_secs_f64();
-        let mut builder = RunBuilder::default();
-        let bench = builder.benchmark(&command.join(" "), None, BenchName::plain);
-        builder.record(bench, WALL, "s", seconds);
-        let source = Source {
-            kind: SourceKind::Command,
-            format: "exec".into(),
-            path: None,
-            command: command.to_vec(),
-        };
-        Ok(Input {
-            runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],
-            notes: Vec::new(),
-            malformed: 0,
-        })
+        Ok(wall_time(command, started.elapsed().as_secs_f64()))
+    }
+}
+
+/// What `exec` measured of `command`: a run of one benchmark named after it, its wall time.
+pub fn wall_time(command: &[String], seconds: f64) -> Input {
+    let mut builder = RunBuilder::default();
+    let bench = builder.benchmark(&command.join(" "), None, BenchName::plain);
+    builder.record(bench, WALL, "s", seconds);
+    let source = Source {
+        kind: SourceKind::Command,
+        format: "exec".into(),
+        path: None,
+        command: command.to_vec(),
+    };
+    Input {
+        runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],
+        notes: Vec::new(),
+        malformed: 0,
     }
 }

@@ -1,7 +1,9 @@
-//! Starting processes: the commands `exec` times and the harnesses `go` and `gbench` run.
+//! Starting processes: the commands `exec` times, the harnesses `go` and `gbench` run, and the
+//! checkouts `bisect` builds and measures.
 
 use super::exec::{CommandOutput, Processes, Spawner};
 use super::executor::{Executor, System};
+use super::harness::{Checkouts, Repository};
 use crate::error::Result;
 
 /// Where a command gets the processes it starts.
@@ -10,6 +12,8 @@ pub trait Launch: Send + Sync {
     fn timer(&self, output: CommandOutput) -> Result<Box<dyn Spawner>>;
     /// Starts harnesses and asks tools one-line questions.
     fn harness(&self) -> &dyn Executor;
+    /// The commits of `repository` and their checkouts, built and measured.
+    fn checkouts(&self, repository: Repository) -> Box<dyn Checkouts>;
 }
 
 /// Real processes.
@@ -22,5 +26,10 @@ impl Launch for SystemLaunch {
 
     fn harness(&self) -> &dyn Executor {
         &System
+    }
+
+    /// git worktrees of the repository, built and measured by real processes.
+    fn checkouts(&self, repository: Repository) -> Box<dyn Checkouts> {
+        Box::new(repository)
     }
 }

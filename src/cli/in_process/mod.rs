@@ -64,5 +64,6 @@ fn cell<'a>(doc: &'a Value, name: &str, column: &str) -> &'a Value {
     &row.unwrap_or_else(|| panic!("no row {name} in {table}"))["cells"][at]
 }
 
+mod bisect;
 mod reports;
 mod runs;

@@ -15,8 +15,8 @@ use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::model::{Better, Note, Unit};
-use crate::runner::harness::{Harness, Prepared, prepare};
-use crate::runner::worktree::{Commit, Worktree, commits_between};
+use crate::runner::harness::{Checkout, Checkouts, Harness, Repository};
+use crate::runner::worktree::Commit;
 use std::path::PathBuf;
 
 mod search;
@@ -78,8 +78,9 @@ struct Bisection<'a> {
     bench: regex::Regex,
     metric: String,
     commits: Vec<Commit>,
-    good: Prepared,
-    bad: Prepared,
+    checkouts: Box<dyn Checkouts>,
+    good: Box<dyn Checkout>,
+    bad: Box<dyn Checkout>,
     unit: Option<(Unit, String)>,
     talk: bool,
     /// The console it talks on and the interrupt that stops it.
@@ -109,16 +110,17 @@ pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
         .clone()
         .unwrap_or_else(|| args.harness.default_metric().to_string());
     let (good, bad, stored_ends) = stored_ends(&args, &bench, &metric)?;
-    let commits = commits_between(&args.dir, &good, &bad)?;
+    let checkouts = env.launch.checkouts(Repository {
+        dir: args.dir.clone(),
+        harness: args.harness.clone(),
+        build: args.build.clone(),
+        bench: args.bench.clone(),
+    });
+    let commits = checkouts.between(&good, &bad)?;
     let ends = [&commits[0], &commits[commits.len() - 1]];
     // The ends' checkouts live as long as the bisection.
-    let trees = [
-        Worktree::add(&args.dir, &ends[0].hash)?,
-        Worktree::add(&args.dir, &ends[1].hash)?,
-    ];
     let [good, bad] = [0, 1].map(|i| {
-        let dir = trees[i].counterpart(&args.dir)?;
-        prepare(&dir, &args.harness, args.build.as_deref(), &args.bench).map_err(|why| {
+        checkouts.prepare(ends[i])?.map_err(|why| {
             Error::Input(format!(
                 "the {} end {} does not build: {why}",
                 ["good", "bad"][i],
@@ -126,13 +128,15 @@ pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
             ))
         })
     });
+    let (good, bad) = (good?, bad?);
     let mut bisection = Bisection {
         args: &args,
         bench,
         metric,
         commits,
-        good: good?,
-        bad: bad?,
+        checkouts,
+        good,
+        bad,
         unit: None,
         talk: !args.output.quiet,
         env,
@@ -216,8 +220,8 @@ impl Bisection<'_> {
     }
 
     /// One figure of a checkout, with the metric's unit as the harness reported it.
-    fn sample(&self, prepared: &Prepared) -> std::result::Result<Sample, String> {
-        let input = prepared.measure()?;
+    fn sample(&self, checkout: &dyn Checkout) -> std::result::Result<Sample, String> {
+        let input = checkout.measure()?;
         let unit = input
             .runs
             .iter()
@@ -246,7 +250,7 @@ impl Bisection<'_> {
     /// whether the samples so far settle it; at most `--max-rounds`.
     fn rounds(
         &mut self,
-        mid: Option<&Prepared>,
+        mid: Option<&dyn Checkout>,
         decided: impl Fn(&[f64], &[f64], &[f64]) -> bool,
     ) -> std::result::Result<[Vec<f64>; 3], Stop> {
         let mut samples: [Vec<f64>; 3] = Default::default();
@@ -255,15 +259,15 @@ impl Bisection<'_> {
                 if self.env.interrupt.requested() {
                     return Err(Stop::Fatal(Error::Interrupted));
                 }
-                let prepared = match i {
-                    0 => &self.good,
+                let checkout = match i {
+                    0 => &*self.good,
                     1 => match mid {
                         Some(mid) => mid,
                         None => continue,
                     },
-                    _ => &self.bad,
+                    _ => &*self.bad,
                 };
-                match self.sample(prepared) {
+                match self.sample(checkout) {
                     Ok(sample) => {
                         samples_of.push(sample.value);
                         if self.unit.is_none() {
@@ -455,21 +459,14 @@ impl Bisection<'_> {
             rounds: 0,
             skipped: Some((short, why)),
         };
-        let tree = Worktree::add(&self.args.dir, &commit.hash).map_err(Stop::Fatal)?;
-        let dir = tree.counterpart(&self.args.dir).map_err(Stop::Fatal)?;
-        let prepared = match prepare(
-            &dir,
-            &self.args.harness,
-            self.args.build.as_deref(),
-            &self.args.bench,
-        ) {
-            Ok(prepared) => prepared,
+        let checkout = match self.checkouts.prepare(&commit).map_err(Stop::Fatal)? {
+            Ok(checkout) => checkout,
             Err(why) => return Ok(skipped("does not build", why)),
         };
         let spending = self.placement_spending();
         // Two-sided U tests at each look: twice the one-sided level spent there.
         let level = |rounds: usize| spending.level_at(rounds).map(|l| 2.0 * l);
-        let samples = match self.rounds(Some(&prepared), |g, m, b| {
+        let samples = match self.rounds(Some(&*checkout), |g, m, b| {
             level(m.len()).is_some_and(|alpha| judge(g, m, b, alpha).side.is_some())
         }) {
             Ok(samples) => samples,
