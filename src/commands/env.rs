@@ -2,7 +2,7 @@
 //! builds a scripted one instead: [`super::scripted`]).
 
 use crate::env::{Clock, Console, Host, Interrupt, Signals, SystemClock, ThisHost};
-use crate::runner::launch::{Launch, SystemLaunch};
+use crate::runner::launch::{Launch, Reach, SystemLaunch};
 use std::sync::Arc;
 
 /// Everything a command reaches outside itself: the console, the clock, the interrupt, the
@@ -26,6 +26,16 @@ impl Env {
             interrupt: Arc::new(Signals),
             launch: Arc::new(SystemLaunch),
             host: Arc::new(ThisHost),
+        }
+    }
+
+    /// What a harness run reaches: this world's processes, clock, interrupt and host.
+    pub fn reach(&self) -> Reach<'_> {
+        Reach {
+            harness: self.launch.harness(),
+            clock: &*self.clock,
+            interrupt: &*self.interrupt,
+            host: &*self.host,
         }
     }
 }

@@ -48,7 +48,7 @@ pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
         raw: args.raw,
         progress: env.console.progress(args.report.output.quiet).cloned(),
     };
-    let outcome = run.run(env.launch.harness())?;
+    let outcome = run.run(env.reach())?;
     let nothing = format!(
         "{} ran no benchmark{}",
         run.binary.display(),
@@ -122,7 +122,7 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
             build(&here)
         },
         |side| match side {
-            Side::Working => round.run(env.launch.harness()),
+            Side::Working => round.run(env.reach()),
             Side::Base(base) => {
                 let binary = base.counterpart(&args.binary)?;
                 if !binary.exists() {
@@ -136,7 +136,7 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
                     binary,
                     ..round.clone()
                 }
-                .run(env.launch.harness())
+                .run(env.reach())
             }
         },
     )
@@ -162,7 +162,7 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
     };
     let talk = round.progress.is_some().then_some(&env.console);
     Ok(AaRun {
-        done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
+        done: interleave::against_itself(rounds, talk, |_| round.run(env.reach()))?,
         runs: u64::from(args.repetitions),
         sinks,
         quiet,

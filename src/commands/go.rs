@@ -100,7 +100,7 @@ pub fn run(mut args: GoOptions, env: &Env) -> Result<()> {
     }
     let opts = enrich_options(&args.report, &suite)?;
     let sinks = output_sinks(&args.report.output, &env.console)?;
-    let outcome = test.run(env.launch.harness())?;
+    let outcome = test.run(env.reach())?;
     if let Some(raw) = test.raw.as_deref().filter(|_| !args.report.output.quiet) {
         env.console.say(&format!("latkit: wrote {}", raw.display()));
     }
@@ -141,12 +141,12 @@ fn interleaved(
         env,
         |_| Ok(()),
         |side| match side {
-            Side::Working => round.run(env.launch.harness()),
+            Side::Working => round.run(env.reach()),
             Side::Base(base) => GoTest {
                 dir: Some(base.counterpart(&here)?),
                 ..round.clone()
             }
-            .run(env.launch.harness()),
+            .run(env.reach()),
         },
     )
 }
@@ -166,7 +166,7 @@ pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaR
     };
     let talk = progress.is_some().then_some(&env.console);
     Ok(AaRun {
-        done: interleave::against_itself(rounds, talk, |_| round.run(env.launch.harness()))?,
+        done: interleave::against_itself(rounds, talk, |_| round.run(env.reach()))?,
         runs: u64::from(test.count),
         sinks,
         quiet: args.report.output.quiet,

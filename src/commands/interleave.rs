@@ -14,7 +14,7 @@ use crate::model::{Note, Run};
 use crate::report::sink::FanOut;
 use crate::runner::output::Outcome;
 use crate::runner::turn_order;
-use crate::runner::worktree::Worktree;
+use crate::runner::worktree::Tree;
 use std::path::Path;
 
 /// Rounds when none are asked for: six samples a side give medians a confidence interval
@@ -135,7 +135,7 @@ pub fn refuse_stray_gate(args: &Interleave) -> Result<()> {
 
 /// Which tree a round runs.
 pub enum Side<'a> {
-    Base(&'a Worktree),
+    Base(&'a dyn Tree),
     Working,
 }
 
@@ -153,7 +153,7 @@ pub fn run_rounds(
     plan: Plan,
     output: &Output,
     env: &Env,
-    prepare: impl FnOnce(&Worktree) -> Result<()>,
+    prepare: impl FnOnce(&dyn Tree) -> Result<()>,
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<()> {
     let console = &env.console;
@@ -162,8 +162,8 @@ pub fn run_rounds(
     let mut options = args.gate.options(console)?;
     // Before the checkout exists: from here an interrupt removes it on the way out.
     env.interrupt.install();
-    let base = Worktree::add(within, rev)?;
-    prepare(&base)?;
+    let base = env.launch.checkout(within, rev)?;
+    prepare(&*base)?;
     if env.interrupt.requested() {
         return Err(Error::Interrupted);
     }
@@ -177,7 +177,7 @@ pub fn run_rounds(
     };
     let turns = Turns {
         arms: [
-            (Side::Base(&base), format!("base {rev} ({})", base.short())),
+            (Side::Base(&*base), format!("base {rev} ({})", base.short())),
             (Side::Working, "working tree".to_string()),
         ],
         plan,
@@ -193,7 +193,7 @@ pub fn run_rounds(
     let inputs = pooled_sides(&rounds, &base_label, interrupted, &mut notes)?;
     notes.push(Note::info(format!(
         "interleaved A/B: {rev} ({}) and the working tree ran alternately{}",
-        base.commit,
+        base.commit(),
         if interrupted {
             ", interrupted: the rounds that finished are compared".to_string()
         } else {

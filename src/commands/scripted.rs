@@ -11,9 +11,9 @@ use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
 use crate::runner::harness::{Checkout, Checkouts, Harness, Repository, wall_time};
 use crate::runner::launch::Launch;
-use crate::runner::worktree::Commit;
+use crate::runner::worktree::{Commit, Tree};
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -24,6 +24,14 @@ pub type Played = (f64, i32);
 
 /// How the script plays a command line: `play(command, n)` for its `n`th run (from 0).
 pub type Script = dyn Fn(&str, usize) -> Played + Send + Sync;
+
+/// What a harness (`go test`, a google/benchmark binary) printed on its standard output, and
+/// its exit code.
+pub type Printed = (String, i32);
+
+/// How the script plays a harness: `play(line, n)` for the `n`th run of the line (from 0),
+/// the line being the program and its arguments, and ` in DIR` when it runs in DIR.
+pub type HarnessScript = dyn Fn(&str, usize) -> Printed + Send + Sync;
 
 /// The world's state, shared by its parts.
 struct State {
@@ -40,6 +48,7 @@ struct State {
     interrupt_at: Option<usize>,
     /// Commits in the repository `bisect` searches, oldest first.
     history: Vec<Commit>,
+    harness: Option<Box<HarnessScript>>,
 }
 
 /// A world for one command: its [`Env`], and what the command did in it.
@@ -71,6 +80,7 @@ impl World {
             others_busy: 0.0,
             interrupt_at: None,
             history: Vec::new(),
+            harness: None,
         }));
         let reader = Reader {
             width: Some(80),
@@ -123,6 +133,16 @@ impl World {
                 date: "2027-01-15T08:00:00+00:00".into(),
             })
             .collect();
+        self
+    }
+
+    /// Harnesses print what `script` says. A checkout of another revision (`--interleave
+    /// REV`) puts the working tree's `DIR` at `DIR@REV`.
+    pub fn harnesses(
+        self,
+        script: impl Fn(&str, usize) -> Printed + Send + Sync + 'static,
+    ) -> World {
+        self.state().harness = Some(Box::new(script));
         self
     }
 
@@ -237,6 +257,54 @@ impl Launch for Virtual {
             repository,
         })
     }
+
+    fn checkout(&self, _within: &Path, rev: &str) -> Result<Box<dyn Tree>> {
+        Ok(Box::new(Revision {
+            rev: rev.to_string(),
+            commit: format!("{rev}0000000000000000"),
+        }))
+    }
+}
+
+/// A checkout of `rev`, whose `DIR` is `DIR@REV`.
+struct Revision {
+    rev: String,
+    commit: String,
+}
+
+impl Tree for Revision {
+    fn commit(&self) -> &str {
+        &self.commit
+    }
+
+    fn counterpart(&self, path: &Path) -> Result<PathBuf> {
+        Ok(PathBuf::from(format!("{}@{}", path.display(), self.rev)))
+    }
+}
+
+/// A harness that ran: what it printed, and how it ended.
+struct Ran {
+    stdout: Option<String>,
+    code: i32,
+}
+
+impl Process for Ran {
+    fn take_stdout(&mut self) -> Option<Box<dyn std::io::Read + Send>> {
+        let text = self.stdout.take()?;
+        Some(Box::new(std::io::Cursor::new(text.into_bytes())))
+    }
+
+    fn take_stderr(&mut self) -> Option<Box<dyn std::io::Read + Send>> {
+        Some(Box::new(std::io::empty()))
+    }
+
+    fn group(&self) -> u32 {
+        0
+    }
+
+    fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        Ok(ExitStatus::from_raw(self.code << 8))
+    }
 }
 
 /// The world's history as `bisect` sees it, and one of its commits checked out.
@@ -329,16 +397,35 @@ impl Spawner for Virtual {
 }
 
 impl Executor for Virtual {
+    /// Plays the harness script; `NotFound` without one.
     fn spawn(
         &self,
         program: &str,
-        _args: &[String],
-        _dir: Option<&Path>,
+        args: &[String],
+        dir: Option<&Path>,
     ) -> std::io::Result<Box<dyn Process>> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{program}: the scripted world plays timed commands, not harnesses"),
-        ))
+        let mut line = [program.to_string()]
+            .into_iter()
+            .chain(args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(dir) = dir {
+            line += &format!(" in {}", dir.display());
+        }
+        let mut state = self.state();
+        let nth = state.spawned.iter().filter(|s| **s == line).count();
+        let Some(script) = &state.harness else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{program}: the world has no harness script"),
+            ));
+        };
+        let (stdout, code) = script(&line, nth);
+        state.spawned.push(line);
+        Ok(Box::new(Ran {
+            stdout: Some(stdout),
+            code,
+        }))
     }
 
     fn output(&self, _program: &str, _args: &[&str]) -> Option<String> {

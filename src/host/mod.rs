@@ -17,13 +17,3 @@ pub fn capture() -> crate::model::Environment {
         ..capture_basic()
     }
 }
-
-/// As [`capture`], at the end of a run that started at `started`: with the `busy` check of
-/// what other processes did meanwhile.
-pub fn capture_since(started: Option<busy::CpuReading>) -> crate::model::Environment {
-    let mut environment = capture();
-    environment
-        .checks
-        .extend(started.and_then(|started| started.others_busy(&busy::CpuReading::read()?)));
-    environment
-}

@@ -1,7 +1,7 @@
 //! Runs a google/benchmark binary: its JSON goes to a file (every figure, the context), its
 //! console table is read as it streams (progress, and what finished if the run is cut short).
 
-use super::executor::Executor;
+use super::launch::Reach;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
 use crate::error::{Error, Result};
@@ -12,7 +12,6 @@ use crate::interrupt;
 use crate::model::{Note, Source, timestamp};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 #[derive(Clone)]
 pub struct GbenchRun {
@@ -49,9 +48,9 @@ impl GbenchRun {
         args
     }
 
-    /// Runs the binary through `exec` (the real process, or a test double).
-    pub fn run(&self, exec: &dyn Executor) -> Result<Outcome> {
-        let clock = crate::host::busy::CpuReading::read();
+    /// Runs the binary in `reach` (the real process, or a test double).
+    pub fn run(&self, reach: Reach) -> Result<Outcome> {
+        let cpu = reach.clock.cpu();
         let out = JsonOut::open(self.raw.as_deref())?;
         let json_path = out.path().to_path_buf();
         let args = self.args(&json_path);
@@ -62,9 +61,10 @@ impl GbenchRun {
         } else {
             program
         };
-        interrupt::install();
-        let started = SystemTime::now();
-        let mut child = exec
+        reach.interrupt.install();
+        let started = reach.clock.now();
+        let mut child = reach
+            .harness
             .spawn(&program, &args, None)
             .map_err(|e| Error::starting(&e, not_started(&program, &e)))?;
         interrupt::set_child_group(child.group());
@@ -90,7 +90,7 @@ impl GbenchRun {
             path: None,
             command: std::iter::once(program.clone()).chain(args).collect(),
         };
-        let finished = status.success() && !interrupt::requested();
+        let finished = status.success() && !reach.interrupt.requested();
         let from_json = finished
             .then(|| read_json(&json_path, &out.name(&program), source.clone()))
             .and_then(|json| json.ok());
@@ -111,9 +111,9 @@ impl GbenchRun {
         let input = input.map(|mut input| {
             let run = &mut input.runs[0];
             // This host, as latkit sees it; google/benchmark's context stays in the config.
-            run.environment = crate::host::capture_since(clock);
+            run.environment = reach.environment_since(cpu);
             run.started = Some(timestamp(started));
-            run.ended = Some(timestamp(SystemTime::now()));
+            run.ended = Some(timestamp(reach.clock.now()));
             input
         });
         out.keep()?;
@@ -121,7 +121,7 @@ impl GbenchRun {
             input,
             status,
             tail: tail.lines(),
-            interrupted: interrupt::requested(),
+            interrupted: reach.interrupt.requested(),
         })
     }
 }

@@ -1,8 +1,9 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
-use super::executor::Executor;
+use super::launch::Reach;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
+use crate::env::Interrupt;
 use crate::error::{Error, Result};
 use crate::ingest::for_each_line;
 use crate::ingest::go::{GoParser, LineKind};
@@ -11,7 +12,6 @@ use crate::model::{ConfigEntry, Source, timestamp};
 use indicatif::ProgressBar;
 use std::io::{BufReader, LineWriter, Read, Write};
 use std::path::PathBuf;
-use std::time::SystemTime;
 
 #[derive(Clone)]
 pub struct GoTest {
@@ -51,9 +51,8 @@ impl GoTest {
         args
     }
 
-    /// Runs `go test` for real.
-    /// Runs `go test` through `exec` (the real processes, or a test double).
-    pub fn run(&self, exec: &dyn Executor) -> Result<Outcome> {
+    /// Runs `go test` in `reach` (the real processes, or a test double).
+    pub fn run(&self, reach: Reach) -> Result<Outcome> {
         // Written line by line as it arrives, renamed into place when go is done.
         let mut raw = self
             .raw
@@ -61,19 +60,13 @@ impl GoTest {
             .map(|path| OutputFile::create(path).map(LineWriter::new))
             .transpose()?;
         let args = self.args();
-        interrupt::install();
-        let started = SystemTime::now();
-        let clock = crate::host::busy::CpuReading::read();
-        let mut child = exec.spawn("go", &args, self.dir.as_deref()).map_err(|e| {
-            match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Environment(
-                "`go` was not found on PATH: install Go, or save the output of `go test -bench` \
-                 and use `latkit parse`"
-                    .to_string(),
-            ),
-            _ => Error::Environment(format!("could not start `go test`: {e}")),
-        }
-        })?;
+        reach.interrupt.install();
+        let started = reach.clock.now();
+        let cpu = reach.clock.cpu();
+        let mut child = reach
+            .harness
+            .spawn("go", &args, self.dir.as_deref())
+            .map_err(not_started)?;
         interrupt::set_child_group(child.group());
 
         let tail = Tail::default();
@@ -87,6 +80,7 @@ impl GoTest {
                 raw_error: &mut raw_error,
                 tail: &tail,
                 progress: &progress,
+                interrupt: reach.interrupt,
             };
             stream(stdout, &mut parser, copies)?;
         }
@@ -104,8 +98,9 @@ impl GoTest {
         let out = parser.finish();
         let tail = tail.lines();
         let input = (!out.builder.is_empty()).then(|| {
-            let mut environment = crate::host::capture_since(clock);
-            environment.toolchains = exec
+            let mut environment = reach.environment_since(cpu);
+            environment.toolchains = reach
+                .harness
                 .output("go", &["env", "GOVERSION"])
                 .map(|value| ConfigEntry {
                     key: "go".to_string(),
@@ -121,15 +116,27 @@ impl GoTest {
             };
             let mut input = out.into_input(source, environment);
             input.runs[0].started = Some(timestamp(started));
-            input.runs[0].ended = Some(timestamp(SystemTime::now()));
+            input.runs[0].ended = Some(timestamp(reach.clock.now()));
             input
         });
         Ok(Outcome {
             input,
             status,
             tail,
-            interrupted: interrupt::requested(),
+            interrupted: reach.interrupt.requested(),
         })
+    }
+}
+
+/// Why `go` did not start, and what to do about it.
+fn not_started(e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Environment(
+            "`go` was not found on PATH: install Go, or save the output of `go test -bench` and \
+             use `latkit parse`"
+                .to_string(),
+        ),
+        _ => Error::Environment(format!("could not start `go test`: {e}")),
     }
 }
 
@@ -140,6 +147,7 @@ struct Copies<'a> {
     raw_error: &'a mut Option<std::io::Error>,
     tail: &'a Tail,
     progress: &'a ProgressBar,
+    interrupt: &'a dyn Interrupt,
 }
 
 /// Feeds go's standard output to the parser line by line as it arrives, copying each line to
@@ -158,7 +166,7 @@ fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copie
         copies.tail.push(String::from_utf8_lossy(text).into_owned());
         // After Ctrl-C go prints its reaction (a result line cut by `signal: interrupt`,
         // `FAIL pkg`): kept in the raw file, not read as results or failures.
-        if interrupt::requested() {
+        if copies.interrupt.requested() {
             return;
         }
         if let LineKind::Result { name } = parser.feed(line) {
@@ -173,7 +181,7 @@ fn stream(stdout: Box<dyn Read + Send>, parser: &mut GoParser, mut copies: Copie
 
 #[cfg(test)]
 mod tests {
-    use super::super::executor::Process;
+    use super::super::executor::{Executor, Process};
     use super::*;
     use std::cell::RefCell;
     use std::io::{Cursor, Read};
@@ -218,6 +226,14 @@ mod tests {
 
         fn wait(&mut self) -> std::io::Result<ExitStatus> {
             Ok(ExitStatus::from_raw(self.code << 8))
+        }
+    }
+
+    /// The scripted processes, with the system's clock, signals and host.
+    fn on(exec: &Scripted) -> Reach<'_> {
+        Reach {
+            harness: exec,
+            ..Reach::system()
         }
     }
 
@@ -277,7 +293,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let raw = dir.path().join("raw.txt");
         let exec = go(output, "", 0);
-        let outcome = test_in("/src/p", Some(raw.clone())).run(&exec).unwrap();
+        let outcome = test_in("/src/p", Some(raw.clone())).run(on(&exec)).unwrap();
         let (program, args, cwd) = exec.started.borrow()[0].clone();
         assert_eq!(program, "go");
         assert_eq!(
@@ -302,7 +318,7 @@ mod tests {
             "exit status 1\n",
             1,
         );
-        let outcome = test_in(".", None).run(&exec).unwrap();
+        let outcome = test_in(".", None).run(on(&exec)).unwrap();
         assert!(!outcome.status.success());
         assert!(outcome.tail.iter().any(|l| l == "--- FAIL: BenchmarkB"));
         assert!(outcome.tail.iter().any(|l| l == "exit status 1"));
@@ -317,13 +333,13 @@ mod tests {
 
     #[test]
     fn no_result_and_no_go_are_told_apart() {
-        let outcome = test_in(".", None).run(&go("PASS\n", "", 0)).unwrap();
+        let outcome = test_in(".", None).run(on(&go("PASS\n", "", 0))).unwrap();
         assert!(outcome.input.is_none() && outcome.status.success());
         let missing = Scripted {
             installed: false,
             ..go("", "", 0)
         };
-        let Err(err) = test_in(".", None).run(&missing) else {
+        let Err(err) = test_in(".", None).run(on(&missing)) else {
             panic!("ran without go");
         };
         assert!(

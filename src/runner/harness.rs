@@ -3,7 +3,7 @@
 //! so that each round runs the benchmarks without rebuilding; google/benchmark binaries and
 //! plain commands run as given, after `--build`.
 
-use super::worktree::{Commit, Worktree, commits_between};
+use super::worktree::{Commit, Tree, Worktree, commits_between};
 use crate::error::Result as Outcome;
 use crate::ingest::format::{BUILTIN, by_name};
 use crate::ingest::{Input, read_path};

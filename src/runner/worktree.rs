@@ -154,9 +154,26 @@ impl Worktree {
             commit,
         })
     }
+}
 
-    /// Where `path` of the working tree is in the base checkout.
-    pub fn counterpart(&self, path: &Path) -> Result<PathBuf> {
+/// A checkout of another revision beside the working tree, as `--interleave` runs it.
+pub trait Tree {
+    /// The commit checked out, in full.
+    fn commit(&self) -> &str;
+    /// Where `path` of the working tree is in the checkout.
+    fn counterpart(&self, path: &Path) -> Result<PathBuf>;
+    /// The short commit, as people quote it.
+    fn short(&self) -> &str {
+        &self.commit()[..self.commit().len().min(10)]
+    }
+}
+
+impl Tree for Worktree {
+    fn commit(&self) -> &str {
+        &self.commit
+    }
+
+    fn counterpart(&self, path: &Path) -> Result<PathBuf> {
         let absolute =
             std::path::absolute(path).map_err(|e| Error::io(&path.display().to_string(), e))?;
         // Compare canonical forms: the repository top comes back from git resolved.
@@ -175,11 +192,6 @@ impl Worktree {
             ))
         })?;
         Ok(self.root.join(relative))
-    }
-
-    /// The short commit, as people quote it.
-    pub fn short(&self) -> &str {
-        &self.commit[..self.commit.len().min(10)]
     }
 }
 

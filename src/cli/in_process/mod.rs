@@ -65,5 +65,6 @@ fn cell<'a>(doc: &'a Value, name: &str, column: &str) -> &'a Value {
 }
 
 mod bisect;
+mod interleave;
 mod reports;
 mod runs;
