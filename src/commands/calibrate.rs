@@ -6,7 +6,6 @@ use super::{Command, exec, gbench, go};
 use crate::analyze::Report;
 use crate::analyze::noise_floor::{self, Calibration, Floor, POWER};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
-use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use std::path::{Path, PathBuf};
@@ -63,7 +62,7 @@ pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
         verdict: None,
     };
     if let Some(path) = &args.save {
-        save(path, &floors, &asked, aa.runs)?;
+        save(path, &floors, &asked, aa.runs, env.host.name())?;
         if !aa.quiet {
             env.console
                 .say(&format!("latkit: wrote {}", path.display()));
@@ -184,10 +183,16 @@ fn calibration_notes(floors: &[Floor], args: &Asked, runs: u64) -> Vec<Note> {
     notes
 }
 
-fn save(path: &Path, floors: &[Floor], args: &Asked, runs: u64) -> Result<()> {
+fn save(
+    path: &Path,
+    floors: &[Floor],
+    args: &Asked,
+    runs: u64,
+    host: Option<String>,
+) -> Result<()> {
     let calibration = Calibration {
         latkit_calibration: 1,
-        host: crate::host::capture_basic().hostname,
+        host,
         command: args.command.clone(),
         runs,
         figures: floors.to_vec(),
@@ -198,8 +203,9 @@ fn save(path: &Path, floors: &[Floor], args: &Asked, runs: u64) -> Result<()> {
     crate::atomic_file::write_file(path, &json)
 }
 
-/// Reads a calibration `--save` wrote; on another host it still loads, with a warning.
-pub fn load(path: &Path, console: &Console) -> Result<Calibration> {
+/// Reads a calibration `--save` wrote; on another host than `env`'s it still loads, with a
+/// warning.
+pub fn load(path: &Path, env: &Env) -> Result<Calibration> {
     let name = path.display().to_string();
     let text = crate::error::read_text(path)?;
     let calibration: Calibration = serde_json::from_str(&text).map_err(|e| {
@@ -223,11 +229,11 @@ pub fn load(path: &Path, console: &Console) -> Result<Calibration> {
             f.bench, f.metric
         )));
     }
-    let here = crate::host::capture_basic().hostname;
+    let here = env.host.name();
     if let (Some(there), Some(here)) = (&calibration.host, &here)
         && there != here
     {
-        console.say_warning(&format!(
+        env.console.say_warning(&format!(
             "{name} was calibrated on {there}, not on this host ({here}): its noise floor \
              may not hold here"
         ));

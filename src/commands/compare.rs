@@ -72,7 +72,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,
-        ..args.gate.options(console)?
+        ..args.gate.options(env)?
     };
     let mut report = compare(inputs, &opts)?;
     notes.append(&mut report.notes);

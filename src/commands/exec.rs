@@ -93,7 +93,7 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
         args.report.output.quiet,
         env,
     )?;
-    let options = args.gate.options(&env.console)?;
+    let options = args.gate.options(env)?;
     let mut auto = design.map(|design| {
         (
             AutoGate::new(design, options.rules.clone(), Against::Reference(reference)),

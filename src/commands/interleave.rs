@@ -159,7 +159,7 @@ pub fn run_rounds(
     let console = &env.console;
     let mut sinks = super::output_sinks(output, console)?;
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
-    let mut options = args.gate.options(console)?;
+    let mut options = args.gate.options(env)?;
     // Before the checkout exists: from here an interrupt removes it on the way out.
     env.interrupt.install();
     let base = env.launch.checkout(within, rev)?;

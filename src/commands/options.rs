@@ -2,7 +2,6 @@
 //! parses and checks each flag once and hands these over; no command sees the parser.
 
 use crate::analyze::compare::{CompareOptions, RegressionRule};
-use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{BetterOverride, Note, Run};
 use crate::report::OutputFormat;
@@ -90,7 +89,7 @@ pub struct Gate {
 impl Gate {
     /// Comparison options with these gates; every metric and the default statistics. The
     /// calibration file, when given, is read here (exit 2 when it is not one).
-    pub fn options(&self, console: &Console) -> Result<CompareOptions> {
+    pub fn options(&self, env: &super::Env) -> Result<CompareOptions> {
         let floors = match &self.calibration {
             Some(_) if self.fail_on.is_empty() => {
                 return Err(Error::Input(
@@ -99,7 +98,7 @@ impl Gate {
                         .into(),
                 ));
             }
-            Some(path) => super::calibrate::load(path, console)?.figures,
+            Some(path) => super::calibrate::load(path, env)?.figures,
             None => Vec::new(),
         };
         Ok(CompareOptions {

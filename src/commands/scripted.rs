@@ -225,9 +225,13 @@ impl Host for Virtual {
     /// comes from the clock).
     fn capture(&self) -> crate::model::Environment {
         crate::model::Environment {
-            hostname: Some("scripted".into()),
+            hostname: self.name(),
             ..Default::default()
         }
+    }
+
+    fn name(&self) -> Option<String> {
+        Some("scripted".into())
     }
 }
 

@@ -33,6 +33,8 @@ impl Interrupt for Signals {
 pub trait Host: Send + Sync {
     /// Its facts and the doctor's checks.
     fn capture(&self) -> crate::model::Environment;
+    /// Its name, as a calibration records where it was made.
+    fn name(&self) -> Option<String>;
 }
 
 /// This machine ([`crate::host::capture`]).
@@ -41,5 +43,9 @@ pub struct ThisHost;
 impl Host for ThisHost {
     fn capture(&self) -> crate::model::Environment {
         crate::host::capture()
+    }
+
+    fn name(&self) -> Option<String> {
+        crate::host::capture_basic().hostname
     }
 }

@@ -58,6 +58,10 @@ impl crate::env::Host for Still {
     fn capture(&self) -> crate::model::Environment {
         crate::model::Environment::default()
     }
+
+    fn name(&self) -> Option<String> {
+        None
+    }
 }
 
 impl crate::env::Interrupt for Still {
