@@ -46,24 +46,8 @@ fn script(block: &str) -> String {
     out
 }
 
-/// The README, then every guide in `docs/` by name.
-fn documents(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    docs.insert(0, root.join("README.md"));
-    docs
-}
-
-#[test]
-#[cfg_attr(
-    not(feature = "interop"),
-    ignore = "runs every example, with go, g++, hyperfine and cyclictest"
-)]
-fn every_readme_example_pastes_and_runs() {
+/// Runs every `sh` block of `document` (relative to the repository's root).
+fn examples_of(document: &str) {
     let _cores = crate::common::busy();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let latkit = assert_cmd::cargo::cargo_bin("latkit");
@@ -74,33 +58,87 @@ fn every_readme_example_pastes_and_runs() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut count = 0;
-    for document in documents(root) {
-        let text = std::fs::read_to_string(&document).unwrap();
-        let name = document.strip_prefix(root).unwrap().display().to_string();
-        for (line, block) in sh_blocks(&text) {
-            count += 1;
-            let started = std::time::Instant::now();
-            let out =
-                std::process::Command::new(crate::common::peer("bash", "apt-get install bash"))
-                    .args(["-c", &script(&block)])
-                    .current_dir(root)
-                    .env("PATH", &path)
-                    .env("XDG_DATA_HOME", scratch.path())
-                    .env("LATKIT_DB", scratch.path().join("readme.db"))
-                    .env("NO_COLOR", "1")
-                    .env_remove("COLUMNS")
-                    .output()
-                    .unwrap();
-            assert!(
-                out.status.success(),
-                "{name}:{line}: the block failed ({}):\n{block}\n--- stderr ---\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            // Where the suite's time goes (seen with --nocapture).
-            eprintln!("{name}:{line}: {:.1} s", started.elapsed().as_secs_f64());
-        }
+    let text = std::fs::read_to_string(root.join(document)).unwrap();
+    let blocks = sh_blocks(&text);
+    assert!(!blocks.is_empty(), "{document} has no sh block");
+    for (line, block) in blocks {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(crate::common::peer("bash", "apt-get install bash"))
+            .args(["-c", &script(&block)])
+            .current_dir(root)
+            .env("PATH", &path)
+            .env("XDG_DATA_HOME", scratch.path())
+            .env("LATKIT_DB", scratch.path().join("readme.db"))
+            .env("NO_COLOR", "1")
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{document}:{line}: the block failed ({}):\n{block}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Where the suite's time goes (seen with --nocapture).
+        eprintln!(
+            "{document}:{line}: {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
     }
-    assert!(count >= 10, "{count} sh blocks");
+}
+
+/// A test per document, so that the documents' examples run side by side, each with a
+/// history store of its own; and the list of them, which must name every document with
+/// examples.
+macro_rules! examples {
+    ($($test:ident: $document:literal,)*) => {
+        $(
+            #[test]
+            #[cfg_attr(
+                not(feature = "interop"),
+                ignore = "runs the examples, with go, g++, hyperfine and cyclictest"
+            )]
+            fn $test() {
+                examples_of($document);
+            }
+        )*
+        const TESTED: &[&str] = &[$($document),*];
+    };
+}
+
+examples! {
+    examples_in_readme: "README.md",
+    examples_in_calibrate_guide: "docs/calibrate.md",
+    examples_in_check_guide: "docs/check.md",
+    examples_in_compare_guide: "docs/compare.md",
+    examples_in_exec_guide: "docs/exec.md",
+    examples_in_gbench_guide: "docs/gbench.md",
+    examples_in_go_guide: "docs/go.md",
+    examples_in_net_guide: "docs/net.md",
+    examples_in_page_guide: "docs/page.md",
+    examples_in_parse_guide: "docs/parse.md",
+    examples_in_sequential_guide: "docs/sequential.md",
+    examples_in_store_guide: "docs/store.md",
+    examples_in_timer_guide: "docs/timer.md",
+}
+
+#[test]
+fn every_document_with_examples_has_a_test_of_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut documents: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| format!("docs/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    documents.push("README.md".into());
+    for document in documents {
+        let text = std::fs::read_to_string(root.join(&document)).unwrap();
+        let examples = !sh_blocks(&text).is_empty();
+        assert_eq!(
+            examples,
+            TESTED.contains(&document.as_str()),
+            "{document}: a document with sh blocks is listed in `examples!`, and only such"
+        );
+    }
 }

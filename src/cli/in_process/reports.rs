@@ -190,7 +190,10 @@ fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     let saved: Value = serde_json::from_slice(&std::fs::read(&floor).unwrap()).unwrap();
     assert_eq!(saved["latkit_calibration"], 1);
     assert_eq!(saved["runs"], 10);
-    assert_eq!(saved["host"], "scripted", "the world's host, not this machine");
+    assert_eq!(
+        saved["host"], "scripted",
+        "the world's host, not this machine"
+    );
     assert_eq!(saved["figures"][0]["bench"], "sleep 0.02");
     assert!(world.stderr().contains("wrote"), "{}", world.stderr());
 
@@ -215,7 +218,11 @@ fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     let notes = report["notes"].to_string();
     let undecidable = "sleep 0.02 time: a time:+0.01% gate cannot be decided here with 4 rounds";
     assert!(notes.contains(undecidable), "{notes}");
-    assert!(!world.stderr().contains("calibrated on"), "the same host: {}", world.stderr());
+    assert!(
+        !world.stderr().contains("calibrated on"),
+        "the same host: {}",
+        world.stderr()
+    );
 }
 
 #[test]
