@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A generated project's history through the real CLI: a git repository of COMMITS commits, each
+# with its benchmark file stored by `latkit store add` under that commit (NAMES benchmarks, 5
+# repetitions, slowdowns injected at known commits: bench/gen-history.py). Prints the time to
+# fill the store, its size, and the time `latkit history` takes over all of it.
+#   bench/history-store.sh [COMMITS] [NAMES]     (default 500 commits x 300 benchmarks)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/measure.sh
+latkit=$PWD/target/release/latkit
+commits=${1:-500}
+names=${2:-300}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 bench/gen-history.py "$work/results" "$commits" "$names"
+repo=$work/repo
+git init -q -b main "$repo"
+export LATKIT_DB=$work/history.db
+start=$EPOCHREALTIME
+for file in "$work"/results/[0-9]*.txt; do
+  git -C "$repo" commit -q --allow-empty -m "commit $(basename "$file" .txt)"
+  (cd "$repo" && "$latkit" store add -q "$file" > /dev/null)
+done
+end=$EPOCHREALTIME
+awk -v a="$start" -v b="$end" -v n="$commits" 'BEGIN { printf "filled: %d runs in %.1f s (%.0f ms a run, git commit included)\n", n, b - a, (b - a) * 1000 / n }'
+echo "store: $(du -h "$LATKIT_DB" | cut -f1) for $commits runs x $names benchmarks"
+read -r s k < <(measure "$latkit" history --last "$commits" --format json)
+echo "history over all of it (--last $commits, JSON): $s s, peak RSS $((k / 1024)) MiB"
+# The change points history marks, against the slowdowns injected: every other mark is a false
+# alarm of the step-by-step test.
+"$latkit" history --last "$commits" --format json > "$work/history.json"
+python3 - "$work/history.json" "$work/results/injected.tsv" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+injected = {(int(c) + 1, b) for c, b, _ in (l.split("\t") for l in open(sys.argv[2]))}
+marked = set()
+for table in doc["tables"]:
+    bench = table["title"].split(" ")[0]
+    for run, row in enumerate(table["rows"], start=1):
+        if any(c.get("text", "").startswith(("▲", "▼")) for c in row["cells"]):
+            marked.add((run, bench))
+print(f"change points marked: {len(marked)}; injected slowdowns: {len(injected)}, "
+      f"of them marked: {len(injected & marked)}")
+PY
