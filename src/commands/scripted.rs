@@ -4,8 +4,7 @@
 
 use super::Env;
 use crate::env::{Clock, Console, CpuReading, Host, Interrupt, Reader, Stdin, Stream};
-use crate::error::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};

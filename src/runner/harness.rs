@@ -38,13 +38,13 @@ pub struct Repository {
 }
 
 /// A git worktree of the commit, and its harness made ready there.
-struct Worked {
+struct WorktreeCheckout {
     prepared: Prepared,
     /// Removed when the checkout is dropped.
     _tree: Worktree,
 }
 
-impl Checkout for Worked {
+impl Checkout for WorktreeCheckout {
     fn measure(&self) -> Result<Input, String> {
         self.prepared.measure()
     }
@@ -60,7 +60,7 @@ impl Checkouts for Repository {
         let dir = tree.counterpart(&self.dir)?;
         Ok(
             prepare(&dir, &self.harness, self.build.as_deref(), &self.bench).map(|prepared| {
-                Box::new(Worked {
+                Box::new(WorktreeCheckout {
                     prepared,
                     _tree: tree,
                 }) as Box<dyn Checkout>

@@ -164,8 +164,13 @@ pub trait Tree {
     fn counterpart(&self, path: &Path) -> Result<PathBuf>;
     /// The short commit, as people quote it.
     fn short(&self) -> &str {
-        &self.commit()[..self.commit().len().min(10)]
+        short(self.commit())
     }
+}
+
+/// A commit hash as people quote it: its first 10 characters.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(10)]
 }
 
 impl Tree for Worktree {
@@ -265,7 +270,7 @@ pub struct Commit {
 
 impl Commit {
     pub fn short(&self) -> &str {
-        &self.hash[..self.hash.len().min(10)]
+        short(&self.hash)
     }
 }
 
