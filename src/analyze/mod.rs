@@ -3,6 +3,7 @@
 pub mod attribution;
 pub mod auto_gate;
 pub mod bisect;
+pub mod changes;
 pub mod compare;
 pub mod diagnose;
 pub mod drift;
