@@ -37,14 +37,16 @@ pub fn change_points(
     min_runs: usize,
 ) -> Vec<ChangePoint> {
     let mut found = Vec::new();
-    let mut spans = vec![0..runs.len()];
-    while let Some(span) = spans.pop() {
+    // Spans of runs still to split, as (start, end).
+    let mut spans = vec![(0, runs.len())];
+    while let Some((start, end)) = spans.pop() {
+        let span = start..end;
         if let Some(point) = best_split(&runs[span.clone()], tests, min_runs.max(1))
             .filter(|point| point.adjusted <= alpha)
         {
             let at = span.start + point.at;
-            spans.push(span.start..at);
-            spans.push(at..span.end);
+            spans.push((span.start, at));
+            spans.push((at, span.end));
             found.push(ChangePoint { at, ..point });
         }
     }
