@@ -15,6 +15,7 @@ pub mod noise_floor;
 pub mod page;
 pub mod permutation;
 pub mod ratio;
+pub mod regressions;
 mod sampling;
 pub mod sequential;
 pub mod stats;

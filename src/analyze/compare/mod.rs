@@ -6,7 +6,7 @@
 mod distribution;
 mod footnotes;
 mod geomean;
-mod regression;
+pub(crate) mod regression;
 mod repetitions;
 mod sides;
 

@@ -1,0 +1,503 @@
+//! The changes that matter in a stored history, for `history --regressions` and `latkit site`:
+//! the change points of every benchmark's series, and a change in its newest runs that no
+//! change point can show yet, each decided with the family-wise error held at alpha over all
+//! the series judged together, so that a project of hundreds of benchmarks over hundreds of
+//! commits does not list noise.
+//!
+//! Change points are found on each run's figure (the median of its repetitions), not on the
+//! repetitions pooled: runs of one commit scatter from run to run more than repetitions within
+//! a run do (a build's layout, the machine's state), and a test that took the repetitions as
+//! independent would mark that scatter as change. One figure a run needs about ten runs after
+//! a change to tell it among hundreds of series; the newest runs are therefore also tested
+//! against the runs before them, with the scatter of whole runs that the history shows as the
+//! noise (Holm over the series), so that a slowdown is listed from the first run after it.
+
+use super::changes::change_points;
+use super::compare::regression::holm;
+use super::ratio::ratio_of_medians;
+use super::stats::CONFIDENCE;
+use crate::model::{Better, Metric, Unit};
+use crate::store::{Point, StoredRun};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// At most this many of the newest runs are tested together as a recent change.
+pub const RECENT_RUNS: usize = 10;
+/// Against at most this many runs before them.
+const RECENT_BEFORE: usize = 20;
+/// Recent runs are tested only with at least this many runs before them in their segment.
+const RECENT_MIN_BEFORE: usize = 3;
+/// The fewest runs on either side of a change point.
+const MIN_SEGMENT: usize = 2;
+
+/// How a change was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A change point of the series.
+    ChangePoint,
+    /// The newest runs against the runs before them.
+    Recent,
+}
+
+/// One change that holds up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub bench: String,
+    /// The figure followed: `ns/op`, `latency p99`.
+    pub what: String,
+    pub source_unit: String,
+    pub kind: Kind,
+    /// The series' index of the first run after the change, and how many runs it has.
+    pub at: usize,
+    pub runs: usize,
+    /// The last run before the change and the first after it: the change happened in the
+    /// commits after `before`'s, up to and including `after`'s.
+    pub before: StoredRun,
+    pub after: StoredRun,
+    /// The figure after the change in percent of the figure before, less 100, with its 95 %
+    /// interval when the samples give one.
+    pub percent: f64,
+    pub interval: Option<(f64, f64)>,
+    /// The test's p-value, and that value adjusted for every test made in the family.
+    pub p: f64,
+    pub adjusted: f64,
+    pub worse: bool,
+}
+
+/// What one series shows: its change points (already decided: Bonferroni over the series of
+/// the family) and, when its newest runs are tested, that test (decided with the others by
+/// [`Family::decide`]).
+#[derive(Clone, Debug, Default)]
+pub struct SeriesChanges {
+    pub change_points: Vec<Finding>,
+    pub recent: Option<Finding>,
+}
+
+impl SeriesChanges {
+    /// The series' segments between change points, as ranges of run indices.
+    pub fn segments(&self, runs: usize) -> Vec<std::ops::Range<usize>> {
+        let mut bounds: Vec<usize> = vec![0];
+        bounds.extend(self.change_points.iter().map(|f| f.at));
+        bounds.push(runs);
+        bounds.windows(2).map(|w| w[0]..w[1]).collect()
+    }
+}
+
+/// The series judged together, and the family-wise error rate they share.
+pub struct Family {
+    pub alpha: f64,
+    /// How many series the family holds (the Bonferroni factor of change points).
+    pub series: usize,
+}
+
+impl Family {
+    /// The changes of one series (`points` oldest first).
+    pub fn judge(&self, bench: &str, points: &[Point]) -> SeriesChanges {
+        let Some(first) = points.first() else {
+            return SeriesChanges::default();
+        };
+        let figure = &first.figure;
+        let unit = Unit::parse(&figure.source_unit);
+        let better = Metric::new(&figure.metric, &unit, &figure.source_unit).better;
+        let what = if figure.statistic.is_empty() {
+            figure.metric.clone()
+        } else {
+            format!("{} {}", figure.metric, figure.statistic)
+        };
+        let finding = |kind, at: usize, runs: usize, p, adjusted, after: &[f64], before: &[f64]| {
+            let ratio = ratio_of_medians(after, before);
+            let percent = ratio.as_ref().map_or(f64::NAN, |r| (r.ratio - 1.0) * 100.0);
+            Finding {
+                bench: bench.to_string(),
+                what: what.clone(),
+                source_unit: figure.source_unit.clone(),
+                kind,
+                at,
+                runs,
+                before: points[at - 1].run.clone(),
+                after: points[at].run.clone(),
+                percent,
+                interval: ratio
+                    .and_then(|r| r.interval)
+                    .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0)),
+                p,
+                adjusted,
+                worse: worse(better, percent),
+            }
+        };
+        let values: Vec<Vec<f64>> = points.iter().map(|p| vec![p.figure.value]).collect();
+        let found = change_points(&values, self.alpha, self.series, MIN_SEGMENT);
+        let mut changes = SeriesChanges::default();
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(found.iter().map(|c| c.at))
+            .chain(std::iter::once(points.len()))
+            .collect();
+        for (i, point) in found.iter().enumerate() {
+            let side = |range: std::ops::Range<usize>| -> Vec<f64> {
+                points[range].iter().map(|p| p.figure.value).collect()
+            };
+            let (before, after) = (side(bounds[i]..point.at), side(point.at..bounds[i + 2]));
+            let runs = bounds[i + 2] - point.at;
+            changes.change_points.push(finding(
+                Kind::ChangePoint,
+                point.at,
+                runs,
+                point.p,
+                point.adjusted,
+                &after,
+                &before,
+            ));
+        }
+        let segment = bounds[bounds.len() - 2]..points.len();
+        changes.recent = recent(&points[segment]).map(|test| {
+            let at = points.len() - test.runs;
+            Finding {
+                percent: test.percent,
+                interval: Some(test.interval),
+                worse: worse(better, test.percent),
+                ..finding(Kind::Recent, at, test.runs, test.p, test.p, &[], &[])
+            }
+        });
+        changes
+    }
+
+    /// The findings of every series: change points, and the recent tests that hold after
+    /// Holm's adjustment over every series of the family; regressions first, newest first.
+    pub fn decide(&self, series: Vec<SeriesChanges>) -> Vec<Finding> {
+        let mut found = Vec::new();
+        let mut recent = Vec::new();
+        for changes in series {
+            found.extend(changes.change_points);
+            recent.extend(changes.recent);
+        }
+        // Every series of the family counts, tested or not: a series whose newest runs lie
+        // within the runs before them was looked at too.
+        let mut ps: Vec<f64> = recent.iter().map(|f| f.p).collect();
+        ps.resize(self.series.max(ps.len()), 1.0);
+        let adjusted = holm(&ps);
+        for (mut finding, adjusted) in recent.into_iter().zip(adjusted) {
+            finding.adjusted = adjusted;
+            if adjusted <= self.alpha {
+                found.push(finding);
+            }
+        }
+        found.sort_by(|a, b| {
+            b.worse
+                .cmp(&a.worse)
+                .then(b.after.id.cmp(&a.after.id))
+                .then(a.bench.cmp(&b.bench))
+        });
+        found
+    }
+}
+
+fn worse(better: Better, percent: f64) -> bool {
+    match better {
+        Better::Lower => percent > 0.0,
+        Better::Higher => percent < 0.0,
+    }
+}
+
+/// A test of the newest runs: how many, the p-value (Bonferroni over the counts tried), and
+/// the change in percent with its 95 % interval.
+struct Recent {
+    runs: usize,
+    p: f64,
+    percent: f64,
+    interval: (f64, f64),
+}
+
+/// The strongest test of the newest `k` runs of `segment` (the runs since its last change
+/// point) against up to [`RECENT_BEFORE`] runs before them, over k = 1 ..= [`RECENT_RUNS`]:
+/// Student's t on the logarithms of the runs' figures, so that the noise a change must stand
+/// out of is the scatter of whole runs the history shows, not the repetitions' within one
+/// run. A k is tried only when every one of its runs lies beyond every run before them.
+fn recent(segment: &[Point]) -> Option<Recent> {
+    let most = RECENT_RUNS.min(segment.len().saturating_sub(RECENT_MIN_BEFORE));
+    let logs: Vec<f64> = segment.iter().map(|p| p.figure.value.ln()).collect();
+    if logs.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut best: Option<Recent> = None;
+    for k in 1..=most {
+        let split = logs.len() - k;
+        let (before, after) = (
+            &logs[split.saturating_sub(RECENT_BEFORE)..split],
+            &logs[split..],
+        );
+        let (low, high) = before
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                (l.min(v), h.max(v))
+            });
+        let beyond = after.iter().all(|&v| v > high) || after.iter().all(|&v| v < low);
+        if let Some(test) = beyond.then(|| student(before, after)).flatten()
+            && best.as_ref().is_none_or(|b| test.p < b.p)
+        {
+            best = Some(Recent { runs: k, ..test });
+        }
+    }
+    best.map(|b| Recent {
+        p: (b.p * most as f64).min(1.0),
+        ..b
+    })
+}
+
+/// Student's two-sample t test of the means of `after` and `before` (logarithms), with the
+/// pooled variance; `runs` is left 0.
+fn student(before: &[f64], after: &[f64]) -> Option<Recent> {
+    let (n1, n2) = (before.len() as f64, after.len() as f64);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let squares = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let (m1, m2) = (mean(before), mean(after));
+    let freedom = n1 + n2 - 2.0;
+    let variance = (squares(before, m1) + squares(after, m2)) / freedom;
+    let error = (variance * (1.0 / n1 + 1.0 / n2)).sqrt();
+    if freedom < 1.0 || error <= 0.0 || !error.is_finite() {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, freedom).ok()?;
+    let shift = m2 - m1;
+    let reach = t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0) * error;
+    let percent = |log: f64| (log.exp() - 1.0) * 100.0;
+    Some(Recent {
+        runs: 0,
+        p: 2.0 * t.sf(shift.abs() / error),
+        percent: percent(shift),
+        interval: (percent(shift - reach), percent(shift + reach)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Figure;
+
+    /// splitmix64's uniform numbers in [0, 1) from `seed`.
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) as f64 / u64::MAX as f64
+        }
+    }
+
+    /// A series of `runs` runs at commits c0000.., 5 repetitions each: 1,000 ns/op times
+    /// `factor(run)`, each run off by up to ±`scatter` (a build's or boot's luck), each
+    /// repetition by ±3 %.
+    fn series(
+        seed: u64,
+        runs: usize,
+        scatter: f64,
+        unit: &str,
+        factor: impl Fn(usize) -> f64,
+    ) -> Vec<Point> {
+        let mut uniform = uniform(seed);
+        (0..runs)
+            .map(|run| {
+                let level = 1000.0 * factor(run) * (1.0 + scatter * (2.0 * uniform() - 1.0));
+                let mut repetitions: Vec<f64> =
+                    (0..5).map(|_| level * (0.97 + 0.06 * uniform())).collect();
+                let value = crate::model::summary::median(&mut repetitions.clone());
+                repetitions.rotate_left(run % 5);
+                Point {
+                    run: StoredRun {
+                        id: run as i64 + 1,
+                        stored_at: format!("2026-11-{:02}T00:00:00Z", 1 + run / 30),
+                        commit: Some(format!("c{run:04}{}", "0".repeat(35))),
+                        branch: Some("main".into()),
+                        dirty: Some(false),
+                        tag: None,
+                        format: "go".into(),
+                        benchmarks: 300,
+                    },
+                    figure: Figure {
+                        bench: format!("B{seed}"),
+                        metric: unit.into(),
+                        statistic: String::new(),
+                        source_unit: unit.into(),
+                        n: 5,
+                        value,
+                        ci_low: None,
+                        ci_high: None,
+                        repetitions,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    fn judge_all(family: &Family, all: &[Vec<Point>]) -> Vec<Finding> {
+        let judged = all
+            .iter()
+            .enumerate()
+            .map(|(i, points)| family.judge(&format!("B{i}"), points))
+            .collect();
+        family.decide(judged)
+    }
+
+    #[test]
+    fn in_a_project_with_run_to_run_scatter_exactly_the_injected_slowdowns_are_found() {
+        // As bench/gen-history.py injects them (every 97 commits, three benchmarks slower by
+        // 10, 25 and 50 %), with each run also off by up to ±2 %.
+        let injected: Vec<(usize, usize, f64)> = (97..500)
+            .step_by(97)
+            .flat_map(|c| {
+                [10.0, 25.0, 50.0]
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(k, size)| (c, (c * 7 + k * 101) % 300, size))
+            })
+            .collect();
+        let all: Vec<Vec<Point>> = (0..300)
+            .map(|bench| {
+                series(bench as u64, 500, 0.02, "ns/op", |run| {
+                    injected
+                        .iter()
+                        .filter(|&&(c, b, _)| b == bench && run >= c)
+                        .map(|&(_, _, size)| 1.0 + size / 100.0)
+                        .product()
+                })
+            })
+            .collect();
+        let found = judge_all(
+            &Family {
+                alpha: 0.05,
+                series: 300,
+            },
+            &all,
+        );
+        let mut expected = injected.clone();
+        expected.sort_by_key(|&(c, b, _)| (std::cmp::Reverse(c), format!("B{b}")));
+        let shown: Vec<(usize, String, Kind)> = found
+            .iter()
+            .map(|f| (f.at, f.bench.clone(), f.kind))
+            .collect();
+        let wanted: Vec<(usize, String, Kind)> = expected
+            .iter()
+            .map(|&(c, b, _)| (c, format!("B{b}"), Kind::ChangePoint))
+            .collect();
+        assert_eq!(shown, wanted);
+        for (f, &(c, _, size)) in found.iter().zip(&expected) {
+            assert!(f.worse && (f.percent - size).abs() < 2.0, "{f:?}");
+            let (low, high) = f.interval.unwrap();
+            assert!(
+                low < f.percent && f.percent < high && high - low < 4.0,
+                "{f:?}"
+            );
+            assert_eq!(
+                f.before.commit.as_deref().unwrap()[..5],
+                format!("c{:04}", c - 1)
+            );
+            assert_eq!(f.after.commit.as_deref().unwrap()[..5], format!("c{c:04}"));
+        }
+        // Pooling the repetitions as if independent marks the runs' scatter as change.
+        let pooled: usize = all
+            .iter()
+            .map(|points| {
+                let runs: Vec<Vec<f64>> = points
+                    .iter()
+                    .map(|p| p.figure.repetitions.clone())
+                    .collect();
+                change_points(&runs, 0.05, 300, MIN_SEGMENT).len()
+            })
+            .sum();
+        assert!(pooled >= injected.len() + 10, "{pooled}");
+    }
+
+    #[test]
+    fn no_change_in_three_hundred_scattered_histories_lists_nothing() {
+        let all: Vec<Vec<Point>> = (0..300)
+            .map(|bench| series(1000 + bench, 500, 0.02, "ns/op", |_| 1.0))
+            .collect();
+        assert_eq!(
+            judge_all(
+                &Family {
+                    alpha: 0.05,
+                    series: 300
+                },
+                &all
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn a_slowdown_in_the_newest_runs_is_found_before_any_change_point_can_show_it() {
+        for newest in [1, 3] {
+            let mut all: Vec<Vec<Point>> = (0..300)
+                .map(|bench| series(bench, 200, 0.0, "ns/op", |_| 1.0))
+                .collect();
+            all[42] = series(42, 200, 0.0, "ns/op", |run| {
+                if run >= 200 - newest { 1.2 } else { 1.0 }
+            });
+            let found = judge_all(
+                &Family {
+                    alpha: 0.05,
+                    series: 300,
+                },
+                &all,
+            );
+            assert_eq!(found.len(), 1, "{found:?}");
+            let f = &found[0];
+            assert_eq!(
+                (f.bench.as_str(), f.kind, f.at, f.runs),
+                ("B42", Kind::Recent, 200 - newest, newest)
+            );
+            assert!(f.worse && (f.percent - 20.0).abs() < 2.0, "{f:?}");
+            assert!(f.adjusted <= 0.05 && f.adjusted >= f.p);
+        }
+    }
+
+    #[test]
+    fn improvements_come_after_regressions_and_higher_is_better_is_honoured() {
+        let faster = series(
+            1,
+            100,
+            0.0,
+            "ns/op",
+            |run| if run >= 40 { 0.7 } else { 1.0 },
+        );
+        let fewer_ops = series(
+            2,
+            100,
+            0.0,
+            "ops/s",
+            |run| if run >= 60 { 0.7 } else { 1.0 },
+        );
+        let family = Family {
+            alpha: 0.05,
+            series: 2,
+        };
+        let found = family.decide(vec![
+            family.judge("Faster", &faster),
+            family.judge("Throughput", &fewer_ops),
+        ]);
+        let order: Vec<(&str, bool, usize)> = found
+            .iter()
+            .map(|f| (f.bench.as_str(), f.worse, f.at))
+            .collect();
+        assert_eq!(order, [("Throughput", true, 60), ("Faster", false, 40)]);
+    }
+
+    #[test]
+    fn segments_run_between_change_points() {
+        let flat = series(5, 50, 0.0, "ns/op", |run| if run >= 20 { 1.5 } else { 1.0 });
+        let family = Family {
+            alpha: 0.05,
+            series: 1,
+        };
+        let changes = family.judge("B", &flat);
+        assert_eq!(changes.segments(50), [0..20, 20..50]);
+        let found = family.decide(vec![changes]);
+        let kinds: Vec<(Kind, usize)> = found.iter().map(|f| (f.kind, f.at)).collect();
+        assert_eq!(
+            kinds,
+            [(Kind::ChangePoint, 20)],
+            "the newest runs are no change"
+        );
+    }
+}
