@@ -6,6 +6,7 @@ pub mod bisect;
 pub mod changes;
 pub mod compare;
 pub mod diagnose;
+pub mod downsample;
 pub mod drift;
 pub mod enrich;
 pub mod envdiff;

@@ -47,9 +47,11 @@ pub struct Finding {
     pub what: String,
     pub source_unit: String,
     pub kind: Kind,
-    /// The series' index of the first run after the change, and how many runs it has.
+    /// The series' index of the first run after the change, how many runs it has, and how
+    /// many before it were tested against them.
     pub at: usize,
     pub runs: usize,
+    pub runs_before: usize,
     /// The last run before the change and the first after it: the change happened in the
     /// commits after `before`'s, up to and including `after`'s.
     pub before: StoredRun,
@@ -61,7 +63,18 @@ pub struct Finding {
     /// The test's p-value, and that value adjusted for every test made in the family.
     pub p: f64,
     pub adjusted: f64,
-    pub worse: bool,
+    /// Which way is an improvement for the figure.
+    pub better: Better,
+}
+
+impl Finding {
+    /// Whether the change goes the wrong way for the figure.
+    pub fn worse(&self) -> bool {
+        match self.better {
+            Better::Lower => self.percent > 0.0,
+            Better::Higher => self.percent < 0.0,
+        }
+    }
 }
 
 /// What one series shows: its change points (already decided: Bonferroni over the series of
@@ -104,7 +117,8 @@ impl Family {
         } else {
             format!("{} {}", figure.metric, figure.statistic)
         };
-        let finding = |kind, at: usize, runs: usize, p, adjusted, after: &[f64], before: &[f64]| {
+        // A change found by `kind` at run `at`, `after` and `before` the figures on each side.
+        let finding = |kind, at: usize, p, adjusted, after: &[f64], before: &[f64]| {
             let ratio = ratio_of_medians(after, before);
             let percent = ratio.as_ref().map_or(f64::NAN, |r| (r.ratio - 1.0) * 100.0);
             Finding {
@@ -113,7 +127,8 @@ impl Family {
                 source_unit: figure.source_unit.clone(),
                 kind,
                 at,
-                runs,
+                runs: after.len(),
+                runs_before: before.len(),
                 before: points[at - 1].run.clone(),
                 after: points[at].run.clone(),
                 percent,
@@ -122,7 +137,7 @@ impl Family {
                     .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0)),
                 p,
                 adjusted,
-                worse: worse(better, percent),
+                better,
             }
         };
         let values: Vec<Vec<f64>> = points.iter().map(|p| vec![p.figure.value]).collect();
@@ -132,30 +147,29 @@ impl Family {
             .chain(found.iter().map(|c| c.at))
             .chain(std::iter::once(points.len()))
             .collect();
+        let side = |range: std::ops::Range<usize>| -> Vec<f64> {
+            points[range].iter().map(|p| p.figure.value).collect()
+        };
         for (i, point) in found.iter().enumerate() {
-            let side = |range: std::ops::Range<usize>| -> Vec<f64> {
-                points[range].iter().map(|p| p.figure.value).collect()
-            };
             let (before, after) = (side(bounds[i]..point.at), side(point.at..bounds[i + 2]));
-            let runs = bounds[i + 2] - point.at;
             changes.change_points.push(finding(
                 Kind::ChangePoint,
                 point.at,
-                runs,
                 point.p,
                 point.adjusted,
                 &after,
                 &before,
             ));
         }
-        let segment = bounds[bounds.len() - 2]..points.len();
-        changes.recent = recent(&points[segment]).map(|test| {
+        let start = bounds[bounds.len() - 2];
+        changes.recent = recent(&points[start..]).map(|test| {
             let at = points.len() - test.runs;
+            let before = side(start.max(at.saturating_sub(RECENT_BEFORE))..at);
+            let after = side(at..points.len());
             Finding {
                 percent: test.percent,
                 interval: Some(test.interval),
-                worse: worse(better, test.percent),
-                ..finding(Kind::Recent, at, test.runs, test.p, test.p, &[], &[])
+                ..finding(Kind::Recent, at, test.p, test.p, &after, &before)
             }
         });
         changes
@@ -182,19 +196,12 @@ impl Family {
             }
         }
         found.sort_by(|a, b| {
-            b.worse
-                .cmp(&a.worse)
+            b.worse()
+                .cmp(&a.worse())
                 .then(b.after.id.cmp(&a.after.id))
                 .then(a.bench.cmp(&b.bench))
         });
         found
-    }
-}
-
-fn worse(better: Better, percent: f64) -> bool {
-    match better {
-        Better::Lower => percent > 0.0,
-        Better::Higher => percent < 0.0,
     }
 }
 
@@ -382,7 +389,7 @@ mod tests {
             .collect();
         assert_eq!(shown, wanted);
         for (f, &(c, _, size)) in found.iter().zip(&expected) {
-            assert!(f.worse && (f.percent - size).abs() < 2.0, "{f:?}");
+            assert!(f.worse() && (f.percent - size).abs() < 2.0, "{f:?}");
             let (low, high) = f.interval.unwrap();
             assert!(
                 low < f.percent && f.percent < high && high - low < 4.0,
@@ -447,7 +454,7 @@ mod tests {
                 (f.bench.as_str(), f.kind, f.at, f.runs),
                 ("B42", Kind::Recent, 200 - newest, newest)
             );
-            assert!(f.worse && (f.percent - 20.0).abs() < 2.0, "{f:?}");
+            assert!(f.worse() && (f.percent - 20.0).abs() < 2.0, "{f:?}");
             assert!(f.adjusted <= 0.05 && f.adjusted >= f.p);
         }
     }
@@ -478,7 +485,7 @@ mod tests {
         ]);
         let order: Vec<(&str, bool, usize)> = found
             .iter()
-            .map(|f| (f.bench.as_str(), f.worse, f.at))
+            .map(|f| (f.bench.as_str(), f.worse(), f.at))
             .collect();
         assert_eq!(order, [("Throughput", true, 60), ("Faster", false, 40)]);
     }

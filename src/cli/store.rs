@@ -78,8 +78,9 @@ pub struct Quiet {
     _quiet: bool,
 }
 
+/// Which stored series to read: shared by `history` and `site`.
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub struct SeriesArgs {
     /// Benchmarks to show (a name or glob; default all).
     #[arg(value_name = "BENCH-GLOB")]
     pub bench: Option<String>,
@@ -87,10 +88,10 @@ pub struct HistoryArgs {
     /// statistic of the distribution (`p99`); default the first the benchmark reports.
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
-    /// Only the newest N stored runs.
-    #[arg(long, value_name = "N", default_value = "20",
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub last: u32,
+    /// Only the newest N stored runs (default: 20 for `history`'s trends, every run for
+    /// `history --regressions` and `site`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: Option<u32>,
     /// Only runs on this branch.
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
@@ -100,7 +101,40 @@ pub struct HistoryArgs {
     /// branch's.
     #[arg(long, value_name = "@RUN")]
     pub since: Option<String>,
-    /// Significance level for changes between consecutive runs.
+    /// Leave out benchmarks matching GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// More globs to leave out, one a line (`#` starts a comment); default `.latkitignore`
+    /// in the working directory when there is one.
+    #[arg(long, value_name = "FILE")]
+    pub ignore_file: Option<PathBuf>,
+}
+
+impl From<SeriesArgs> for crate::commands::Selection {
+    fn from(args: SeriesArgs) -> Self {
+        crate::commands::Selection {
+            bench: args.bench,
+            ignore: args.ignore,
+            ignore_file: args.ignore_file,
+            metric: args.metric,
+            last: args.last.map(|n| n as usize),
+            branch: args.branch,
+            since: args.since,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub series: SeriesArgs,
+    /// List the changes that hold (change points and the newest runs' changes, family-wise
+    /// controlled), regressions first and newest first, instead of the trends; exit 1 when
+    /// any is a regression, as a gate fails.
+    #[arg(long)]
+    pub regressions: bool,
+    /// Significance level: of each change between consecutive runs in the trends; of the whole
+    /// family of series with --regressions.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
     #[command(flatten)]
@@ -155,11 +189,8 @@ impl From<StoreAction> for crate::commands::StoreAction {
 impl From<HistoryArgs> for crate::commands::HistoryOptions {
     fn from(args: HistoryArgs) -> Self {
         crate::commands::HistoryOptions {
-            bench: args.bench,
-            metric: args.metric,
-            last: args.last as usize,
-            branch: args.branch,
-            since: args.since,
+            selection: args.series.into(),
+            regressions: args.regressions,
             alpha: args.alpha,
             format: args.printed.format,
             out: args.printed.out,

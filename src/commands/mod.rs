@@ -17,9 +17,11 @@ mod options;
 mod page;
 mod parse;
 mod probe;
+mod regressions;
 #[cfg(test)]
 pub mod scripted;
 mod store;
+mod survey;
 mod timer;
 
 pub use bisect::BisectOptions;
@@ -37,6 +39,7 @@ pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs,
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
 pub use store::{HistoryOptions, ListFormat, StoreAction};
+pub use survey::Selection;
 pub use timer::TimerOptions;
 
 use crate::analyze::EnrichOptions;

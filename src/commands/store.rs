@@ -1,18 +1,19 @@
 //! `latkit store` and `latkit history`, and stored runs as inputs everywhere (`@latest`).
 
 use super::Env;
+use super::survey::{Selection, Survey};
 use super::{
     Plots, Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
 };
 use crate::analyze::Report;
 use crate::analyze::build_report;
-use crate::analyze::history::{figures, split_metric, trend};
+use crate::analyze::history::{figures, trend};
 use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
 use crate::report::sink::print_whole;
 use crate::report::sink::{Destination, FanOut, Rendered};
-use crate::store::{Figure, Point, Provenance, RunQuery, Span, Store, StoredRef, StoredRun};
+use crate::store::{Provenance, RunQuery, Store, StoredRef, StoredRun};
 use std::path::PathBuf;
 
 /// What `latkit store` does.
@@ -53,18 +54,16 @@ pub enum ListFormat {
     Json,
 }
 
-/// The trends `latkit history` shows.
+/// How many of the newest runs a trend shows when `--last` does not say.
+pub const DEFAULT_LAST: usize = 20;
+
+/// The trends `latkit history` shows, or with `regressions` the changes that hold.
 pub struct HistoryOptions {
-    /// Benchmarks (name or glob); `None`: all.
-    pub bench: Option<String>,
-    /// The figure to follow: `METRIC`, `METRIC:STATISTIC` or a statistic.
-    pub metric: Option<String>,
-    /// The newest this many stored runs.
-    pub last: usize,
-    pub branch: Option<String>,
-    /// A stored run (`@merge-base`, `@tag:v1`, ...) the trends start at and are measured from.
-    pub since: Option<String>,
-    /// Significance level for changes between consecutive runs.
+    /// The series (`last`: `None` is [`DEFAULT_LAST`] for trends, every run for regressions).
+    pub selection: Selection,
+    /// List the changes that hold instead of the trends, and fail when any is a regression.
+    pub regressions: bool,
+    /// Significance level: of changes between consecutive runs, or of the family.
     pub alpha: f64,
     pub format: &'static crate::report::OutputFormat,
     /// The report's file; `None` is standard output.
@@ -150,14 +149,17 @@ fn label_of(spec: &str, stored: &StoredRun) -> String {
     format!("{spec} (#{}{commit})", stored.id)
 }
 
-fn load(store: &mut Store, reference: &StoredRef) -> Result<(StoredRun, Run, Vec<Note>)> {
+pub(super) fn load(
+    store: &mut Store,
+    reference: &StoredRef,
+) -> Result<(StoredRun, Run, Vec<Note>)> {
     let stored = reference.resolve(store)?;
     store
         .load(stored.id)?
         .ok_or_else(|| Error::Input(format!("stored run #{} vanished while reading", stored.id)))
 }
 
-fn reference(text: &str) -> Result<StoredRef> {
+pub(super) fn reference(text: &str) -> Result<StoredRef> {
     StoredRef::parse(text)?.ok_or_else(|| {
         Error::Input(format!(
             "`{text}` is not a stored run: stored runs start with @ (@latest, @-1, @ID, \
@@ -275,86 +277,11 @@ fn list(runs: &[StoredRun], format: ListFormat, console: &Console) -> Result<()>
     print_whole(console, text.as_bytes())
 }
 
-/// The stored run `--since` names (as written), with the figures it left.
-struct Since<'a> {
-    text: &'a str,
-    run: StoredRun,
-    figures: Vec<Figure>,
-}
-
-impl<'a> Since<'a> {
-    fn of(store: &mut Store, text: &'a str) -> Result<Since<'a>> {
-        let (run, decoded, _) = load(store, &reference(text)?)?;
-        Ok(Since {
-            text,
-            run,
-            figures: figures(&decoded),
-        })
-    }
-
-    /// The base run's point of `bench`'s figure; `None` when it has none.
-    fn point(&self, bench: &str, metric: Option<&str>, statistic: &str) -> Option<Point> {
-        let figure = self.figures.iter().find(|f| {
-            f.bench == bench && f.statistic == statistic && metric.is_none_or(|m| m == f.metric)
-        })?;
-        Some(Point {
-            run: self.run.clone(),
-            figure: figure.clone(),
-        })
-    }
-
-    /// What the trends measure from, and the benchmarks shown without the base.
-    fn notes(&self, without_base: &[String]) -> Vec<Note> {
-        let mut notes = vec![Note::info(format!(
-            "--since {}: each trend starts at run #{} ({}) and `vs base` is each later run's \
-             change from it, tested as consecutive runs are",
-            self.text,
-            self.run.id,
-            self.run
-                .short_commit()
-                .unwrap_or_else(|| "no commit".into())
-        ))];
-        if !without_base.is_empty() {
-            notes.push(Note::info(format!(
-                "not in the base run, so shown without it: {}",
-                without_base.join(", ")
-            )));
-        }
-        notes
-    }
-}
-
-/// The stored benchmarks `pattern` matches (all without one), each with the figure its
-/// history follows by default; none is an error.
-fn matching_benches(
-    store: &mut Store,
-    pattern: Option<&str>,
-) -> Result<Vec<(String, String, String)>> {
-    let glob = match pattern {
-        Some(pattern) => Some(
-            globset::Glob::new(pattern)
-                .map_err(|e| Error::Input(format!("`{pattern}` is not a glob: {e}")))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
-    let benches: Vec<(String, String, String)> = store
-        .benches()?
-        .into_iter()
-        .filter(|(bench, _, _)| glob.as_ref().is_none_or(|g| g.is_match(bench)))
-        .collect();
-    if benches.is_empty() {
-        return Err(Error::Input(format!(
-            "{}: no stored benchmark matches {}",
-            store.describe(),
-            pattern.unwrap_or("anything (the store is empty)")
-        )));
-    }
-    Ok(benches)
-}
-
 /// `latkit history`: one trend table per matching benchmark.
 pub fn history(args: HistoryOptions, env: &Env) -> Result<()> {
+    if args.regressions {
+        return super::regressions::list(args, env);
+    }
     let mut sinks = FanOut::new(false, &env.console);
     sinks.push(Rendered::new(
         args.format,
@@ -363,51 +290,29 @@ pub fn history(args: HistoryOptions, env: &Env) -> Result<()> {
     sinks.push_plots(&args.plots.pairs()?)?;
     let mut lazy = LazyStore::new(args.db.as_deref());
     let store = lazy.existing()?;
-    let benches = matching_benches(store, args.bench.as_deref())?;
-    let since = match &args.since {
-        Some(text) => Some(Since::of(store, text)?),
-        None => None,
+    let selection = Selection {
+        last: Some(args.selection.last.unwrap_or(DEFAULT_LAST)),
+        ..args.selection
     };
-    let span = Span {
-        branch: args.branch.as_deref(),
-        after: since.as_ref().map(|s| s.run.id),
-        last: Some(args.last),
-    };
+    let mut survey = Survey::open(store, &selection)?;
     let mut tables = Vec::new();
-    let mut without_base = Vec::new();
-    for (bench, default_metric, default_statistic) in benches {
-        let (metric, statistic) = match &args.metric {
-            Some(text) => split_metric(text),
-            None => (Some(default_metric), default_statistic),
-        };
-        let mut points = store.series(&bench, metric.as_deref(), &statistic, &span)?;
-        let base = since
-            .as_ref()
-            .and_then(|s| s.point(&bench, metric.as_deref(), &statistic));
-        let from_base = base.is_some();
-        match base {
-            Some(base) => points.insert(0, base),
-            None if since.is_some() && !points.is_empty() => without_base.push(bench.clone()),
-            None => {}
-        }
-        if !points.is_empty() {
-            tables.push(trend(&bench, &points, args.alpha, from_base));
-        }
-    }
+    survey.each(
+        store,
+        |bench, points: Vec<crate::store::Point>, from_base| {
+            tables.push(trend(bench, &points, args.alpha, from_base));
+            Ok(())
+        },
+    )?;
     if tables.is_empty() {
-        return Err(Error::Input(format!(
-            "{}: no stored run has {} for {}",
-            store.describe(),
-            args.metric.as_deref().unwrap_or("figures"),
-            args.bench.as_deref().unwrap_or("any benchmark")
-        )));
+        return Err(survey.nothing(store));
     }
     let mut notes = vec![Note::info(
         "change points: a change from the previous run that the U test finds significant \
          (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
          a figure more than 3 scaled MADs from the median of the 10 runs before it",
     )];
-    notes.extend(since.iter().flat_map(|s| s.notes(&without_base)));
+    notes.append(&mut survey.notes);
+    notes.extend(survey.since_notes());
     let report = Report {
         runs: Vec::new(),
         tables,

@@ -1,0 +1,296 @@
+//! The stored series `history`, `history --regressions` and `site` read: which benchmarks
+//! (a glob, less those ignored), which figure, which runs (`--branch`, `--since`, `--last`),
+//! read from the store one series at a time so that memory follows one benchmark's history,
+//! not the store's.
+
+use super::store::{LazyStore, load, reference};
+use crate::analyze::history::{figures, split_metric};
+use crate::analyze::regressions::{Family, Finding, SeriesChanges};
+use crate::error::{Error, Result};
+use crate::model::Note;
+use crate::store::{Figure, Point, Span, Store, StoredRun};
+use std::path::{Path, PathBuf};
+
+/// The ignore file read from the working directory when `--ignore-file` does not name one.
+pub const IGNORE_FILE: &str = ".latkitignore";
+
+/// Which series to read.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Benchmarks (name or glob); `None`: all.
+    pub bench: Option<String>,
+    /// Globs of benchmarks left out (`--ignore`).
+    pub ignore: Vec<String>,
+    /// A file of more globs, one a line; `None`: [`IGNORE_FILE`] when there is one.
+    pub ignore_file: Option<PathBuf>,
+    /// The figure to follow: `METRIC`, `METRIC:STATISTIC` or a statistic.
+    pub metric: Option<String>,
+    /// The newest this many stored runs; `None`: all.
+    pub last: Option<usize>,
+    pub branch: Option<String>,
+    /// A stored run (`@merge-base`, `@tag:v1`, ...) the series start at.
+    pub since: Option<String>,
+}
+
+/// The series of a selection, opened: the benchmarks to read and how.
+pub struct Survey<'a> {
+    selection: &'a Selection,
+    benches: Vec<(String, String, String)>,
+    since: Option<Since>,
+    /// Benchmarks that had no point in the `--since` run.
+    pub without_base: Vec<String>,
+    /// What was left out and why, for the report's notes.
+    pub notes: Vec<Note>,
+}
+
+impl<'a> Survey<'a> {
+    pub fn open(store: &mut Store, selection: &'a Selection) -> Result<Survey<'a>> {
+        let (ignored, mut notes) = ignore_globs(selection)?;
+        let mut benches = matching_benches(store, selection.bench.as_deref())?;
+        let before = benches.len();
+        benches.retain(|(bench, _, _)| !ignored.is_match(bench));
+        if before > benches.len() {
+            notes.push(Note::info(format!(
+                "{} of {before} benchmarks ignored",
+                before - benches.len()
+            )));
+        }
+        if benches.is_empty() {
+            return Err(Error::Input(format!(
+                "{}: every benchmark that matches is ignored",
+                store.describe()
+            )));
+        }
+        let since = match &selection.since {
+            Some(text) => Some(Since::of(store, text)?),
+            None => None,
+        };
+        Ok(Survey {
+            selection,
+            benches,
+            since,
+            without_base: Vec::new(),
+            notes,
+        })
+    }
+
+    /// How many series the survey reads.
+    pub fn len(&self) -> usize {
+        self.benches.len()
+    }
+
+    /// Each benchmark's series, oldest first (the `--since` run first when it has the
+    /// figure), one at a time; empty series are skipped.
+    pub fn each(
+        &mut self,
+        store: &mut Store,
+        mut visit: impl FnMut(&str, Vec<Point>, bool) -> Result<()>,
+    ) -> Result<()> {
+        let span = Span {
+            branch: self.selection.branch.as_deref(),
+            after: self.since.as_ref().map(|s| s.run.id),
+            last: self.selection.last,
+        };
+        for (bench, default_metric, default_statistic) in &self.benches {
+            let (metric, statistic) = match &self.selection.metric {
+                Some(text) => split_metric(text),
+                None => (Some(default_metric.clone()), default_statistic.clone()),
+            };
+            let mut points = store.series(bench, metric.as_deref(), &statistic, &span)?;
+            let base = self
+                .since
+                .as_ref()
+                .and_then(|s| s.point(bench, metric.as_deref(), &statistic));
+            let from_base = base.is_some();
+            match base {
+                Some(base) => points.insert(0, base),
+                None if self.since.is_some() && !points.is_empty() => {
+                    self.without_base.push(bench.clone())
+                }
+                None => {}
+            }
+            if !points.is_empty() {
+                visit(bench, points, from_base)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What the series start at (`--since`) and the benchmarks read without it.
+    pub fn since_notes(&self) -> Vec<Note> {
+        self.since
+            .iter()
+            .flat_map(|s| s.notes(&self.without_base))
+            .collect()
+    }
+
+    /// The error for a survey that found no point at all.
+    pub fn nothing(&self, store: &Store) -> Error {
+        Error::Input(format!(
+            "{}: no stored run has {} for {}",
+            store.describe(),
+            self.selection.metric.as_deref().unwrap_or("figures"),
+            self.selection.bench.as_deref().unwrap_or("any benchmark")
+        ))
+    }
+}
+
+/// Every series of `selection` judged as one family at `alpha`: the changes that hold, and
+/// what `keep` made of each series (given its points and its changes) on the way.
+pub fn regressions<T>(
+    db: Option<&str>,
+    selection: &Selection,
+    alpha: f64,
+    mut keep: impl FnMut(&str, &[Point], &SeriesChanges) -> T,
+) -> Result<(Vec<Finding>, Vec<T>, Vec<Note>)> {
+    let mut lazy = LazyStore::new(db);
+    let store = lazy.existing()?;
+    let mut survey = Survey::open(store, selection)?;
+    let family = Family {
+        alpha,
+        series: survey.len(),
+    };
+    let (mut judged, mut kept) = (Vec::new(), Vec::new());
+    survey.each(store, |bench, points, _| {
+        let changes = family.judge(bench, &points);
+        kept.push(keep(bench, &points, &changes));
+        judged.push(changes);
+        Ok(())
+    })?;
+    if kept.is_empty() {
+        return Err(survey.nothing(store));
+    }
+    let mut notes = std::mem::take(&mut survey.notes);
+    notes.extend(survey.since_notes());
+    notes.push(Note::info(format!(
+        "changes that hold among {} series at alpha {alpha} (family-wise): change points of \
+         each run's figure (rank-sum binary segmentation, Bonferroni over splits and series), \
+         and the newest 1-10 runs against up to 20 before them (Student's t on the runs' \
+         log figures, Holm over series)",
+        family.series
+    )));
+    Ok((family.decide(judged), kept, notes))
+}
+
+/// The stored run `--since` names, with the figures it left.
+struct Since {
+    text: String,
+    run: StoredRun,
+    figures: Vec<Figure>,
+}
+
+impl Since {
+    fn of(store: &mut Store, text: &str) -> Result<Since> {
+        let (run, decoded, _) = load(store, &reference(text)?)?;
+        Ok(Since {
+            text: text.to_string(),
+            run,
+            figures: figures(&decoded),
+        })
+    }
+
+    /// The base run's point of `bench`'s figure; `None` when it has none.
+    fn point(&self, bench: &str, metric: Option<&str>, statistic: &str) -> Option<Point> {
+        let figure = self.figures.iter().find(|f| {
+            f.bench == bench && f.statistic == statistic && metric.is_none_or(|m| m == f.metric)
+        })?;
+        Some(Point {
+            run: self.run.clone(),
+            figure: figure.clone(),
+        })
+    }
+
+    /// What the series measure from, and the benchmarks shown without the base.
+    fn notes(&self, without_base: &[String]) -> Vec<Note> {
+        let mut notes = vec![Note::info(format!(
+            "--since {}: each trend starts at run #{} ({}) and `vs base` is each later run's \
+             change from it, tested as consecutive runs are",
+            self.text,
+            self.run.id,
+            self.run
+                .short_commit()
+                .unwrap_or_else(|| "no commit".into())
+        ))];
+        if !without_base.is_empty() {
+            notes.push(Note::info(format!(
+                "not in the base run, so shown without it: {}",
+                without_base.join(", ")
+            )));
+        }
+        notes
+    }
+}
+
+/// A glob, or exit 2 naming where it came from.
+fn glob(pattern: &str, from: &str) -> Result<globset::Glob> {
+    globset::Glob::new(pattern)
+        .map_err(|e| Error::Input(format!("{from}: `{pattern}` is not a glob: {e}")))
+}
+
+/// The globs of `--ignore` and of the ignore file (one a line, `#` comments), compiled.
+fn ignore_globs(selection: &Selection) -> Result<(globset::GlobSet, Vec<Note>)> {
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in &selection.ignore {
+        set.add(glob(pattern, "--ignore")?);
+    }
+    let mut notes = Vec::new();
+    let (path, named) = match &selection.ignore_file {
+        Some(path) => (path.as_path(), true),
+        None => (Path::new(IGNORE_FILE), false),
+    };
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| Error::Input(format!("{}: not UTF-8 text", path.display())))?;
+            let mut count = 0;
+            for (number, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                set.add(glob(line, &format!("{}:{}", path.display(), number + 1))?);
+                count += 1;
+            }
+            notes.push(Note::info(format!(
+                "{count} glob(s) of benchmarks to ignore read from {}",
+                path.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {}
+        Err(e) => {
+            return Err(Error::Input(format!(
+                "cannot read the ignore file {}: {e}",
+                path.display()
+            )));
+        }
+    }
+    let set = set
+        .build()
+        .map_err(|e| Error::Input(format!("the ignore globs: {e}")))?;
+    Ok((set, notes))
+}
+
+/// The stored benchmarks `pattern` matches (all without one), each with the figure its
+/// history follows by default; none is an error.
+fn matching_benches(
+    store: &mut Store,
+    pattern: Option<&str>,
+) -> Result<Vec<(String, String, String)>> {
+    let glob = match pattern {
+        Some(pattern) => Some(glob(pattern, "the benchmark glob")?.compile_matcher()),
+        None => None,
+    };
+    let benches: Vec<(String, String, String)> = store
+        .benches()?
+        .into_iter()
+        .filter(|(bench, _, _)| glob.as_ref().is_none_or(|g| g.is_match(bench)))
+        .collect();
+    if benches.is_empty() {
+        return Err(Error::Input(format!(
+            "{}: no stored benchmark matches {}",
+            store.describe(),
+            pattern.unwrap_or("anything (the store is empty)")
+        )));
+    }
+    Ok(benches)
+}
