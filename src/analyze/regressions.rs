@@ -75,6 +75,29 @@ impl Finding {
             Better::Higher => self.percent < 0.0,
         }
     }
+
+    /// `3f2a9c1d40..8be0a1c7d2`: the commits after the run before the change up to the first
+    /// run after it, as `git log` takes them.
+    pub fn commit_range(&self) -> String {
+        let short = |run: &StoredRun| run.short_commit().unwrap_or_else(|| format!("#{}", run.id));
+        format!("{}..{}", short(&self.before), short(&self.after))
+    }
+
+    /// How the change was found, in words: `change point`, `newest 3 runs`.
+    pub fn found_by(&self) -> String {
+        match (self.kind, self.runs) {
+            (Kind::ChangePoint, _) => "change point".into(),
+            (Kind::Recent, 1) => "newest run".into(),
+            (Kind::Recent, n) => format!("newest {n} runs"),
+        }
+    }
+
+    /// `+23.1% … +26.4%`, or nothing without an interval.
+    pub fn interval_text(&self) -> String {
+        self.interval
+            .map(|(low, high)| format!("{low:+.1}% … {high:+.1}%"))
+            .unwrap_or_default()
+    }
 }
 
 /// What one series shows: its change points (already decided: Bonferroni over the series of

@@ -15,6 +15,7 @@ mod net;
 mod overlap;
 mod page;
 mod parse;
+mod site;
 mod store;
 mod timer;
 
@@ -98,6 +99,10 @@ is killed. --out/--json files are written as each command finishes."
     Compare(CompareArgs),
     /// The trend of benchmarks across stored runs, with change points marked.
     History(HistoryArgs),
+    /// A static dashboard of the history store in a directory: the changes that hold,
+    /// regressions first, then every benchmark, and a page per benchmark with its trend.
+    /// Plain files that open from file:// or any static host and fetch nothing.
+    Site(site::SiteArgs),
     /// The history store: add results, list, show, delete or export stored runs.
     Store(StoreArgs),
     /// Generate a performance page ("At a glance", "Health check", environment, caveats)
@@ -191,6 +196,7 @@ impl Cli {
             Command::Bisect(args) => C::Bisect(args.into_options()?),
             Command::Calibrate(args) => C::Calibrate(args.into_options()?),
             Command::History(args) => C::History(args.into()),
+            Command::Site(args) => C::Site(args.into()),
             Command::Store(args) => {
                 let db = args.db.db.clone();
                 C::Store(args.action.into(), db)

@@ -20,6 +20,7 @@ mod probe;
 mod regressions;
 #[cfg(test)]
 pub mod scripted;
+mod site;
 mod store;
 mod survey;
 mod timer;
@@ -38,6 +39,7 @@ pub use net::{NetMode, NetTest};
 pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing};
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
+pub use site::SiteOptions;
 pub use store::{HistoryOptions, ListFormat, StoreAction};
 pub use survey::Selection;
 pub use timer::TimerOptions;
@@ -66,6 +68,7 @@ pub enum Command {
     Check(CheckOptions),
     Compare(CompareOptions),
     History(HistoryOptions),
+    Site(SiteOptions),
     /// A store action, on the store at this location (`None`: the default one).
     Store(StoreAction, Option<String>),
     Page(PageOptions),
@@ -89,6 +92,7 @@ pub fn run(command: Command, env: &Env) -> Result<()> {
         Command::Check(options) => check::run(options, env),
         Command::Compare(options) => compare::run(options, env),
         Command::History(options) => store::history(options, env),
+        Command::Site(options) => site::run(options, env),
         Command::Store(action, db) => store::run(action, db.as_deref(), env),
         Command::Page(options) => page::run(options, env),
         Command::Bisect(options) => bisect::run(options, env),

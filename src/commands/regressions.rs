@@ -5,7 +5,7 @@ use super::Env;
 use super::store::HistoryOptions;
 use super::survey;
 use crate::analyze::Report;
-use crate::analyze::regressions::{Finding, Kind};
+use crate::analyze::regressions::Finding;
 use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Rendered};
@@ -49,32 +49,6 @@ pub fn list(args: HistoryOptions, env: &Env) -> Result<()> {
     }
 }
 
-/// `3f2a9c1d40..8be0a1c7d2`: the commits after the run before the change up to the first
-/// run after it, as `git log` takes them.
-pub fn commit_range(finding: &Finding) -> String {
-    let short = |run: &crate::store::StoredRun| {
-        run.short_commit().unwrap_or_else(|| format!("#{}", run.id))
-    };
-    format!("{}..{}", short(&finding.before), short(&finding.after))
-}
-
-/// How a change was found, in words: `change point`, `newest 3 runs`.
-pub fn found_by(finding: &Finding) -> String {
-    match (finding.kind, finding.runs) {
-        (Kind::ChangePoint, _) => "change point".into(),
-        (Kind::Recent, 1) => "newest run".into(),
-        (Kind::Recent, n) => format!("newest {n} runs"),
-    }
-}
-
-/// `+23.1% … +26.4%`.
-pub fn interval_text(finding: &Finding) -> String {
-    finding
-        .interval
-        .map(|(low, high)| format!("{low:+.1}% … {high:+.1}%"))
-        .unwrap_or_default()
-}
-
 fn table(title: &str, findings: &[&Finding]) -> Table {
     let text = |text: String| Cell::Text { text };
     let rows = findings
@@ -94,11 +68,11 @@ fn table(title: &str, findings: &[&Finding]) -> Table {
                     better: f.better,
                     diagnostics: Vec::new(),
                 }),
-                text(interval_text(f)),
-                text(commit_range(f)),
+                text(f.interval_text()),
+                text(f.commit_range()),
                 text(format!("#{}", f.after.id)),
                 text(f.after.stored_at.clone()),
-                text(found_by(f)),
+                text(f.found_by()),
             ],
         })
         .collect();

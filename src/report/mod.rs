@@ -12,6 +12,7 @@ mod markdown;
 pub mod page;
 pub mod plot;
 pub mod sink;
+pub mod site;
 pub mod store;
 pub mod terminal;
 mod trackers;

@@ -518,6 +518,23 @@ impl Store {
         Ok(Some((stored_run(row), run, notes)))
     }
 
+    /// The environment the run `id` was stored with, read without decoding its benchmarks;
+    /// `None` when there is no such run or its document has none.
+    pub fn environment(&mut self, id: i64) -> Result<Option<crate::model::Environment>> {
+        #[derive(serde::Deserialize)]
+        struct Only {
+            environment: crate::model::Environment,
+        }
+        let rows = self.conn.query(
+            "SELECT document FROM runs WHERE id = $1",
+            &[Value::Int(Some(id))],
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|row| serde_json::from_str::<Only>(row[0].as_str()?).ok())
+            .map(|only| only.environment))
+    }
+
     /// Deletes the run `id` and its figures; false when there was none.
     pub fn remove(&mut self, id: i64) -> Result<bool> {
         self.transaction(|conn| {

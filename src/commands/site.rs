@@ -1,0 +1,201 @@
+//! `latkit site`: the history store as a static dashboard in a directory. The site is built
+//! beside its destination and moved into place whole, and a directory latkit did not write is
+//! never replaced.
+
+use super::Env;
+use super::store::LazyStore;
+use super::survey::{self, Selection};
+use crate::analyze::downsample::downsample;
+use crate::error::{Error, Result};
+use crate::model::Environment;
+use crate::report::site::{Machine, SeriesPage, Site, page_path};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Marks a directory as a site latkit wrote, which a later build may replace.
+const MARKER: &str = ".latkit-site";
+/// The newest runs each page draws one by one, and about how many points it draws in all.
+const RECENT_DRAWN: usize = 20;
+const DRAWN: usize = 60;
+
+pub struct SiteOptions {
+    pub selection: Selection,
+    pub alpha: f64,
+    pub out: PathBuf,
+    pub title: String,
+    pub db: Option<String>,
+    pub quiet: bool,
+}
+
+pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
+    let location = crate::store::default_location(args.db.as_deref())?;
+    check_destination(&args.out, &location)?;
+    let (findings, pages, notes) = survey::regressions(
+        Some(&location),
+        &args.selection,
+        args.alpha,
+        |bench, points, changes| {
+            let change_points: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
+            let figure = &points[0].figure;
+            SeriesPage {
+                bench: bench.to_string(),
+                what: match figure.statistic.as_str() {
+                    "" => figure.metric.clone(),
+                    statistic => format!("{} {statistic}", figure.metric),
+                },
+                source_unit: figure.source_unit.clone(),
+                runs: points.len(),
+                drawn: downsample(points, &change_points, RECENT_DRAWN, DRAWN),
+                change_points,
+            }
+        },
+    )?;
+    let machines = machines(&location, &pages)?;
+    let regressions = findings.iter().filter(|f| f.worse()).count();
+    let site = Site {
+        title: args.title,
+        built: format!(
+            "latkit {}, {}",
+            env!("CARGO_PKG_VERSION"),
+            crate::model::timestamp(env.clock.now())
+        ),
+        pages,
+        findings,
+        notes,
+        machines,
+    };
+    let bytes = write(&site, &args.out)?;
+    if !args.quiet {
+        env.console.say(&format!(
+            "wrote {} ({} pages, {:.1} MB): {regressions} regression(s), {} improvement(s)",
+            args.out.join("index.html").display(),
+            site.pages.len() + 1,
+            bytes as f64 / 1e6,
+            site.findings.len() - regressions
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a destination that is a file, a directory latkit did not write (unless empty), or
+/// one that holds the store.
+fn check_destination(out: &Path, store: &str) -> Result<()> {
+    let refuse = |why: &str| Err(Error::Input(format!("--out {}: {why}", out.display())));
+    if out.exists() {
+        if !out.is_dir() {
+            return refuse("not a directory; the site is a directory of pages");
+        }
+        let empty = std::fs::read_dir(out)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
+        if !empty && !out.join(MARKER).exists() {
+            return refuse(
+                "a directory latkit did not write (no .latkit-site in it); the site replaces \
+                 its destination whole, so name a new or empty directory",
+            );
+        }
+    }
+    if !crate::store::is_postgres(store)
+        && let (Ok(store), Ok(out)) = (
+            std::fs::canonicalize(store),
+            std::fs::canonicalize(out).or_else(|_| std::path::absolute(out)),
+        )
+        && store.starts_with(&out)
+    {
+        return refuse("holds the history store the site is built from");
+    }
+    Ok(())
+}
+
+/// The machine of every run a page draws last in a point, by run id.
+fn machines(location: &str, pages: &[SeriesPage]) -> Result<HashMap<i64, Machine>> {
+    let mut lazy = LazyStore::new(Some(location));
+    let store = lazy.existing()?;
+    let mut machines = HashMap::new();
+    let mut digests: HashMap<String, String> = HashMap::new();
+    for id in pages.iter().flat_map(|p| p.drawn.iter().map(|d| d.last.id)) {
+        if machines.contains_key(&id) {
+            continue;
+        }
+        if let Some(environment) = store.environment(id)? {
+            let facts = facts(&environment);
+            let digest = digests
+                .entry(facts.clone())
+                .or_insert_with(|| hex::encode(&Sha256::digest(facts.as_bytes())[..4]))
+                .clone();
+            machines.insert(id, Machine { digest, facts });
+        }
+    }
+    Ok(machines)
+}
+
+/// What tells one machine from another: host, system, processor, clock and toolchains.
+fn facts(e: &Environment) -> String {
+    let mut parts: Vec<String> = [
+        &e.hostname,
+        &e.os,
+        &e.kernel,
+        &e.arch,
+        &e.cpu_model,
+        &e.clocksource,
+        &e.virtualization,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
+    if let Some(cores) = e.cores {
+        parts.push(format!("{cores} cores"));
+    }
+    parts.extend(
+        e.toolchains
+            .iter()
+            .map(|t| format!("{} {}", t.key, t.value)),
+    );
+    match parts.is_empty() {
+        true => "not recorded".into(),
+        false => parts.join(" · "),
+    }
+}
+
+/// Writes the site beside `out` and moves it into place; returns its size in bytes.
+fn write(site: &Site, out: &Path) -> Result<u64> {
+    let failed = |what: &Path, e: std::io::Error| {
+        Error::Output(format!("cannot write the site at {}: {e}", what.display()))
+    };
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| failed(&parent, e))?;
+    let building = tempfile::Builder::new()
+        .prefix(".latkit-site-")
+        .tempdir_in(&parent)
+        .map_err(|e| failed(&parent, e))?;
+    let root = building.path();
+    std::fs::create_dir(root.join("b")).map_err(|e| failed(root, e))?;
+    let mut bytes = 0u64;
+    let mut put = |name: &str, text: String| -> Result<()> {
+        bytes += text.len() as u64;
+        std::fs::write(root.join(name), text).map_err(|e| failed(&root.join(name), e))
+    };
+    put("index.html", site.index())?;
+    for (i, page) in site.pages.iter().enumerate() {
+        put(&page_path(i, &page.bench), site.page(i))?;
+    }
+    put(
+        MARKER,
+        "A site `latkit site` wrote; the next build replaces this directory.\n".into(),
+    )?;
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(|e| failed(out, e))?;
+    }
+    let root = building.keep();
+    // A temporary directory is its owner's alone; a site is for every reader.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| failed(&root, e))?;
+    std::fs::rename(&root, out).map_err(|e| failed(out, e))?;
+    Ok(bytes)
+}

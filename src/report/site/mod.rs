@@ -1,0 +1,312 @@
+//! `latkit site`: a static dashboard of the history store. Plain files that open from
+//! `file://` and serve from any static host: an index that lists the changes that hold
+//! (regressions first, newest first), then every benchmark with a filter box, and a page per
+//! benchmark with its trend drawn inline (SVG) and the runs behind every drawn point. No page
+//! fetches anything: a Content-Security-Policy allows inline styles, and on the index only the
+//! one inline script whose hash it names.
+
+mod svg;
+
+use super::html::escape;
+use crate::analyze::downsample::Drawn;
+use crate::analyze::regressions::Finding;
+use crate::model::{Note, Unit};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// One benchmark's page: its figure, how many runs it has, and what is drawn.
+pub struct SeriesPage {
+    pub bench: String,
+    pub what: String,
+    pub source_unit: String,
+    pub runs: usize,
+    pub drawn: Vec<Drawn>,
+    /// The series' indices of the first runs after its change points.
+    pub change_points: Vec<usize>,
+}
+
+/// What a run's environment was, shortly: a digest that tells machines apart, and the facts.
+pub struct Machine {
+    pub digest: String,
+    pub facts: String,
+}
+
+/// Everything the site shows.
+pub struct Site {
+    pub title: String,
+    /// When and by what it was built: `latkit 0.1.0, 2026-11-27T07:00:00Z`.
+    pub built: String,
+    pub pages: Vec<SeriesPage>,
+    /// The changes that hold, regressions first and newest first.
+    pub findings: Vec<Finding>,
+    pub notes: Vec<Note>,
+    pub machines: HashMap<i64, Machine>,
+}
+
+const STYLE: &str = "
+:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fff; --muted: #666; --line: #d0d0d0;
+  --worse: #b34700; --better: #005a8c; --band: #dde6ee; --stripe: #f5f5f5; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e6e6; --bg: #161616; --muted: #a0a0a0;
+  --line: #3a3a3a; --worse: #ff9a5c; --better: #7cc4f5; --band: #2a3540; --stripe: #1f1f1f; } }
+body { font: 15px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg);
+  margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
+h2 { margin-top: 2rem; border-bottom: 1px solid var(--line); } .meta { color: var(--muted); }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .5rem 0 1.2rem; }
+th, td { border: 1px solid var(--line); padding: .2rem .5rem; text-align: left; }
+tr:nth-child(even) td { background: var(--stripe); } td.num { text-align: right; white-space: nowrap; }
+.worse { color: var(--worse); font-weight: 600; } .better { color: var(--better); font-weight: 600; }
+a { color: inherit; } svg { max-width: 100%; height: auto; display: block; }
+svg text { fill: var(--fg); font: 12px system-ui, sans-serif; } .axis { stroke: var(--line); }
+.band { fill: var(--band); } .trend { fill: none; stroke: var(--fg); stroke-width: 1.5; }
+.mark-worse { stroke: var(--worse); } .mark-better { stroke: var(--better); }
+.runs td:nth-child(n+4) { text-align: right; white-space: nowrap; }
+tr.change td { font-weight: 600; } dt { font-family: monospace; }
+input { font: inherit; padding: .2rem .4rem; min-width: 20rem; }
+";
+
+/// Hides the rows whose benchmark name does not hold the filter's text.
+const FILTER_SCRIPT: &str = "const f=document.getElementById('filter');\
+f.addEventListener('input',()=>{const q=f.value.toLowerCase();\
+for(const r of document.querySelectorAll('tr[data-name]'))r.hidden=!r.dataset.name.includes(q);});";
+
+/// The file of page `index` (in the order of [`Site::pages`]), relative to the site's root.
+pub fn page_path(index: usize, bench: &str) -> String {
+    let name: String = bench
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    format!("b/{index:04}-{name}.html")
+}
+
+fn head(title: &str, script: Option<&str>) -> String {
+    let script_src = script.map_or(String::new(), |s| {
+        let hash = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            Sha256::digest(s.as_bytes()),
+        );
+        format!("; script-src 'sha256-{hash}'")
+    });
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'{script_src}\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    )
+}
+
+fn format_value(value: f64, source_unit: &str) -> String {
+    Unit::parse(source_unit).unit.format_scaled(value)
+}
+
+/// A finding's row cells after the benchmark: figure, change, interval, adjusted p, commits,
+/// first run, how it was found.
+fn finding_cells(f: &Finding) -> String {
+    let class = if f.worse() { "worse" } else { "better" };
+    format!(
+        "<td>{}</td><td class=\"num {class}\">{:+.2}%</td><td class=\"num\">{}</td>\
+         <td class=\"num\">{:.1e}</td><td><code>{}</code></td><td title=\"{}\">#{}&nbsp;·&nbsp;{}</td>\
+         <td>{}</td>",
+        escape(&f.what),
+        f.percent,
+        escape(&f.interval_text()),
+        f.adjusted,
+        escape(&f.commit_range()),
+        escape(&f.after.stored_at),
+        f.after.id,
+        escape(f.after.stored_at.get(..10).unwrap_or(&f.after.stored_at)),
+        escape(&f.found_by()),
+    )
+}
+
+const FINDING_HEADER: &str = "<th>Figure</th><th>Change</th><th>95% CI</th><th>p (adjusted)</th>\
+<th>Commits</th><th>First run after</th><th>Found by</th>";
+
+impl Site {
+    /// The index page: the changes that hold, then every benchmark.
+    pub fn index(&self) -> String {
+        let mut out = head(&self.title, Some(FILTER_SCRIPT));
+        let runs = self.pages.iter().map(|p| p.runs).max().unwrap_or(0);
+        let _ = write!(
+            out,
+            "<h1>{}</h1><p class=\"meta\">{} benchmarks, up to {runs} runs each · built by {}</p>\n\
+             <p><label>Filter benchmarks: <input id=\"filter\" type=\"search\" \
+             placeholder=\"part of a name\"></label></p>\n",
+            escape(&self.title),
+            self.pages.len(),
+            escape(&self.built)
+        );
+        let page_of: HashMap<&str, usize> = self
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.bench.as_str(), i))
+            .collect();
+        let (worse, better): (Vec<&Finding>, Vec<&Finding>) =
+            self.findings.iter().partition(|f| f.worse());
+        for (title, id, findings) in [
+            ("Regressions", "regressions", worse),
+            ("Improvements", "improvements", better),
+        ] {
+            let _ = writeln!(out, "<h2 id=\"{id}\">{title} ({})</h2>", findings.len());
+            if findings.is_empty() {
+                out.push_str("<p>None that holds.</p>\n");
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "<table id=\"{id}-table\"><thead><tr><th>Benchmark</th>{FINDING_HEADER}</tr></thead><tbody>"
+            );
+            for f in findings {
+                let link = page_of
+                    .get(f.bench.as_str())
+                    .map(|&i| page_path(i, &f.bench))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "<tr data-name=\"{}\"><td><a href=\"{link}#change-{}\">{}</a></td>{}</tr>",
+                    escape(&f.bench.to_lowercase()),
+                    f.at,
+                    escape(&f.bench),
+                    finding_cells(f)
+                );
+            }
+            out.push_str("</tbody></table>\n");
+        }
+        out.push_str(
+            "<h2 id=\"all\">All benchmarks</h2><table id=\"all-table\"><thead><tr><th>Benchmark</th>\
+             <th>Figure</th><th>Latest</th><th>Newest vs oldest</th><th>Runs</th>\
+             <th>Change points</th></tr></thead><tbody>\n",
+        );
+        for (i, page) in self.pages.iter().enumerate() {
+            let (first, last) = (page.drawn.first(), page.drawn.last());
+            let latest = last.map_or(String::new(), |d| format_value(d.value, &page.source_unit));
+            let overall = match (first, last) {
+                (Some(a), Some(b)) if a.value != 0.0 && page.runs > 1 => {
+                    format!("{:+.1}%", (b.value / a.value - 1.0) * 100.0)
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "<tr data-name=\"{}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{overall}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                escape(&page.bench.to_lowercase()),
+                page_path(i, &page.bench),
+                escape(&page.bench),
+                escape(&page.what),
+                escape(&latest),
+                page.runs,
+                page.change_points.len()
+            );
+        }
+        out.push_str("</tbody></table>\n<h2>Notes</h2><ul>\n");
+        for note in &self.notes {
+            let _ = writeln!(out, "<li>{}</li>", escape(&note.message));
+        }
+        let _ = write!(
+            out,
+            "</ul>\n<script>{FILTER_SCRIPT}</script>\n</body></html>\n"
+        );
+        out
+    }
+
+    /// Page `index`: one benchmark's trend, its changes and the runs behind each drawn point.
+    pub fn page(&self, index: usize) -> String {
+        let page = &self.pages[index];
+        let title = format!("{} · {}", page.bench, page.what);
+        let mut out = head(&title, None);
+        let _ = writeln!(
+            out,
+            "<p><a href=\"../index.html\">← {}</a></p><h1>{}</h1>\
+             <p class=\"meta\">{} · {} runs · older runs where nothing changed are drawn in \
+             buckets (median, with the range of their figures)</p>",
+            escape(&self.title),
+            escape(&page.bench),
+            escape(&page.what),
+            page.runs
+        );
+        let findings: Vec<&Finding> = self
+            .findings
+            .iter()
+            .filter(|f| f.bench == page.bench)
+            .collect();
+        out.push_str(&svg::trend(page, &findings));
+        if !findings.is_empty() {
+            let _ = writeln!(
+                out,
+                "<h2>Changes</h2><table><thead><tr>{FINDING_HEADER}</tr></thead><tbody>"
+            );
+            for f in &findings {
+                let _ = writeln!(out, "<tr id=\"change-{}\">{}</tr>", f.at, finding_cells(f));
+            }
+            out.push_str("</tbody></table>\n");
+        }
+        // Each machine's facts once, under the table that names it by digest.
+        let mut seen: std::collections::BTreeMap<&str, &str> = Default::default();
+        out.push_str(
+            "<h2>Runs</h2><table class=\"runs\"><thead><tr><th>Runs</th><th>Commits</th><th>Stored</th>\
+             <th>Figure</th><th>Range</th><th>Machine</th></tr></thead><tbody>\n",
+        );
+        for d in page.drawn.iter().rev() {
+            let one = d.runs.len() == 1;
+            let runs = if one {
+                format!("#{}", d.first.id)
+            } else {
+                format!("#{}–#{} ({} runs)", d.first.id, d.last.id, d.runs.len())
+            };
+            let short =
+                |r: &crate::store::StoredRun| r.short_commit().unwrap_or_else(|| "—".into());
+            let commits = if one {
+                short(&d.first)
+            } else {
+                format!("{}..{}", short(&d.first), short(&d.last))
+            };
+            let machine = self.machines.get(&d.last.id);
+            if let Some(m) = machine {
+                seen.entry(m.digest.as_str()).or_insert(m.facts.as_str());
+            }
+            let range = if d.low < d.high {
+                let unit = &page.source_unit;
+                format!(
+                    "{} – {}",
+                    format_value(d.low, unit),
+                    format_value(d.high, unit)
+                )
+            } else {
+                String::new()
+            };
+            let mark = if page.change_points.contains(&d.runs.start) {
+                " class=\"change\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "<tr{mark}><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td></tr>",
+                escape(&runs),
+                escape(&commits),
+                escape(&d.last.stored_at),
+                escape(&format_value(d.value, &page.source_unit)),
+                escape(&range),
+                escape(machine.map_or("", |m| m.digest.as_str())),
+            );
+        }
+        out.push_str("</tbody></table>\n<h2>Machines</h2><dl>\n");
+        for (digest, facts) in seen {
+            let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(digest), escape(facts));
+        }
+        out.push_str("</dl>\n</body></html>\n");
+        out
+    }
+}
