@@ -17,9 +17,10 @@ os.makedirs(out, exist_ok=True)
 stages = ["Capture", "Encode", "Send", "Decode", "Present"]
 bench = [f"BenchmarkPipeline_{stages[i % 5]}/case_{i:03d}-8" for i in range(names)]
 base = [rng.uniform(200, 200_000) for _ in range(names)]
-# A slowdown every 97 commits, in three benchmarks, of 10 %, 25 % and 50 %.
+# Five times in the history (every 97 commits of 500), three benchmarks slower by 10, 25 and 50 %.
+step = max(commits // 5 - 3, 1)
 injected = [(c, (c * 7 + k * 101) % names, size)
-            for c in range(97, commits, 97) for k, size in enumerate((10, 25, 50))]
+            for c in range(step, commits, step) for k, size in enumerate((10, 25, 50))]
 with open(os.path.join(out, "injected.tsv"), "w") as f:
     for c, b, size in injected:
         f.write(f"{c}\t{bench[b][:-2]}\t{size}\n")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A generated project's history through the real CLI: a git repository of COMMITS commits, each
 # with its benchmark file stored by `latkit store add` under that commit (NAMES benchmarks, 5
-# repetitions, slowdowns injected at known commits: bench/gen-history.py). Prints the time to
-# fill the store, its size, and the time `latkit history` takes over all of it.
+# repetitions, slowdowns injected at known commits: bench/fill-history.sh). Prints the time to
+# fill the store, its size, the time `latkit history` takes over all of it and how many change
+# points it marks, then what `history --regressions` lists against what was injected, and the
+# time, memory and size of `latkit site` over the whole store.
 #   bench/history-store.sh [COMMITS] [NAMES]     (default 500 commits x 300 benchmarks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,15 +15,9 @@ names=${2:-300}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 bench/gen-history.py "$work/results" "$commits" "$names"
-repo=$work/repo
-git init -q -b main "$repo"
 export LATKIT_DB=$work/history.db
 start=$EPOCHREALTIME
-for file in "$work"/results/[0-9]*.txt; do
-  git -C "$repo" commit -q --allow-empty -m "commit $(basename "$file" .txt)"
-  (cd "$repo" && "$latkit" store add -q "$file" > /dev/null)
-done
+LATKIT=$latkit bench/fill-history.sh "$work" "$commits" "$names"
 end=$EPOCHREALTIME
 awk -v a="$start" -v b="$end" -v n="$commits" 'BEGIN { printf "filled: %d runs in %.1f s (%.0f ms a run, git commit included)\n", n, b - a, (b - a) * 1000 / n }'
 echo "store: $(du -h "$LATKIT_DB" | cut -f1) for $commits runs x $names benchmarks"
@@ -43,3 +39,24 @@ for table in doc["tables"]:
 print(f"change points marked: {len(marked)}; injected slowdowns: {len(injected)}, "
       f"of them marked: {len(injected & marked)}")
 PY
+
+# The changes that hold, against the injected slowdowns: (first run after, benchmark) pairs.
+read -r s k < <(measure sh -c "\"$latkit\" history --regressions --format json || [ \$? -eq 1 ]")
+echo "history --regressions: $s s, peak RSS $((k / 1024)) MiB"
+"$latkit" history --regressions --format json > "$work/regressions.json" 2>/dev/null || [ $? -eq 1 ]
+python3 - "$work/regressions.json" "$work/results/injected.tsv" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+injected = {(int(c) + 1, b) for c, b, _ in (l.split("\t") for l in open(sys.argv[2]))}
+listed = set()
+for table in doc["tables"]:
+    for row in table["rows"]:
+        run = next(c["text"] for c in row["cells"] if c.get("text", "").startswith("#"))
+        listed.add((int(run[1:]), row["benchmark"]))
+print(f"regressions listed: {len(listed)}; injected: {len(injected)}, of them listed: "
+      f"{len(injected & listed)}")
+PY
+read -r s k < <(measure "$latkit" site --out "$work/site" -q)
+echo "site: built in $s s, peak RSS $((k / 1024)) MiB; $(du -sb "$work/site" | cut -f1) bytes in \
+$(find "$work/site" -name '*.html' | wc -l) pages, index $(stat -c %s "$work/site/index.html") bytes, \
+largest page $(find "$work/site/b" -name '*.html' -printf '%s\n' | sort -n | tail -1) bytes"

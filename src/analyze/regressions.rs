@@ -16,6 +16,7 @@ use super::changes::change_points;
 use super::compare::regression::holm;
 use super::ratio::ratio_of_medians;
 use super::stats::CONFIDENCE;
+use crate::model::summary::median;
 use crate::model::{Better, Metric, Unit};
 use crate::store::{Point, StoredRun};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -143,7 +144,15 @@ impl Family {
         // A change found by `kind` at run `at`, `after` and `before` the figures on each side.
         let finding = |kind, at: usize, p, adjusted, after: &[f64], before: &[f64]| {
             let ratio = ratio_of_medians(after, before);
-            let percent = ratio.as_ref().map_or(f64::NAN, |r| (r.ratio - 1.0) * 100.0);
+            // A figure that can be zero or negative has no ratio interval, but its medians
+            // still compare.
+            let percent = ratio.as_ref().map_or_else(
+                || {
+                    let m0 = median(&mut before.to_vec());
+                    (median(&mut after.to_vec()) / m0 - 1.0) * 100.0 * m0.signum()
+                },
+                |r| (r.ratio - 1.0) * 100.0,
+            );
             Finding {
                 bench: bench.to_string(),
                 what: what.clone(),

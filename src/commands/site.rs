@@ -82,6 +82,15 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
 /// one that holds the store.
 fn check_destination(out: &Path, store: &str) -> Result<()> {
     let refuse = |why: &str| Err(Error::Input(format!("--out {}: {why}", out.display())));
+    if !crate::store::is_postgres(store)
+        && let (Ok(store), Ok(out)) = (
+            std::fs::canonicalize(store),
+            std::fs::canonicalize(out).or_else(|_| std::path::absolute(out)),
+        )
+        && store.starts_with(&out)
+    {
+        return refuse("holds the history store the site is built from");
+    }
     if out.exists() {
         if !out.is_dir() {
             return refuse("not a directory; the site is a directory of pages");
@@ -95,15 +104,6 @@ fn check_destination(out: &Path, store: &str) -> Result<()> {
                  its destination whole, so name a new or empty directory",
             );
         }
-    }
-    if !crate::store::is_postgres(store)
-        && let (Ok(store), Ok(out)) = (
-            std::fs::canonicalize(store),
-            std::fs::canonicalize(out).or_else(|_| std::path::absolute(out)),
-        )
-        && store.starts_with(&out)
-    {
-        return refuse("holds the history store the site is built from");
     }
     Ok(())
 }

@@ -38,6 +38,7 @@ mod reader_props;
 mod readme;
 mod rtla_readers;
 mod sequential;
+mod site_cli;
 // The store scenarios run on SQLite and PostgreSQL alike, through the PostgreSQL driver too.
 #[cfg(feature = "postgres")]
 mod store_suite;

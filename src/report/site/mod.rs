@@ -62,13 +62,18 @@ svg text { fill: var(--fg); font: 12px system-ui, sans-serif; } .axis { stroke: 
 .mark-worse { stroke: var(--worse); } .mark-better { stroke: var(--better); }
 .runs td:nth-child(n+4) { text-align: right; white-space: nowrap; }
 tr.change td { font-weight: 600; } dt { font-family: monospace; }
+body:not([data-filter]) .filter { display: none; }
 input { font: inherit; padding: .2rem .4rem; min-width: 20rem; }
 ";
 
-/// Hides the rows whose benchmark name does not hold the filter's text.
+/// Hides the rows whose benchmark name does not hold the filter's text, as typed or as the
+/// address gives it (`index.html#filter=encode`, a link that shows one family); the filter box
+/// shows only where the script runs.
 const FILTER_SCRIPT: &str = "const f=document.getElementById('filter');\
-f.addEventListener('input',()=>{const q=f.value.toLowerCase();\
-for(const r of document.querySelectorAll('tr[data-name]'))r.hidden=!r.dataset.name.includes(q);});";
+const apply=()=>{const q=f.value.toLowerCase();\
+for(const r of document.querySelectorAll('tr[data-name]'))r.hidden=!r.dataset.name.includes(q);};\
+const m=location.hash.match(/^#filter=(.*)$/);if(m){f.value=decodeURIComponent(m[1]);apply();}\
+f.addEventListener('input',apply);document.body.dataset.filter='ready';";
 
 /// The file of page `index` (in the order of [`Site::pages`]), relative to the site's root.
 pub fn page_path(index: usize, bench: &str) -> String {
@@ -139,7 +144,7 @@ impl Site {
         let _ = write!(
             out,
             "<h1>{}</h1><p class=\"meta\">{} benchmarks, up to {runs} runs each · built by {}</p>\n\
-             <p><label>Filter benchmarks: <input id=\"filter\" type=\"search\" \
+             <p class=\"filter\"><label>Filter benchmarks: <input id=\"filter\" type=\"search\" \
              placeholder=\"part of a name\"></label></p>\n",
             escape(&self.title),
             self.pages.len(),

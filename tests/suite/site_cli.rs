@@ -1,0 +1,357 @@
+//! `history --regressions` and `latkit site` on a store filled by the real CLI: the changes
+//! listed are the ones made, newest first, with a gate's exit code; the site fetches nothing,
+//! escapes what the store holds, and never replaces a directory latkit did not write.
+
+use crate::common::latkit;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Ten steady benchmarks and three that change: `Slow` +30 % from run 25, `Fast` −30 % from
+/// run 15, `Late` +25 % in the newest two of 40 runs (5 repetitions each, ±1 % jitter).
+fn filled_store(dir: &Path) -> PathBuf {
+    let db = dir.join("history.db");
+    let mut state = 7u64;
+    let mut jitter = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        1.0 + ((state >> 11) as f64 / (1u64 << 53) as f64) * 0.02 - 0.01
+    };
+    for run in 0..40 {
+        let mut text = String::from("goos: linux\ngoarch: amd64\npkg: example.com/site\n");
+        for _ in 0..5 {
+            let mut line = |name: &str, ns: f64| {
+                text.push_str(&format!(
+                    "Benchmark{name}-8\t1000\t{:.1} ns/op\n",
+                    ns * jitter()
+                ));
+            };
+            for k in 0..10 {
+                line(&format!("Steady{k}"), 1000.0 + 100.0 * k as f64);
+            }
+            line("Slow", if run >= 25 { 1300.0 } else { 1000.0 });
+            line("Fast", if run >= 15 { 700.0 } else { 1000.0 });
+            line("Late", if run >= 38 { 1250.0 } else { 1000.0 });
+        }
+        let file = dir.join(format!("run{run:02}.txt"));
+        std::fs::write(&file, text).unwrap();
+        latkit()
+            .current_dir(dir)
+            .args(["store", "add", "-q", "--db"])
+            .arg(&db)
+            .arg(&file)
+            .assert()
+            .success();
+    }
+    db
+}
+
+fn history(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
+    latkit()
+        .current_dir(dir)
+        .args(["history", "--regressions", "--db"])
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Each table's rows as (benchmark, first run after the change, how it was found).
+fn listed(out: &std::process::Output) -> Vec<(String, Vec<(String, String, String)>)> {
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|table| {
+            let rows = table["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|row| {
+                    let text = |i: usize| row["cells"][i]["text"].as_str().unwrap().to_string();
+                    (text(0), text(5), text(7))
+                })
+                .collect();
+            (table["title"].as_str().unwrap().to_string(), rows)
+        })
+        .collect()
+}
+
+fn row(bench: &str, run: &str, found: &str) -> (String, String, String) {
+    (bench.into(), run.into(), found.into())
+}
+
+#[test]
+fn regressions_are_listed_newest_first_and_fail_as_a_gate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = filled_store(d);
+    let out = history(d, &db, &["--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 regression(s)"));
+    assert_eq!(
+        listed(&out),
+        [
+            (
+                "Regressions".to_string(),
+                vec![
+                    row("BenchmarkLate", "#39", "newest 2 runs"),
+                    row("BenchmarkSlow", "#26", "change point"),
+                ]
+            ),
+            (
+                "Improvements".to_string(),
+                vec![row("BenchmarkFast", "#16", "change point")]
+            ),
+        ]
+    );
+    // Left out by --ignore, or by the ignore file in the working directory: no regression.
+    let quiet = history(
+        d,
+        &db,
+        &["--format", "json", "--ignore", "*Late", "--ignore", "*Slow"],
+    );
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(listed(&quiet)[0].1, []);
+    std::fs::write(
+        d.join(".latkitignore"),
+        "# flaky, tracked in #12\n*Late\n\n*Slow\n",
+    )
+    .unwrap();
+    let ignored = history(d, &db, &["--format", "json"]);
+    assert_eq!(ignored.status.code(), Some(0));
+    assert_eq!(listed(&ignored).len(), 2, "the improvement is still listed");
+    // At 80 columns the table fits.
+    let narrow = latkit()
+        .current_dir(d)
+        .env("COLUMNS", "80")
+        .args([
+            "history",
+            "--regressions",
+            "--ignore-file",
+            "/dev/null",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(narrow.status.code(), Some(1));
+    let text = String::from_utf8(narrow.stdout).unwrap();
+    assert!(text.contains("BenchmarkLate"), "{text}");
+    for line in text.lines() {
+        let width = unicode_width::UnicodeWidthStr::width(line);
+        assert!(width <= 80, "{width} columns: {line}");
+    }
+}
+
+#[test]
+fn bad_ignore_globs_and_options_exit_2_naming_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = filled_store(d);
+    let refused = |args: &[&str], expected: &str| {
+        let out = history(d, &db, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    };
+    std::fs::write(d.join("ignore.txt"), "*Late\nBenchmark[Slow\n").unwrap();
+    refused(
+        &["--ignore-file", "ignore.txt"],
+        "ignore.txt:2: `Benchmark[Slow` is not a glob",
+    );
+    refused(
+        &["--ignore-file", "missing.txt"],
+        "cannot read the ignore file missing.txt",
+    );
+    refused(&["--ignore", "a{b"], "--ignore: `a{b` is not a glob");
+    refused(&["--plot", "x.svg"], "--regressions lists changes");
+    refused(
+        &["--ignore", "Benchmark*"],
+        "every benchmark that matches is ignored",
+    );
+    assert!(!d.join("x.svg").exists());
+}
+
+/// Every HTML file of the site at `root`, with its path.
+fn pages(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = vec![(root.join("index.html"), String::new())];
+    for entry in std::fs::read_dir(root.join("b")).unwrap() {
+        out.push((entry.unwrap().path(), String::new()));
+    }
+    for (path, text) in &mut out {
+        *text = std::fs::read_to_string(&*path).unwrap();
+    }
+    out
+}
+
+/// The page fetches nothing: its policy allows no source but inline styles (and on the index
+/// its one inline script, by hash), and it names no address but the SVG namespace.
+fn assert_self_contained(path: &Path, html: &str) {
+    let policy = html
+        .split("http-equiv=\"Content-Security-Policy\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{}: no policy", path.display()));
+    assert!(
+        policy.starts_with("default-src 'none'; style-src 'unsafe-inline'"),
+        "{policy}"
+    );
+    let scripts: Vec<&str> = html
+        .split("<script>")
+        .skip(1)
+        .map(|s| s.split("</script>").next().unwrap())
+        .collect();
+    for script in &scripts {
+        use sha2::Digest;
+        let hash = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            sha2::Sha256::digest(script.as_bytes()),
+        );
+        assert!(
+            policy.contains(&format!("'sha256-{hash}'")),
+            "{}: {policy}",
+            path.display()
+        );
+    }
+    assert!(scripts.is_empty() || path.ends_with("index.html"));
+    let addresses = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(
+        !addresses.contains("http:") && !addresses.contains("https:"),
+        "{}",
+        path.display()
+    );
+    assert!(!html.contains(" src="), "{}", path.display());
+    // Each drawing is well-formed XML.
+    for svg in html.split("<svg").skip(1) {
+        let svg = format!("<svg{}</svg>", svg.split("</svg>").next().unwrap());
+        roxmltree::Document::parse(&svg.replace("&nbsp;", " ")).unwrap();
+    }
+}
+
+#[test]
+fn the_site_lists_what_changed_first_fetches_nothing_and_replaces_only_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = filled_store(d);
+    let site = |out: &str, args: &[&str]| {
+        latkit()
+            .current_dir(d)
+            .args(["site", "-q", "--out", out, "--db"])
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(site("site", &["--title", "Site <test>"]).status.success());
+    let all = pages(&d.join("site"));
+    assert_eq!(all.len(), 14, "the index and a page per benchmark");
+    for (path, html) in &all {
+        assert_self_contained(path, html);
+    }
+    let index = &all[0].1;
+    assert!(index.contains("<title>Site &lt;test&gt;</title>"));
+    let at = |text: &str| index.find(text).unwrap_or_else(|| panic!("no {text}"));
+    assert!(at("Regressions (2)") < at(">BenchmarkLate<"));
+    assert!(at(">BenchmarkLate<") < at(">BenchmarkSlow<"));
+    assert!(at(">BenchmarkSlow<") < at("Improvements (1)"));
+    assert!(at("Improvements (1)") < at(">BenchmarkFast<"));
+    assert!(at(">BenchmarkFast<") < at("All benchmarks"));
+    let slow = all
+        .iter()
+        .find(|(path, _)| path.to_string_lossy().ends_with("BenchmarkSlow.html"))
+        .map(|(_, html)| html)
+        .unwrap();
+    assert!(
+        slow.contains("<tr id=\"change-25\">") && slow.contains("<polyline"),
+        "{slow}"
+    );
+    assert!(
+        index.contains("href=\"b/0002-BenchmarkSlow.html#change-25\""),
+        "{index}"
+    );
+
+    // A rebuild replaces the site whole: pages of benchmarks now ignored are gone.
+    assert!(site("site", &["--ignore", "*Steady*"]).status.success());
+    assert_eq!(pages(&d.join("site")).len(), 4);
+
+    // What latkit did not write is never replaced.
+    std::fs::create_dir(d.join("notes")).unwrap();
+    std::fs::write(d.join("notes/todo.txt"), "keep me").unwrap();
+    std::fs::write(d.join("report.html"), "keep me too").unwrap();
+    for (out, expected) in [
+        ("notes", "a directory latkit did not write"),
+        ("report.html", "not a directory"),
+        (".", "holds the history store"),
+    ] {
+        let refused = site(out, &[]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains(expected), "{out}: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes/todo.txt")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("report.html")).unwrap(),
+        "keep me too"
+    );
+    // A site's own directory that holds the store is refused too.
+    std::fs::create_dir(d.join("withdb")).unwrap();
+    std::fs::write(d.join("withdb/.latkit-site"), "").unwrap();
+    std::fs::copy(&db, d.join("withdb/history.db")).unwrap();
+    let inside = latkit()
+        .current_dir(d)
+        .args(["site", "--out", "withdb", "--db", "withdb/history.db"])
+        .output()
+        .unwrap();
+    assert_eq!(inside.status.code(), Some(2));
+    assert!(d.join("withdb/history.db").exists());
+}
+
+#[test]
+fn names_from_the_store_are_escaped_and_never_name_a_file_outside_the_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("history.db");
+    let name = "BM_<script>alert(1)</script>\\\"'&/../../x";
+    for run in 0..3 {
+        let entry = |v: f64| {
+            serde_json::json!({"name": name, "run_type": "iteration", "iterations": 1000,
+                               "real_time": v, "cpu_time": v, "time_unit": "ns"})
+        };
+        let doc = serde_json::json!({"context": {"num_cpus": 2},
+            "benchmarks": [entry(100.0 + run as f64), entry(101.0 + run as f64)]});
+        let file = d.join(format!("g{run}.json"));
+        std::fs::write(&file, doc.to_string()).unwrap();
+        latkit()
+            .args(["store", "add", "-q", "--db"])
+            .arg(&db)
+            .arg(&file)
+            .assert()
+            .success();
+    }
+    latkit()
+        .current_dir(d)
+        .args(["site", "-q", "--out", "site", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let all = pages(&d.join("site"));
+    for (path, html) in &all {
+        assert_self_contained(path, html);
+        assert!(!html.contains("<script>alert"), "{}", path.display());
+        assert_eq!(
+            path.parent().unwrap().file_name().unwrap() == "b",
+            path != &all[0].0
+        );
+    }
+    assert!(all[0].1.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
