@@ -56,8 +56,11 @@ fn history(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Each table's rows as (benchmark, first run after the change, how it was found).
-fn listed(out: &std::process::Output) -> Vec<(String, Vec<(String, String, String)>)> {
+/// A listed change: benchmark, first run after the change, how it was found.
+type Listed = (String, String, String);
+
+/// Each table's title and rows.
+fn listed(out: &std::process::Output) -> Vec<(String, Vec<Listed>)> {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     doc["tables"]
         .as_array()
@@ -78,7 +81,7 @@ fn listed(out: &std::process::Output) -> Vec<(String, Vec<(String, String, Strin
         .collect()
 }
 
-fn row(bench: &str, run: &str, found: &str) -> (String, String, String) {
+fn row(bench: &str, run: &str, found: &str) -> Listed {
     (bench.into(), run.into(), found.into())
 }
 
