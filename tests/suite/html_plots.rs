@@ -181,7 +181,7 @@ fn plot_mistakes_exit_2() {
     assert!(!Path::new(svg).exists());
 }
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         if let Ok(out) = Command::new("sh")
             .args(["-c", &format!("command -v {name}")])
@@ -195,7 +195,12 @@ fn chromium() -> PathBuf {
 }
 
 /// Chromium's view of `page`: the DOM after load, and the page's console messages.
-fn open(page: &Path) -> (String, Vec<String>) {
+pub(crate) fn open(page: &Path) -> (String, Vec<String>) {
+    open_address(&format!("file://{}", page.display()))
+}
+
+/// Chromium's view of the page at `address` (a `file://` URL, with a fragment if need be).
+pub(crate) fn open_address(address: &str) -> (String, Vec<String>) {
     let out = Command::new(chromium())
         .args([
             "--headless",
@@ -205,14 +210,10 @@ fn open(page: &Path) -> (String, Vec<String>) {
             "--v=0",
             "--dump-dom",
         ])
-        .arg(format!("file://{}", page.display()))
+        .arg(address)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "chromium failed on {}",
-        page.display()
-    );
+    assert!(out.status.success(), "chromium failed on {address}");
     let console = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains(":CONSOLE"))
@@ -222,7 +223,7 @@ fn open(page: &Path) -> (String, Vec<String>) {
 }
 
 /// The spread of grey levels in a screenshot of `page`: zero for a blank page.
-fn screenshot_variance(page: &Path, dir: &Path) -> f64 {
+pub(crate) fn screenshot_variance(page: &Path, dir: &Path) -> f64 {
     let shot = dir.join("shot.png");
     let out = Command::new(chromium())
         .args([

@@ -358,3 +358,128 @@ fn names_from_the_store_are_escaped_and_never_name_a_file_outside_the_site() {
     }
     assert!(all[0].1.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
+
+/// The commits of `repo`, oldest first.
+fn commits(repo: &Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .current_dir(repo)
+        .args(["rev-list", "--reverse", "HEAD"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A generated project's history stored through the CLI under 150 git commits (30 benchmarks,
+/// 15 slowdowns of 10, 25 and 50 % injected at known commits: bench/fill-history.sh): headless
+/// Chromium opens the site from file:// with nothing on its console, the filter script runs
+/// under the policy, the regressions listed first are exactly the injected ones, newest first,
+/// each with the commit range it happened in, and a benchmark's page draws its trend.
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs git, python3 and chromium")]
+fn chromium_opens_the_site_of_a_generated_project_with_the_injected_regressions_first() {
+    let _cores = crate::common::busy();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary = assert_cmd::cargo::cargo_bin("latkit");
+    let filled = std::process::Command::new(root.join("bench/fill-history.sh"))
+        .args([d.to_str().unwrap(), "150", "30"])
+        .env("LATKIT", &binary)
+        .env("LATKIT_DB", d.join("history.db"))
+        .output()
+        .unwrap();
+    crate::common::assert_succeeded(&filled);
+    let site = d.join("site");
+    latkit()
+        .current_dir(d.join("repo"))
+        .env("LATKIT_DB", d.join("history.db"))
+        .args(["site", "-q", "--title", "Generated project", "--out"])
+        .arg(&site)
+        .assert()
+        .success();
+
+    // What was injected: newest first, by name within a commit, each with its commit range.
+    let commits = commits(&d.join("repo"));
+    let mut injected: Vec<(usize, String)> =
+        std::fs::read_to_string(d.join("results/injected.tsv"))
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let mut fields = line.split('\t');
+                let commit: usize = fields.next().unwrap().parse().unwrap();
+                (commit, fields.next().unwrap().to_string())
+            })
+            .collect();
+    injected.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    assert_eq!(injected.len(), 15);
+    let expected: Vec<String> = injected
+        .iter()
+        .map(|(c, bench)| format!("{bench} {}..{}", &commits[c - 1][..10], &commits[*c][..10]))
+        .collect();
+
+    let (dom, console) = crate::html_plots::open(&site.join("index.html"));
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(
+        dom.contains("data-filter=\"ready\""),
+        "the filter script ran"
+    );
+    let table = dom
+        .split("<table id=\"regressions-table\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .expect("a table of regressions");
+    let listed: Vec<String> = table
+        .split("<tr data-name=")
+        .skip(1)
+        .map(|row| {
+            let name = row.split("\">").nth(2).unwrap().split('<').next().unwrap();
+            let range = row
+                .split("<code>")
+                .nth(1)
+                .unwrap()
+                .split('<')
+                .next()
+                .unwrap();
+            format!("{name} {range}")
+        })
+        .collect();
+    assert_eq!(listed, expected);
+    assert!(dom.find("Regressions (15)") < dom.find("Improvements (0)"));
+
+    // The address filters the rows.
+    let address = format!(
+        "file://{}#filter=case_009",
+        site.join("index.html").display()
+    );
+    let (filtered, console) = crate::html_plots::open_address(&address);
+    assert!(console.is_empty(), "{console:#?}");
+    let all = filtered.split("<table id=\"all-table\">").nth(1).unwrap();
+    let shown: Vec<&str> = all
+        .split("<tr data-name=\"")
+        .skip(1)
+        .filter(|row| !row.split('>').next().unwrap().contains("hidden"))
+        .map(|row| row.split('"').next().unwrap())
+        .collect();
+    assert_eq!(shown, ["benchmarkpipeline_present/case_009"]);
+
+    // The newest regression's page draws its trend with the change marked.
+    let link = table
+        .split("href=\"")
+        .nth(1)
+        .unwrap()
+        .split('#')
+        .next()
+        .unwrap();
+    let page = site.join(link);
+    let (dom, console) = crate::html_plots::open(&page);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(
+        dom.contains("<polyline") && dom.contains("mark-worse"),
+        "{dom}"
+    );
+    assert!(crate::html_plots::screenshot_variance(&page, d) > 100.0);
+}

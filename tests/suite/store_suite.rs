@@ -112,6 +112,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("list, show and rm", list_show_rm),
     ("history marks the change point", history_change_point),
     ("history --since @merge-base", history_since_merge_base),
+    ("history --regressions and site", regressions_and_site),
     ("compare --against-history", against_history),
     ("one benchmark name everywhere", one_name_everywhere),
 ];
@@ -763,6 +764,58 @@ fn history_change_point(db: &Db, dir: &Path) {
     let rows = p99["tables"][0]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["cells"][4], rows[1]["cells"][4]);
+}
+
+/// Thirty commits, each stored under its commit; Encode 40 % slower from the twenty-first:
+/// `history --regressions` names the commits between its last fast run and its first slow
+/// one and fails as a gate; the site's page of Encode shows that commit and the machine.
+fn regressions_and_site(db: &Db, dir: &Path) {
+    let repo = dir.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    must(
+        Process::new("git")
+            .current_dir(&repo)
+            .args(["init", "-q", "-b", "main"]),
+        "git",
+    );
+    let mut commits = Vec::new();
+    for i in 0..30u64 {
+        commits.push(commit(&repo, &format!("change {i}")));
+        let file = dir.join(format!("run{i}.txt"));
+        let encode = if i < 20 { 100.0 } else { 140.0 };
+        go_file(&file, i, 5, &[("Encode", encode), ("Decode", 50.0)]);
+        db.ok(&repo, &["store", "add", "-q", file.to_str().unwrap()]);
+    }
+    let out = db
+        .latkit(&repo, &["history", "--regressions", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{report}");
+    let text = |i: usize| rows[0]["cells"][i]["text"].as_str().unwrap().to_string();
+    assert_eq!(text(0), "BenchmarkEncode");
+    assert_eq!(
+        text(4),
+        format!("{}..{}", &commits[19][..10], &commits[20][..10])
+    );
+    let percent = rows[0]["cells"][2]["percent"].as_f64().unwrap();
+    assert!((percent - 40.0).abs() < 1.5, "{percent}");
+
+    let site = dir.join("site");
+    db.ok(&repo, &["site", "-q", "--out", site.to_str().unwrap()]);
+    let page = std::fs::read_to_string(site.join("b/0001-BenchmarkEncode.html")).unwrap();
+    assert!(page.contains(&commits[20][..10]), "{page}");
+    assert!(
+        page.contains("<dd>linux · amd64 · Test CPU @ 2.00GHz</dd>"),
+        "{page}"
+    );
 }
 
 /// A pull request's trend against where it branched: `history --since @merge-base` starts at
