@@ -11,13 +11,13 @@ mod exec;
 mod frame;
 mod gbench;
 mod go;
+mod history;
 pub(crate) mod interleave;
 mod net;
 mod options;
 mod page;
 mod parse;
 mod probe;
-mod regressions;
 #[cfg(test)]
 pub mod scripted;
 mod site;
@@ -35,12 +35,13 @@ pub use exec::ExecOptions;
 pub use frame::FrameOptions;
 pub use gbench::GbenchOptions;
 pub use go::GoOptions;
+pub use history::HistoryOptions;
 pub use net::{NetMode, NetTest};
 pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing};
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
 pub use site::SiteOptions;
-pub use store::{HistoryOptions, ListFormat, StoreAction};
+pub use store::{ListFormat, StoreAction};
 pub use survey::Selection;
 pub use timer::TimerOptions;
 
@@ -91,7 +92,7 @@ pub fn run(command: Command, env: &Env) -> Result<()> {
         Command::Doctor(format) => doctor::run(format, env),
         Command::Check(options) => check::run(options, env),
         Command::Compare(options) => compare::run(options, env),
-        Command::History(options) => store::history(options, env),
+        Command::History(options) => history::run(options, env),
         Command::Site(options) => site::run(options, env),
         Command::Store(action, db) => store::run(action, db.as_deref(), env),
         Command::Page(options) => page::run(options, env),

@@ -1,13 +1,12 @@
 //! `latkit store` and `latkit history`, and stored runs as inputs everywhere (`@latest`).
 
 use super::Env;
-use super::survey::{Selection, Survey};
 use super::{
-    Plots, Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
+    Reading, ReportOptions, deliver, enrich_options, load_suite, read_inputs, say_warnings,
 };
 use crate::analyze::Report;
 use crate::analyze::build_report;
-use crate::analyze::history::{figures, trend};
+use crate::analyze::history::figures;
 use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, Run};
@@ -52,25 +51,6 @@ pub enum ListFormat {
     Table,
     /// One JSON array of runs.
     Json,
-}
-
-/// How many of the newest runs a trend shows when `--last` does not say.
-pub const DEFAULT_LAST: usize = 20;
-
-/// The trends `latkit history` shows, or with `regressions` the changes that hold.
-pub struct HistoryOptions {
-    /// The series (`last`: `None` is [`DEFAULT_LAST`] for trends, every run for regressions).
-    pub selection: Selection,
-    /// List the changes that hold instead of the trends, and fail when any is a regression.
-    pub regressions: bool,
-    /// Significance level: of changes between consecutive runs, or of the family.
-    pub alpha: f64,
-    pub format: &'static crate::report::OutputFormat,
-    /// The report's file; `None` is standard output.
-    pub out: Option<PathBuf>,
-    /// The history store's location.
-    pub db: Option<String>,
-    pub plots: Plots,
 }
 
 /// The store `--db` (or its defaults) names, opened on first use.
@@ -275,49 +255,4 @@ fn list(runs: &[StoredRun], format: ListFormat, console: &Console) -> Result<()>
     };
     text.push('\n');
     print_whole(console, text.as_bytes())
-}
-
-/// `latkit history`: one trend table per matching benchmark.
-pub fn history(args: HistoryOptions, env: &Env) -> Result<()> {
-    if args.regressions {
-        return super::regressions::list(args, env);
-    }
-    let mut sinks = FanOut::new(false, &env.console);
-    sinks.push(Rendered::new(
-        args.format,
-        Destination::open(args.out.as_deref(), &env.console.stdout)?,
-    ));
-    sinks.push_plots(&args.plots.pairs()?)?;
-    let mut lazy = LazyStore::new(args.db.as_deref());
-    let store = lazy.existing()?;
-    let selection = Selection {
-        last: Some(args.selection.last.unwrap_or(DEFAULT_LAST)),
-        ..args.selection
-    };
-    let mut survey = Survey::open(store, &selection)?;
-    let mut tables = Vec::new();
-    survey.each(
-        store,
-        |bench, points: Vec<crate::store::Point>, from_base| {
-            tables.push(trend(bench, &points, args.alpha, from_base));
-            Ok(())
-        },
-    )?;
-    if tables.is_empty() {
-        return Err(survey.nothing(store));
-    }
-    let mut notes = vec![Note::info(
-        "change points: a change from the previous run that the U test finds significant \
-         (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
-         a figure more than 3 scaled MADs from the median of the 10 runs before it",
-    )];
-    notes.append(&mut survey.notes);
-    notes.extend(survey.since_notes());
-    let report = Report {
-        runs: Vec::new(),
-        tables,
-        notes,
-        verdict: None,
-    };
-    sinks.finish(&report)
 }

@@ -41,6 +41,8 @@ pub struct Survey<'a> {
     pub without_base: Vec<String>,
     /// What was left out and why, for the report's notes.
     pub notes: Vec<Note>,
+    /// The branches of the runs read.
+    branches: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Survey<'a> {
@@ -71,6 +73,7 @@ impl<'a> Survey<'a> {
             since,
             without_base: Vec::new(),
             notes,
+            branches: Default::default(),
         })
     }
 
@@ -110,18 +113,31 @@ impl<'a> Survey<'a> {
                 None => {}
             }
             if !points.is_empty() {
+                let branches = points.iter().filter_map(|p| p.run.branch.as_ref());
+                self.branches.extend(branches.cloned());
                 visit(bench, points, from_base)?;
             }
         }
         Ok(())
     }
 
-    /// What the series start at (`--since`) and the benchmarks read without it.
-    pub fn since_notes(&self) -> Vec<Note> {
-        self.since
+    /// What the series read say of themselves: where they start (`--since`), the benchmarks
+    /// read without that run, and runs of several branches judged as one history.
+    pub fn reading_notes(&self) -> Vec<Note> {
+        let mut notes: Vec<Note> = self
+            .since
             .iter()
             .flat_map(|s| s.notes(&self.without_base))
-            .collect()
+            .collect();
+        if self.selection.branch.is_none() && self.branches.len() > 1 {
+            let names: Vec<&str> = self.branches.iter().map(String::as_str).collect();
+            notes.push(Note::warning(format!(
+                "runs of {} branches ({}) are read as one history, so a branch's runs count as                  changes of the others; --branch NAME reads one branch alone",
+                names.len(),
+                names.join(", ")
+            )));
+        }
+        notes
     }
 
     /// The error for a survey that found no point at all.
@@ -161,7 +177,7 @@ pub fn regressions<T>(
         return Err(survey.nothing(store));
     }
     let mut notes = std::mem::take(&mut survey.notes);
-    notes.extend(survey.since_notes());
+    notes.extend(survey.reading_notes());
     notes.push(Note::info(format!(
         "changes that hold among {} series at alpha {alpha} (family-wise): change points of \
          each run's figure (rank-sum binary segmentation, Bonferroni over splits and series), \

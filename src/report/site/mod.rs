@@ -60,7 +60,7 @@ a { color: inherit; } svg { max-width: 100%; height: auto; display: block; }
 svg text { fill: var(--fg); font: 12px system-ui, sans-serif; } .axis { stroke: var(--line); }
 .band { fill: var(--band); } .trend { fill: none; stroke: var(--fg); stroke-width: 1.5; }
 .mark-worse { stroke: var(--worse); } .mark-better { stroke: var(--better); }
-.runs td:nth-child(n+4) { text-align: right; white-space: nowrap; }
+.runs td:nth-child(n+5) { text-align: right; white-space: nowrap; }
 tr.change td { font-weight: 600; } dt { font-family: monospace; }
 body:not([data-filter]) .filter { display: none; }
 input { font: inherit; padding: .2rem .4rem; min-width: 20rem; }
@@ -141,56 +141,68 @@ impl Site {
     pub fn index(&self) -> String {
         let mut out = head(&self.title, Some(FILTER_SCRIPT));
         let runs = self.pages.iter().map(|p| p.runs).max().unwrap_or(0);
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<h1>{}</h1><p class=\"meta\">{} benchmarks, up to {runs} runs each · built by {}</p>\n\
              <p class=\"filter\"><label>Filter benchmarks: <input id=\"filter\" type=\"search\" \
-             placeholder=\"part of a name\"></label></p>\n",
+             placeholder=\"part of a name\"></label></p>",
             escape(&self.title),
             self.pages.len(),
             escape(&self.built)
         );
-        let page_of: HashMap<&str, usize> = self
-            .pages
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.bench.as_str(), i))
-            .collect();
         let (worse, better): (Vec<&Finding>, Vec<&Finding>) =
             self.findings.iter().partition(|f| f.worse());
-        for (title, id, findings) in [
-            ("Regressions", "regressions", worse),
-            ("Improvements", "improvements", better),
-        ] {
-            let _ = writeln!(out, "<h2 id=\"{id}\">{title} ({})</h2>", findings.len());
-            if findings.is_empty() {
-                out.push_str("<p>None that holds.</p>\n");
-                continue;
-            }
+        self.findings_section(&mut out, "Regressions", "regressions", &worse);
+        self.findings_section(&mut out, "Improvements", "improvements", &better);
+        self.every_benchmark(&mut out);
+        out.push_str("<h2>Notes</h2><ul>\n");
+        for note in &self.notes {
+            let _ = writeln!(out, "<li>{}</li>", escape(&note.message));
+        }
+        let _ = writeln!(
+            out,
+            "</ul>\n<script>{FILTER_SCRIPT}</script>\n</body></html>"
+        );
+        out
+    }
+
+    /// A heading and a table of `findings`, each linked to its place on its benchmark's page.
+    fn findings_section(&self, out: &mut String, title: &str, id: &str, findings: &[&Finding]) {
+        let _ = writeln!(out, "<h2 id=\"{id}\">{title} ({})</h2>", findings.len());
+        if findings.is_empty() {
+            out.push_str("<p>None that holds.</p>\n");
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "<table id=\"{id}-table\"><thead><tr><th>Benchmark</th>{FINDING_HEADER}</tr></thead>\
+             <tbody>"
+        );
+        for f in findings {
+            let link = self
+                .pages
+                .iter()
+                .position(|p| p.bench == f.bench)
+                .map(|i| page_path(i, &f.bench))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "<table id=\"{id}-table\"><thead><tr><th>Benchmark</th>{FINDING_HEADER}</tr></thead><tbody>"
+                "<tr data-name=\"{}\"><td><a href=\"{link}#change-{}\">{}</a></td>{}</tr>",
+                escape(&f.bench.to_lowercase()),
+                f.at,
+                escape(&f.bench),
+                finding_cells(f)
             );
-            for f in findings {
-                let link = page_of
-                    .get(f.bench.as_str())
-                    .map(|&i| page_path(i, &f.bench))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "<tr data-name=\"{}\"><td><a href=\"{link}#change-{}\">{}</a></td>{}</tr>",
-                    escape(&f.bench.to_lowercase()),
-                    f.at,
-                    escape(&f.bench),
-                    finding_cells(f)
-                );
-            }
-            out.push_str("</tbody></table>\n");
         }
+        out.push_str("</tbody></table>\n");
+    }
+
+    /// Every benchmark: its figure, latest value, change over the history shown, and link.
+    fn every_benchmark(&self, out: &mut String) {
         out.push_str(
-            "<h2 id=\"all\">All benchmarks</h2><table id=\"all-table\"><thead><tr><th>Benchmark</th>\
-             <th>Figure</th><th>Latest</th><th>Newest vs oldest</th><th>Runs</th>\
-             <th>Change points</th></tr></thead><tbody>\n",
+            "<h2 id=\"all\">All benchmarks</h2><table id=\"all-table\"><thead><tr>\
+             <th>Benchmark</th><th>Figure</th><th>Latest</th><th>Newest vs oldest</th>\
+             <th>Runs</th><th>Change points</th></tr></thead><tbody>\n",
         );
         for (i, page) in self.pages.iter().enumerate() {
             let (first, last) = (page.drawn.first(), page.drawn.last());
@@ -203,8 +215,9 @@ impl Site {
             };
             let _ = writeln!(
                 out,
-                "<tr data-name=\"{}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td>\
-                 <td class=\"num\">{overall}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr data-name=\"{}\"><td><a href=\"{}\">{}</a></td><td>{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{overall}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td></tr>",
                 escape(&page.bench.to_lowercase()),
                 page_path(i, &page.bench),
                 escape(&page.bench),
@@ -214,15 +227,7 @@ impl Site {
                 page.change_points.len()
             );
         }
-        out.push_str("</tbody></table>\n<h2>Notes</h2><ul>\n");
-        for note in &self.notes {
-            let _ = writeln!(out, "<li>{}</li>", escape(&note.message));
-        }
-        let _ = write!(
-            out,
-            "</ul>\n<script>{FILTER_SCRIPT}</script>\n</body></html>\n"
-        );
-        out
+        out.push_str("</tbody></table>\n");
     }
 
     /// Page `index`: one benchmark's trend, its changes and the runs behind each drawn point.
@@ -256,62 +261,62 @@ impl Site {
             }
             out.push_str("</tbody></table>\n");
         }
-        // Each machine's facts once, under the table that names it by digest.
-        let mut seen: std::collections::BTreeMap<&str, &str> = Default::default();
+        self.runs_table(&mut out, page);
+        out.push_str("</body></html>\n");
+        out
+    }
+
+    /// The runs behind every drawn point, newest first, then each machine they name once.
+    fn runs_table(&self, out: &mut String, page: &SeriesPage) {
+        let mut machines: std::collections::BTreeMap<&str, &str> = Default::default();
         out.push_str(
-            "<h2>Runs</h2><table class=\"runs\"><thead><tr><th>Runs</th><th>Commits</th><th>Stored</th>\
-             <th>Figure</th><th>Range</th><th>Machine</th></tr></thead><tbody>\n",
+            "<h2>Runs</h2><table class=\"runs\"><thead><tr><th>Runs</th><th>Commits</th>\
+             <th>Branch</th><th>Stored</th><th>Figure</th><th>Range</th><th>Machine</th></tr>\
+             </thead><tbody>\n",
         );
+        let short = |r: &crate::store::StoredRun| r.short_commit().unwrap_or_else(|| "—".into());
         for d in page.drawn.iter().rev() {
-            let one = d.runs.len() == 1;
-            let runs = if one {
-                format!("#{}", d.first.id)
-            } else {
-                format!("#{}–#{} ({} runs)", d.first.id, d.last.id, d.runs.len())
-            };
-            let short =
-                |r: &crate::store::StoredRun| r.short_commit().unwrap_or_else(|| "—".into());
-            let commits = if one {
-                short(&d.first)
-            } else {
-                format!("{}..{}", short(&d.first), short(&d.last))
+            let (runs, commits) = match d.runs.len() {
+                1 => (format!("#{}", d.first.id), short(&d.first)),
+                n => (
+                    format!("#{}–#{} ({n} runs)", d.first.id, d.last.id),
+                    format!("{}..{}", short(&d.first), short(&d.last)),
+                ),
             };
             let machine = self.machines.get(&d.last.id);
             if let Some(m) = machine {
-                seen.entry(m.digest.as_str()).or_insert(m.facts.as_str());
+                machines.insert(&m.digest, &m.facts);
             }
-            let range = if d.low < d.high {
-                let unit = &page.source_unit;
-                format!(
+            let unit = &page.source_unit;
+            let range = match d.low < d.high {
+                true => format!(
                     "{} – {}",
                     format_value(d.low, unit),
                     format_value(d.high, unit)
-                )
-            } else {
-                String::new()
+                ),
+                false => String::new(),
             };
-            let mark = if page.change_points.contains(&d.runs.start) {
-                " class=\"change\""
-            } else {
-                ""
+            let mark = match page.change_points.contains(&d.runs.start) {
+                true => " class=\"change\"",
+                false => "",
             };
             let _ = writeln!(
                 out,
                 "<tr{mark}><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td></tr>",
+                 <td>{}</td><td>{}</td></tr>",
                 escape(&runs),
                 escape(&commits),
+                escape(d.last.branch.as_deref().unwrap_or("—")),
                 escape(&d.last.stored_at),
-                escape(&format_value(d.value, &page.source_unit)),
+                escape(&format_value(d.value, unit)),
                 escape(&range),
                 escape(machine.map_or("", |m| m.digest.as_str())),
             );
         }
         out.push_str("</tbody></table>\n<h2>Machines</h2><dl>\n");
-        for (digest, facts) in seen {
+        for (digest, facts) in machines {
             let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(digest), escape(facts));
         }
-        out.push_str("</dl>\n</body></html>\n");
-        out
+        out.push_str("</dl>\n");
     }
 }

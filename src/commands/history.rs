@@ -1,16 +1,85 @@
-//! `latkit history --regressions`: the changes that hold in the stored history, regressions
-//! first and newest first, as a report; exit 1 when any is a regression, as a gate fails.
+//! `latkit history`: the trend of each benchmark across stored runs, or with `--regressions`
+//! the changes that hold in the whole history, regressions first and newest first, with the
+//! exit code of a gate when any is a regression.
 
 use super::Env;
-use super::store::HistoryOptions;
-use super::survey;
+use super::Plots;
+use super::store::LazyStore;
+use super::survey::{self, Selection, Survey};
 use crate::analyze::Report;
+use crate::analyze::history::trend;
 use crate::analyze::regressions::Finding;
 use crate::analyze::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
 use crate::error::{Error, Result};
+use crate::model::Note;
 use crate::report::sink::{Destination, FanOut, Rendered};
+use std::path::PathBuf;
 
-pub fn list(args: HistoryOptions, env: &Env) -> Result<()> {
+/// How many of the newest runs a trend shows when `--last` does not say.
+pub const DEFAULT_LAST: usize = 20;
+
+/// The trends `latkit history` shows, or with `regressions` the changes that hold.
+pub struct HistoryOptions {
+    /// The series (`last`: `None` is [`DEFAULT_LAST`] for trends, every run for regressions).
+    pub selection: Selection,
+    /// List the changes that hold instead of the trends, and fail when any is a regression.
+    pub regressions: bool,
+    /// Significance level: of changes between consecutive runs, or of the family.
+    pub alpha: f64,
+    pub format: &'static crate::report::OutputFormat,
+    /// The report's file; `None` is standard output.
+    pub out: Option<PathBuf>,
+    /// The history store's location.
+    pub db: Option<String>,
+    pub plots: Plots,
+}
+
+/// `latkit history`: one trend table per matching benchmark.
+pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
+    if args.regressions {
+        return regressions(args, env);
+    }
+    let mut sinks = FanOut::new(false, &env.console);
+    sinks.push(Rendered::new(
+        args.format,
+        Destination::open(args.out.as_deref(), &env.console.stdout)?,
+    ));
+    sinks.push_plots(&args.plots.pairs()?)?;
+    let mut lazy = LazyStore::new(args.db.as_deref());
+    let store = lazy.existing()?;
+    let selection = Selection {
+        last: Some(args.selection.last.unwrap_or(DEFAULT_LAST)),
+        ..args.selection
+    };
+    let mut survey = Survey::open(store, &selection)?;
+    let mut tables = Vec::new();
+    survey.each(
+        store,
+        |bench, points: Vec<crate::store::Point>, from_base| {
+            tables.push(trend(bench, &points, args.alpha, from_base));
+            Ok(())
+        },
+    )?;
+    if tables.is_empty() {
+        return Err(survey.nothing(store));
+    }
+    let mut notes = vec![Note::info(
+        "change points: a change from the previous run that the U test finds significant \
+         (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
+         a figure more than 3 scaled MADs from the median of the 10 runs before it",
+    )];
+    notes.append(&mut survey.notes);
+    notes.extend(survey.reading_notes());
+    let report = Report {
+        runs: Vec::new(),
+        tables,
+        notes,
+        verdict: None,
+    };
+    sinks.finish(&report)
+}
+
+fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
     if !args.plots.files.is_empty() {
         return Err(Error::Input(
             "--plot draws trends; --regressions lists changes and has none to draw (`latkit \
