@@ -41,7 +41,7 @@ print(f"change points marked: {len(marked)}; injected slowdowns: {len(injected)}
 PY
 
 # The changes that hold, against the injected slowdowns: (first run after, benchmark) pairs.
-read -r s k < <(measure sh -c "\"$latkit\" history --regressions --format json || [ \$? -eq 1 ]")
+read -r s k < <(measure sh -c "\"$latkit\" history --regressions --format json 2> /dev/null || [ \$? -eq 1 ]")
 echo "history --regressions: $s s, peak RSS $((k / 1024)) MiB"
 "$latkit" history --regressions --format json > "$work/regressions.json" 2>/dev/null || [ $? -eq 1 ]
 python3 - "$work/regressions.json" "$work/results/injected.tsv" <<'PY'
@@ -57,6 +57,6 @@ print(f"regressions listed: {len(listed)}; injected: {len(injected)}, of them li
       f"{len(injected & listed)}")
 PY
 read -r s k < <(measure "$latkit" site --out "$work/site" -q)
-echo "site: built in $s s, peak RSS $((k / 1024)) MiB; $(du -sb "$work/site" | cut -f1) bytes in \
+echo "site: built in $s s, peak RSS $((k / 1024)) MiB; $(find "$work/site" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }') bytes in \
 $(find "$work/site" -name '*.html' | wc -l) pages, index $(stat -c %s "$work/site/index.html") bytes, \
 largest page $(find "$work/site/b" -name '*.html' -printf '%s\n' | sort -n | tail -1) bytes"

@@ -26,7 +26,8 @@ fn sh_blocks(readme: &str) -> Vec<(usize, String)> {
 }
 
 /// The block as a script: continuation lines joined, lines too long for a test left out,
-/// and a gate's verdict (exit 1 from `--fail-on` or `--check`, 3 from `--runs auto`)
+/// and a gate's verdict (exit 1 from `--fail-on`, `--check` or `history --regressions`, 3
+/// from `--runs auto`)
 /// accepted as a result; a tool that failed (5, 6) is not.
 fn script(block: &str) -> String {
     let joined = block.replace("\\\n", " ");
@@ -36,7 +37,10 @@ fn script(block: &str) -> String {
         if command.trim_start().starts_with('#') || NOT_RUN.iter().any(|s| line.contains(s)) {
             continue;
         }
-        if command.contains("--fail-on") || command.contains("--check") {
+        if ["--fail-on", "--check", "--regressions"]
+            .iter()
+            .any(|verdict| command.contains(verdict))
+        {
             out.push_str(&format!("{command} || [ $? -eq 1 -o $? -eq 3 ]\n"));
         } else {
             out.push_str(command);
@@ -118,6 +122,7 @@ examples! {
     examples_in_page_guide: "docs/page.md",
     examples_in_parse_guide: "docs/parse.md",
     examples_in_sequential_guide: "docs/sequential.md",
+    examples_in_site_guide: "docs/site.md",
     examples_in_store_guide: "docs/store.md",
     examples_in_timer_guide: "docs/timer.md",
 }

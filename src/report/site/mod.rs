@@ -60,7 +60,8 @@ a { color: inherit; } svg { max-width: 100%; height: auto; display: block; }
 svg text { fill: var(--fg); font: 12px system-ui, sans-serif; } .axis { stroke: var(--line); }
 .band { fill: var(--band); } .trend { fill: none; stroke: var(--fg); stroke-width: 1.5; }
 .mark-worse { stroke: var(--worse); } .mark-better { stroke: var(--better); }
-.runs td:nth-child(n+5) { text-align: right; white-space: nowrap; }
+.runs td:nth-child(2) { font-family: monospace; }
+.runs td:nth-last-child(-n+3):not(:last-child) { text-align: right; white-space: nowrap; }
 tr.change td { font-weight: 600; } dt { font-family: monospace; }
 body:not([data-filter]) .filter { display: none; }
 input { font: inherit; padding: .2rem .4rem; min-width: 20rem; }
@@ -269,10 +270,17 @@ impl Site {
     /// The runs behind every drawn point, newest first, then each machine they name once.
     fn runs_table(&self, out: &mut String, page: &SeriesPage) {
         let mut machines: std::collections::BTreeMap<&str, &str> = Default::default();
-        out.push_str(
-            "<h2>Runs</h2><table class=\"runs\"><thead><tr><th>Runs</th><th>Commits</th>\
-             <th>Branch</th><th>Stored</th><th>Figure</th><th>Range</th><th>Machine</th></tr>\
-             </thead><tbody>\n",
+        // The branch column only where runs of several branches are drawn.
+        let first_branch = page.drawn.first().map(|d| &d.last.branch);
+        let branches = page
+            .drawn
+            .iter()
+            .any(|d| Some(&d.last.branch) != first_branch);
+        let _ = writeln!(
+            out,
+            "<h2>Runs</h2><table class=\"runs\"><thead><tr><th>Runs</th><th>Commits</th>{}\
+             <th>Stored</th><th>Figure</th><th>Range</th><th>Machine</th></tr></thead><tbody>",
+            if branches { "<th>Branch</th>" } else { "" }
         );
         let short = |r: &crate::store::StoredRun| r.short_commit().unwrap_or_else(|| "—".into());
         for d in page.drawn.iter().rev() {
@@ -300,13 +308,19 @@ impl Site {
                 true => " class=\"change\"",
                 false => "",
             };
+            let branch = match branches {
+                true => format!(
+                    "<td>{}</td>",
+                    escape(d.last.branch.as_deref().unwrap_or("—"))
+                ),
+                false => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "<tr{mark}><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td></tr>",
+                "<tr{mark}><td>{}</td><td>{}</td>{branch}<td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td></tr>",
                 escape(&runs),
                 escape(&commits),
-                escape(d.last.branch.as_deref().unwrap_or("—")),
                 escape(&d.last.stored_at),
                 escape(&format_value(d.value, unit)),
                 escape(&range),
