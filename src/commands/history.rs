@@ -66,10 +66,17 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
     let mut notes = vec![Note::info(
         "change points: a change from the previous run that the U test finds significant \
          (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
-         a figure more than 3 scaled MADs from the median of the 10 runs before it",
+         a figure more than 3 scaled MADs from the median of the 10 runs before it; over a \
+         long history some steps are marked by chance (--regressions lists what holds)",
     )];
     notes.append(&mut survey.notes);
     notes.extend(survey.reading_notes());
+    if selection.since.is_some() {
+        notes.push(Note::info(
+            "`vs base` is each later run's change from the --since run, tested as consecutive \
+             runs are",
+        ));
+    }
     let report = Report {
         runs: Vec::new(),
         tables,

@@ -219,8 +219,7 @@ impl Since {
     /// What the series measure from, and the benchmarks shown without the base.
     fn notes(&self, without_base: &[String]) -> Vec<Note> {
         let mut notes = vec![Note::info(format!(
-            "--since {}: each trend starts at run #{} ({}) and `vs base` is each later run's \
-             change from it, tested as consecutive runs are",
+            "--since {}: each series starts at run #{} ({})",
             self.text,
             self.run.id,
             self.run
