@@ -113,8 +113,11 @@ impl<'a> Survey<'a> {
                 None => {}
             }
             if !points.is_empty() {
-                let branches = points.iter().filter_map(|p| p.run.branch.as_ref());
-                self.branches.extend(branches.cloned());
+                // A run with no branch (a detached checkout, bisect's) is one of its own.
+                let branches = points
+                    .iter()
+                    .map(|p| p.run.branch.as_deref().unwrap_or("none"));
+                self.branches.extend(branches.map(str::to_string));
                 visit(bench, points, from_base)?;
             }
         }
@@ -132,7 +135,9 @@ impl<'a> Survey<'a> {
         if self.selection.branch.is_none() && self.branches.len() > 1 {
             let names: Vec<&str> = self.branches.iter().map(String::as_str).collect();
             notes.push(Note::warning(format!(
-                "runs of {} branches ({}) are read as one history, so a branch's runs count as                  changes of the others; --branch NAME reads one branch alone",
+                "runs of {} branches ({}) are read as one history in the order they were stored, \
+                 so a branch's runs (or those bisect --store filed, branch none) count as \
+                 changes of the others; --branch NAME reads one branch alone",
                 names.len(),
                 names.join(", ")
             )));
