@@ -539,4 +539,45 @@ mod tests {
             "the newest runs are no change"
         );
     }
+
+    proptest::proptest! {
+        /// Any history, zeros, negatives, ties and single values included, is judged without a
+        /// panic, every change falls between two runs, and its drawing covers every run once.
+        #[test]
+        fn any_history_is_judged_and_drawn_whole(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::f64::NORMAL,
+                    proptest::strategy::Just(0.0),
+                    proptest::sample::select(vec![1.0, 2.0, 3.0]),
+                ],
+                0..80,
+            ),
+            repetitions in 0usize..4,
+            series in 1usize..4,
+        ) {
+            let points = series_of(&values, repetitions);
+            let family = Family { alpha: 0.05, series };
+            let changes = family.judge("B", &points);
+            let at: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
+            let found = family.decide(vec![changes]);
+            for f in &found {
+                proptest::prop_assert!(f.at >= 1 && f.at < points.len());
+                proptest::prop_assert!(f.runs >= 1 && f.runs_before >= 1);
+            }
+            let drawn = crate::analyze::downsample::downsample(&points, &at, 20, 60);
+            let covered: Vec<usize> = drawn.iter().flat_map(|d| d.runs.clone()).collect();
+            proptest::prop_assert_eq!(covered, (0..points.len()).collect::<Vec<_>>());
+        }
+    }
+
+    /// Points of the given figures, each with `repetitions` copies of its figure.
+    fn series_of(values: &[f64], repetitions: usize) -> Vec<Point> {
+        let mut points = series(0, values.len(), 0.0, "ns/op", |_| 1.0);
+        for (point, &value) in points.iter_mut().zip(values) {
+            point.figure.value = value;
+            point.figure.repetitions = vec![value; repetitions];
+        }
+        points
+    }
 }
