@@ -66,6 +66,9 @@ pub struct Finding {
     pub adjusted: f64,
     /// Which way is an improvement for the figure.
     pub better: Better,
+    /// How many commits the range holds, when the repository can say (1: the commit is
+    /// `after`'s).
+    pub commits: Option<usize>,
 }
 
 impl Finding {
@@ -82,6 +85,15 @@ impl Finding {
     pub fn commit_range(&self) -> String {
         let short = |run: &StoredRun| run.short_commit().unwrap_or_else(|| format!("#{}", run.id));
         format!("{}..{}", short(&self.before), short(&self.after))
+    }
+
+    /// `1 commit`, `7 commits`, or nothing when the repository could not say.
+    pub fn commits_text(&self) -> String {
+        match self.commits {
+            Some(1) => "1 commit".into(),
+            Some(n) => format!("{n} commits"),
+            None => String::new(),
+        }
     }
 
     /// How the change was found, in words: `change point`, `newest 3 runs`.
@@ -170,6 +182,7 @@ impl Family {
                 p,
                 adjusted,
                 better,
+                commits: None,
             }
         };
         let values: Vec<Vec<f64>> = points.iter().map(|p| vec![p.figure.value]).collect();

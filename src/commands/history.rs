@@ -145,7 +145,10 @@ fn table(title: &str, findings: &[&Finding]) -> Table {
                     diagnostics: Vec::new(),
                 }),
                 text(f.interval_text()),
-                text(f.commit_range()),
+                text(match f.commits {
+                    Some(_) => format!("{} ({})", f.commit_range(), f.commits_text()),
+                    None => f.commit_range(),
+                }),
                 text(format!("#{}", f.after.id)),
                 text(f.after.stored_at.clone()),
                 text(f.found_by()),

@@ -190,7 +190,13 @@ pub fn regressions<T>(
          log figures, Holm over series)",
         family.series
     )));
-    Ok((family.decide(judged), kept, notes))
+    let mut findings = family.decide(judged);
+    for f in &mut findings {
+        if let (Some(before), Some(after)) = (&f.before.commit, &f.after.commit) {
+            f.commits = crate::store::git::commits_between(before, after);
+        }
+    }
+    Ok((findings, kept, notes))
 }
 
 /// The stored run `--since` names, with the figures it left.

@@ -29,6 +29,19 @@ fn git(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// How many commits `newer` has that `older` has not (`git rev-list --count older..newer`), in
+/// the working directory's repository; `None` without one, or when git does not know either.
+pub fn commits_between(older: &str, newer: &str) -> Option<usize> {
+    // Stored text, not options: only hex digits reach git's command line.
+    let hex = |c: &str| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_hexdigit());
+    if !hex(older) || !hex(newer) {
+        return None;
+    }
+    git(&["rev-list", "--count", &format!("{older}..{newer}")])?
+        .parse()
+        .ok()
+}
+
 impl Provenance {
     /// Read from the current directory; all absent outside a repository or without git.
     pub fn of_working_directory() -> Provenance {
@@ -42,5 +55,15 @@ impl Provenance {
             branch,
             dirty,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_hex_commits_reach_git() {
+        // An option would be read as one; git is not even run.
+        assert_eq!(super::commits_between("--output=/tmp/x", "abc123"), None);
+        assert_eq!(super::commits_between("abc123", ""), None);
     }
 }

@@ -3,7 +3,7 @@
 //! migrations and every query are written once here over a small [`Connection`] seam; each
 //! backend only moves values in and out.
 
-mod git;
+pub mod git;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod refs;

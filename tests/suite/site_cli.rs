@@ -449,6 +449,8 @@ fn chromium_opens_the_site_of_a_generated_project_with_the_injected_regressions_
         .collect();
     assert_eq!(listed, expected);
     assert!(dom.find("Regressions (15)") < dom.find("Improvements (0)"));
+    // Built in the project's repository, each range says it holds the one commit.
+    assert_eq!(table.matches("(1 commit)").count(), 15);
 
     // The address filters the rows.
     let address = format!(

@@ -801,9 +801,10 @@ fn regressions_and_site(db: &Db, dir: &Path) {
     assert_eq!(rows.len(), 1, "{report}");
     let text = |i: usize| rows[0]["cells"][i]["text"].as_str().unwrap().to_string();
     assert_eq!(text(0), "BenchmarkEncode");
+    // Run in the repository, the range says how many commits it holds: here the one.
     assert_eq!(
         text(4),
-        format!("{}..{}", &commits[19][..10], &commits[20][..10])
+        format!("{}..{} (1 commit)", &commits[19][..10], &commits[20][..10])
     );
     let percent = rows[0]["cells"][2]["percent"].as_f64().unwrap();
     assert!((percent - 40.0).abs() < 1.5, "{percent}");

@@ -120,13 +120,17 @@ fn finding_cells(f: &Finding) -> String {
     let class = if f.worse() { "worse" } else { "better" };
     format!(
         "<td>{}</td><td class=\"num {class}\">{:+.2}%</td><td class=\"num\">{}</td>\
-         <td class=\"num\">{:.1e}</td><td><code>{}</code></td><td title=\"{}\">#{}&nbsp;·&nbsp;{}</td>\
-         <td>{}</td>",
+         <td class=\"num\">{:.1e}</td><td><code>{}</code>{}</td>\
+         <td title=\"{}\">#{}&nbsp;·&nbsp;{}</td><td>{}</td>",
         escape(&f.what),
         f.percent,
         escape(&f.interval_text()),
         f.adjusted,
         escape(&f.commit_range()),
+        match f.commits {
+            Some(_) => format!(" <span class=\"meta\">({})</span>", f.commits_text()),
+            None => String::new(),
+        },
         escape(&f.after.stored_at),
         f.after.id,
         escape(f.after.stored_at.get(..10).unwrap_or(&f.after.stored_at)),
