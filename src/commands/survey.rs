@@ -12,7 +12,7 @@ use crate::store::{Figure, Point, Span, Store, StoredRun};
 use std::path::{Path, PathBuf};
 
 /// The ignore file read from the working directory when `--ignore-file` does not name one.
-pub const IGNORE_FILE: &str = ".latkitignore";
+const IGNORE_FILE: &str = ".latkitignore";
 
 /// Which series to read.
 #[derive(Clone, Debug, Default)]
@@ -38,7 +38,7 @@ pub struct Survey<'a> {
     benches: Vec<(String, String, String)>,
     since: Option<Since>,
     /// Benchmarks that had no point in the `--since` run.
-    pub without_base: Vec<String>,
+    without_base: Vec<String>,
     /// What was left out and why, for the report's notes.
     pub notes: Vec<Note>,
     /// The branches of the runs read.
