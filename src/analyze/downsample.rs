@@ -81,35 +81,11 @@ fn bucket(points: &[Point], runs: Range<usize>) -> Drawn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Figure;
 
     fn points(values: &[f64]) -> Vec<Point> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, &value)| Point {
-                run: StoredRun {
-                    id: i as i64 + 1,
-                    stored_at: String::new(),
-                    commit: None,
-                    branch: None,
-                    dirty: None,
-                    tag: None,
-                    format: "go".into(),
-                    benchmarks: 1,
-                },
-                figure: Figure {
-                    bench: "B".into(),
-                    metric: "ns/op".into(),
-                    statistic: String::new(),
-                    source_unit: "ns/op".into(),
-                    n: 1,
-                    value,
-                    ci_low: None,
-                    ci_high: None,
-                    repetitions: Vec::new(),
-                },
-            })
+        let ids = 1..;
+        ids.zip(values)
+            .map(|(id, &v)| Point::sample(id, None, v))
             .collect()
     }
 

@@ -9,6 +9,7 @@ use crate::analyze::regressions::{Family, Finding, SeriesChanges};
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::store::{Figure, Point, Span, Store, StoredRun};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The ignore file read from the working directory when `--ignore-file` does not name one.
@@ -43,6 +44,11 @@ pub struct Survey<'a> {
     pub notes: Vec<Note>,
     /// The branches of the runs read.
     branches: std::collections::BTreeSet<String>,
+    /// Each commit's place in the history of the branch read (else HEAD), when the working
+    /// directory is a repository that has it.
+    history: Option<HashMap<String, usize>>,
+    /// Runs stored after a run of a later commit, placed at their commits.
+    out_of_order: std::collections::BTreeSet<i64>,
 }
 
 impl<'a> Survey<'a> {
@@ -74,6 +80,8 @@ impl<'a> Survey<'a> {
             without_base: Vec::new(),
             notes,
             branches: Default::default(),
+            history: crate::store::git::history_positions(selection.branch.as_deref()),
+            out_of_order: Default::default(),
         })
     }
 
@@ -100,6 +108,10 @@ impl<'a> Survey<'a> {
                 None => (Some(default_metric.clone()), default_statistic.clone()),
             };
             let mut points = store.series(bench, metric.as_deref(), &statistic, &span)?;
+            if let Some(history) = &self.history {
+                self.out_of_order
+                    .extend(in_commit_order(&mut points, history));
+            }
             let base = self
                 .since
                 .as_ref()
@@ -132,12 +144,22 @@ impl<'a> Survey<'a> {
             .iter()
             .flat_map(|s| s.notes(&self.without_base))
             .collect();
+        if !self.out_of_order.is_empty() {
+            let n = self.out_of_order.len();
+            notes.push(Note::info(format!(
+                "{n} run{} stored out of commit order (bisect --store's, results stored late) \
+                 placed at {} commit{} in the repository's history",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "its" } else { "their" },
+                if n == 1 { "" } else { "s" },
+            )));
+        }
         if self.selection.branch.is_none() && self.branches.len() > 1 {
             let names: Vec<&str> = self.branches.iter().map(String::as_str).collect();
             notes.push(Note::warning(format!(
-                "runs of {} branches ({}) are read as one history in the order they were stored, \
-                 so a branch's runs (or those bisect --store filed, branch none) count as \
-                 changes of the others; --branch NAME reads one branch alone",
+                "runs of {} branches ({}) are read as one history, so one branch's runs count as \
+                 changes of the others (bisect --store's runs have branch none); --branch NAME \
+                 reads one branch alone",
                 names.len(),
                 names.join(", ")
             )));
@@ -197,6 +219,34 @@ pub fn regressions<T>(
         }
     }
     Ok((findings, kept, notes))
+}
+
+/// Puts `points` (in the order stored) in the order of their commits in `history`, runs of
+/// one commit in the order stored; returns the runs that were stored after a run of a later
+/// commit. Left as stored when a run's commit is not in `history`: there is no order to give
+/// it.
+fn in_commit_order(points: &mut Vec<Point>, history: &HashMap<String, usize>) -> Vec<i64> {
+    let places: Option<Vec<usize>> = points
+        .iter()
+        .map(|p| history.get(p.run.commit.as_deref()?).copied())
+        .collect();
+    let Some(places) = places else {
+        return Vec::new();
+    };
+    let mut latest = 0;
+    let mut late = Vec::new();
+    for (point, &place) in points.iter().zip(&places) {
+        if place < latest {
+            late.push(point.run.id);
+        }
+        latest = latest.max(place);
+    }
+    if !late.is_empty() {
+        let mut keyed: Vec<(usize, Point)> = places.into_iter().zip(points.drain(..)).collect();
+        keyed.sort_by_key(|(place, _)| *place);
+        points.extend(keyed.into_iter().map(|(_, point)| point));
+    }
+    late
 }
 
 /// The stored run `--since` names, with the figures it left.
@@ -319,4 +369,38 @@ fn matching_benches(
         )));
     }
     Ok(benches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(id: i64, commit: &str) -> Point {
+        Point::sample(id, Some(commit), id as f64)
+    }
+
+    fn ids(points: &[Point]) -> Vec<i64> {
+        points.iter().map(|p| p.run.id).collect()
+    }
+
+    #[test]
+    fn runs_stored_late_go_to_their_commits_and_runs_of_one_commit_keep_their_order() {
+        let history: HashMap<String, usize> = ["a", "b", "c", "d"]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.to_string(), i))
+            .collect();
+        // b, c, d stored in order, then a re-run of b and a run of a (bisect's).
+        let mut points = vec![at(1, "b"), at(2, "c"), at(3, "d"), at(4, "b"), at(5, "a")];
+        assert_eq!(in_commit_order(&mut points, &history), [4, 5]);
+        assert_eq!(ids(&points), [5, 1, 4, 2, 3]);
+        // In order already: nothing moves.
+        let mut points = vec![at(1, "a"), at(2, "a"), at(3, "c")];
+        assert!(in_commit_order(&mut points, &history).is_empty());
+        assert_eq!(ids(&points), [1, 2, 3]);
+        // A commit the history does not have: the order stored stands.
+        let mut points = vec![at(1, "d"), at(2, "x"), at(3, "a")];
+        assert!(in_commit_order(&mut points, &history).is_empty());
+        assert_eq!(ids(&points), [1, 2, 3]);
+    }
 }

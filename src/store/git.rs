@@ -42,6 +42,29 @@ pub fn commits_between(older: &str, newer: &str) -> Option<usize> {
         .ok()
 }
 
+/// Each commit of `tip`'s history (a branch, else HEAD), by its place in it, oldest first
+/// (`git rev-list --topo-order --reverse`); `None` outside a repository, or when git knows
+/// neither.
+pub fn history_positions(tip: Option<&str>) -> Option<std::collections::HashMap<String, usize>> {
+    let list = |tip: &str| {
+        git(&[
+            "rev-list",
+            "--topo-order",
+            "--reverse",
+            "--end-of-options",
+            tip,
+        ])
+    };
+    let listed = tip.and_then(list).or_else(|| list("HEAD"))?;
+    Some(
+        listed
+            .lines()
+            .enumerate()
+            .map(|(position, commit)| (commit.to_string(), position))
+            .collect(),
+    )
+}
+
 impl Provenance {
     /// Read from the current directory; all absent outside a repository or without git.
     pub fn of_working_directory() -> Provenance {

@@ -176,6 +176,36 @@ pub struct Point {
     pub figure: Figure,
 }
 
+#[cfg(test)]
+impl Point {
+    /// Run `id` at `commit` with one figure, `value` ns/op, for the engines' tests.
+    pub fn sample(id: i64, commit: Option<&str>, value: f64) -> Point {
+        Point {
+            run: StoredRun {
+                id,
+                stored_at: String::new(),
+                commit: commit.map(str::to_string),
+                branch: None,
+                dirty: None,
+                tag: None,
+                format: "go".into(),
+                benchmarks: 1,
+            },
+            figure: Figure {
+                bench: "B".into(),
+                metric: "ns/op".into(),
+                statistic: String::new(),
+                source_unit: "ns/op".into(),
+                n: 1,
+                value,
+                ci_low: None,
+                ci_high: None,
+                repetitions: Vec::new(),
+            },
+        }
+    }
+}
+
 /// Which stored runs a listing wants, newest first.
 #[derive(Clone, Debug, Default)]
 pub struct RunQuery {
