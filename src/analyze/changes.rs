@@ -181,6 +181,37 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
+/// What the engines' tests generate: numbers from a seed, and the slowdowns
+/// bench/gen-history.py injects.
+#[cfg(test)]
+pub(crate) mod generated {
+    /// splitmix64's uniform numbers in [0, 1] from `seed`.
+    pub fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) as f64 / u64::MAX as f64
+        }
+    }
+
+    /// (commit, benchmark, percent) of 300 benchmarks over 500 commits, as gen-history.py
+    /// injects them: every 97 commits, three benchmarks slower by 10, 25 and 50 %.
+    pub fn injected() -> Vec<(usize, usize, f64)> {
+        (97..500)
+            .step_by(97)
+            .flat_map(|c| {
+                [10.0, 25.0, 50.0]
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(k, size)| (c, (c * 7 + k * 101) % 300, size))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,14 +224,7 @@ mod tests {
         reps: usize,
         factor: impl Fn(usize) -> f64,
     ) -> Vec<Vec<f64>> {
-        let mut state = seed;
-        let mut uniform = move || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as f64 / u64::MAX as f64
-        };
+        let mut uniform = generated::uniform(seed);
         (0..runs)
             .map(|run| {
                 (0..reps)
@@ -255,15 +279,7 @@ mod tests {
     fn in_a_project_of_300_benchmarks_over_500_commits_the_injected_slowdowns_are_all_found() {
         // As bench/gen-history.py injects them: every 97 commits, three benchmarks slower by
         // 10, 25 and 50 %; everything else ±3 % noise.
-        let injected: Vec<(usize, usize, f64)> = (97..500)
-            .step_by(97)
-            .flat_map(|c| {
-                [10.0, 25.0, 50.0]
-                    .into_iter()
-                    .enumerate()
-                    .map(move |(k, size)| (c, (c * 7 + k * 101) % 300, size))
-            })
-            .collect();
+        let injected = generated::injected();
         let mut found = Vec::new();
         for bench in 0..300 {
             let factor = |run: usize| {

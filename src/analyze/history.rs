@@ -192,13 +192,7 @@ fn change_from(
 pub fn trend(bench: &str, points: &[Point], alpha: f64, from_base: bool) -> Table {
     let figure = points.first().map(|p| &p.figure);
     let source_unit = figure.map_or("", |f| f.source_unit.as_str());
-    let what = figure.map_or(String::new(), |f| {
-        if f.statistic.is_empty() {
-            f.metric.clone()
-        } else {
-            format!("{} {}", f.metric, f.statistic)
-        }
-    });
+    let what = figure.map_or(String::new(), Figure::label);
     let mut columns = vec![
         Column::new("Run", keys::STORED_RUN),
         Column::new("Stored", keys::STORED_AT).dropped_at(3),

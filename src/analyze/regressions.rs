@@ -148,11 +148,7 @@ impl Family {
         let figure = &first.figure;
         let unit = Unit::parse(&figure.source_unit);
         let better = Metric::new(&figure.metric, &unit, &figure.source_unit).better;
-        let what = if figure.statistic.is_empty() {
-            figure.metric.clone()
-        } else {
-            format!("{} {}", figure.metric, figure.statistic)
-        };
+        let what = figure.label();
         // A change found by `kind` at run `at`, `after` and `before` the figures on each side.
         let finding = |kind, at: usize, p, adjusted, after: &[f64], before: &[f64]| {
             let ratio = ratio_of_medians(after, before);
@@ -323,19 +319,8 @@ fn student(before: &[f64], after: &[f64]) -> Option<Recent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::changes::generated::{injected, uniform};
     use crate::store::Figure;
-
-    /// splitmix64's uniform numbers in [0, 1) from `seed`.
-    fn uniform(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as f64 / u64::MAX as f64
-        }
-    }
 
     /// A series of `runs` runs at commits c0000.., 5 repetitions each: 1,000 ns/op times
     /// `factor(run)`, each run off by up to ±`scatter` (a build's or boot's luck), each
@@ -395,15 +380,7 @@ mod tests {
     fn in_a_project_with_run_to_run_scatter_exactly_the_injected_slowdowns_are_found() {
         // As bench/gen-history.py injects them (every 97 commits, three benchmarks slower by
         // 10, 25 and 50 %), with each run also off by up to ±2 %.
-        let injected: Vec<(usize, usize, f64)> = (97..500)
-            .step_by(97)
-            .flat_map(|c| {
-                [10.0, 25.0, 50.0]
-                    .into_iter()
-                    .enumerate()
-                    .map(move |(k, size)| (c, (c * 7 + k * 101) % 300, size))
-            })
-            .collect();
+        let injected = injected();
         let all: Vec<Vec<Point>> = (0..300)
             .map(|bench| {
                 series(bench as u64, 500, 0.02, "ns/op", |run| {

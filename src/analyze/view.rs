@@ -68,6 +68,9 @@ pub mod keys {
     pub const CHANGE: &str = "change";
     /// A history's change from the run `--since` names.
     pub const CHANGE_FROM_BASE: &str = "change_from_base";
+    /// A listed regression's figure (`ns/op`, `latency p99`) and how it was found.
+    pub const FIGURE: &str = "figure";
+    pub const FOUND_BY: &str = "found_by";
 
     /// A comparison's figure of input `i` (0 is the base).
     pub fn value_of(i: usize) -> String {

@@ -53,13 +53,10 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
     };
     let mut survey = Survey::open(store, &selection)?;
     let mut tables = Vec::new();
-    survey.each(
-        store,
-        |bench, points: Vec<crate::store::Point>, from_base| {
-            tables.push(trend(bench, &points, args.alpha, from_base));
-            Ok(())
-        },
-    )?;
+    survey.each(store, |bench, points, from_base| {
+        tables.push(trend(bench, &points, args.alpha, from_base));
+        Ok(())
+    })?;
     if tables.is_empty() {
         return Err(survey.nothing(store));
     }
@@ -99,12 +96,9 @@ fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
         args.format,
         Destination::open(args.out.as_deref(), &env.console.stdout)?,
     ));
-    let (findings, _, notes) = survey::regressions(
-        args.db.as_deref(),
-        &args.selection,
-        args.alpha,
-        |_, _, _| (),
-    )?;
+    let mut lazy = LazyStore::new(args.db.as_deref());
+    let (findings, _, notes) =
+        survey::regressions(lazy.existing()?, &args.selection, args.alpha, |_, _, _| ())?;
     let (worse, better): (Vec<&Finding>, Vec<&Finding>) = findings.iter().partition(|f| f.worse());
     let mut tables = vec![table("Regressions", &worse)];
     if !better.is_empty() {
@@ -161,13 +155,13 @@ fn table(title: &str, findings: &[&Finding]) -> Table {
         cycle: None,
         columns: vec![
             Column::new("Benchmark", keys::BENCHMARK),
-            Column::new("Figure", "figure").dropped_at(2),
+            Column::new("Figure", keys::FIGURE).dropped_at(2),
             Column::new("Change (p adj., runs)", keys::CHANGE),
             Column::new("95% CI", keys::CI95).dropped_at(1),
             Column::new("Commits", keys::COMMIT),
             Column::new("First run", keys::STORED_RUN).dropped_at(3),
             Column::new("Stored", keys::STORED_AT).dropped_at(3),
-            Column::new("Found by", "found_by").dropped_at(2),
+            Column::new("Found by", keys::FOUND_BY).dropped_at(2),
         ],
         rows,
     }

@@ -9,6 +9,7 @@ use crate::analyze::downsample::downsample;
 use crate::error::{Error, Result};
 use crate::model::Environment;
 use crate::report::site::{Machine, SeriesPage, Site, page_path};
+use crate::store::Store;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,8 +32,10 @@ pub struct SiteOptions {
 pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
     let location = crate::store::default_location(args.db.as_deref())?;
     check_destination(&args.out, &location)?;
+    let mut lazy = LazyStore::new(Some(&location));
+    let store = lazy.existing()?;
     let (findings, pages, notes) = survey::regressions(
-        Some(&location),
+        store,
         &args.selection,
         args.alpha,
         |bench, points, changes| {
@@ -40,10 +43,7 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
             let figure = &points[0].figure;
             SeriesPage {
                 bench: bench.to_string(),
-                what: match figure.statistic.as_str() {
-                    "" => figure.metric.clone(),
-                    statistic => format!("{} {statistic}", figure.metric),
-                },
+                what: figure.label(),
                 source_unit: figure.source_unit.clone(),
                 runs: points.len(),
                 drawn: downsample(points, &change_points, RECENT_DRAWN, DRAWN),
@@ -51,7 +51,7 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
             }
         },
     )?;
-    let machines = machines(&location, &pages)?;
+    let machines = machines(store, &pages)?;
     let regressions = findings.iter().filter(|f| f.worse()).count();
     let site = Site {
         title: args.title,
@@ -109,9 +109,7 @@ fn check_destination(out: &Path, store: &str) -> Result<()> {
 }
 
 /// The machine of every run a page draws last in a point, by run id.
-fn machines(location: &str, pages: &[SeriesPage]) -> Result<HashMap<i64, Machine>> {
-    let mut lazy = LazyStore::new(Some(location));
-    let store = lazy.existing()?;
+fn machines(store: &mut Store, pages: &[SeriesPage]) -> Result<HashMap<i64, Machine>> {
     let mut machines = HashMap::new();
     let mut digests: HashMap<String, String> = HashMap::new();
     for id in pages.iter().flat_map(|p| p.drawn.iter().map(|d| d.last.id)) {

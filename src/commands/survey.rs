@@ -3,7 +3,7 @@
 //! read from the store one series at a time so that memory follows one benchmark's history,
 //! not the store's.
 
-use super::store::{LazyStore, load, reference};
+use super::store::{load, reference};
 use crate::analyze::history::{figures, split_metric};
 use crate::analyze::regressions::{Family, Finding, SeriesChanges};
 use crate::error::{Error, Result};
@@ -181,13 +181,11 @@ impl<'a> Survey<'a> {
 /// Every series of `selection` judged as one family at `alpha`: the changes that hold, and
 /// what `keep` made of each series (given its points and its changes) on the way.
 pub fn regressions<T>(
-    db: Option<&str>,
+    store: &mut Store,
     selection: &Selection,
     alpha: f64,
     mut keep: impl FnMut(&str, &[Point], &SeriesChanges) -> T,
 ) -> Result<(Vec<Finding>, Vec<T>, Vec<Note>)> {
-    let mut lazy = LazyStore::new(db);
-    let store = lazy.existing()?;
     let mut survey = Survey::open(store, selection)?;
     let family = Family {
         alpha,

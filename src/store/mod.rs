@@ -144,6 +144,16 @@ pub struct Figure {
     pub repetitions: Vec<f64>,
 }
 
+impl Figure {
+    /// What the figure is, as tables head it: `ns/op`, `latency p99`.
+    pub fn label(&self) -> String {
+        match self.statistic.as_str() {
+            "" => self.metric.clone(),
+            statistic => format!("{} {statistic}", self.metric),
+        }
+    }
+}
+
 /// A stored run's description, without the run itself.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct StoredRun {

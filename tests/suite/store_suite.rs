@@ -524,6 +524,19 @@ fn killed_writer(db: &Db, dir: &Path) {
     );
 }
 
+/// A new git repository `repo` in `dir`, on branch main.
+fn new_repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    must(
+        Process::new("git")
+            .current_dir(&repo)
+            .args(["init", "-q", "-b", "main"]),
+        "git init",
+    );
+    repo
+}
+
 /// Commits a change in the git repository `repo`, returning the commit.
 fn commit(repo: &Path, message: &str) -> String {
     std::fs::write(repo.join("code.txt"), message).unwrap();
@@ -561,14 +574,7 @@ fn source_of(db: &Db, dir: &Path, reference: &str) -> String {
 }
 
 fn refs(db: &Db, dir: &Path) {
-    let repo = dir.join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    must(
-        Process::new("git")
-            .current_dir(&repo)
-            .args(["init", "-q", "-b", "main"]),
-        "git init",
-    );
+    let repo = new_repo(dir);
     for (i, name) in ["a.txt", "b.txt", "c.txt", "d.txt"].iter().enumerate() {
         go_file(&dir.join(name), i as u64, 2, &[("Op", 100.0)]);
     }
@@ -770,14 +776,7 @@ fn history_change_point(db: &Db, dir: &Path) {
 /// `history --regressions` names the commits between its last fast run and its first slow
 /// one and fails as a gate; the site's page of Encode shows that commit and the machine.
 fn regressions_and_site(db: &Db, dir: &Path) {
-    let repo = dir.join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    must(
-        Process::new("git")
-            .current_dir(&repo)
-            .args(["init", "-q", "-b", "main"]),
-        "git",
-    );
+    let repo = new_repo(dir);
     let mut commits = Vec::new();
     for i in 0..30u64 {
         commits.push(commit(&repo, &format!("change {i}")));
