@@ -313,6 +313,8 @@ impl<'a> Sampler<'a> {
         if self.periods <= self.plan.warmup_periods {
             return true;
         }
+        // Nor are periods before it: of a gap across the warm-up's end, only those after it.
+        let missed = missed.min(self.periods - self.plan.warmup_periods - 1);
         let recorded = &mut self.recorded;
         recorded.latency.saturating_record(latency.max(0) as u64);
         recorded.samples.add(latency);
@@ -400,9 +402,9 @@ pub fn measure(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_gap_across_the_end_counts_only_the_periods_up_to_it() {
-        let plan = Plan {
+    /// 10 warm-up periods, then 5 intervals of 100.
+    fn plan() -> Plan {
+        Plan {
             period_ns: 100_000,
             warmup_periods: 10,
             periods_per_interval: 100,
@@ -411,7 +413,12 @@ mod tests {
             bucket_ns: 1_000,
             break_ns: None,
             intervals: Some(5),
-        };
+        }
+    }
+
+    #[test]
+    fn a_gap_across_the_end_counts_only_the_periods_up_to_it() {
+        let plan = plan();
         let live = Live::default();
         let stop = AtomicBool::new(false);
         let mut sampler = Sampler::new(0, &plan, &live, None).unwrap();
@@ -427,5 +434,26 @@ mod tests {
         let total = sampler.finish().total;
         assert_eq!(total.count + total.overruns, 500, "{total:?}");
         assert_eq!(total.overruns, 49);
+    }
+
+    #[test]
+    fn a_gap_across_the_warm_up_counts_only_the_test_s_periods() {
+        let plan = plan();
+        let live = Live::default();
+        let stop = AtomicBool::new(false);
+        let mut sampler = Sampler::new(0, &plan, &live, None).unwrap();
+        for _ in 0..4 {
+            sampler.take(5_000, 0, &stop);
+        }
+        // A stall from the 4th period to the 30th: the warm-up's last 6 were not the test's;
+        // its first 19 were missed, the 20th is this sample.
+        sampler.take(5_000, 25, &stop);
+        let mut more = true;
+        while more {
+            more = sampler.take(5_000, 0, &stop);
+        }
+        let total = sampler.finish().total;
+        assert_eq!(total.overruns, 19);
+        assert_eq!(total.count + total.overruns, 500, "{total:?}");
     }
 }
