@@ -185,16 +185,18 @@ mount -t tmpfs tmpfs /tmp
 echo "latkit-guest: booted" > /dev/console
 mkdir /out
 cd /tmp
-# Every 20 s, what latkit and rtla are doing (state, where in the kernel they wait): a case
-# the guard has to kill says on the console why it hung.
+# A heartbeat every 10 s, with what latkit and rtla are doing (state, where in the kernel
+# they wait): a case the guard has to kill says why it hung, and a guest whose heartbeat
+# stops has frozen as a whole.
 (
-  while sleep 20; do
+  while sleep 10; do
+    doing=""
     for p in $(pidof latkit rtla); do
       # (one gone since pidof is skipped)
       stat=$(cut -d' ' -f2,3 /proc/$p/stat 2>/dev/null) || continue
-      echo "latkit-guest: $stat (pid $p) waits in $(cat /proc/$p/wchan 2>/dev/null) at \
-$(cut -d' ' -f1 /proc/uptime) s" > /dev/console
+      doing="$doing; $stat (pid $p) waits in $(cat /proc/$p/wchan 2>/dev/null)"
     done
+    echo "latkit-guest: alive at $(cut -d' ' -f1 /proc/uptime) s$doing" > /dev/console
   done
 ) &
 watch=$!
@@ -279,16 +281,18 @@ fn initramfs(dir: &Path) -> PathBuf {
 }
 
 /// How a guest's run ended.
-#[derive(PartialEq)]
 enum Ending {
     /// It wrote its results (and powered off, or was stopped after writing them).
     Finished,
-    /// It never reached `/init`.
-    NotBooted,
+    /// It stopped making progress, for the reason given: worth one more boot.
+    Stalled(String),
 }
 
-/// Runs `qemu` until the guest powers off, waiting at most 120 s for `/init` and 300 s for
-/// the cases (each case has its own guard inside, so a hung case does not reach this).
+/// Runs `qemu` until the guest powers off. A guest that never reaches `/init` (seen under TCG
+/// on a loaded host: stuck after the firmware) or whose heartbeat stops (seen about once in
+/// ten boots: both vCPUs spinning in the kernel with interrupts off, a pending timer
+/// interrupt never taken, in rtla's runs as in latkit's) has stalled as a whole; a case that
+/// hangs inside a live guest is its guard's to kill, and the cases get 300 s in all.
 fn run_guest(mut qemu: Command, console: &Path) -> Ending {
     let console_text = || std::fs::read_to_string(console).unwrap_or_default();
     let mut child = qemu
@@ -298,26 +302,35 @@ fn run_guest(mut qemu: Command, console: &Path) -> Ending {
         .spawn()
         .unwrap();
     let started = Instant::now();
+    let (mut heard, mut lines) = (Instant::now(), 0);
     let mut written: Option<Instant> = None;
     loop {
         if child.try_wait().unwrap().is_some() {
             return Ending::Finished;
         }
         let text = console_text();
+        let said = text.matches("latkit-guest:").count();
+        if said > lines {
+            (heard, lines) = (Instant::now(), said);
+        }
         if written.is_none() && text.contains("latkit-guest: results written") {
             written = Some(Instant::now());
         }
-        let booted = text.contains("latkit-guest: booted");
-        let limit = Duration::from_secs(if booted { 300 } else { 120 });
+        let stalled = match lines {
+            0 if started.elapsed() > Duration::from_secs(120) => Some("never reached /init"),
+            1.. if heard.elapsed() > Duration::from_secs(60) => Some("stopped its heartbeat"),
+            _ => None,
+        };
         // A guest that wrote its results but does not power off has done its work.
-        let stuck_after_writing = written.is_some_and(|at| at.elapsed() > Duration::from_secs(30));
-        if stuck_after_writing || started.elapsed() > limit {
+        let done = written.is_some_and(|at| at.elapsed() > Duration::from_secs(30));
+        let late = started.elapsed() > Duration::from_secs(300);
+        if done || late || stalled.is_some() {
             let _ = child.kill();
             let _ = child.wait();
-            return match (written.is_some(), booted) {
+            return match (done, stalled) {
                 (true, _) => Ending::Finished,
-                (false, false) => Ending::NotBooted,
-                (false, true) => panic!("the guest did not finish in 300 s; its console:\n{text}"),
+                (false, Some(why)) => Ending::Stalled(format!("the guest {why}")),
+                (false, None) => panic!("the guest did not finish in 300 s; its console:\n{text}"),
             };
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -348,16 +361,15 @@ fn boot() -> Guest {
             .arg(format!("file={},format=raw,if=virtio", disk.display()));
         command
     };
-    // Booting takes ~15 s under TCG and the cases ~60 s; a hung guest must not hang CI. A
-    // boot that never reaches /init (seen once under TCG on a loaded host: stuck after the
-    // firmware) is tried once more.
-    if run_guest(guest(), &console) == Ending::NotBooted {
-        eprintln!("the guest did not reach /init in 120 s; booting it again");
-        assert!(
-            run_guest(guest(), &console) == Ending::Finished,
-            "the guest did not reach /init twice; its console:\n{}",
-            std::fs::read_to_string(&console).unwrap_or_default()
-        );
+    // Booting takes ~15 s under TCG and the cases ~60 s; a guest that stalls as a whole is
+    // booted once more.
+    if let Ending::Stalled(why) = run_guest(guest(), &console) {
+        let text = std::fs::read_to_string(&console).unwrap_or_default();
+        eprintln!("{why}; booting it again. Its console:\n{text}");
+        if let Ending::Stalled(why) = run_guest(guest(), &console) {
+            let text = std::fs::read_to_string(&console).unwrap_or_default();
+            panic!("{why}, twice; its console:\n{text}");
+        }
     }
     let console_text = || std::fs::read_to_string(&console).unwrap_or_default();
     let out = dir.path().join("out");
@@ -489,9 +501,9 @@ fn rtla_top_rows(text: &str) -> Vec<(usize, f64, Vec<f64>)> {
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "boots a real kernel in qemu")]
 fn the_kernel_modes_on_a_real_timerlat_kernel() {
-    // Alone on the host: beside the other long tests, TCG runs the guest several times
-    // slower; runs were then late past this test's bounds, and once a guest hung past 300 s.
-    let _cores = crate::common::measuring();
+    // Beside the other long tests: every assertion holds on a guest TCG runs several times
+    // slower (checked beside eight busy loops on this 2-core host).
+    let _cores = crate::common::busy();
     let guest = boot();
     assert_eq!(guest.state("boot"), CLEAN);
 
