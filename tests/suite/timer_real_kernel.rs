@@ -609,8 +609,11 @@ fn the_kernel_modes_on_a_real_timerlat_kernel() {
     assert_eq!(guest.state("sigint"), CLEAN);
 
     // rtla running: refused by name, rtla's period untouched.
-    let log = guest.file("cases.log");
-    assert!(!log.contains("never started"), "{log}");
+    assert!(
+        !guest.console.contains("never started"),
+        "{}",
+        guest.console
+    );
     let (rc, stderr) = guest.rc("beside");
     assert_eq!(rc, 5, "{stderr}");
     assert!(stderr.contains("instance timerlat_top"), "{stderr}");
