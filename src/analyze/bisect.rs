@@ -1,10 +1,16 @@
-//! Which commit made it slower: a binary search over the commits from a known-good to a
-//! known-bad revision in which every tested commit is measured interleaved with both ends
-//! (good, commit, bad, in rounds) and placed on one side by the U test — rounds are added
-//! until the test says which end it belongs with, so noise does not pick the culprit.
+//! Which commit made it worse: a binary search over the commits from a known-good to a
+//! known-bad revision in which every tested commit is measured in rounds with both ends
+//! (good, the commit and bad once each per round, in an order drawn for the round) and placed
+//! by Wilcoxon's signed-rank test on each round's ratios. A commit worse than good is bad (the
+//! first change, even when bad is worse still); one that bad is worse than is good; one that
+//! neither test places within the most rounds is undecided, and the search stops there rather
+//! than guess. Sizes are the median of the rounds' own ratios, so that a round measured under
+//! a burst of load is set against the ends measured under the same burst.
 
+use super::signed_rank::{above, min_pairs_to_detect};
 use super::stats::geometric_mean;
 use super::utest::{mann_whitney, min_samples_to_detect};
+use crate::model::summary::median;
 use crate::model::{Better, Run};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -24,14 +30,171 @@ impl Side {
     }
 }
 
-/// A commit's samples against both ends' samples of the same rounds.
+/// One round of a tested commit: the figures of good, the commit and bad, measured in it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Round {
+    pub good: f64,
+    pub mid: f64,
+    pub bad: f64,
+}
+
+/// How a figure is judged: which way is worse, and the least change that counts (percent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    pub better: Better,
+    pub threshold: f64,
+}
+
+impl Scale {
+    /// ln(new / old), positive when `new` is worse.
+    fn worse_log(&self, new: f64, old: f64) -> f64 {
+        let log = (new / old).ln();
+        match self.better {
+            Better::Lower => log,
+            Better::Higher => -log,
+        }
+    }
+
+    /// The threshold as a log ratio.
+    fn log_threshold(&self) -> f64 {
+        (1.0 + self.threshold / 100.0).ln()
+    }
+
+    /// The one-sided p-value that `new` is worse than `old` by more than the threshold, round
+    /// by round; 1 when nothing can be tested.
+    fn p_worse(&self, pairs: &[(f64, f64)]) -> f64 {
+        let t = self.log_threshold();
+        let differences: Vec<f64> = pairs
+            .iter()
+            .map(|&(new, old)| self.worse_log(new, old) - t)
+            .collect();
+        above(&differences).unwrap_or(1.0)
+    }
+}
+
+/// A commit's rounds against both ends.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Judged {
-    /// The end it belongs with; `None` while the test cannot tell.
+    /// The end it belongs with; `None` while neither test places it.
     pub side: Option<Side>,
-    /// U-test p-values against the good and the bad end.
+    /// One-sided p-values: that the commit is worse than good, and that bad is worse than the
+    /// commit, each by more than the threshold.
     pub p_good: f64,
     pub p_bad: f64,
+    /// The commit's change from good and bad's, in percent: the medians of the rounds' own
+    /// ratios.
+    pub change: f64,
+    pub bad_change: f64,
+}
+
+impl Judged {
+    /// Bad, and bad worse still: the commit is a first change of its own size, not the one
+    /// the ends show.
+    pub fn first_of_two(&self, level: f64) -> bool {
+        self.side == Some(Side::Bad) && self.p_bad <= level
+    }
+}
+
+/// The rounds whose three figures are positive and finite: what a ratio can be taken of.
+fn usable(rounds: &[Round]) -> impl Iterator<Item = &Round> {
+    rounds.iter().filter(|r| {
+        [r.good, r.mid, r.bad]
+            .iter()
+            .all(|v| v.is_finite() && *v > 0.0)
+    })
+}
+
+/// The median over `pairs` of new / old, as a change in percent.
+fn median_change(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let mut ratios: Vec<f64> = pairs.map(|(new, old)| new / old).collect();
+    (median(&mut ratios) - 1.0) * 100.0
+}
+
+/// Places a commit by its rounds: bad when it is worse than good beyond the threshold at
+/// `level` (one-sided), else good when bad is worse than it beyond the threshold at `level`;
+/// `None` while neither holds.
+pub fn judge(rounds: &[Round], level: f64, scale: Scale) -> Judged {
+    let kept: Vec<&Round> = usable(rounds).collect();
+    let pairs = |new: fn(&Round) -> f64, old: fn(&Round) -> f64| -> Vec<(f64, f64)> {
+        kept.iter().map(|r| (new(r), old(r))).collect()
+    };
+    let p_good = scale.p_worse(&pairs(|r| r.mid, |r| r.good));
+    let p_bad = scale.p_worse(&pairs(|r| r.bad, |r| r.mid));
+    let side = if p_good <= level {
+        Some(Side::Bad)
+    } else if p_bad <= level {
+        Some(Side::Good)
+    } else {
+        None
+    };
+    Judged {
+        side,
+        p_good,
+        p_bad,
+        change: median_change(kept.iter().map(|r| (r.mid, r.good))),
+        bad_change: median_change(kept.iter().map(|r| (r.bad, r.good))),
+    }
+}
+
+/// A guess for a commit the tests could not place (`--guess`): the end it moved less from,
+/// by the medians of the rounds' ratios.
+pub fn nearest(rounds: &[Round], scale: Scale) -> Side {
+    let kept: Vec<&Round> = usable(rounds).collect();
+    let mut from_good: Vec<f64> = kept
+        .iter()
+        .map(|r| scale.worse_log(r.mid, r.good).abs())
+        .collect();
+    let mut to_bad: Vec<f64> = kept
+        .iter()
+        .map(|r| scale.worse_log(r.bad, r.mid).abs())
+        .collect();
+    match median(&mut from_good) <= median(&mut to_bad) {
+        true => Side::Good,
+        false => Side::Bad,
+    }
+}
+
+/// About how many rounds would place a commit the tests could not: of the two tests, the one
+/// whose change beyond the threshold is the clearer, at one-sided `alpha`; `None` when neither
+/// change goes past the threshold (more rounds would not place it: the change is spread over
+/// commits, each below it).
+pub fn rounds_to_place(rounds: &[Round], scale: Scale, alpha: f64) -> Option<u64> {
+    let kept: Vec<&Round> = usable(rounds).collect();
+    let needed = |pairs: Vec<(f64, f64)>| -> Option<u64> {
+        let mut logs: Vec<f64> = pairs.iter().map(|&(n, o)| scale.worse_log(n, o)).collect();
+        let beyond = median(&mut logs) - scale.log_threshold();
+        if beyond <= 0.0 {
+            return None;
+        }
+        let spread = log_spread(pairs.into_iter())?;
+        rounds_needed(spread, (beyond.exp() - 1.0) * 100.0, alpha, true)
+    };
+    let from_good = needed(kept.iter().map(|r| (r.mid, r.good)).collect());
+    let to_bad = needed(kept.iter().map(|r| (r.bad, r.mid)).collect());
+    from_good.into_iter().chain(to_bad).min()
+}
+
+/// The order in which round `round` measures good (0), the commit (1) and bad (2): one of the
+/// six drawn from `seed` and the round, so that no place in a round (the first after a
+/// build, the one a burst of load tends to hit) belongs to one side, and the signed-rank test
+/// stays valid whatever the load did.
+pub fn order(seed: u64, round: usize) -> [usize; 3] {
+    const ORDERS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    // splitmix64 of the seed and the round.
+    let mut z = seed
+        .wrapping_add((round as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    ORDERS[(z % 6) as usize]
 }
 
 /// What the ends' rounds show about the change from good to bad.
@@ -45,7 +208,7 @@ pub enum EndsShow {
     WithinNoise,
 }
 
-/// The ends compared: the change from good to bad (percent of good's median) and its p.
+/// The ends compared: the change from good to bad (percent) and its two-sided p.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ends {
     pub change: f64,
@@ -53,67 +216,54 @@ pub struct Ends {
     /// Whether the change is for the worse, significant or not.
     pub for_the_worse: bool,
     pub show: EndsShow,
+    /// Whether the rounds were paired (measured together) or two samples (stored apart).
+    pub paired: bool,
 }
 
-/// Compares the ends once, after a fixed number of rounds: testing again after every added
-/// round until they differ would raise the false-alarm rate well above `alpha`. Only a change
-/// for the worse (by the metric's direction) is something to bisect.
-pub fn compare_ends(good: &[f64], bad: &[f64], alpha: f64, threshold: f64, better: Better) -> Ends {
-    let p = mann_whitney(good, bad).map_or(1.0, |t| t.p);
-    let change = (median(bad) / median(good) - 1.0) * 100.0;
-    let for_the_worse = change != 0.0 && (change > 0.0) == (better == Better::Lower);
-    let show = if p > alpha || change.abs() < threshold || change == 0.0 {
-        EndsShow::WithinNoise
-    } else if for_the_worse {
-        EndsShow::Worse
+/// Compares the ends' rounds once, at two-sided `alpha`: testing again after every added
+/// round until they differ would raise the false-alarm rate well above it. Measured ends are
+/// paired round by round (the signed-rank test on each round's bad / good, beyond the
+/// threshold either way); stored ends, measured apart, are two samples (the U test, and the
+/// medians' change against the threshold). Only a change for the worse is bisected.
+pub fn compare_ends(good: &[f64], bad: &[f64], paired: bool, alpha: f64, scale: Scale) -> Ends {
+    let (change, p_worse, p_better) = if paired {
+        let pairs: Vec<(f64, f64)> = bad
+            .iter()
+            .zip(good)
+            .map(|(&b, &g)| (b, g))
+            .filter(|&(b, g)| b > 0.0 && g > 0.0 && b.is_finite() && g.is_finite())
+            .collect();
+        let reversed: Vec<(f64, f64)> = pairs.iter().map(|&(b, g)| (g, b)).collect();
+        (
+            median_change(pairs.iter().copied()),
+            scale.p_worse(&pairs),
+            scale.p_worse(&reversed),
+        )
     } else {
+        let change = (median(&mut bad.to_vec()) / median(&mut good.to_vec()) - 1.0) * 100.0;
+        let two_sided = mann_whitney(good, bad).map_or(1.0, |t| t.p);
+        let beyond = change.abs() >= scale.threshold && change != 0.0;
+        let worse = (change > 0.0) == (scale.better == Better::Lower);
+        let p = |side: bool| match beyond && side {
+            true => two_sided / 2.0,
+            false => 1.0,
+        };
+        (change, p(worse), p(!worse))
+    };
+    let for_the_worse = change != 0.0 && (change > 0.0) == (scale.better == Better::Lower);
+    let show = if p_worse <= alpha / 2.0 {
+        EndsShow::Worse
+    } else if p_better <= alpha / 2.0 {
         EndsShow::Better
+    } else {
+        EndsShow::WithinNoise
     };
     Ends {
         change,
-        p,
+        p: (2.0 * p_worse.min(p_better)).min(1.0),
         for_the_worse,
         show,
-    }
-}
-
-/// Places `mid` between `good` and `bad`: with one end when it differs significantly (at
-/// `alpha`) from the other end and not from that one, and its median is nearer that end.
-pub fn judge(good: &[f64], mid: &[f64], bad: &[f64], alpha: f64) -> Judged {
-    let p = |a: &[f64], b: &[f64]| mann_whitney(a, b).map_or(1.0, |t| t.p);
-    let (p_good, p_bad) = (p(good, mid), p(mid, bad));
-    let side = match (p_good <= alpha, p_bad <= alpha) {
-        (false, true) => Some(Side::Good),
-        (true, false) => Some(Side::Bad),
-        _ => None,
-    }
-    // The tests and the medians must agree: a commit whose median is nearer the other end is
-    // not placed yet, whatever a noisy round made of the p-values.
-    .filter(|&side| nearest(good, mid, bad) == side);
-    Judged {
-        side,
-        p_good,
-        p_bad,
-    }
-}
-
-/// When the rounds run out undecided: the end whose median is nearer on a log scale.
-pub fn nearest(good: &[f64], mid: &[f64], bad: &[f64]) -> Side {
-    let log_median = |v: &[f64]| median(v).max(f64::MIN_POSITIVE).ln();
-    let m = log_median(mid);
-    if (m - log_median(good)).abs() <= (m - log_median(bad)).abs() {
-        Side::Good
-    } else {
-        Side::Bad
-    }
-}
-
-pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n => (v[(n - 1) / 2] + v[n / 2]) / 2.0,
+        paired,
     }
 }
 
@@ -179,6 +329,12 @@ impl Search {
         (self.bad, maybe)
     }
 
+    /// The commits that must hold the first bad one, given the steps decided so far: after
+    /// the last good, up to and including the first bad.
+    pub fn range(&self) -> std::ops::RangeInclusive<usize> {
+        self.good + 1..=self.bad
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -216,131 +372,47 @@ pub fn figures_per_repetition(run: &Run, bench: &regex::Regex, metric: &str) -> 
         .collect()
 }
 
-/// The power at which bisect says how many rounds a noisy change of the ends would need.
+/// The power at which bisect says how many rounds a change would need.
 const POWER: f64 = 0.8;
-/// Beyond this many rounds a side the answer is "more than".
+/// Beyond this many rounds the answer is "more than".
 const MOST_ROUNDS: f64 = 100_000.0;
 
-/// About how many rounds a side would tell the ends' change of `percent` out of `noise`
-/// (relative standard deviation) at `alpha` with 80 % power: the normal approximation for the
-/// two-sided test of the ends, scaled by π/3 for the U test's efficiency, and at least what
-/// the exact U test needs to reach `alpha` at all.
-pub fn rounds_needed(noise: f64, percent: f64, alpha: f64) -> Option<u64> {
-    let effect = percent.abs() / 100.0;
-    if effect == 0.0 || !noise.is_finite() || !(0.0..1.0).contains(&alpha) {
+/// The spread of log ratios (a standard deviation, from the median absolute deviation, so that
+/// a round a burst wrecked does not set it).
+pub fn log_spread(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let mut logs: Vec<f64> = pairs
+        .filter(|&(new, old)| new > 0.0 && old > 0.0)
+        .map(|(new, old)| (new / old).ln())
+        .filter(|l| l.is_finite())
+        .collect();
+    if logs.len() < 2 {
+        return None;
+    }
+    let centre = median(&mut logs);
+    let mut deviations: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
+    Some(1.4826 * median(&mut deviations))
+}
+
+/// About how many paired rounds tell a change of `percent` out of rounds whose log ratios
+/// scatter by `spread` (a standard deviation) at one-sided `alpha` with 80 % power: the normal
+/// approximation scaled by π/3 for the signed-rank test's efficiency, and at least what the
+/// exact test needs to reach `alpha` at all. `paired: false` for two samples measured apart
+/// (the U test: twice the variance, and its own least size).
+pub fn rounds_needed(spread: f64, percent: f64, alpha: f64, paired: bool) -> Option<u64> {
+    let effect = (1.0 + percent.abs() / 100.0).ln();
+    if effect == 0.0 || !spread.is_finite() || !(0.0..1.0).contains(&alpha) || alpha == 0.0 {
         return None;
     }
     let normal = Normal::standard();
-    let z = normal.inverse_cdf(1.0 - alpha / 2.0) + normal.inverse_cdf(POWER);
-    let n = (std::f64::consts::PI / 3.0 * 2.0 * (z * noise / effect).powi(2)).ceil();
-    let floor = min_samples_to_detect(alpha).unwrap_or(0) as f64;
+    let z = normal.inverse_cdf(1.0 - alpha) + normal.inverse_cdf(POWER);
+    let variance_factor = if paired { 1.0 } else { 2.0 };
+    let n = (std::f64::consts::PI / 3.0 * variance_factor * (z * spread / effect).powi(2)).ceil();
+    let floor = match paired {
+        true => min_pairs_to_detect(alpha),
+        false => min_samples_to_detect(2.0 * alpha).unwrap_or(0),
+    } as f64;
     Some(n.max(floor).clamp(2.0, MOST_ROUNDS) as u64)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounds_needed_grow_with_noise_and_the_family() {
-        // 10 % noise, a 5 % change, alpha 0.05: 2·((1.960 + 0.842)·0.1 / 0.05)²·π/3 = 65.7.
-        assert_eq!(rounds_needed(0.10, 5.0, 0.05), Some(66));
-        assert!(rounds_needed(0.10, 5.0, 0.05 / 20.0).unwrap() > 66);
-        assert!(rounds_needed(0.20, 5.0, 0.05).unwrap() > 100);
-        // A clear change still needs what the exact U test needs to reach alpha at all.
-        assert_eq!(
-            rounds_needed(0.001, 50.0, 0.05),
-            min_samples_to_detect(0.05).map(|n| n as u64)
-        );
-        assert_eq!(rounds_needed(0.1, 0.0, 0.05), None);
-    }
-
-    #[test]
-    fn a_commit_goes_with_the_end_it_is_like() {
-        let good = [100.0, 101.0, 99.0, 100.5, 100.2, 99.7];
-        let bad = [140.0, 141.0, 139.0, 140.5, 140.2, 139.7];
-        let like_bad = [139.5, 140.8, 140.1, 139.9, 141.2, 140.4];
-        assert_eq!(judge(&good, &like_bad, &bad, 0.05).side, Some(Side::Bad));
-        let like_good = [100.1, 99.9, 100.7, 100.3, 99.5, 101.2];
-        assert_eq!(judge(&good, &like_good, &bad, 0.05).side, Some(Side::Good));
-        // Unlike both, so the test cannot place it; the nearer median (on a log scale:
-        // 116 is 15 % above 100 and 21 % below 140) decides.
-        let between = [115.0, 117.0, 116.0, 116.5, 115.5, 118.0];
-        assert_eq!(judge(&good, &between, &bad, 0.05).side, None);
-        assert_eq!(nearest(&good, &between, &bad), Side::Good);
-        // The U tests say good (unlike bad at p = 0.008, like good at p = 0.42), but the
-        // median (130) is nearer bad's (140) than good's (100): not placed yet.
-        let good = [100.0, 101.0, 99.0, 100.5, 100.2];
-        let bad = [140.0, 141.0, 139.0, 140.5, 140.2];
-        let skewed = [99.0, 101.5, 130.0, 130.5, 131.0];
-        let judged = judge(&good, &skewed, &bad, 0.05);
-        assert!(judged.p_good > 0.05 && judged.p_bad <= 0.05, "{judged:?}");
-        assert_eq!(judged.side, None);
-        // Too few rounds to tell anything.
-        assert_eq!(
-            judge(&good[..2], &like_bad[..2], &bad[..2], 0.05).side,
-            None
-        );
-    }
-
-    #[test]
-    fn only_ends_that_got_worse_beyond_noise_and_threshold_are_bisected() {
-        let fast = [100.0, 101.0, 99.0, 100.5, 100.2];
-        let slow = [106.0, 107.0, 105.5, 106.4, 106.9];
-        let lower = Better::Lower;
-        let ends = compare_ends(&fast, &slow, 0.05, 0.0, lower);
-        assert_eq!(ends.show, EndsShow::Worse);
-        assert!((ends.change - 6.188).abs() < 0.01, "{ends:?}");
-        assert!((ends.p - 0.0079).abs() < 0.001, "{ends:?}");
-        // Faster at the bad end: nothing got worse (the CI A/A run that blamed c10 saw
-        // -5.58 %, p=0.032).
-        assert_eq!(
-            compare_ends(&slow, &fast, 0.05, 0.0, lower).show,
-            EndsShow::Better
-        );
-        // For a rate, higher is better: the same figures read the other way.
-        let higher = Better::Higher;
-        assert_eq!(
-            compare_ends(&slow, &fast, 0.05, 0.0, higher).show,
-            EndsShow::Worse
-        );
-        assert_eq!(
-            compare_ends(&fast, &slow, 0.05, 0.0, higher).show,
-            EndsShow::Better
-        );
-        // Significant, but below --threshold.
-        assert_eq!(
-            compare_ends(&fast, &slow, 0.05, 10.0, lower).show,
-            EndsShow::WithinNoise
-        );
-        // Overlapping: within noise.
-        let overlapping = [99.5, 101.5, 100.1, 100.8, 99.2];
-        assert_eq!(
-            compare_ends(&fast, &overlapping, 0.05, 0.0, lower).show,
-            EndsShow::WithinNoise
-        );
-    }
-
-    #[test]
-    fn the_search_halves_skips_and_names_the_first_bad() {
-        // Commits 0 (good) … 12 (bad); the change came with 7; 4 does not build.
-        let mut search = Search::new(13);
-        let mut tested = Vec::new();
-        while let Some(i) = search.next() {
-            tested.push(i);
-            match i {
-                4 => search.skip(i),
-                i if i >= 7 => search.mark(i, Side::Bad),
-                i => search.mark(i, Side::Good),
-            }
-        }
-        assert_eq!(search.culprit(), (7, vec![]));
-        assert!(tested.len() <= 5, "{tested:?}");
-        // A skipped commit right before the first bad may be the culprit itself.
-        let mut search = Search::new(4);
-        search.skip(1);
-        search.mark(2, Side::Bad);
-        assert_eq!(search.next(), None);
-        assert_eq!(search.culprit(), (2, vec![1]));
-    }
-}
+mod tests;

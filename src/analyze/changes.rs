@@ -11,6 +11,10 @@
 //! times `tests` (the series judged together), is at most alpha; then both sides are split
 //! in turn.
 //!
+//! A span's steady trend (Theil–Sen's slope) is taken out before its splits are scored: a
+//! drift is a trend (`analyze::trend`), not a staircase of steps, while a step on top of a
+//! drift still stands out of what is left.
+//!
 //! The test decides whether a span changed; where is told by least squares on the runs'
 //! medians. The rank sum alone drifts towards a short end: two unchanged runs that happen to
 //! rank high add to its sum, and it would mark the change two runs early.
@@ -77,11 +81,38 @@ fn change(before: &[Vec<f64>], after: &[Vec<f64>]) -> f64 {
     }
 }
 
-/// The split of `runs` whose sides differ most, with its p-value and the adjusted one.
+/// `runs` less the span's steady trend (Theil–Sen's slope of the runs' medians, on a log scale
+/// when every value is positive, as a drift compounds), so that a drift is not taken for
+/// steps: a step on top of a drift still stands out of what is left. Ranks, and so the test,
+/// are the same on either scale.
+fn detrended(runs: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let positive = runs.iter().flatten().all(|&v| v > 0.0);
+    let scaled: Vec<Vec<f64>> = match positive {
+        true => runs
+            .iter()
+            .map(|r| r.iter().map(|v| v.ln()).collect())
+            .collect(),
+        false => runs.to_vec(),
+    };
+    let centres: Vec<f64> = scaled.iter().map(|r| median(r.clone())).collect();
+    let slope = super::trend::theil_sen(&centres)
+        .filter(|s| s.is_finite())
+        .unwrap_or(0.0);
+    scaled
+        .into_iter()
+        .enumerate()
+        .map(|(i, run)| run.into_iter().map(|v| v - slope * i as f64).collect())
+        .collect()
+}
+
+/// The split of `runs` whose sides differ most once the span's trend is taken out, with its
+/// p-value and the adjusted one.
 fn best_split(runs: &[Vec<f64>], tests: usize, min_runs: usize) -> Option<ChangePoint> {
     if runs.len() < 2 * min_runs {
         return None;
     }
+    let level = detrended(runs);
+    let runs = &level[..];
     let ranks = mid_ranks(runs);
     let n: usize = runs.iter().map(Vec::len).sum();
     let total = n as f64;
@@ -298,6 +329,27 @@ mod tests {
         for ((at, bench, percent), (c, b, size)) in found.iter().zip(&injected) {
             assert_eq!((*at, *bench), (*c, *b));
             assert!((percent - size).abs() < 1.5, "{percent} for {size}");
+        }
+    }
+
+    #[test]
+    fn a_drift_is_no_step_and_a_step_on_a_drift_is_found_at_its_run() {
+        // 1.5 % a run over 40 runs, 3 % noise, one figure a run: no step anywhere.
+        let drift = |run: usize| 1.015f64.powi(run as i32);
+        for seed in 0..20 {
+            let runs = history(seed, 40, 1, drift);
+            assert_eq!(change_points(&runs, 0.05, 1, 2), [], "seed {seed}");
+        }
+        // The same drift with a 20 % step at run 25: found there.
+        for seed in 0..20 {
+            let runs = history(seed, 40, 1, |run| {
+                drift(run) * if run >= 25 { 1.2 } else { 1.0 }
+            });
+            let at: Vec<usize> = change_points(&runs, 0.05, 1, 2)
+                .iter()
+                .map(|p| p.at)
+                .collect();
+            assert_eq!(at, [25], "seed {seed}");
         }
     }
 

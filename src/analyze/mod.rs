@@ -19,7 +19,9 @@ pub mod ratio;
 pub mod regressions;
 mod sampling;
 pub mod sequential;
+pub mod signed_rank;
 pub mod stats;
+pub mod trend;
 pub mod utest;
 pub mod view;
 

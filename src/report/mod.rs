@@ -115,6 +115,9 @@ fn change_text(change: &Change) -> String {
         (ChangeVerdict::Significant, None) => format!("{percent} (bounds apart)"),
         (ChangeVerdict::Noise, None) => format!("~ ({percent}, bounds overlap)"),
         (ChangeVerdict::Exact, _) => format!("{percent} ({n})"),
+        (ChangeVerdict::Untested, _) if change.n.min(change.n_base) == 1 => {
+            format!("{percent} (not tested: 1 value)")
+        }
         (ChangeVerdict::Untested, _) => format!("{percent} (untested)"),
         (ChangeVerdict::Summary, _) => percent,
     }

@@ -161,7 +161,7 @@ fn shell(command: &str) -> Command {
     shell
 }
 
-/// A checkout's scratch directory: the prefix, then the owner's pid and a random part.
+/// A checkout's scratch directory: the prefix, then its owner (`PID.START`) and a random part.
 const SCRATCH_PREFIX: &str = "latkit-bisect-";
 
 /// Removes the scratch directories of bisects whose latkit is gone (killed outright, so its
@@ -183,7 +183,7 @@ fn remove_stale_scratch() {
         let ours = entry.metadata().is_ok_and(|m| {
             std::os::unix::fs::MetadataExt::uid(&m) == nix::unistd::geteuid().as_raw()
         });
-        if ours && owner.parse::<u32>().is_ok() && !super::worktree::is_running_latkit(owner) {
+        if ours && !super::worktree::owner_alive(owner) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -199,7 +199,7 @@ fn prepare(
 ) -> Result<Prepared, String> {
     remove_stale_scratch();
     let scratch = tempfile::Builder::new()
-        .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
+        .prefix(&format!("{SCRATCH_PREFIX}{}-", super::worktree::owner()))
         .tempdir()
         .map_err(|e| e.to_string())?;
     let log = scratch.path().join("build.out");

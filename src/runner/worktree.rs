@@ -141,7 +141,7 @@ impl Worktree {
                 "--detach",
                 "--lock",
                 "--reason",
-                &format!("{OWNER}{}", std::process::id()),
+                &format!("{OWNER}{}", owner()),
                 &root_text,
                 &commit,
             ],
@@ -203,9 +203,36 @@ impl Tree for Worktree {
 /// The lock reason of a latkit checkout, followed by the owner's pid.
 const OWNER: &str = "latkit pid ";
 
-/// Whether `pid` is a running latkit (not a process that reused a dead one's pid).
-pub(super) fn is_running_latkit(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == "latkit")
+/// This process as an owner of checkouts and scratch directories: `PID.START`, its pid and
+/// its start time in clock ticks since boot, so that a pid reused after latkit died is not
+/// taken for it, whatever either program is called.
+pub(super) fn owner() -> String {
+    let pid = std::process::id();
+    match start_time(&pid.to_string()) {
+        Some(start) => format!("{pid}.{start}"),
+        None => pid.to_string(),
+    }
+}
+
+/// Whether the owner `token` ([`owner`]'s) still runs. A bare pid (older latkits, or no
+/// /proc) is alive while a process of that pid named latkit runs.
+pub(super) fn owner_alive(token: &str) -> bool {
+    match token.split_once('.') {
+        Some((pid, start)) => start_time(pid).is_some_and(|now| now.to_string() == start),
+        None => std::fs::read_to_string(format!("/proc/{token}/comm"))
+            .is_ok_and(|comm| comm.trim_start().starts_with("latkit")),
+    }
+}
+
+/// When process `pid` started (clock ticks since boot: `/proc/PID/stat`'s 22nd field).
+fn start_time(pid: &str) -> Option<u64> {
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) is in parentheses and may hold spaces; fields 3 on follow the last.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Removes checkouts whose owner is gone, with their scratch directories, and forgets those
@@ -229,7 +256,7 @@ fn prune_stale(top: &Path) {
         ) else {
             continue;
         };
-        if !is_running_latkit(owner) {
+        if !owner_alive(owner) {
             remove(top, Path::new(root));
         }
     }
@@ -320,4 +347,22 @@ pub fn commits_between(dir: &Path, good: &str, bad: &str) -> Result<Vec<Commit>>
             })
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_is_known_by_its_pid_and_start_whatever_the_program_is_called() {
+        let me = owner();
+        assert!(owner_alive(&me), "{me}");
+        // The same pid started at another time is another process (a reused pid).
+        let (pid, start) = me.split_once('.').unwrap();
+        let other_start = start.parse::<u64>().unwrap() + 1;
+        assert!(!owner_alive(&format!("{pid}.{other_start}")));
+        assert!(!owner_alive("4194304999.1"));
+        assert!(!owner_alive("../1.2"));
+        assert!(!owner_alive(""));
+    }
 }

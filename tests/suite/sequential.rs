@@ -148,22 +148,29 @@ fn a_real_change_is_decided_in_fewer_rounds_than_the_fixed_design_of_equal_power
 }
 
 /// How often `latkit bisect` places a commit that is as good as the good end with the bad
-/// one, when it judges after every round from 5 to 15 at `level(rounds)` (two-sided).
+/// one, when it judges after every round from 8 to 20 at `level(rounds)` (one-sided).
 fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
-    use latkit::analyze::bisect::{Side, judge};
+    use latkit::analyze::bisect::{Round, Scale, Side, judge};
+    use latkit::model::Better;
     const COMMITS: usize = 2000;
+    let scale = Scale {
+        better: Better::Lower,
+        threshold: 0.0,
+    };
     let mut rng = Rng(seed);
     let mut wrong = 0;
     for _ in 0..COMMITS {
-        let (mut good, mut mid, mut bad) = (Vec::new(), Vec::new(), Vec::new());
-        for rounds in 1..=15 {
-            good.push((0.05 * rng.normal()).exp());
-            mid.push((0.05 * rng.normal()).exp());
-            bad.push(1.03 * (0.05 * rng.normal()).exp());
-            let Some(alpha) = level(rounds).filter(|_| rounds >= 5) else {
+        let mut rounds = Vec::new();
+        for n in 1..=20 {
+            rounds.push(Round {
+                good: (0.05 * rng.normal()).exp(),
+                mid: (0.05 * rng.normal()).exp(),
+                bad: 1.03 * (0.05 * rng.normal()).exp(),
+            });
+            let Some(alpha) = level(n).filter(|_| n >= 8) else {
                 continue;
             };
-            if let Some(side) = judge(&good, &mid, &bad, alpha).side {
+            if let Some(side) = judge(&rounds, alpha, scale).side {
                 wrong += usize::from(side == Side::Bad);
                 break;
             }
@@ -179,18 +186,18 @@ fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
 )]
 fn bisect_spends_alpha_over_its_looks() {
     let _cores = crate::common::busy();
-    // Judging at alpha after every round from 5 to 15 misplaces more than alpha; spending it
-    // as --runs auto does holds the rate within it.
-    let flat = misplaced(17, |_| Some(0.05));
+    // Judging at alpha / 2 (each one-sided test's share) after every round from 8 to 20
+    // misplaces more than that; spending it as --runs auto does holds the rate within it.
+    let flat = misplaced(17, |_| Some(0.025));
     let spending = Sequential::new(Design {
         alpha: 0.025,
-        min_rounds: 5,
-        max_rounds: 15,
+        min_rounds: 8,
+        max_rounds: 20,
     });
-    let spent = misplaced(17, |rounds| spending.level_at(rounds).map(|l| 2.0 * l));
+    let spent = misplaced(17, |rounds| spending.level_at(rounds));
     eprintln!("bisect placement, A-like commit misplaced: flat {flat:.4}, spent {spent:.4}");
     assert!(
-        spent <= binomial_bound(0.05, 2000),
+        spent <= binomial_bound(0.025, 2000),
         "spent: {spent}, flat: {flat}"
     );
     assert!(flat > spent, "spent: {spent}, flat: {flat}");

@@ -30,7 +30,6 @@ use crate::model::{
 };
 pub use crate::spec::targets::RegressionRule;
 use hdrhistogram::Histogram;
-pub(crate) use regression::relative_noise;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match

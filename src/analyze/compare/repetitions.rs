@@ -300,6 +300,18 @@ impl Decide {
                 verdict: ChangeVerdict::Exact,
                 diagnostics: Vec::new(),
             },
+            // One value on a side is no sample: nothing can be tested of it, and a p-value
+            // (the U test's least is 2 / (n + 1)) would read as a verdict.
+            Assume::Nothing if a.len() < 2 || b.len() < 2 => Change {
+                better: self.better,
+                percent: percent_change(fa.centre, fb.centre),
+                p: None,
+                interval: None,
+                n_base: a.len() as u64,
+                n: b.len() as u64,
+                verdict: ChangeVerdict::Untested,
+                diagnostics: Vec::new(),
+            },
             Assume::Nothing => {
                 let test = mann_whitney(a, b);
                 let all_equal = a.iter().chain(b).all(|v| *v == a[0]);

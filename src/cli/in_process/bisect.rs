@@ -9,11 +9,16 @@ use serde_json::Value;
 /// `sh work.sh @cNN` takes 10 ms, 30 % more from `c07` on, within ±2 % that differs run to
 /// run; `make @c09` fails (the commit does not build). The other scripts are as `work.sh`
 /// but: `broken.sh` fails at `c06`, `slight.sh` is only 1 % slower, `faster.sh` 30 % faster,
-/// and `halfway.sh` takes 11.5 ms at `c06`. A search tests `c06` first.
+/// `halfway.sh` takes 11.5 ms at `c06` (a first change of 15 %), and `unsure.sh` 11.4 ms at
+/// `c06` within a factor of 4.5 either way (nothing can place it in 20 rounds). A search
+/// tests `c06` first.
 fn repository(command: &str, nth: usize) -> Played {
     let (line, commit) = command.rsplit_once(" @c").expect("a command of a commit");
     let commit: usize = commit.parse().unwrap();
-    let jitter = ((nth * 7919 + commit * 104_729) % 1000) as f64 / 1000.0 - 0.5;
+    // Each run's own luck, in [-0.5, 0.5): drawn from the run, so that no commit is
+    // systematically luckier than another.
+    let mut draw = crate::analyze::changes::generated::uniform((nth * 1000 + commit) as u64);
+    let jitter = draw() - 0.5;
     let noisy = |seconds: f64| (seconds * (1.0 + 0.04 * jitter), 0);
     let slower = |by: f64| {
         noisy(if commit >= 7 {
@@ -32,6 +37,8 @@ fn repository(command: &str, nth: usize) -> Played {
         "sh faster.sh" => slower(-0.30),
         "sh halfway.sh" if commit == 6 => noisy(0.0115),
         "sh halfway.sh" => slower(0.30),
+        "sh unsure.sh" if commit == 6 => (0.0114 * (3.0 * jitter).exp(), 0),
+        "sh unsure.sh" => slower(0.30),
         "false" => (0.001, 1),
         other => panic!("the repository has no `{other}`"),
     }
@@ -117,18 +124,21 @@ fn the_search_names_the_first_slower_commit_and_skips_one_that_does_not_build() 
         builds.contains(&"make @c09".to_string()),
         "c09 was tried: {builds:?}"
     );
+    // The ends first, 8 rounds of one run each, in an order drawn for each round.
     let spawned = world.spawned();
-    let rounds = spawned.iter().filter(|s| !s.starts_with("make"));
-    let first: Vec<&str> = rounds.take(4).map(String::as_str).collect();
-    assert_eq!(
-        first,
-        [
-            "sh work.sh @c00",
-            "sh work.sh @c12",
-            "sh work.sh @c00",
-            "sh work.sh @c12"
-        ]
-    );
+    let runs: Vec<&str> = spawned
+        .iter()
+        .filter(|s| !s.starts_with("make"))
+        .map(String::as_str)
+        .collect();
+    let mut orders = std::collections::HashSet::new();
+    for round in runs[..16].chunks(2) {
+        let mut sorted = round.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["sh work.sh @c00", "sh work.sh @c12"], "{runs:?}");
+        orders.insert(round[0]);
+    }
+    assert_eq!(orders.len(), 2, "both orders drawn: {runs:?}");
     assert_said(&report, "c09 skipped, as `git bisect skip`: does not build");
 }
 
@@ -202,35 +212,98 @@ fn a_commit_that_fails_to_run_is_skipped_and_an_end_that_fails_ends_it() {
     let Err(Error::Peer(why)) = latkit(&world, &args) else {
         panic!("the end's failure is the harness's")
     };
+    // The end measured first in the round drawn (here bad) is the one that failed.
     assert!(
-        why.starts_with("the good end failed to run: false @c00 failed"),
+        why.starts_with("the bad end failed to run: false @c12 failed"),
         "{why}"
     );
 }
 
 #[test]
-fn a_commit_the_rounds_cannot_place_goes_with_the_nearer_median_and_says_so() {
+fn a_commit_worse_than_good_and_better_than_bad_is_the_first_change_with_its_own_size() {
     let world = history();
-    let (ended, report) = bisect(&world, &["--max-rounds", "8"], "halfway.sh");
+    let (ended, report) = bisect(&world, &[], "halfway.sh");
     ended.unwrap();
-    let within = "1 of 4 tested commits could not be told from both ends within --max-rounds 8";
-    assert_said(&report, within);
     let c06 = verdicts(&report)
         .into_iter()
         .find(|(subject, _)| subject == "change 6");
-    assert_eq!(c06, Some(("change 6".into(), "bad (nearer median)".into())));
+    assert_eq!(c06, Some(("change 6".into(), "bad (first change)".into())));
+    let first = notes(&report)
+        .into_iter()
+        .find(|n| n.starts_with("first bad commit"));
+    let first = first.expect("a commit is named");
+    assert!(
+        first.starts_with("first bad commit: c06 change 6"),
+        "{first}"
+    );
+    // Its own size, from its own rounds: +15 %, not the ends' +30 %.
+    assert!(first.contains(": wall +15."), "{first}");
+    assert!(first.contains("(bad +30."), "{first}");
+    assert!(first.contains("this is the first"), "{first}");
+}
+
+#[test]
+fn a_commit_the_rounds_cannot_place_stops_the_search_undecided_with_the_range_that_holds_it() {
+    let world = history();
+    let (ended, report) = bisect(&world, &[], "unsure.sh");
+    let Err(Error::Undecided(why)) = ended else {
+        panic!("{ended:?}")
+    };
+    assert!(
+        why.starts_with("undecided: c06 (change 6) could not be placed within --max-rounds 20"),
+        "{why}"
+    );
+    // Nothing was decided but the ends: the culprit is somewhere after c00, up to c12.
+    assert!(
+        why.contains("the first bad commit is one of the 12 commits c00..c12"),
+        "{why}"
+    );
+    assert!(
+        why.contains("rounds would place it (--max-rounds "),
+        "{why}"
+    );
+    assert!(
+        !notes(&report)
+            .iter()
+            .any(|n| n.starts_with("first bad commit"))
+    );
+    let c06 = verdicts(&report)
+        .into_iter()
+        .find(|(subject, _)| subject == "change 6");
+    assert_eq!(c06, Some(("change 6".into(), "undecided".into())));
+
+    // --guess goes on with the end it moved less from, says so, and stays undecided (exit 3).
+    let world = history();
+    let (ended, report) = bisect(&world, &["--guess"], "unsure.sh");
+    assert!(matches!(ended, Err(Error::Undecided(_))), "{ended:?}");
+    let c06 = verdicts(&report)
+        .into_iter()
+        .find(|(subject, _)| subject == "change 6");
+    assert!(
+        c06.as_ref().is_some_and(|(_, v)| v.ends_with("(guess)")),
+        "{c06:?}"
+    );
+    assert_said(&report, "first bad commit (a guess: --guess): c0");
+    assert_said(
+        &report,
+        "1 of 4 tested commits could not be placed within --max-rounds 20",
+    );
 }
 
 #[test]
 fn ctrl_c_during_the_search_keeps_what_was_tested_and_where_the_culprit_can_be() {
-    // Ctrl-C comes during the 40th run: after the ends and c06, while c09 is measured.
-    let world = history().interrupt_at(40);
+    // Ctrl-C comes during the 48th run: after the ends (16 runs) and c06 (24), while c09 is
+    // measured.
+    let world = history().interrupt_at(48);
     let (ended, report) = bisect(&world, &[], "work.sh");
     assert!(matches!(ended, Err(Error::Interrupted)), "{ended:?}");
     // c06 was placed with good; Ctrl-C came while c09 was measured, which is left out.
     assert_eq!(
         notes(&report),
-        ["stopped early: the first bad commit is c12 or one of the 5 untested commits before it"]
+        [
+            "stopped early: the first bad commit is one of the 6 commits c06..c12 (after c06, up \
+             to and including c12)"
+        ]
     );
     let verdicts = verdicts(&report);
     let placed: Vec<(&str, &str)> = verdicts
@@ -245,4 +318,20 @@ fn ctrl_c_during_the_search_keeps_what_was_tested_and_where_the_culprit_can_be()
             ("change 12", "bad")
         ]
     );
+}
+
+#[test]
+fn a_verdict_taken_beside_other_work_says_so_and_points_at_counts() {
+    let world = history().others_busy(1.2);
+    let (ended, report) = bisect(&world, &[], "work.sh");
+    ended.unwrap();
+    let first = notes(&report)
+        .into_iter()
+        .find(|n| n.starts_with("first bad commit"));
+    let first = first.expect("a commit is named");
+    assert!(
+        first.contains("measured on a busy machine (other processes kept 1.20 of "),
+        "{first}"
+    );
+    assert!(first.contains("`--measure instructions`"), "{first}");
 }

@@ -6,14 +6,15 @@
 use super::{Output, output_sinks};
 use crate::analyze::Report;
 use crate::analyze::bisect::{
-    Ends, EndsShow, Judged, Search, Side, compare_ends, figure, figures_per_repetition, judge,
-    median, nearest, rounds_needed,
+    Ends, EndsShow, Judged, Round, Scale, Search, Side, compare_ends, figure,
+    figures_per_repetition, judge, log_spread, nearest, order, rounds_needed, rounds_to_place,
 };
-use crate::analyze::compare::relative_noise;
 use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
 use crate::commands::Env;
+use crate::env::CpuReading;
 use crate::error::{Error, Result};
+use crate::model::summary::median;
 use crate::model::{Better, Note, Unit};
 use crate::runner::harness::{Checkout, Checkouts, Harness, Repository};
 use crate::runner::worktree::Commit;
@@ -29,13 +30,16 @@ pub struct BisectOptions {
     /// Benchmarks followed (a regular expression); their figures' geometric mean is searched.
     pub bench: String,
     pub metric: Option<String>,
-    /// The least change (percent) between the ends worth bisecting.
+    /// The least change (percent) worth bisecting, and that places a commit.
     pub threshold: Option<f64>,
     pub build: Option<String>,
     /// Rounds before the first judgement.
     pub rounds: u32,
-    /// Rounds after which an undecided commit goes with the nearer end.
+    /// Rounds after which a commit the tests cannot place is undecided.
     pub max_rounds: u32,
+    /// `--guess`: an undecided commit goes with the end it moved less from, and the search
+    /// goes on (labelled a guess; the exit code stays 3).
+    pub guess: bool,
     pub alpha: f64,
     pub harness: Harness,
     /// Where each measured commit's runs are filed (`--store`).
@@ -45,16 +49,36 @@ pub struct BisectOptions {
     pub output: Output,
 }
 
+/// How a commit's side was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Basis {
+    /// The signed-rank test placed it (the ends: the user's word).
+    Test,
+    /// `--guess`: the end it moved less from, the tests undecided.
+    Guess,
+}
+
 /// What one tested commit showed.
 struct Tested {
     commit: usize,
     median: Option<f64>,
     judged: Option<Judged>,
-    /// Good or bad, and whether the U test decided it (else the nearer median did).
-    side: Option<(Side, bool)>,
+    /// The level its last look tested at.
+    level: f64,
+    /// Good or bad, and how that was found; `None` for an undecided or skipped commit.
+    side: Option<(Side, Basis)>,
     rounds: usize,
+    /// About how many rounds would place an undecided commit.
+    needed: Option<u64>,
     /// Why it was skipped: in short (`does not build`), and what the harness said.
     skipped: Option<(&'static str, String)>,
+}
+
+impl Tested {
+    /// Measured, and neither test placed it (nor a guess).
+    fn undecided(&self) -> bool {
+        self.judged.is_some() && self.side.is_none()
+    }
 }
 
 /// One run of a checkout: the figure searched, the metric's unit, and the runs themselves
@@ -83,14 +107,18 @@ struct Bisection<'a> {
     bad: Box<dyn Checkout>,
     unit: Option<(Unit, String)>,
     talk: bool,
-    /// The console it talks on and the interrupt that stops it.
+    /// The console it talks on, the clock, and the interrupt that stops it.
     env: &'a Env,
+    /// The machine's CPU time when the measuring began: whether other work shared it.
+    started: Option<CpuReading>,
     /// `--store`: the history store and the tag, and the runs of good, the tested commit and
     /// bad measured since they were last filed.
     store: Option<(crate::store::Store, Option<String>)>,
     runs: [Vec<crate::model::Run>; 3],
     /// Both ends' stored rounds (`--good @…`, `--bad @…`), which replace the opening ones.
     stored_ends: Option<StoredEnds>,
+    /// The ends' comparison, once made.
+    ends: Option<Ends>,
 }
 
 pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
@@ -140,9 +168,11 @@ pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
         unit: None,
         talk: !args.output.quiet,
         env,
+        started: env.clock.cpu(),
         store,
         runs: Default::default(),
         stored_ends,
+        ends: None,
     };
     let (tested, notes, outcome) = bisection.search();
     // Nothing measured (an end that does not run): the error says it all.
@@ -212,11 +242,44 @@ fn stored_ends(
     Ok((good_commit, bad_commit, Some(ends)))
 }
 
+/// A seed for the order of a commit's rounds: its hash's bytes, mixed.
+fn seed_of(commit: &Commit) -> u64 {
+    commit.hash.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl Bisection<'_> {
     fn say(&self, what: &str) {
         if self.talk {
             self.env.console.say(&format!("latkit bisect: {what}"));
         }
+    }
+
+    /// The figure's direction and the threshold.
+    fn scale(&self) -> Scale {
+        Scale {
+            better: self
+                .unit
+                .as_ref()
+                .map_or(Better::Lower, |(u, _)| u.better()),
+            threshold: self.args.threshold.unwrap_or(0.0),
+        }
+    }
+
+    /// What other processes did to the machine since the measuring began, when they kept it
+    /// busy: said with every verdict, since wall-clock rounds taken beside them are what a
+    /// verdict rests on.
+    fn busy(&self) -> Option<String> {
+        let check = self.started?.others_busy(&self.env.clock.cpu()?)?;
+        (check.status == crate::model::CheckStatus::Warn).then(|| {
+            format!(
+                "measured on a busy machine ({}): wall-clock rounds shared it, so a verdict \
+                 takes more rounds and may stay undecided; counted instructions \
+                 (`--measure instructions`) do not mind other work",
+                check.found.trim_end_matches(" during the run")
+            )
+        })
     }
 
     /// One figure of a checkout, with the metric's unit as the harness reported it.
@@ -246,16 +309,19 @@ impl Bisection<'_> {
             })
     }
 
-    /// Rounds of good, `mid` (when given), bad; from round `--rounds` on, `decided` says
-    /// whether the samples so far settle it; at most `--max-rounds`.
+    /// Rounds of good, `mid` (when given; else its figure is NaN) and bad, each round in the
+    /// order drawn from `seed`; from round `--rounds` on, `decided` says whether the rounds so
+    /// far settle it; at most `--max-rounds`.
     fn rounds(
         &mut self,
         mid: Option<&dyn Checkout>,
-        decided: impl Fn(&[f64], &[f64], &[f64]) -> bool,
-    ) -> std::result::Result<[Vec<f64>; 3], Stop> {
-        let mut samples: [Vec<f64>; 3] = Default::default();
-        for round in 1..=self.args.max_rounds as usize {
-            for (i, samples_of) in samples.iter_mut().enumerate() {
+        seed: u64,
+        decided: impl Fn(&[Round]) -> bool,
+    ) -> std::result::Result<Vec<Round>, Stop> {
+        let mut rounds = Vec::new();
+        for round in 0..self.args.max_rounds as usize {
+            let mut figures = [f64::NAN; 3];
+            for i in order(seed, round) {
                 if self.env.interrupt.requested() {
                     return Err(Stop::Fatal(Error::Interrupted));
                 }
@@ -269,7 +335,7 @@ impl Bisection<'_> {
                 };
                 match self.sample(checkout) {
                     Ok(sample) => {
-                        samples_of.push(sample.value);
+                        figures[i] = sample.value;
                         if self.unit.is_none() {
                             self.unit = sample.unit;
                         }
@@ -291,12 +357,13 @@ impl Bisection<'_> {
                     }
                 }
             }
-            let [good, mid, bad] = &samples;
-            if round >= self.args.rounds as usize && decided(good, mid, bad) {
+            let [good, mid, bad] = figures;
+            rounds.push(Round { good, mid, bad });
+            if rounds.len() >= self.args.rounds as usize && decided(&rounds) {
                 break;
             }
         }
-        Ok(samples)
+        Ok(rounds)
     }
 
     /// `--store`: files the runs measured since the last call, each side's pooled into one
@@ -336,15 +403,14 @@ impl Bisection<'_> {
     /// second look does not raise the false-alarm rate above alpha (testing after every round
     /// until they differ would); stored ends are tested once, at alpha.
     fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
-        let threshold = self.args.threshold.unwrap_or(0.0);
-        let (good, bad, alpha) = match self.stored_ends.clone() {
+        let (good, bad, alpha, paired) = match self.stored_ends.clone() {
             Some(StoredEnds {
                 samples: [good, bad],
                 unit,
             }) => {
                 self.say("the ends' stored rounds show whether they differ");
                 self.unit = self.unit.take().or(unit);
-                (good, bad, self.args.alpha)
+                (good, bad, self.args.alpha, false)
             }
             None => {
                 self.say(&format!(
@@ -359,32 +425,37 @@ impl Bisection<'_> {
                     1.0
                 };
                 let (alpha, first) = (self.args.alpha / looks, self.args.rounds as usize);
-                let settled = |g: &[f64], b: &[f64]| {
-                    compare_ends(g, b, alpha, threshold, Better::Lower).show
-                        != EndsShow::WithinNoise
-                };
-                let [good, _, bad] =
-                    self.rounds(None, |g, _, b| g.len() == first && settled(g, b))?;
+                let seed =
+                    seed_of(&self.commits[0]) ^ seed_of(&self.commits[self.commits.len() - 1]);
+                let scale = self.scale();
+                let rounds = self.rounds(None, seed, |rounds| {
+                    let (g, b): (Vec<f64>, Vec<f64>) =
+                        rounds.iter().map(|r| (r.good, r.bad)).unzip();
+                    rounds.len() == first
+                        && compare_ends(&g, &b, true, alpha, scale).show != EndsShow::WithinNoise
+                })?;
                 self.file(None).map_err(Stop::Fatal)?;
-                (good, bad, alpha)
+                let (good, bad) = rounds.iter().map(|r| (r.good, r.bad)).unzip();
+                (good, bad, alpha, true)
             }
         };
-        let better = self
-            .unit
-            .as_ref()
-            .map_or(Better::Lower, |(u, _)| u.better());
-        let ends = compare_ends(&good, &bad, alpha, threshold, better);
+        let ends = compare_ends(&good, &bad, paired, alpha, self.scale());
+        self.ends = Some(ends);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
-            median: Some(median(samples)),
+            median: Some(median(&mut samples.to_vec())),
             judged: Some(Judged {
                 side: Some(side),
                 p_good: if side == Side::Good { 1.0 } else { ends.p },
-                p_bad: if side == Side::Bad { 1.0 } else { ends.p },
+                p_bad: if side == Side::Good { ends.p } else { 1.0 },
+                change: if side == Side::Good { 0.0 } else { ends.change },
+                bad_change: ends.change,
             }),
+            level: alpha,
             // The ends are good and bad by the user's word; whether they differ is a note.
-            side: Some((side, true)),
+            side: Some((side, Basis::Test)),
             rounds: samples.len(),
+            needed: None,
             skipped: None,
         };
         let why_not = self.why_not_bisect(&ends, &good, &bad, alpha);
@@ -404,17 +475,19 @@ impl Bisection<'_> {
             "{} {:+.2}% (p={:.3}, {rounds} rounds a side; alpha {alpha})",
             self.metric, ends.change, ends.p
         );
+        let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
         match ends.show {
             EndsShow::Worse => None,
             EndsShow::Better => Some(format!(
                 "the bad end is better than the good one: {evidence}; nothing got worse \
-                 between them, so no commit is blamed"
+                 between them, so no commit is blamed{busy}"
             )),
             EndsShow::WithinNoise => {
                 let threshold = self.args.threshold.unwrap_or(0.0);
-                let advice = relative_noise(good, bad, median(good))
+                let pairs = bad.iter().zip(good).map(|(&b, &g)| (b, g));
+                let advice = log_spread(pairs)
                     .filter(|_| ends.for_the_worse && ends.change.abs() >= threshold)
-                    .and_then(|noise| rounds_needed(noise, ends.change, alpha))
+                    .and_then(|spread| rounds_needed(spread, ends.change, alpha / 2.0, ends.paired))
                     .filter(|&n| n > rounds as u64)
                     .map(|n| {
                         let more = match n > u64::from(self.args.max_rounds) {
@@ -426,7 +499,7 @@ impl Bisection<'_> {
                     .unwrap_or_default();
                 Some(format!(
                     "good and bad do not differ beyond noise{}: {evidence}: no commit is \
-                     blamed{advice}",
+                     blamed{advice}{busy}",
                     self.args
                         .threshold
                         .map(|t| format!(" and {t}%"))
@@ -439,7 +512,7 @@ impl Bisection<'_> {
     /// How a tested commit's looks spend alpha: after every round from `--rounds` (or
     /// `--min-runs`) to `--max-rounds`, as `--runs auto` spends it (Pocock type), so that
     /// looking after every round does not raise the chance of misplacing a commit above
-    /// alpha. With `--runs N` there is one look, at alpha.
+    /// alpha / 2 (the share of each one-sided test). With `--runs N` there is one look.
     fn placement_spending(&self) -> Sequential {
         Sequential::new(Design {
             alpha: self.args.alpha / 2.0,
@@ -455,8 +528,10 @@ impl Bisection<'_> {
             commit: index,
             median: None,
             judged: None,
+            level: 0.0,
             side: None,
             rounds: 0,
+            needed: None,
             skipped: Some((short, why)),
         };
         let checkout = match self.checkouts.prepare(&commit).map_err(Stop::Fatal)? {
@@ -464,30 +539,43 @@ impl Bisection<'_> {
             Err(why) => return Ok(skipped("does not build", why)),
         };
         let spending = self.placement_spending();
-        // Two-sided U tests at each look: twice the one-sided level spent there.
-        let level = |rounds: usize| spending.level_at(rounds).map(|l| 2.0 * l);
-        let samples = match self.rounds(Some(&*checkout), |g, m, b| {
-            level(m.len()).is_some_and(|alpha| judge(g, m, b, alpha).side.is_some())
+        let scale = self.scale();
+        let rounds = match self.rounds(Some(&*checkout), seed_of(&commit), |rounds| {
+            spending
+                .level_at(rounds.len())
+                .is_some_and(|level| judge(rounds, level, scale).side.is_some())
         }) {
-            Ok(samples) => samples,
+            Ok(rounds) => rounds,
             Err(Stop::Commit(why)) => return Ok(skipped("does not run", why)),
             Err(stop) => return Err(stop),
         };
         self.file(Some(index)).map_err(Stop::Fatal)?;
-        let [good, mid, bad] = &samples;
         let last = self.args.max_rounds as usize;
-        let alpha = level(mid.len()).or(level(last)).unwrap_or(self.args.alpha);
-        let judged = judge(good, mid, bad, alpha);
-        let side = match judged.side {
-            Some(side) => (side, true),
-            None => (nearest(good, mid, bad), false),
+        let level = spending
+            .level_at(rounds.len())
+            .or(spending.level_at(last))
+            .unwrap_or(self.args.alpha / 2.0);
+        let scale = self.scale();
+        let judged = judge(&rounds, level, scale);
+        let side = match (judged.side, self.args.guess) {
+            (Some(side), _) => Some((side, Basis::Test)),
+            (None, true) => Some((nearest(&rounds, scale), Basis::Guess)),
+            (None, false) => None,
         };
+        let needed = judged
+            .side
+            .is_none()
+            .then(|| rounds_to_place(&rounds, scale, self.args.alpha / 2.0))
+            .flatten();
+        let mut own: Vec<f64> = rounds.iter().map(|r| r.mid).collect();
         Ok(Tested {
             commit: index,
-            median: Some(median(mid)),
+            median: Some(median(&mut own)),
             judged: Some(judged),
-            side: Some(side),
-            rounds: mid.len(),
+            level,
+            side,
+            rounds: rounds.len(),
+            needed,
             skipped: None,
         })
     }

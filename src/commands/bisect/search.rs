@@ -1,5 +1,6 @@
 //! The search once the ends are built: verify that they differ, halve the range commit by
-//! commit (skipping what does not build or run), and say what was found, as a table and notes.
+//! commit (skipping what does not build or run), stop at a commit the tests cannot place, and
+//! say what was found, as a table and notes.
 
 use super::*;
 
@@ -29,45 +30,141 @@ impl Bisection<'_> {
                 search.remaining(),
                 search.steps_left()
             ));
-            match self.test(i) {
-                Ok(t) => {
-                    match (&t.skipped, t.side) {
-                        (Some((short, why)), _) => {
-                            let commit = self.commits[i].short();
-                            self.say(&format!("skipping {commit}: {short}"));
-                            notes.push(Note::warning(format!(
-                                "{commit} skipped, as `git bisect skip`: {short}: {why}"
-                            )));
-                            search.skip(i);
-                        }
-                        (None, Some((side, _))) => search.mark(i, side),
-                        (None, None) => search.skip(i),
-                    }
-                    tested.push(t);
-                }
+            let t = match self.test(i) {
+                Ok(t) => t,
                 Err(Stop::Fatal(e)) => {
-                    let (bad, _) = search.culprit();
                     notes.push(Note::warning(format!(
-                        "stopped early: the first bad commit is {} or one of the {} untested \
-                         commits before it",
-                        self.commits[bad].short(),
-                        search.remaining()
+                        "stopped early: {}",
+                        self.range_claim(&search, &tested)
                     )));
                     return (tested, notes, Err(e));
                 }
                 Err(Stop::Commit(why)) => return (tested, notes, Err(Error::Peer(why))),
+            };
+            match (&t.skipped, t.side) {
+                (Some((short, why)), _) => {
+                    let commit = self.commits[i].short();
+                    self.say(&format!("skipping {commit}: {short}"));
+                    notes.push(Note::warning(format!(
+                        "{commit} skipped, as `git bisect skip`: {short}: {why}"
+                    )));
+                    search.skip(i);
+                }
+                (None, Some((side, _))) => search.mark(i, side),
+                (None, None) => {
+                    let why = self.undecided(&t, &search, &tested);
+                    tested.push(t);
+                    notes.push(Note::warning(why.clone()));
+                    return (tested, notes, Err(Error::Undecided(why)));
+                }
             }
+            tested.push(t);
         }
         notes.extend(self.conclusion(&search, &tested));
-        (tested, notes, Ok(()))
+        let guessed = tested.iter().filter(|t| guessed(t)).count();
+        let outcome = match guessed {
+            0 => Ok(()),
+            n => Err(Error::Undecided(format!(
+                "{n} step(s) of the search were guesses (--guess): the named commit is not \
+                 decided"
+            ))),
+        };
+        (tested, notes, outcome)
     }
 
-    /// The first bad commit, what might be it instead, and how sure the steps were.
+    /// What the steps decided so far say: the commits that must hold the first bad one.
+    fn range_claim(&self, search: &Search, tested: &[Tested]) -> String {
+        let range = search.range();
+        let (first, last) = (*range.start(), *range.end());
+        let short = |i: usize| self.commits[i].short();
+        let claim = match first == last {
+            true => format!("the first bad commit is {}", short(last)),
+            false => format!(
+                "the first bad commit is one of the {} commits {}..{} (after {}, up to and \
+                 including {})",
+                last - first + 1,
+                short(first - 1),
+                short(last),
+                short(first - 1),
+                short(last)
+            ),
+        };
+        match tested.iter().any(|t| guessed(&t)) {
+            true => format!("{claim}, if the guesses (--guess) hold"),
+            false => claim,
+        }
+    }
+
+    /// Why the search stops at `t`, a commit neither test placed: its figures, the range that
+    /// holds the first bad commit, and what would place it.
+    fn undecided(&self, t: &Tested, search: &Search, tested: &[Tested]) -> String {
+        let commit = &self.commits[t.commit];
+        let judged = t.judged.as_ref().expect("an undecided commit was measured");
+        let advice = match t.needed {
+            Some(n) => format!(
+                "about {n} rounds would place it (--max-rounds {n}), or `--guess` goes on with \
+                 the end it moved less from"
+            ),
+            None => format!(
+                "its change from good and bad's from it both lie within --threshold {}%: the \
+                 change is spread over several commits, none beyond the threshold alone",
+                self.args.threshold.unwrap_or(0.0)
+            ),
+        };
+        let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
+        format!(
+            "undecided: {} ({}) could not be placed within --max-rounds {}: {} {:+.2}% from good \
+             (p={:.3}), bad {:+.2}% from good (p={:.3} that bad is worse than it), in the same \
+             {} rounds; {}; {advice}{busy}",
+            commit.short(),
+            commit.subject,
+            self.args.max_rounds,
+            self.metric,
+            judged.change,
+            judged.p_good,
+            judged.bad_change,
+            judged.p_bad,
+            t.rounds,
+            self.range_claim(search, tested)
+        )
+    }
+
+    /// The first bad commit with its own size, what might be it instead, and how sure the
+    /// steps were.
     fn conclusion(&self, search: &Search, tested: &[Tested]) -> Vec<Note> {
         let (first, maybe) = search.culprit();
         let commit = &self.commits[first];
+        let own = tested
+            .iter()
+            .find(|t| t.commit == first)
+            .and_then(|t| Some((t.judged.as_ref()?, t.level)));
+        let size = match own {
+            // The bad end itself: its size is the ends' comparison.
+            Some((judged, _)) if first == self.commits.len() - 1 => format!(
+                ": {} {:+.2}% from good in the ends' rounds",
+                self.metric, judged.change
+            ),
+            Some((judged, level)) => format!(
+                ": {} {:+.2}% from good in its own rounds (bad {:+.2}% in them){}",
+                self.metric,
+                judged.change,
+                judged.bad_change,
+                match judged.first_of_two(level) {
+                    true =>
+                        "; bad is worse still, so the range holds more than one change \
+                             and this is the first",
+                    false => "",
+                }
+            ),
+            None => String::new(),
+        };
+        let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
+        let label = match tested.iter().any(|t| guessed(&t)) {
+            true => "first bad commit (a guess: --guess)",
+            false => "first bad commit",
+        };
         let mut notes = vec![Note::info(format!(
-            "first bad commit: {} {} ({})",
+            "{label}: {} {} ({}){size}{busy}",
             commit.hash, commit.subject, commit.date
         ))];
         if !maybe.is_empty() {
@@ -78,23 +175,20 @@ impl Bisection<'_> {
             )));
         }
         let steps: Vec<&Tested> = tested[2..].iter().filter(|t| t.side.is_some()).collect();
-        let guessed = steps
-            .iter()
-            .filter(|t| t.side.is_some_and(|(_, u)| !u))
-            .count();
-        notes.push(match guessed {
+        notes.push(match steps.iter().filter(|t| guessed(t)).count() {
             0 => Note::info(format!(
-                "{} tested commit(s), each placed by the U test at alpha {} against both ends' \
-                 interleaved rounds; {} checkouts built (the ends included) for {} commits",
+                "{} tested commit(s), each placed by the signed-rank test on its rounds' ratios \
+                 to both ends (drawn order, alpha {} spent over the looks); {} checkouts built \
+                 (the ends included) for {} commits",
                 steps.len(),
                 self.args.alpha,
                 tested.len(),
                 self.commits.len()
             )),
             n => Note::warning(format!(
-                "{n} of {} tested commits could not be told from both ends within \
-                 --max-rounds {} and went with the nearer median: the answer is less certain; \
-                 more rounds or a quieter machine would settle them",
+                "{n} of {} tested commits could not be placed within --max-rounds {} and went \
+                 with the end they moved less from (--guess): the answer is a guess, not a \
+                 verdict; more rounds or counted instructions would decide them",
                 steps.len(),
                 self.args.max_rounds
             )),
@@ -106,7 +200,6 @@ impl Bisection<'_> {
     pub(super) fn report(&self, tested: &[Tested], notes: Vec<Note>) -> Report {
         let mut tested: Vec<&Tested> = tested.iter().collect();
         tested.sort_by_key(|t| t.commit);
-        let good_median = tested.first().and_then(|t| t.median);
         let (unit, source_unit) = self
             .unit
             .clone()
@@ -117,12 +210,6 @@ impl Bisection<'_> {
             .map(|t| {
                 let commit = &self.commits[t.commit];
                 let p = |p: Option<f64>| p.map_or(Cell::Empty, |p| text(format!("{p:.3}")));
-                let verdict = match (&t.skipped, t.side) {
-                    (Some((short, _)), _) => format!("skipped: {short}"),
-                    (None, Some((side, true))) => side.name().to_string(),
-                    (None, Some((side, false))) => format!("{} (nearer median)", side.name()),
-                    (None, None) => String::new(),
-                };
                 Row {
                     benchmark: commit.short().to_string(),
                     cells: vec![
@@ -133,18 +220,15 @@ impl Bisection<'_> {
                             unit: unit.clone(),
                             source_unit: source_unit.clone(),
                         }),
-                        match (t.median, good_median) {
-                            (Some(m), Some(g)) if g != 0.0 => {
-                                text(format!("{:+.2}%", (m / g - 1.0) * 100.0))
-                            }
-                            _ => Cell::Empty,
-                        },
+                        t.judged
+                            .as_ref()
+                            .map_or(Cell::Empty, |j| text(format!("{:+.2}%", j.change))),
                         p(t.judged.as_ref().map(|j| j.p_good)),
                         p(t.judged.as_ref().map(|j| j.p_bad)),
                         Cell::Count {
                             count: t.rounds as u64,
                         },
-                        text(verdict),
+                        text(verdict(t)),
                     ],
                 }
             })
@@ -165,7 +249,10 @@ impl Bisection<'_> {
         Report {
             runs: Vec::new(),
             tables: vec![Table {
-                title: Some(format!("bisect: {} (median per commit)", self.metric)),
+                title: Some(format!(
+                    "bisect: {} (median per commit; vs good: the median of its rounds' ratios)",
+                    self.metric
+                )),
                 run: 0,
                 cycle: None,
                 columns,
@@ -174,5 +261,27 @@ impl Bisection<'_> {
             notes,
             verdict: None,
         }
+    }
+}
+
+/// Whether `t`'s side is a guess.
+fn guessed(t: &&Tested) -> bool {
+    t.side.is_some_and(|(_, basis)| basis == Basis::Guess)
+}
+
+/// A row's verdict: `good`, `bad`, `bad (first change)`, `good (guess)`, `undecided`,
+/// `skipped: does not build`.
+fn verdict(t: &Tested) -> String {
+    match (&t.skipped, t.side) {
+        (Some((short, _)), _) => format!("skipped: {short}"),
+        (None, Some((side, Basis::Guess))) => format!("{} (guess)", side.name()),
+        (None, Some((Side::Bad, Basis::Test)))
+            if t.judged.as_ref().is_some_and(|j| j.first_of_two(t.level)) =>
+        {
+            "bad (first change)".into()
+        }
+        (None, Some((side, Basis::Test))) => side.name().to_string(),
+        (None, None) if t.undecided() => "undecided".into(),
+        (None, None) => String::new(),
     }
 }
