@@ -45,11 +45,15 @@ pub fn change_points(
     min_runs: usize,
 ) -> Vec<ChangePoint> {
     let mut found = Vec::new();
+    let min_runs = min_runs.max(1);
+    // Every span's split is judged against every split of the whole series: a span left by an
+    // earlier split is no fresh family, and a drift cut by a step must not yield more steps.
+    let splits = (runs.len() + 1).saturating_sub(2 * min_runs).max(1);
     // Spans of runs still to split, as (start, end).
     let mut spans = vec![(0, runs.len())];
     while let Some((start, end)) = spans.pop() {
         let span = start..end;
-        if let Some(point) = best_split(&runs[span.clone()], tests, min_runs.max(1))
+        if let Some(point) = best_split(&runs[span.clone()], tests * splits, min_runs)
             .filter(|point| point.adjusted <= alpha)
         {
             let at = span.start + point.at;
@@ -81,38 +85,126 @@ fn change(before: &[Vec<f64>], after: &[Vec<f64>]) -> f64 {
     }
 }
 
-/// `runs` less the span's steady trend (Theil–Sen's slope of the runs' medians, on a log scale
-/// when every value is positive, as a drift compounds), so that a drift is not taken for
-/// steps: a step on top of a drift still stands out of what is left. Ranks, and so the test,
-/// are the same on either scale.
-fn detrended(runs: &[Vec<f64>]) -> Vec<Vec<f64>> {
-    let positive = runs.iter().flatten().all(|&v| v > 0.0);
-    let scaled: Vec<Vec<f64>> = match positive {
+/// `runs` on a log scale when every value is positive (a drift compounds), else as they are;
+/// ranks, and so the test, are the same on either.
+fn scaled(runs: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    match runs.iter().flatten().all(|&v| v > 0.0) {
         true => runs
             .iter()
             .map(|r| r.iter().map(|v| v.ln()).collect())
             .collect(),
         false => runs.to_vec(),
-    };
-    let centres: Vec<f64> = scaled.iter().map(|r| median(r.clone())).collect();
-    let slope = super::trend::theil_sen(&centres)
-        .filter(|s| s.is_finite())
-        .unwrap_or(0.0);
-    scaled
-        .into_iter()
-        .enumerate()
-        .map(|(i, run)| run.into_iter().map(|v| v - slope * i as f64).collect())
-        .collect()
+    }
 }
 
-/// The split of `runs` whose sides differ most once the span's trend is taken out, with its
-/// p-value and the adjusted one.
+/// The split of `runs` whose sides differ most, with its p-value and that value times
+/// `tests` (the splits and series it is judged among). Two
+/// tests must both hold (the larger p is the split's): the rank-sum test of the figures as
+/// they are, which no wild run can sway, and the t test of a step beyond a straight line
+/// (least squares on the runs' medians: a line plus a step at the split against the line
+/// alone), so that a drift, which every split of the rank sums takes for a step, is no step,
+/// while a step on top of a drift is one. The split is where that step fits best.
 fn best_split(runs: &[Vec<f64>], tests: usize, min_runs: usize) -> Option<ChangePoint> {
     if runs.len() < 2 * min_runs {
         return None;
     }
-    let level = detrended(runs);
-    let runs = &level[..];
+    let scaled = scaled(runs);
+    let (_, z) = strongest_split(&scaled, min_runs)?;
+    let p_ranks = 2.0 * Normal::standard().sf(z);
+    let centres: Vec<f64> = scaled.iter().map(|r| median(r.clone())).collect();
+    let (at, p) = match step_beyond_line(&centres, min_runs) {
+        Some((at, p_step)) => (at, p_ranks.max(p_step)),
+        // Too few runs to fit a line and a step: the rank sums and least squares decide.
+        None => (least_squares_split(&scaled, min_runs), p_ranks),
+    };
+    Some(ChangePoint {
+        at,
+        percent: change(&runs[..at], &runs[at..]),
+        p,
+        adjusted: (p * tests.max(1) as f64).min(1.0),
+    })
+}
+
+/// The step beyond a straight line that `values` show most: for every split (at least
+/// `min_runs` a side), least squares of a line plus a step there, and the step's two-sided t
+/// test (Student's t with n − 3 degrees of freedom); the split with the largest |t| and its
+/// p-value. `None` with fewer than five values.
+fn step_beyond_line(values: &[f64], min_runs: usize) -> Option<(usize, f64)> {
+    let n = values.len();
+    if n < 5 || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    // Places centred, so that the sums stay well conditioned.
+    let centre = (n - 1) as f64 / 2.0;
+    let x: Vec<f64> = (0..n).map(|i| i as f64 - centre).collect();
+    let (sx, sxx): (f64, f64) = (x.iter().sum(), x.iter().map(|v| v * v).sum());
+    let (sy, sxy, syy): (f64, f64, f64) = (
+        values.iter().sum(),
+        x.iter().zip(values).map(|(a, b)| a * b).sum(),
+        values.iter().map(|v| v * v).sum(),
+    );
+    let freedom = (n - 3) as f64;
+    let t = statrs::distribution::StudentsT::new(0.0, 1.0, freedom).ok()?;
+    let mut best: Option<(usize, f64)> = None;
+    // Sums over the runs from the split on (the step's column): count, Σx, Σy, grown one run
+    // at a time as the split moves down.
+    let (mut m, mut smx, mut smy) = (0.0, 0.0, 0.0);
+    let least = min_runs.max(1);
+    for k in (least..n).rev() {
+        m += 1.0;
+        smx += x[k];
+        smy += values[k];
+        if k > n - least {
+            continue;
+        }
+        // The normal equations of [1, x, step] and their solution.
+        let a = [[n as f64, sx, m], [sx, sxx, smx], [m, smx, m]];
+        let b = [sy, sxy, smy];
+        let Some((beta, inverse_33)) = solve(a, b) else {
+            continue;
+        };
+        let rss = (syy - beta[0] * b[0] - beta[1] * b[1] - beta[2] * b[2]).max(0.0);
+        let error = (rss / freedom * inverse_33).sqrt();
+        let score = match error > 0.0 {
+            true => (beta[2] / error).abs(),
+            false if beta[2] != 0.0 => f64::INFINITY,
+            false => 0.0,
+        };
+        if best.is_none_or(|(_, b)| score > b) {
+            best = Some((k, score));
+        }
+    }
+    let (at, score) = best?;
+    Some((at, (2.0 * t.sf(score)).min(1.0)))
+}
+
+/// The solution of the symmetric 3×3 system `a β = b`, and the last diagonal element of
+/// `a`'s inverse; `None` when `a` is singular.
+fn solve(a: [[f64; 3]; 3], b: [f64; 3]) -> Option<([f64; 3], f64)> {
+    let det = |m: [[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(a);
+    let scale = a.iter().flatten().fold(0.0_f64, |s, v| s.max(v.abs()));
+    if d.abs() <= 1e-12 * scale.powi(3) {
+        return None;
+    }
+    let column = |j: usize| {
+        let mut m = a;
+        for (row, value) in m.iter_mut().zip(b) {
+            row[j] = value;
+        }
+        det(m) / d
+    };
+    let inverse_33 = (a[0][0] * a[1][1] - a[0][1] * a[1][0]) / d;
+    Some(([column(0), column(1), column(2)], inverse_33))
+}
+
+/// The split of `runs` (at least `min_runs` a side) with the largest standardized rank sum:
+/// where it falls (the first run after it) and that z.
+fn strongest_split(runs: &[Vec<f64>], min_runs: usize) -> Option<(usize, f64)> {
     let ranks = mid_ranks(runs);
     let n: usize = runs.iter().map(Vec::len).sum();
     let total = n as f64;
@@ -121,7 +213,6 @@ fn best_split(runs: &[Vec<f64>], tests: usize, min_runs: usize) -> Option<Change
     let mut left_n = 0usize;
     let mut left_sum = 0.0;
     let mut best: Option<(usize, f64)> = None;
-    let splits = runs.len() + 1 - 2 * min_runs;
     for (k, sum) in ranks.per_run.iter().enumerate().take(runs.len() - min_runs) {
         left_n += runs[k].len();
         left_sum += sum;
@@ -140,15 +231,7 @@ fn best_split(runs: &[Vec<f64>], tests: usize, min_runs: usize) -> Option<Change
             best = Some((k + 1, z));
         }
     }
-    let (_, z) = best?;
-    let p = 2.0 * Normal::standard().sf(z);
-    let at = least_squares_split(runs, min_runs);
-    Some(ChangePoint {
-        at,
-        percent: change(&runs[..at], &runs[at..]),
-        p,
-        adjusted: (p * splits as f64 * tests.max(1) as f64).min(1.0),
-    })
+    best
 }
 
 /// The split of `runs` (at least `min_runs` a side) whose two sides' run medians lie closest
@@ -334,14 +417,17 @@ mod tests {
 
     #[test]
     fn a_drift_is_no_step_and_a_step_on_a_drift_is_found_at_its_run() {
-        // 1.5 % a run over 40 runs, 3 % noise, one figure a run: no step anywhere.
+        // 1.5 % a run over 40 runs, 3 % noise, one figure a run, 200 histories.
         let drift = |run: usize| 1.015f64.powi(run as i32);
-        for seed in 0..20 {
-            let runs = history(seed, 40, 1, drift);
-            assert_eq!(change_points(&runs, 0.05, 1, 2), [], "seed {seed}");
-        }
-        // The same drift with a 20 % step at run 25: found there.
-        for seed in 0..20 {
+        let marked = (0..200)
+            .filter(|&seed| !change_points(&history(seed, 40, 1, drift), 0.05, 1, 2).is_empty())
+            .count();
+        // A run-against-run look marks nearly every one; alpha allows 10 of 200.
+        assert!(marked <= 10, "{marked} of 200 drifts marked a step");
+        // The same drift with a 20 % step at run 25: found there every time, and a second step
+        // (in the drift on either side) no more often than alpha allows.
+        let (mut found, mut more) = (0, 0);
+        for seed in 0..200 {
             let runs = history(seed, 40, 1, |run| {
                 drift(run) * if run >= 25 { 1.2 } else { 1.0 }
             });
@@ -349,8 +435,11 @@ mod tests {
                 .iter()
                 .map(|p| p.at)
                 .collect();
-            assert_eq!(at, [25], "seed {seed}");
+            found += usize::from(at.contains(&25));
+            more += usize::from(at.len() > 1);
         }
+        assert_eq!(found, 200);
+        assert!(more <= 10, "{more} of 200 marked more than the step");
     }
 
     #[test]

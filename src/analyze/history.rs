@@ -2,6 +2,7 @@
 //! stored runs with its change points.
 
 use super::compare::bounded;
+use super::regressions::{Finding, Kind};
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
 use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
@@ -133,36 +134,41 @@ fn verdict(
     )
 }
 
-/// Point `i`'s change from the run before (none for the first) and its change-point mark.
-fn change_cells(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> [Cell; 2] {
+/// Point `i`'s change from the run shown before it (none for the first).
+fn change_cell(points: &[Point], i: usize, metric: &Metric, alpha: f64) -> Cell {
     let f = &points[i].figure;
     let Some(previous) = i.checked_sub(1).map(|j| &points[j].figure) else {
-        return [Cell::Empty, Cell::Empty];
+        return Cell::Empty;
     };
     let earlier: Vec<&Figure> = points[i.saturating_sub(BAND_WINDOW)..i]
         .iter()
         .map(|p| &p.figure)
         .collect();
-    let change = change_from(f, previous, &earlier, metric, alpha);
-    let mark = match &change {
-        Cell::Change(Change {
-            verdict: ChangeVerdict::Significant,
-            percent: Some(p),
-            ..
-        }) if *p > 0.0 => "▲ up",
-        Cell::Change(Change {
-            verdict: ChangeVerdict::Significant,
-            percent: Some(_),
-            ..
-        }) => "▼ down",
-        _ => "",
-    };
-    [
-        change,
-        Cell::Text {
-            text: mark.to_string(),
-        },
-    ]
+    change_from(f, previous, &earlier, metric, alpha)
+}
+
+/// The marks of the run at `place` in its whole series: `▲ up` / `▼ down` where a change point
+/// or the newest runs' change starts, `↗ trend +1.50%/run` where a trend starts and `↗` on
+/// its other runs; the same changes `history --regressions` and the site list.
+fn marks(place: usize, findings: &[&Finding]) -> String {
+    let mut marks = Vec::new();
+    for f in findings {
+        let rising = f.percent > 0.0;
+        match f.kind {
+            Kind::ChangePoint | Kind::Recent if f.at == place => {
+                marks.push(if rising { "▲ up" } else { "▼ down" }.to_string())
+            }
+            Kind::Trend if (f.at..f.at + f.runs).contains(&place) => {
+                let arrow = if rising { "↗" } else { "↘" };
+                marks.push(match (place == f.at, f.slope) {
+                    (true, Some(slope)) => format!("{arrow} trend {slope:+.2}%/run"),
+                    _ => arrow.to_string(),
+                });
+            }
+            _ => {}
+        }
+    }
+    marks.join(" ")
 }
 
 /// The change of figure `f` from `from`, judged as [`verdict`] judges it.
@@ -186,10 +192,18 @@ fn change_from(
     })
 }
 
-/// The trend of one benchmark's figure: one row per stored run, oldest first, with the
-/// change from the run before and change points marked; `from_base`: the first run is the
-/// base (`--since`) and every run's change from it has a column too.
-pub fn trend(bench: &str, points: &[Point], alpha: f64, from_base: bool) -> Table {
+/// The trend of one benchmark's figure: one row per stored run shown, oldest first, with the
+/// change from the run before and the changes of its whole series marked (`places`: each
+/// shown run's place in the series, `findings`: that series' changes that hold); `from_base`:
+/// the first run is the base (`--since`) and every run's change from it has a column too.
+pub fn trend(
+    bench: &str,
+    points: &[Point],
+    places: &[usize],
+    findings: &[&Finding],
+    alpha: f64,
+    from_base: bool,
+) -> Table {
     let figure = points.first().map(|p| &p.figure);
     let source_unit = figure.map_or("", |f| f.source_unit.as_str());
     let what = figure.map_or(String::new(), Figure::label);
@@ -205,7 +219,7 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64, from_base: bool) -> Tabl
     if from_base {
         columns.push(Column::new("vs base", keys::CHANGE_FROM_BASE));
     }
-    columns.push(Column::new("Change point", keys::CHANGE_POINT).dropped_at(1));
+    columns.push(Column::new("Change", keys::CHANGE_POINT).dropped_at(1));
     let mut rows = Vec::new();
     for (i, point) in points.iter().enumerate() {
         let f = &point.figure;
@@ -235,15 +249,14 @@ pub fn trend(bench: &str, points: &[Point], alpha: f64, from_base: bool) -> Tabl
                 interval,
             },
         ];
-        let [change, mark] = change_cells(points, i, &metric, alpha);
-        cells.push(change);
+        cells.push(change_cell(points, i, &metric, alpha));
         if from_base {
             cells.push(match i {
                 0 => Cell::Empty,
                 _ => change_from(f, &points[0].figure, &[], &metric, alpha),
             });
         }
-        cells.push(mark);
+        cells.push(text(marks(places[i], findings)));
         rows.push(Row {
             benchmark: bench.to_string(),
             cells,
@@ -289,7 +302,7 @@ mod tests {
         }
     }
 
-    fn marks(table: &Table) -> Vec<String> {
+    fn marks_of(table: &Table) -> Vec<String> {
         table
             .rows
             .iter()
@@ -300,27 +313,69 @@ mod tests {
             .collect()
     }
 
+    /// The trend table of `points` (the whole series shown), marked with the changes the
+    /// regressions engine finds in it alone.
+    fn judged(points: &[Point]) -> Table {
+        let family = super::super::regressions::Family {
+            alpha: 0.05,
+            series: 1,
+        };
+        let found = family.decide(vec![family.judge("BenchmarkA", points)]);
+        let findings: Vec<&Finding> = found.iter().collect();
+        let places: Vec<usize> = (0..points.len()).collect();
+        trend("BenchmarkA", points, &places, &findings, 0.05, false)
+    }
+
     #[test]
-    fn a_step_in_single_values_is_a_change_point_and_noise_is_not() {
+    fn a_step_in_single_values_is_marked_at_its_run_and_noise_is_not() {
         let values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 130.0, 129.0, 131.0];
         let points: Vec<Point> = values
             .iter()
             .enumerate()
             .map(|(i, v)| point(i as i64 + 1, *v, Vec::new()))
             .collect();
-        let table = trend("BenchmarkA", &points, 0.05, false);
-        let m = marks(&table);
+        let m = marks_of(&judged(&points));
         assert_eq!(m[6], "▲ up", "{m:?}");
-        assert!(m[..6].iter().all(String::is_empty), "{m:?}");
+        assert!(
+            m.iter().enumerate().all(|(i, m)| i == 6 || m.is_empty()),
+            "{m:?}"
+        );
     }
 
     #[test]
-    fn repetitions_are_tested() {
+    fn a_drift_is_marked_as_one_trend_not_as_steps() {
+        // 2 % faster a run over 20 runs, ±1 %: what the site and --regressions list too.
+        let points: Vec<Point> = (0..20)
+            .map(|i| {
+                let wobble = [1.0, 0.99, 1.01, 1.005][i % 4];
+                point(
+                    i as i64 + 1,
+                    100.0 * 0.98f64.powi(i as i32) * wobble,
+                    Vec::new(),
+                )
+            })
+            .collect();
+        let m = marks_of(&judged(&points));
+        assert!(m[0].starts_with("↘ trend -2."), "{m:?}");
+        assert!(m[1..].iter().all(|m| m == "↘"), "{m:?}");
+    }
+
+    #[test]
+    fn repetitions_are_tested_run_against_run() {
         let a = point(1, 100.0, vec![99.0, 100.0, 101.0, 100.5, 99.5, 100.2]);
         let b = point(2, 90.0, vec![89.0, 90.0, 91.0, 90.5, 89.5, 90.2]);
         let c = point(3, 90.1, vec![89.1, 90.1, 91.1, 90.4, 89.4, 90.3]);
-        let table = trend("BenchmarkA", &[a, b, c], 0.05, false);
-        assert_eq!(marks(&table), ["", "▼ down", ""]);
+        let table = judged(&[a, b, c]);
+        let verdicts: Vec<Option<ChangeVerdict>> = table
+            .rows
+            .iter()
+            .map(|r| match &r.cells[6] {
+                Cell::Change(c) => Some(c.verdict),
+                _ => None,
+            })
+            .collect();
+        use ChangeVerdict::*;
+        assert_eq!(verdicts, [None, Some(Significant), Some(Noise)]);
     }
 
     #[test]

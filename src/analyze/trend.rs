@@ -40,6 +40,24 @@ pub fn theil_sen(values: &[f64]) -> Option<f64> {
     Some(crate::model::summary::median(&mut slopes))
 }
 
+/// Theil–Sen's slope of `values` from the pairs on the same side of `split` (both before it,
+/// or both from it on): the trend of a series with a step at `split`, which pairs across it
+/// would mistake for slope. `None` with no such pair.
+pub fn theil_sen_beside(values: &[f64], split: usize) -> Option<f64> {
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let points = thinned(values);
+    let side = |x: f64| x >= split as f64;
+    let mut slopes = Vec::new();
+    for (i, &(x0, y0)) in points.iter().enumerate() {
+        for &(x1, y1) in points[i + 1..].iter().filter(|p| side(p.0) == side(x0)) {
+            slopes.push((y1 - y0) / (x1 - x0));
+        }
+    }
+    (!slopes.is_empty()).then(|| crate::model::summary::median(&mut slopes))
+}
+
 /// Mann–Kendall's two-sided p-value that `values` trend with their place; `None` with fewer
 /// than three values or one that is not finite.
 pub fn mann_kendall(values: &[f64]) -> Option<f64> {
@@ -128,6 +146,16 @@ mod tests {
         let p = mann_kendall(&values).unwrap();
         // |S| ≥ 4: 0, 1, 5 or 6 inversions: (1 + 3 + 3 + 1) / 24.
         assert!((p - 8.0 / 24.0).abs() < 1e-15, "{p}");
+    }
+
+    #[test]
+    fn a_step_does_not_leak_into_the_slope_beside_it() {
+        let stepped: Vec<f64> = (0..12)
+            .map(|i| if i < 6 { 100.0 } else { 120.0 } + 0.5 * f64::from(i))
+            .collect();
+        assert!(theil_sen(&stepped).unwrap() > 1.0);
+        assert_eq!(theil_sen_beside(&stepped, 6), Some(0.5));
+        assert_eq!(theil_sen_beside(&[1.0, 2.0], 1), None);
     }
 
     #[test]

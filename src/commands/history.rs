@@ -5,7 +5,7 @@
 use super::Env;
 use super::Plots;
 use super::store::LazyStore;
-use super::survey::{self, Selection, Survey};
+use super::survey::{self, Selection};
 use crate::analyze::Report;
 use crate::analyze::history::trend;
 use crate::analyze::regressions::Finding;
@@ -47,27 +47,40 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
     sinks.push_plots(&args.plots.pairs()?)?;
     let mut lazy = LazyStore::new(args.db.as_deref());
     let store = lazy.existing()?;
+    // Changes are found in each series' whole history, as --regressions and the site find
+    // them; the newest `last` runs (after the --since run) are shown.
+    let last = args.selection.last.unwrap_or(DEFAULT_LAST);
     let selection = Selection {
-        last: Some(args.selection.last.unwrap_or(DEFAULT_LAST)),
-        ..args.selection
+        last: None,
+        ..args.selection.clone()
     };
-    let mut survey = Survey::open(store, &selection)?;
-    let mut tables = Vec::new();
-    survey.each(store, |bench, points, from_base| {
-        tables.push(trend(bench, &points, args.alpha, from_base));
-        Ok(())
-    })?;
-    if tables.is_empty() {
-        return Err(survey.nothing(store));
-    }
-    let mut notes = vec![Note::info(
-        "change points: a change from the previous run that the U test finds significant \
-         (both runs with >= 4 repetitions), bounds that do not overlap (distributions), or \
-         a figure more than 3 scaled MADs from the median of the 10 runs before it; over a \
-         long history some steps are marked by chance (--regressions lists what holds)",
-    )];
-    notes.append(&mut survey.notes);
-    notes.extend(survey.reading_notes());
+    let (findings, shown, mut notes) = survey::regressions(
+        store,
+        &selection,
+        args.alpha,
+        |bench, points, _, from_base| {
+            let base = usize::from(from_base);
+            let start = base.max(points.len().saturating_sub(last));
+            let places: Vec<usize> = (0..base).chain(start..points.len()).collect();
+            let points: Vec<_> = places.iter().map(|&i| points[i].clone()).collect();
+            (bench.to_string(), points, places, from_base)
+        },
+    )?;
+    let tables = shown
+        .iter()
+        .map(|(bench, points, places, from_base)| {
+            let own: Vec<&Finding> = findings.iter().filter(|f| &f.bench == bench).collect();
+            trend(bench, points, places, &own, args.alpha, *from_base)
+        })
+        .collect();
+    notes.insert(
+        0,
+        Note::info(
+            "Change: ▲/▼ a step at its run and ↗/↘ a steady trend over its runs, found in each \
+             series' whole stored history (--regressions lists them); `vs previous` tests each \
+             run against the one before it",
+        ),
+    );
     if selection.since.is_some() {
         notes.push(Note::info(
             "`vs base` is each later run's change from the --since run, tested as consecutive \
@@ -97,8 +110,12 @@ fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
         Destination::open(args.out.as_deref(), &env.console.stdout)?,
     ));
     let mut lazy = LazyStore::new(args.db.as_deref());
-    let (findings, _, notes) =
-        survey::regressions(lazy.existing()?, &args.selection, args.alpha, |_, _, _| ())?;
+    let (findings, _, notes) = survey::regressions(
+        lazy.existing()?,
+        &args.selection,
+        args.alpha,
+        |_, _, _, _| (),
+    )?;
     let (worse, better): (Vec<&Finding>, Vec<&Finding>) = findings.iter().partition(|f| f.worse());
     let mut tables = vec![table("Regressions", &worse)];
     if !better.is_empty() {

@@ -38,7 +38,7 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
         store,
         &args.selection,
         args.alpha,
-        |bench, points, changes| {
+        |bench, points, changes, _| {
             let change_points: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
             let figure = &points[0].figure;
             SeriesPage {

@@ -179,12 +179,13 @@ impl<'a> Survey<'a> {
 }
 
 /// Every series of `selection` judged as one family at `alpha`: the changes that hold, and
-/// what `keep` made of each series (given its points and its changes) on the way.
+/// what `keep` made of each series (given its points, its changes, and whether the first
+/// point is the `--since` run) on the way.
 pub fn regressions<T>(
     store: &mut Store,
     selection: &Selection,
     alpha: f64,
-    mut keep: impl FnMut(&str, &[Point], &SeriesChanges) -> T,
+    mut keep: impl FnMut(&str, &[Point], &SeriesChanges, bool) -> T,
 ) -> Result<(Vec<Finding>, Vec<T>, Vec<Note>)> {
     let mut survey = Survey::open(store, selection)?;
     let family = Family {
@@ -192,9 +193,9 @@ pub fn regressions<T>(
         series: survey.len(),
     };
     let (mut judged, mut kept) = (Vec::new(), Vec::new());
-    survey.each(store, |bench, points, _| {
+    survey.each(store, |bench, points, from_base| {
         let changes = family.judge(bench, &points);
-        kept.push(keep(bench, &points, &changes));
+        kept.push(keep(bench, &points, &changes, from_base));
         judged.push(changes);
         Ok(())
     })?;
@@ -205,9 +206,10 @@ pub fn regressions<T>(
     notes.extend(survey.reading_notes());
     notes.push(Note::info(format!(
         "changes that hold among {} series at alpha {alpha} (family-wise): change points of \
-         each run's figure (rank-sum binary segmentation, Bonferroni over splits and series), \
-         and the newest 1-10 runs against up to 20 before them (Student's t on the runs' \
-         log figures, Holm over series)",
+         each run's figure (rank-sum binary segmentation of the spans less their trend, \
+         Bonferroni over splits and series), steady trends between them (Mann-Kendall, \
+         Theil-Sen's slope; Bonferroni over segments and series), and the newest 1-10 runs \
+         against up to 20 before them (Student's t on the runs' log figures, Holm over series)",
         family.series
     )));
     let mut findings = family.decide(judged);

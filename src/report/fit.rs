@@ -194,6 +194,9 @@ fn folded_text(cell: &Cell) -> String {
                 || format!("? (p={p:.3})"),
                 |c| format!("{c:+.2}% (p={p:.3})"),
             ),
+            (ChangeVerdict::Untested, _) if change.n.min(change.n_base) == 1 => change
+                .percent
+                .map_or_else(|| "? (1 value)".into(), |c| format!("{c:+.2}% (1 value)")),
             _ => text(cell),
         },
         _ => text(cell),

@@ -88,16 +88,19 @@ fn a_narrow_comparison_is_folded_not_cut() {
     );
 
     let narrow = at_width(Some(80), &["compare", &base, &new]);
-    assert!(narrow.contains("│ Benchmark_Xbox360_Delay/…"), "{narrow}");
+    assert!(
+        regex::Regex::new(r"│ Benchmark_…?[A-Za-z0-9]*_Delay/… ")
+            .unwrap()
+            .is_match(&narrow),
+        "{narrow}"
+    );
     assert!(
         narrow.contains("┆ viiper-steamdeck ┆ viiper-count3 ┆ vs base"),
         "{narrow}"
     );
-    assert!(
-        narrow.contains("│ 2_InputDelay-Without-Client ┆"),
-        "{narrow}"
-    );
-    assert!(narrow.contains("~ (p=1.000)"), "{narrow}");
+    assert!(narrow.contains("│ 2_Input"), "{narrow}");
+    // One run a side is no sample: not tested, said in few characters.
+    assert!(narrow.contains("+0.00% (1 value)"), "{narrow}");
     assert!(
         !narrow.contains("left out"),
         "nothing is left out: {narrow}"

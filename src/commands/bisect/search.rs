@@ -61,7 +61,7 @@ impl Bisection<'_> {
             tested.push(t);
         }
         notes.extend(self.conclusion(&search, &tested));
-        let guessed = tested.iter().filter(|t| guessed(t)).count();
+        let guessed = tested.iter().filter(guessed).count();
         let outcome = match guessed {
             0 => Ok(()),
             n => Err(Error::Undecided(format!(

@@ -207,8 +207,13 @@ impl Site {
         out.push_str(
             "<h2 id=\"all\">All benchmarks</h2><table id=\"all-table\"><thead><tr>\
              <th>Benchmark</th><th>Figure</th><th>Latest</th><th>Newest vs oldest</th>\
-             <th>Runs</th><th>Change points</th></tr></thead><tbody>\n",
+             <th>Runs</th><th>Changes</th></tr></thead><tbody>\n",
         );
+        // Each benchmark's changes that hold: the ones the index and its page list.
+        let mut changes: HashMap<&str, usize> = HashMap::new();
+        for f in &self.findings {
+            *changes.entry(f.bench.as_str()).or_default() += 1;
+        }
         for (i, page) in self.pages.iter().enumerate() {
             let (first, last) = (page.drawn.first(), page.drawn.last());
             let latest = last.map_or(String::new(), |d| format_value(d.value, &page.source_unit));
@@ -229,7 +234,7 @@ impl Site {
                 escape(&page.what),
                 escape(&latest),
                 page.runs,
-                page.change_points.len()
+                changes.get(page.bench.as_str()).copied().unwrap_or(0)
             );
         }
         out.push_str("</tbody></table>\n");
