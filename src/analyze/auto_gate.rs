@@ -2,7 +2,9 @@
 //! round, judged by the sequential test after each round, and its decision as the verdict.
 
 use super::gate::{Measured, Status, TargetResult, Verdict};
-use super::sequential::{Decision, Design, Figure, Sequential};
+use super::sequential::{Decision, Design, Figure, Sequential, p_worse};
+use super::compare::Decided;
+use super::view::{Change, ChangeVerdict};
 use crate::error::{Error, Result};
 use crate::model::{Run, Unit};
 use crate::spec::targets::RegressionRule;
@@ -166,6 +168,43 @@ impl AutoGate {
         }
     }
 
+    /// The gated figures' changes as the gate judged them, for the comparison's rows: the
+    /// change is the geometric mean of the rounds' ratios and the p-value the paired test's at
+    /// the last look (one-sided: worse), significant when the gate found the figure worse, so
+    /// that a row and the verdict on it are one statistic of the same rounds.
+    pub fn decided(&self) -> Vec<Decided> {
+        let standings = self.test.standings();
+        let gated = self.gated.iter().zip(&self.figures).enumerate();
+        gated
+            .map(|(i, (g, figure))| {
+                let rounds = figure.worse_log_ratios.len() as u64;
+                let change = Change {
+                    percent: g.change_percent(figure),
+                    p: (rounds > 1).then(|| p_worse(figure)),
+                    interval: None,
+                    n_base: rounds,
+                    n: rounds,
+                    verdict: match standings.get(i).is_some_and(|s| s.worse) {
+                        true => ChangeVerdict::Significant,
+                        false if rounds > 1 => ChangeVerdict::Noise,
+                        false => ChangeVerdict::Untested,
+                    },
+                    better: match g.increase_is_bad {
+                        true => crate::model::Better::Lower,
+                        false => crate::model::Better::Higher,
+                    },
+                    diagnostics: Vec::new(),
+                };
+                Decided {
+                    metric: g.metric.clone(),
+                    bench: g.shown.clone(),
+                    full_name: g.bench.clone(),
+                    change,
+                }
+            })
+            .collect()
+    }
+
     /// The note on how the rounds ended.
     pub fn note(&self, design: &Design) -> String {
         let how = match self.decision {
@@ -177,8 +216,9 @@ impl AutoGate {
         format!(
             "--runs auto: {} rounds of at most {} ({how}); judged by a group-sequential paired \
              test on the rounds' log ratios that holds false alarms within alpha {} over every \
-             look (docs/sequential.md); the verdict is that test's, not the tables' (which \
-             describe the rounds as a fixed design would)",
+             look (docs/sequential.md); the gated rows show that test's change (the geometric \
+             mean of the rounds' ratios) and its one-sided p at the last look, as the verdict \
+             reads them",
             self.rounds, design.max_rounds, design.alpha
         )
     }
@@ -224,15 +264,21 @@ impl Gated {
         }
     }
 
-    /// The change working/base as a percent: the geometric mean of the rounds' ratios.
-    fn change(&self, figure: &Figure) -> String {
+    /// The change working/base in percent: the geometric mean of the rounds' ratios.
+    fn change_percent(&self, figure: &Figure) -> Option<f64> {
         let v = &figure.worse_log_ratios;
         if v.is_empty() {
-            return "?".into();
+            return None;
         }
         let worse = v.iter().sum::<f64>() / v.len() as f64;
         let log_ratio = if self.increase_is_bad { worse } else { -worse };
-        format!("{:+.2}%", log_ratio.exp_m1() * 100.0)
+        Some(log_ratio.exp_m1() * 100.0)
+    }
+
+    /// [`Gated::change_percent`] as text: `+49.60%`, `?`.
+    fn change(&self, figure: &Figure) -> String {
+        self.change_percent(figure)
+            .map_or_else(|| "?".into(), |c| format!("{c:+.2}%"))
     }
 }
 

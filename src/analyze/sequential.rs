@@ -282,6 +282,11 @@ impl Grid {
 }
 
 /// A paired t test's figures for one sample of log ratios.
+/// The paired test's one-sided p-value that `figure` got worse, as a look tests it.
+pub fn p_worse(figure: &Figure) -> f64 {
+    Paired::of(figure).p_above(0.0)
+}
+
 struct Paired {
     mean: f64,
     /// The standard error of the mean; zero when every ratio is the same.

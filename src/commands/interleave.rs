@@ -206,9 +206,10 @@ pub fn run_rounds(
             design,
             &working_benchmarks(&rounds),
         ));
-        // The sequential test decides; a fixed-design test after optional stopping would not
-        // hold its alpha.
+        // The sequential test decides, and its rows show its figures; a fixed-design test
+        // after optional stopping would not hold its alpha.
         options.rules.clear();
+        options.decided = gate.decided();
         notes.push(Note::info(gate.note(design)));
     }
     let mut report = compare(inputs, &options)?;

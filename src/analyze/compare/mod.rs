@@ -87,6 +87,19 @@ pub struct CompareOptions {
     pub allow_env_mismatch: bool,
     /// This machine's noise floor (`latkit calibrate`): gates warn of thresholds below it.
     pub floors: Vec<crate::analyze::noise_floor::Floor>,
+    /// Changes a gate decided on rounds of its own (`--runs auto`): their rows show them, not
+    /// a test of their own, so that a row and the verdict on it are one statistic.
+    pub decided: Vec<Decided>,
+}
+
+/// A change decided outside the comparison: of benchmark `bench` (its name as the table's
+/// rows, or in full) in `metric`.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    pub metric: String,
+    pub bench: String,
+    pub full_name: String,
+    pub change: Change,
 }
 
 impl Default for CompareOptions {
@@ -100,6 +113,7 @@ impl Default for CompareOptions {
             rules: Vec::new(),
             allow_env_mismatch: false,
             floors: Vec::new(),
+            decided: Vec::new(),
         }
     }
 }
@@ -211,7 +225,7 @@ fn metric_tables(
     let table = |metric: &MetricName| {
         let mut footnotes = Footnotes::default();
         let (table, figures) = match metric.kind {
-            Kind::Repetitions => repetition_table(columns, metric, opts.alpha, &mut footnotes),
+            Kind::Repetitions => repetition_table(columns, metric, opts, &mut footnotes),
             Kind::Distribution => distribution_table(columns, metric, opts, &mut footnotes),
         };
         (table, figures, footnotes)

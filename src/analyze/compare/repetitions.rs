@@ -134,10 +134,15 @@ pub(super) fn figure(values: &[f64], assume: Assume) -> Option<Figure> {
 pub(super) fn repetition_table(
     columns: &[Side],
     metric: &MetricName,
-    alpha: f64,
+    opts: &CompareOptions,
     footnotes: &mut Footnotes,
 ) -> (Table, Vec<Compared>) {
-    let decide = Decide::for_metric(columns, &metric.name, alpha);
+    let decide = Decide::for_metric(columns, &metric.name, opts.alpha);
+    let decided = |key: &str| {
+        (opts.decided.iter())
+            .find(|d| d.metric == metric.name && (d.bench == key || d.full_name == key))
+            .map(|d| d.change.clone())
+    };
     let mut rows = Vec::new();
     let mut compared = Vec::new();
     let mut unit_info: Option<(&Metric, String)> = None;
@@ -174,7 +179,8 @@ pub(super) fn repetition_table(
             }
             let change = match (&samples[0], sample, &figures[0], fig) {
                 (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
-                    let mut change = decide.change(a, b, fa, fb, footnotes);
+                    let mut change = decided(&key)
+                        .unwrap_or_else(|| decide.change(a, b, fa, fb, footnotes));
                     let sides = [(a.as_slice(), columns[0].label), (b, columns[i].label)];
                     change.diagnostics = footnotes.diagnose(&key, m, &sides);
                     let at = (key.as_str(), columns[i].label);

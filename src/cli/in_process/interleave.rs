@@ -88,8 +88,24 @@ fn runs_auto_stops_when_the_gate_is_decided_either_way() {
         report["verdict"]["targets"][0]["status"], "fail",
         "{report}"
     );
+    // The table's row and the verdict on it are one statistic of the same rounds.
+    let row = cell(&report, "BenchmarkWork", "change_1");
+    let shown = format!("{:+.2}%", row["percent"].as_f64().unwrap());
+    assert_eq!(row["verdict"], "significant", "{row}");
+    assert_eq!(row["n"].as_u64(), Some(slower.len() as u64 / 2), "{row}");
+    let world = World::new(super::machine).harnesses(go_test(1.3));
+    let mut args = vec!["go", "--interleave", "main", "-q", "--format", "markdown"];
+    args.extend(gate);
+    assert!(latkit(&world, &args).is_err());
+    let (printed, said) = (world.stdout(), world.stderr());
+    assert!(printed.contains(&format!("| {shown} (p=")), "{printed}");
+    assert!(said.contains(&format!("{shown}, worse")), "{said}");
+    // No note of the U test's about rows it did not decide.
+    assert!(!printed.contains("to detect a difference"), "{printed}");
     let (ended, report, same) = interleaved(1.0, &gate);
     ended.unwrap();
+    let row = cell(&report, "BenchmarkWork", "change_1");
+    assert_eq!(row["verdict"], "noise", "{row}");
     assert_eq!(
         report["verdict"]["targets"][0]["status"], "pass",
         "{report}"
