@@ -41,6 +41,11 @@ pub struct CompareArgs {
     /// differences are listed in every format.
     #[arg(long)]
     pub allow_env_mismatch: bool,
+    /// What the geomean row summarises: `medians`, each benchmark's (benchstat's), or
+    /// `repetitions`, every repetition of every benchmark (google/benchmark's compare.py
+    /// OVERALL_GEOMEAN).
+    #[arg(long, value_name = "OF", default_value = "medians", value_parser = geomean_of)]
+    pub geomean: crate::analyze::compare::GeomeanOf,
     /// Pool the last N stored runs of the same benchmarks (in the same environment) as the
     /// base; the inputs are then all compared against that pool.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -114,6 +119,7 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             metric: args.metric,
             statistics: args.statistics,
             allow_env_mismatch: args.allow_env_mismatch,
+            geomean: args.geomean,
             against_history: args.against_history.map(|n| n as usize),
             db: args.db.db,
             format: args.printed.format,
@@ -122,6 +128,15 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             quiet: args.quiet,
             plots: args.plots.into(),
         }
+    }
+}
+
+fn geomean_of(text: &str) -> Result<crate::analyze::compare::GeomeanOf, String> {
+    use crate::analyze::compare::GeomeanOf;
+    match text {
+        "medians" => Ok(GeomeanOf::Medians),
+        "repetitions" => Ok(GeomeanOf::Repetitions),
+        _ => Err(format!("`{text}`: give `medians` or `repetitions`")),
     }
 }
 

@@ -22,6 +22,8 @@ pub struct CompareOptions {
     /// The statistics compared for distributions.
     pub statistics: Vec<String>,
     pub allow_env_mismatch: bool,
+    /// What the geomean row summarises.
+    pub geomean: analysis::GeomeanOf,
     /// Pool the last N matching stored runs as the base.
     pub against_history: Option<usize>,
     /// The history store's location.
@@ -72,6 +74,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,
+        geomean: args.geomean,
         ..args.gate.options(env)?
     };
     let mut report = compare(inputs, &opts)?;

@@ -221,10 +221,16 @@ impl Unit {
     /// assert_eq!(ns_per_op.format_scaled(10668.0), "10.67 µs/op");
     /// assert_eq!(Unit::parse("B/op").unit.format_scaled(1536.0), "1.500 KiB/op");
     /// assert_eq!(Unit::parse("MB/s").unit.format_scaled(104.9e6), "104.9 MB/s");
+    /// assert_eq!(Unit::parse("items/s").unit.format_scaled(111205383.0), "111.2 M items/s");
     /// ```
     pub fn format_scaled(&self, value: f64) -> String {
         match &self.dimension {
             Dimension::Time | Dimension::Bytes | Dimension::ByteRate | Dimension::Percent => {
+                let (divisor, symbol) = self.scale(value);
+                join_number_and_symbol(format_significant(value / divisor, 4), &symbol)
+            }
+            // A rate of events or things (`items/s`) with a decimal prefix: 9.536 M items/s.
+            _ if self.better() == Better::Higher => {
                 let (divisor, symbol) = self.scale(value);
                 join_number_and_symbol(format_significant(value / divisor, 4), &symbol)
             }
@@ -264,6 +270,19 @@ impl Unit {
                     &[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s")],
                 );
                 (f, s.to_string())
+            }
+            _ if self.better() == Better::Higher => {
+                let (f, prefix) = pick_scale(
+                    value,
+                    &[(1.0, ""), (1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")],
+                );
+                let base = self.base_symbol();
+                let symbol = match (prefix, base.starts_with('/')) {
+                    ("", _) => base,
+                    (prefix, true) => format!("{prefix}{base}"),
+                    (prefix, false) => format!("{prefix} {base}"),
+                };
+                (f, symbol)
             }
             _ => (1.0, self.base_symbol()),
         }

@@ -25,6 +25,13 @@ pub const MAX_RSS: &str = "max_rss";
 /// What tables show beside a command's wall time, as hyperfine prints it.
 pub const COMMAND_RESOURCES: [&str; 3] = [USER_TIME, SYSTEM_TIME, MAX_RSS];
 
+/// CPU times the kernel splits between user and system by clock-tick samples: one run's split
+/// is coarse (a short command's system time is mostly 0 or a whole tick), so tables show their
+/// mean over the runs, as hyperfine does, not a median that reads 0.
+pub fn counted_in_ticks(metric: &str) -> bool {
+    metric == USER_TIME || metric == SYSTEM_TIME
+}
+
 /// A network run's setting naming the server it measured against (`ADDR:PORT`); comparisons
 /// look at its host only, as the port changes from run to run.
 pub const SERVER_SETTING: &str = "server";

@@ -24,6 +24,8 @@ pub(super) struct Footnotes {
     pub(super) geomean_sets_differ: bool,
     /// A geomean left out for a zero or negative figure.
     pub(super) geomean_not_positive: bool,
+    /// A geomean row was shown, of these values.
+    pub(super) geomean_of: Option<GeomeanOf>,
     /// Findings on figures' repetitions (`bench figure`, the finding): warnings.
     pub(super) diagnosed: Vec<(String, Diagnostic)>,
 }
@@ -42,6 +44,7 @@ impl Footnotes {
             exact_beyond_scipy,
             geomean_sets_differ,
             geomean_not_positive,
+            geomean_of,
             diagnosed,
         } = other;
         self.too_few_for_ci |= too_few_for_ci;
@@ -53,6 +56,7 @@ impl Footnotes {
         self.exact_beyond_scipy |= exact_beyond_scipy;
         self.geomean_sets_differ |= geomean_sets_differ;
         self.geomean_not_positive |= geomean_not_positive;
+        self.geomean_of = self.geomean_of.or(geomean_of);
         self.diagnosed.extend(diagnosed);
     }
 
@@ -101,6 +105,18 @@ impl Footnotes {
                  normal approximation where values tie or both sides exceed 8, so its p-values \
                  differ there",
             ));
+        }
+        match self.geomean_of {
+            Some(GeomeanOf::Medians) => notes.push(Note::info(
+                "geomean: of each benchmark's median, its change the geometric mean of the \
+                 benchmarks' ratios (benchstat's); google/benchmark's compare.py \
+                 OVERALL_GEOMEAN is of every repetition: --geomean repetitions",
+            )),
+            Some(GeomeanOf::Repetitions) => notes.push(Note::info(
+                "geomean: of every repetition of every benchmark on each side, aggregates left \
+                 out, its change the ratio of the two (compare.py's OVERALL_GEOMEAN)",
+            )),
+            None => {}
         }
         if self.geomean_sets_differ {
             notes.push(Note::warning(

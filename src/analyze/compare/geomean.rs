@@ -1,5 +1,6 @@
 //! The geomean row of a repetition table: the geometric mean of each side's figures over
-//! the benchmarks every side has, and its change.
+//! the benchmarks every side has, and its change; or, as compare.py's `OVERALL_GEOMEAN`, of
+//! every repetition of every benchmark on each side.
 
 use super::*;
 
@@ -16,19 +17,32 @@ pub(super) struct Geomean {
     pub(super) in_base: usize,
     /// Benchmarks in it.
     pub(super) rows: usize,
+    /// What the geometric mean is of.
+    pub(super) of: GeomeanOf,
+    /// Each column's repetitions: the sum of their logarithms and how many (`None` once one
+    /// is not positive).
+    pub(super) repetitions: Vec<Option<(f64, usize)>>,
 }
 
 impl Geomean {
-    pub(super) fn new(columns: usize) -> Self {
+    pub(super) fn new(columns: usize, of: GeomeanOf) -> Self {
         Geomean {
             centres: vec![Vec::new(); columns],
             ratios: vec![Vec::new(); columns],
             in_base: 0,
             rows: 0,
+            of,
+            repetitions: vec![Some((0.0, 0)); columns],
         }
     }
 
-    pub(super) fn add(&mut self, figures: &[Option<Figure>]) {
+    /// A benchmark's figures (one per column) and its repetitions (`samples`).
+    pub(super) fn add(&mut self, figures: &[Option<Figure>], samples: &[Option<&[f64]>]) {
+        for (sums, values) in self.repetitions.iter_mut().zip(samples) {
+            for &v in values.iter().copied().flatten() {
+                *sums = sums.filter(|_| v > 0.0).map(|(sum, n)| (sum + v.ln(), n + 1));
+            }
+        }
         let base = figures[0].as_ref().map(|f| f.centre);
         self.in_base += usize::from(base.is_some());
         self.rows += 1;
@@ -46,11 +60,18 @@ impl Geomean {
     }
 
     pub(super) fn row(&self, metric: &Metric, better: Better, footnotes: &mut Footnotes) -> Row {
+        footnotes.geomean_of = Some(self.of);
         let mut cells = vec![Cell::Text {
             text: "geomean".into(),
         }];
+        let means: Vec<Option<f64>> = match self.of {
+            GeomeanOf::Medians => self.centres.iter().map(|c| geometric_mean(c)).collect(),
+            GeomeanOf::Repetitions => (self.repetitions.iter())
+                .map(|r| r.filter(|&(_, n)| n > 0).map(|(sum, n)| (sum / n as f64).exp()))
+                .collect(),
+        };
         for (i, centres) in self.centres.iter().enumerate() {
-            match geometric_mean(centres) {
+            match means[i] {
                 Some(mean) => cells.push(Cell::value_of(mean, metric)),
                 None => {
                     footnotes.geomean_not_positive = true;
@@ -63,11 +84,14 @@ impl Geomean {
             }
             let ratios = &self.ratios[i];
             footnotes.geomean_sets_differ |= ratios.len() != self.in_base;
-            let ratio = ratios
-                .iter()
-                .copied()
-                .collect::<Option<Vec<f64>>>()
-                .and_then(|r| geometric_mean(&r));
+            let ratio = match self.of {
+                GeomeanOf::Medians => ratios
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<f64>>>()
+                    .and_then(|r| geometric_mean(&r)),
+                GeomeanOf::Repetitions => means[i].zip(means[0]).map(|(new, base)| new / base),
+            };
             cells.push(Cell::Change(Change {
                 better,
                 percent: ratio.map(|r| (r - 1.0) * 100.0),

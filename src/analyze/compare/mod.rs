@@ -90,6 +90,20 @@ pub struct CompareOptions {
     /// Changes a gate decided on rounds of its own (`--runs auto`): their rows show them, not
     /// a test of their own, so that a row and the verdict on it are one statistic.
     pub decided: Vec<Decided>,
+    /// What the geomean row is a geometric mean of.
+    pub geomean: GeomeanOf,
+}
+
+/// The values a geomean row summarises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GeomeanOf {
+    /// Each benchmark's median, and the change as the geometric mean of the benchmarks'
+    /// ratios (benchstat's).
+    #[default]
+    Medians,
+    /// Every repetition of every benchmark, aggregates left out, and the change as the ratio of
+    /// the two (google/benchmark's compare.py `OVERALL_GEOMEAN`).
+    Repetitions,
 }
 
 /// A change decided outside the comparison: of benchmark `bench` (its name as the table's
@@ -114,6 +128,7 @@ impl Default for CompareOptions {
             allow_env_mismatch: false,
             floors: Vec::new(),
             decided: Vec::new(),
+            geomean: GeomeanOf::Medians,
         }
     }
 }

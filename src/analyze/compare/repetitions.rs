@@ -146,7 +146,7 @@ pub(super) fn repetition_table(
     let mut rows = Vec::new();
     let mut compared = Vec::new();
     let mut unit_info: Option<(&Metric, String)> = None;
-    let mut geomean = Geomean::new(columns.len());
+    let mut geomean = Geomean::new(columns.len(), opts.geomean);
     for key in keys(columns) {
         let samples: Vec<Option<(Vec<f64>, &Metric)>> = columns
             .iter()
@@ -194,7 +194,11 @@ pub(super) fn repetition_table(
         // A statistic of another row's repetitions (a mean, a stddev, a fit) is no benchmark
         // of its own, as compare.py leaves aggregates out of its geomean.
         if !columns.iter().any(|c| c.is_aggregate(&key)) {
-            geomean.add(&figures);
+            let repetitions: Vec<Option<&[f64]>> = samples
+                .iter()
+                .map(|s| s.as_ref().map(|(v, _)| v.as_slice()))
+                .collect();
+            geomean.add(&figures, &repetitions);
         }
         rows.push(Row {
             benchmark: key,

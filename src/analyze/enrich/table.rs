@@ -79,6 +79,16 @@ impl TableContext<'_> {
         let iterated = members.iter().any(|b| !b.iterations.is_empty());
         let show_runs = cycle.is_none() && (repeated || !iterated);
         let beside = command_resources(members, metric_name);
+        if show_spread && beside.iter().any(|r| vocab::counted_in_ticks(r)) {
+            let note = Note::info(
+                "user and system are means over the runs, as hyperfine reports them: the kernel \
+                 splits a process's CPU time between user and system by timer-tick samples (1-10 \
+                 ms apart), so one run's split is coarse and a median of them can read 0",
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
             let rows = Rows {
@@ -165,12 +175,13 @@ impl TableContext<'_> {
                 Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
             );
         }
-        columns.extend(
-            layout
-                .beside
-                .iter()
-                .map(|r| metric_column(members, r).dropped_at(3)),
-        );
+        columns.extend(layout.beside.iter().map(|r| {
+            let mut column = metric_column(members, r).dropped_at(3);
+            if vocab::counted_in_ticks(r) && layout.cycle.is_none() && layout.show_spread {
+                column.header = format!("mean {}", column.header);
+            }
+            column
+        }));
         if let Some(label) = baseline_label {
             columns.push(Column::new(format!("% of {label}"), keys::PCT_OF_BASELINE).dropped_at(1));
         }
@@ -216,6 +227,7 @@ impl TableContext<'_> {
             let value = bench.metric(r).and_then(|m| {
                 let value = match layout.cycle {
                     Some(c) => m.values.get(c).copied(),
+                    None if vocab::counted_in_ticks(r) => m.summary.as_ref().map(|s| s.mean),
                     None => m.summary.as_ref().map(|s| s.median),
                 };
                 Some((value?, m))

@@ -234,8 +234,12 @@ impl Recorder {
                 self.checked(bench, row.line, metric, &unit, v * scale);
             }
         }
+        // A cv row's counters are coefficients of variation too: fractions, never a rate.
         for (counter, value) in &row.counters {
-            self.checked(bench, row.line, counter, counter_unit(counter), *value);
+            match row.percentage {
+                true => self.checked(bench, row.line, counter, "%", value * 100.0),
+                false => self.checked(bench, row.line, counter, counter_unit(counter), *value),
+            }
         }
     }
 
