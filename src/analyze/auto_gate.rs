@@ -3,8 +3,7 @@
 
 use super::gate::{Measured, Status, TargetResult, Verdict};
 use super::sequential::{Decision, Design, Figure, Sequential, p_worse};
-use super::compare::Decided;
-use super::view::{Change, ChangeVerdict};
+use super::view::{Change, ChangeVerdict, Decided};
 use crate::error::{Error, Result};
 use crate::model::{Run, Unit};
 use crate::spec::targets::RegressionRule;

@@ -14,6 +14,25 @@ pub struct Report {
     pub verdict: Option<Verdict>,
 }
 
+impl Report {
+    /// The notes, each once (the first of equal ones): a warning gathered from several inputs
+    /// or said by several steps is one note. What every sink shows.
+    pub fn notes_once(&self) -> Vec<&Note> {
+        let mut seen = std::collections::HashSet::new();
+        self.notes.iter().filter(|n| seen.insert(*n)).collect()
+    }
+}
+
+/// A change decided outside a comparison (a `--runs auto` gate on rounds of its own): of
+/// benchmark `bench` (its name as a table's rows, or in full) in `metric`.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    pub metric: String,
+    pub bench: String,
+    pub full_name: String,
+    pub change: Change,
+}
+
 /// A derived table: one row per benchmark, columns chosen by analysis.
 #[derive(Clone, Debug, Serialize)]
 pub struct Table {

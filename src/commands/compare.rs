@@ -37,6 +37,26 @@ pub struct CompareOptions {
     pub plots: Plots,
 }
 
+/// An input's notes for a comparison of several: each names the input it came from, and those
+/// that restate a check of its runs' environment (other processes kept the CPUs busy) are
+/// left to the comparison's environment check, which says them once, naming the input.
+fn attributed(label: &str, runs: &[crate::model::Run], notes: Vec<Note>) -> Vec<Note> {
+    let checks: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| &r.environment.checks)
+        .map(|c| c.found.as_str())
+        .filter(|found| !found.is_empty())
+        .collect();
+    notes
+        .into_iter()
+        .filter(|n| !checks.iter().any(|found| n.message.contains(found)))
+        .map(|n| Note {
+            file: n.file.or_else(|| Some(label.to_string())),
+            ..n
+        })
+        .collect()
+}
+
 /// Compares inputs against the first: tables on stdout (or `--out`), the `--fail-on`
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
 pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
@@ -59,7 +79,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     let mut notes = Vec::new();
     for spec in &args.inputs {
         let (label, runs, read_notes) = read_input(spec, &args.reading, &mut store, console)?;
-        notes.extend(read_notes);
+        notes.extend(attributed(&label, &runs, read_notes));
         inputs.push(CompareInput { label, runs });
     }
     if !args.families.is_empty() {

@@ -251,8 +251,11 @@ fn warn_on_stderr(report: &Report, output: &Output, console: &Console) {
 
 /// The warnings among `notes`, on stderr.
 fn say_warnings(notes: &[Note], console: &Console) {
+    let mut said = std::collections::HashSet::new();
     for note in notes.iter().filter(|n| n.level == Level::Warning) {
-        console.say_warning(&note.to_string());
+        if said.insert(note) {
+            console.say_warning(&note.to_string());
+        }
     }
 }
 

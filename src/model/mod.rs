@@ -329,7 +329,7 @@ impl Benchmark {
 }
 
 /// Something the reader of a report must know: a fallback, a skipped line, a missing role.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Note {
     pub level: Level,
     pub message: String,
@@ -339,7 +339,7 @@ pub struct Note {
     pub line: Option<u64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     Info,

@@ -316,7 +316,11 @@ impl Reporter for Html {
         }
         if !report.notes.is_empty() {
             writeln!(out, "<h2>Notes</h2><ul>")?;
-            for (note, line) in report.notes.iter().zip(note_lines(&report.notes, reader)) {
+            for (note, line) in report
+                .notes_once()
+                .into_iter()
+                .zip(note_lines(report, reader))
+            {
                 let class = match note.level {
                     crate::model::Level::Warning => "warning",
                     crate::model::Level::Info => "info",

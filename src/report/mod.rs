@@ -21,7 +21,7 @@ pub mod xenomai;
 pub use crate::env::Reader;
 pub use fit::wrap;
 
-use crate::model::{Note, Unit, format_exact};
+use crate::model::{Unit, format_exact};
 use std::io::{self, Write};
 
 use crate::analyze::Report;
@@ -268,9 +268,10 @@ pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
 
 /// Notes as `level: text` lines, shared by the text formats; on the terminal, without the
 /// warnings stderr already showed there.
-fn note_lines(notes: &[Note], reader: Reader) -> impl Iterator<Item = String> + '_ {
-    notes
-        .iter()
+fn note_lines(report: &Report, reader: Reader) -> impl Iterator<Item = String> + '_ {
+    report
+        .notes_once()
+        .into_iter()
         .filter(move |n| {
             !(reader.at_terminal
                 && n.level == crate::model::Level::Warning

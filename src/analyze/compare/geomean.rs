@@ -40,7 +40,9 @@ impl Geomean {
     pub(super) fn add(&mut self, figures: &[Option<Figure>], samples: &[Option<&[f64]>]) {
         for (sums, values) in self.repetitions.iter_mut().zip(samples) {
             for &v in values.iter().copied().flatten() {
-                *sums = sums.filter(|_| v > 0.0).map(|(sum, n)| (sum + v.ln(), n + 1));
+                *sums = sums
+                    .filter(|_| v > 0.0)
+                    .map(|(sum, n)| (sum + v.ln(), n + 1));
             }
         }
         let base = figures[0].as_ref().map(|f| f.centre);
@@ -67,7 +69,10 @@ impl Geomean {
         let means: Vec<Option<f64>> = match self.of {
             GeomeanOf::Medians => self.centres.iter().map(|c| geometric_mean(c)).collect(),
             GeomeanOf::Repetitions => (self.repetitions.iter())
-                .map(|r| r.filter(|&(_, n)| n > 0).map(|(sum, n)| (sum / n as f64).exp()))
+                .map(|r| {
+                    r.filter(|&(_, n)| n > 0)
+                        .map(|(sum, n)| (sum / n as f64).exp())
+                })
                 .collect(),
         };
         for (i, centres) in self.centres.iter().enumerate() {

@@ -22,6 +22,7 @@ use super::gate::{Measured, measure};
 use super::stats::geometric_mean;
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};
+pub use super::view::Decided;
 use super::view::{Cell, Change, ChangeVerdict, Column, Diagnostic, Report, Row, Table, keys};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -104,16 +105,6 @@ pub enum GeomeanOf {
     /// Every repetition of every benchmark, aggregates left out, and the change as the ratio of
     /// the two (google/benchmark's compare.py `OVERALL_GEOMEAN`).
     Repetitions,
-}
-
-/// A change decided outside the comparison: of benchmark `bench` (its name as the table's
-/// rows, or in full) in `metric`.
-#[derive(Clone, Debug)]
-pub struct Decided {
-    pub metric: String,
-    pub bench: String,
-    pub full_name: String,
-    pub change: Change,
 }
 
 impl Default for CompareOptions {

@@ -137,12 +137,7 @@ pub(super) fn repetition_table(
     opts: &CompareOptions,
     footnotes: &mut Footnotes,
 ) -> (Table, Vec<Compared>) {
-    let decide = Decide::for_metric(columns, &metric.name, opts.alpha);
-    let decided = |key: &str| {
-        (opts.decided.iter())
-            .find(|d| d.metric == metric.name && (d.bench == key || d.full_name == key))
-            .map(|d| d.change.clone())
-    };
+    let decide = Decide::for_metric(columns, &metric.name, opts);
     let mut rows = Vec::new();
     let mut compared = Vec::new();
     let mut unit_info: Option<(&Metric, String)> = None;
@@ -167,29 +162,22 @@ pub(super) fn repetition_table(
         let mut cells = vec![Cell::Text { text: key.clone() }];
         for (i, (sample, fig)) in samples.iter().zip(&figures).enumerate() {
             let metric_of = sample.as_ref().map(|(_, m)| *m);
+            let label = columns[i].label;
             cells.extend(figure_cells(
                 metric_of,
                 fig.as_ref(),
                 footnotes,
                 &key,
-                columns[i].label,
+                label,
             ));
-            if i == 0 {
-                continue;
+            if i > 0 {
+                let row = Compare {
+                    key: &key,
+                    metric: &metric.name,
+                    columns,
+                };
+                cells.push(decide.cell(&row, i, (&samples, &figures), footnotes, &mut compared));
             }
-            let change = match (&samples[0], sample, &figures[0], fig) {
-                (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) => {
-                    let mut change = decided(&key)
-                        .unwrap_or_else(|| decide.change(a, b, fa, fb, footnotes));
-                    let sides = [(a.as_slice(), columns[0].label), (b, columns[i].label)];
-                    change.diagnostics = footnotes.diagnose(&key, m, &sides);
-                    let at = (key.as_str(), columns[i].label);
-                    compared.push(decide.compared(&metric.name, m, at, (a, b, fa, fb), &change));
-                    Cell::Change(change)
-                }
-                _ => Cell::Empty,
-            };
-            cells.push(change);
         }
         // A statistic of another row's repetitions (a mean, a stddev, a fit) is no benchmark
         // of its own, as compare.py leaves aggregates out of its geomean.
@@ -220,6 +208,16 @@ pub(super) fn repetition_table(
     };
     (table, compared)
 }
+
+/// The row being compared: its benchmark, metric and the inputs' columns.
+struct Compare<'a> {
+    key: &'a str,
+    metric: &'a str,
+    columns: &'a [Side<'a>],
+}
+
+/// Each column's samples of a row and their figures.
+type RowSamples<'a, 'm> = (&'a [Option<(Vec<f64>, &'m Metric)>], &'a [Option<Figure>]);
 
 /// A column's figure and its spread, or two empty cells; notes what the footnotes say of it.
 pub(super) fn figure_cells(
@@ -252,17 +250,53 @@ pub(super) struct Decide {
     pub(super) alpha: f64,
     /// google/benchmark's real or CPU time, which compare.py tests too.
     pub(super) gbench_time: bool,
+    /// Changes decided elsewhere, of this metric.
+    pub(super) decided: Vec<Decided>,
 }
 
 impl Decide {
-    pub(super) fn for_metric(columns: &[Side], metric: &str, alpha: f64) -> Decide {
+    pub(super) fn for_metric(columns: &[Side], metric: &str, opts: &CompareOptions) -> Decide {
         let (better, assume) = metadata(columns, metric);
         Decide {
             better,
             assume,
-            alpha,
+            alpha: opts.alpha,
             gbench_time: [vocab::REAL_TIME, vocab::CPU_TIME].contains(&metric),
+            decided: (opts.decided.iter())
+                .filter(|d| d.metric == metric)
+                .cloned()
+                .collect(),
         }
+    }
+
+    /// Column `i`'s change from the first in `row`, as a cell (empty where a side lacks the
+    /// figure); what the gate reads of it goes to `compared`. A change decided elsewhere
+    /// (`--runs auto`) is shown as it was decided.
+    fn cell(
+        &self,
+        row: &Compare,
+        i: usize,
+        (samples, figures): RowSamples,
+        footnotes: &mut Footnotes,
+        compared: &mut Vec<Compared>,
+    ) -> Cell {
+        let (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) =
+            (&samples[0], &samples[i], &figures[0], &figures[i])
+        else {
+            return Cell::Empty;
+        };
+        let given = (self.decided.iter())
+            .find(|d| d.bench == row.key || d.full_name == row.key)
+            .map(|d| d.change.clone());
+        let mut change = given.unwrap_or_else(|| self.change(a, b, fa, fb, footnotes));
+        let sides = [
+            (a.as_slice(), row.columns[0].label),
+            (b, row.columns[i].label),
+        ];
+        change.diagnostics = footnotes.diagnose(row.key, m, &sides);
+        let at = (row.key, row.columns[i].label);
+        compared.push(self.compared(row.metric, m, at, (a, b, fa, fb), &change));
+        Cell::Change(change)
     }
 
     /// What the gate reads of one decided change of benchmark `at.0` in column `at.1`, from

@@ -80,14 +80,7 @@ impl TableContext<'_> {
         let show_runs = cycle.is_none() && (repeated || !iterated);
         let beside = command_resources(members, metric_name);
         if show_spread && beside.iter().any(|r| vocab::counted_in_ticks(r)) {
-            let note = Note::info(
-                "user and system are means over the runs, as hyperfine reports them: the kernel \
-                 splits a process's CPU time between user and system by timer-tick samples (1-10 \
-                 ms apart), so one run's split is coarse and a median of them can read 0",
-            );
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
+            notes.push(Note::info(MEANS_OF_TICKS));
         }
         let names = display_names(members);
         let baseline = self.baseline.as_ref().map(|(pattern, label)| {
@@ -257,6 +250,11 @@ impl TableContext<'_> {
         }
     }
 }
+
+/// Why a command's user and system times are means.
+const MEANS_OF_TICKS: &str = "user and system are means over the runs, as hyperfine reports \
+     them: the kernel splits a process's CPU time between user and system by timer-tick \
+     samples (1-10 ms apart), so one run's split is coarse and a median of them can read 0";
 
 /// Which columns a median table has, decided once for all its rows.
 struct Layout<'a> {

@@ -22,7 +22,7 @@ struct Document<'a> {
     generated: String,
     runs: &'a [Run],
     tables: &'a [Table],
-    notes: &'a [Note],
+    notes: Vec<&'a Note>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<&'a Verdict>,
 }
@@ -36,7 +36,7 @@ impl Reporter for Json {
             generated: timestamp(SystemTime::now()),
             runs: &shells,
             tables: &report.tables,
-            notes: &report.notes,
+            notes: report.notes_once(),
             verdict: report.verdict.as_ref(),
         };
         let shell = serde_json::to_vec_pretty(&document)?;

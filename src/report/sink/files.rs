@@ -67,8 +67,8 @@ impl Sink for Verdict {
             return Ok(());
         };
         let skipped: Vec<&Note> = report
-            .notes
-            .iter()
+            .notes_once()
+            .into_iter()
             .filter(|n| n.level == Level::Warning && n.line.is_some())
             .collect();
         let text = gate::render(verdict, &skipped, self.markdown, self.dest.reader().width);
