@@ -33,13 +33,13 @@ pub struct BisectArgs {
     pub build: Option<String>,
     /// Rounds (each end and the tested commit once each, in an order drawn for the round)
     /// before the first judgement; the ends are compared after this many and, if still
-    /// unclear, after --max-rounds [default: 8].
+    /// unclear, after --max-rounds [default: 10].
     #[arg(long, visible_alias = "min-runs", value_name = "N",
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rounds: Option<u32>,
     /// At most this many rounds per commit; a commit the tests still cannot place stops the
     /// search, undecided (exit 3), naming the commits that must hold the culprit
-    /// [default: 20].
+    /// [default: 30].
     #[arg(long, visible_alias = "max-runs", value_name = "N",
           value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub max_rounds: Option<u32>,
@@ -52,8 +52,8 @@ pub struct BisectArgs {
     /// spends it; N: exactly N rounds per commit, judged once.
     #[arg(long, value_name = "N|auto", value_parser = super::runs_or_auto)]
     pub runs: Option<crate::commands::Runs>,
-    /// Significance level: of the ends' comparison, and of each placement (its two one-sided
-    /// signed-rank tests share it).
+    /// The chance of naming a wrong commit: half for the ends' comparison, half shared by the
+    /// steps of the search.
     #[arg(long, default_value = "0.05", value_parser = super::compare::alpha)]
     pub alpha: f64,
     #[command(flatten)]
@@ -78,10 +78,10 @@ pub struct BisectArgs {
     pub harness: Vec<String>,
 }
 
-/// Rounds before the first look: the signed-rank test reaches its spent level (about 0.004
-/// one-sided at alpha 0.05) only with eight rounds that all point one way.
-const DEFAULT_ROUNDS: u32 = 8;
-const DEFAULT_MAX_ROUNDS: u32 = 20;
+/// Rounds before the first look: a step's spent level (about 0.0015 one-sided at alpha 0.05
+/// over 12 commits) is reached by ten rounds that all point one way.
+const DEFAULT_ROUNDS: u32 = 10;
+const DEFAULT_MAX_ROUNDS: u32 = 30;
 
 pub(super) fn percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%');

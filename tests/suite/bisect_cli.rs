@@ -166,6 +166,58 @@ fn go_bisect_names_the_commit_that_made_it_slower() {
     assert_names(&again, "c7: change 7", "ns/op");
 }
 
+/// Beside load that comes and goes (busy loops started and killed every 0.5-2 s), a bisection
+/// is right or says it cannot tell: it names c7 (exit 0), or stops undecided (exit 3) with a
+/// range that holds c7; it never names another commit, and never calls the ends alike.
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
+    let repo = go_history();
+    let out = {
+        let _load = crate::common::BurstyLoad::start(0x5eed_b15e);
+        let options = ["--good", "HEAD~12", "--bad", "HEAD", "--format", "json"];
+        bisect(repo.path(), &options, &GO)
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes = report["notes"].to_string();
+    match out.status.code() {
+        Some(0) => assert!(
+            notes.contains("first bad commit: ") && notes.contains("c7: change 7"),
+            "{notes}"
+        ),
+        Some(3) => {
+            // The range it claims holds c7: after a commit before c7, up to one from c7 on.
+            let rows = verdicts(&report);
+            let good: Vec<usize> = rows
+                .iter()
+                .filter(|(_, v)| v == "good")
+                .map(|(s, _)| subject_number(s))
+                .collect();
+            let bad: Vec<usize> = rows
+                .iter()
+                .filter(|(_, v)| v.starts_with("bad"))
+                .map(|(s, _)| subject_number(s))
+                .collect();
+            assert!(
+                good.iter().all(|&c| c < 7) && bad.iter().all(|&c| c >= 7),
+                "{rows:?}"
+            );
+            assert!(notes.contains("undecided: "), "{notes}");
+        }
+        code => panic!("exit {code:?}: {notes}\n{stderr}"),
+    }
+    // The verdict says the machine was busy, and what does not mind.
+    assert!(notes.contains("measured on a busy machine"), "{notes}");
+    assert_eq!(checkouts_left(repo.path()), 0);
+}
+
+/// `c7: change 7` → 7.
+fn subject_number(subject: &str) -> usize {
+    subject[1..subject.find(':').unwrap()].parse().unwrap()
+}
+
 #[test]
 #[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
 fn a_range_with_no_real_change_blames_nobody() {

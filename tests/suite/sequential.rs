@@ -148,7 +148,7 @@ fn a_real_change_is_decided_in_fewer_rounds_than_the_fixed_design_of_equal_power
 }
 
 /// How often `latkit bisect` places a commit that is as good as the good end with the bad
-/// one, when it judges after every round from 8 to 20 at `level(rounds)` (one-sided).
+/// one, when it judges after every round from 10 to 30 at `level(rounds)` (one-sided).
 fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
     use latkit::analyze::bisect::{Round, Scale, Side, judge};
     use latkit::model::Better;
@@ -161,13 +161,13 @@ fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
     let mut wrong = 0;
     for _ in 0..COMMITS {
         let mut rounds = Vec::new();
-        for n in 1..=20 {
+        for n in 1..=30 {
             rounds.push(Round {
                 good: (0.05 * rng.normal()).exp(),
                 mid: (0.05 * rng.normal()).exp(),
                 bad: 1.03 * (0.05 * rng.normal()).exp(),
             });
-            let Some(alpha) = level(n).filter(|_| n >= 8) else {
+            let Some(alpha) = level(n).filter(|_| n >= 10) else {
                 continue;
             };
             if let Some(side) = judge(&rounds, alpha, scale).side {
@@ -186,18 +186,20 @@ fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
 )]
 fn bisect_spends_alpha_over_its_looks() {
     let _cores = crate::common::busy();
-    // Judging at alpha / 2 (each one-sided test's share) after every round from 8 to 20
-    // misplaces more than that; spending it as --runs auto does holds the rate within it.
-    let flat = misplaced(17, |_| Some(0.025));
+    // A step's share of alpha over 12 commits (half of 0.05 over five planned steps): judging
+    // at it after every round from 10 to 30 misplaces more than that; spending it as --runs
+    // auto does holds the rate within it.
+    let step = 0.05 / 2.0 / 5.0;
+    let flat = misplaced(17, |_| Some(step));
     let spending = Sequential::new(Design {
-        alpha: 0.025,
-        min_rounds: 8,
-        max_rounds: 20,
+        alpha: step,
+        min_rounds: 10,
+        max_rounds: 30,
     });
     let spent = misplaced(17, |rounds| spending.level_at(rounds));
     eprintln!("bisect placement, A-like commit misplaced: flat {flat:.4}, spent {spent:.4}");
     assert!(
-        spent <= binomial_bound(0.025, 2000),
+        spent <= binomial_bound(step, 2000),
         "spent: {spent}, flat: {flat}"
     );
     assert!(flat > spent, "spent: {spent}, flat: {flat}");

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// run; `make @c09` fails (the commit does not build). The other scripts are as `work.sh`
 /// but: `broken.sh` fails at `c06`, `slight.sh` is only 1 % slower, `faster.sh` 30 % faster,
 /// `halfway.sh` takes 11.5 ms at `c06` (a first change of 15 %), and `unsure.sh` 11.4 ms at
-/// `c06` within a factor of 4.5 either way (nothing can place it in 20 rounds). A search
+/// `c06` within a factor of 4.5 either way (nothing can place it in 30 rounds). A search
 /// tests `c06` first.
 fn repository(command: &str, nth: usize) -> Played {
     let (line, commit) = command.rsplit_once(" @c").expect("a command of a commit");
@@ -124,7 +124,7 @@ fn the_search_names_the_first_slower_commit_and_skips_one_that_does_not_build() 
         builds.contains(&"make @c09".to_string()),
         "c09 was tried: {builds:?}"
     );
-    // The ends first, 8 rounds of one run each, in an order drawn for each round.
+    // The ends first, 10 rounds of one run each, in an order drawn for each round.
     let spawned = world.spawned();
     let runs: Vec<&str> = spawned
         .iter()
@@ -132,7 +132,7 @@ fn the_search_names_the_first_slower_commit_and_skips_one_that_does_not_build() 
         .map(String::as_str)
         .collect();
     let mut orders = std::collections::HashSet::new();
-    for round in runs[..16].chunks(2) {
+    for round in runs[..20].chunks(2) {
         let mut sorted = round.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, ["sh work.sh @c00", "sh work.sh @c12"], "{runs:?}");
@@ -145,7 +145,7 @@ fn the_search_names_the_first_slower_commit_and_skips_one_that_does_not_build() 
 #[test]
 fn runs_n_measures_every_commit_exactly_n_rounds() {
     let world = history();
-    let (ended, report) = bisect(&world, &["--runs", "6"], "work.sh");
+    let (ended, report) = bisect(&world, &["--runs", "12"], "work.sh");
     ended.unwrap();
     let rows = report["tables"][0]["rows"].as_array().unwrap();
     assert!(rows.len() >= 5, "{rows:?}");
@@ -157,7 +157,7 @@ fn runs_n_measures_every_commit_exactly_n_rounds() {
             .filter(|c| c["type"] == "count")
             .collect();
         assert_eq!(counts.len(), 1, "{row}");
-        assert_eq!(counts[0]["count"], 6, "{row}");
+        assert_eq!(counts[0]["count"], 12, "{row}");
     }
 }
 
@@ -250,7 +250,7 @@ fn a_commit_the_rounds_cannot_place_stops_the_search_undecided_with_the_range_th
         panic!("{ended:?}")
     };
     assert!(
-        why.starts_with("undecided: c06 (change 6) could not be placed within --max-rounds 20"),
+        why.starts_with("undecided: c06 (change 6) could not be placed within --max-rounds 30"),
         "{why}"
     );
     // Nothing was decided but the ends: the culprit is somewhere after c00, up to c12.
@@ -286,15 +286,15 @@ fn a_commit_the_rounds_cannot_place_stops_the_search_undecided_with_the_range_th
     assert_said(&report, "first bad commit (a guess: --guess): c0");
     assert_said(
         &report,
-        "1 of 4 tested commits could not be placed within --max-rounds 20",
+        "1 of 4 tested commits could not be placed within --max-rounds 30",
     );
 }
 
 #[test]
 fn ctrl_c_during_the_search_keeps_what_was_tested_and_where_the_culprit_can_be() {
-    // Ctrl-C comes during the 48th run: after the ends (16 runs) and c06 (24), while c09 is
+    // Ctrl-C comes during the 55th run: after the ends (20 runs) and c06 (30), while c09 is
     // measured.
-    let world = history().interrupt_at(48);
+    let world = history().interrupt_at(55);
     let (ended, report) = bisect(&world, &[], "work.sh");
     assert!(matches!(ended, Err(Error::Interrupted)), "{ended:?}");
     // c06 was placed with good; Ctrl-C came while c09 was measured, which is left out.

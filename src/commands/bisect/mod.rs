@@ -398,10 +398,12 @@ impl Bisection<'_> {
     }
 
     /// Whether the bad end is worse than the good one beyond noise (and `--threshold`): the
-    /// evidence either way. Measured ends are tested after `--rounds` rounds and, when that
-    /// does not settle it, once more after `--max-rounds`, each time at half of alpha, so the
-    /// second look does not raise the false-alarm rate above alpha (testing after every round
-    /// until they differ would); stored ends are tested once, at alpha.
+    /// evidence either way. The ends get half of alpha (the steps the other half, so that a
+    /// whole bisection names a wrong commit with a chance of at most alpha). Measured ends are
+    /// tested after `--rounds` rounds and, when that does not settle it, once more after
+    /// `--max-rounds`, each look at half of that, so the second look does not raise the
+    /// false-alarm rate (testing after every round until they differ would); stored ends are
+    /// tested once.
     fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
         let (good, bad, alpha, paired) = match self.stored_ends.clone() {
             Some(StoredEnds {
@@ -410,7 +412,7 @@ impl Bisection<'_> {
             }) => {
                 self.say("the ends' stored rounds show whether they differ");
                 self.unit = self.unit.take().or(unit);
-                (good, bad, self.args.alpha, false)
+                (good, bad, self.args.alpha / 2.0, false)
             }
             None => {
                 self.say(&format!(
@@ -424,7 +426,7 @@ impl Bisection<'_> {
                 } else {
                     1.0
                 };
-                let (alpha, first) = (self.args.alpha / looks, self.args.rounds as usize);
+                let (alpha, first) = (self.args.alpha / 2.0 / looks, self.args.rounds as usize);
                 let seed =
                     seed_of(&self.commits[0]) ^ seed_of(&self.commits[self.commits.len() - 1]);
                 let scale = self.scale();
@@ -509,13 +511,29 @@ impl Bisection<'_> {
         }
     }
 
-    /// How a tested commit's looks spend alpha: after every round from `--rounds` (or
-    /// `--min-runs`) to `--max-rounds`, as `--runs auto` spends it (Pocock type), so that
-    /// looking after every round does not raise the chance of misplacing a commit above
-    /// alpha / 2 (the share of each one-sided test). With `--runs N` there is one look.
+    /// The steps a binary search of the range plans for (one more than it takes without a
+    /// skip, as a skipped commit moves the middle).
+    fn planned_steps(&self) -> usize {
+        let untested = self.commits.len().saturating_sub(2);
+        (untested + 1).next_power_of_two().trailing_zeros() as usize + 1
+    }
+
+    /// The chance a step may misplace its commit: the steps' half of alpha, shared by the
+    /// planned steps (Bonferroni), so that the whole bisection names a wrong commit with a
+    /// chance of at most alpha.
+    fn step_alpha(&self) -> f64 {
+        self.args.alpha / 2.0 / self.planned_steps() as f64
+    }
+
+    /// How a tested commit's looks spend its step's alpha: after every round from `--rounds`
+    /// (or `--min-runs`) to `--max-rounds`, as `--runs auto` spends it (Pocock type), so that
+    /// looking after every round does not raise the chance of misplacing the commit. Each of
+    /// the two one-sided tests is tested at the spent level: only one of them can misplace a
+    /// commit (a false `bad` for one as good as good, a false `good` for one as bad as bad).
+    /// With `--runs N` there is one look.
     fn placement_spending(&self) -> Sequential {
         Sequential::new(Design {
-            alpha: self.args.alpha / 2.0,
+            alpha: self.step_alpha(),
             min_rounds: self.args.rounds as usize,
             max_rounds: self.args.max_rounds as usize,
         })
@@ -554,7 +572,7 @@ impl Bisection<'_> {
         let level = spending
             .level_at(rounds.len())
             .or(spending.level_at(last))
-            .unwrap_or(self.args.alpha / 2.0);
+            .unwrap_or(self.step_alpha());
         let scale = self.scale();
         let judged = judge(&rounds, level, scale);
         let side = match (judged.side, self.args.guess) {
@@ -565,7 +583,7 @@ impl Bisection<'_> {
         let needed = judged
             .side
             .is_none()
-            .then(|| rounds_to_place(&rounds, scale, self.args.alpha / 2.0))
+            .then(|| rounds_to_place(&rounds, scale, self.step_alpha()))
             .flatten();
         let mut own: Vec<f64> = rounds.iter().map(|r| r.mid).collect();
         Ok(Tested {

@@ -178,10 +178,12 @@ impl Bisection<'_> {
         notes.push(match steps.iter().filter(|t| guessed(t)).count() {
             0 => Note::info(format!(
                 "{} tested commit(s), each placed by the signed-rank test on its rounds' ratios \
-                 to both ends (drawn order, alpha {} spent over the looks); {} checkouts built \
-                 (the ends included) for {} commits",
+                 to both ends, measured in a drawn order; a wrong commit is named with a chance \
+                 of at most alpha {} (half for the ends, half shared by {} planned steps, each \
+                 spent over its looks); {} checkouts built (the ends included) for {} commits",
                 steps.len(),
                 self.args.alpha,
+                self.planned_steps(),
                 tested.len(),
                 self.commits.len()
             )),

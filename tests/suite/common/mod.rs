@@ -408,3 +408,65 @@ pub fn busy() -> std::sync::RwLockReadGuard<'static, ()> {
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Load that comes and goes, as on a shared CI runner: every 0.5-2 s its busy loops (`sh`
+/// processes spinning) are killed and 0-4 new ones started, in a sequence fixed by `seed`,
+/// until it is dropped.
+pub struct BurstyLoad {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BurstyLoad {
+    pub fn start(seed: u64) -> BurstyLoad {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut state = seed;
+            let mut next = move |bound: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % bound
+            };
+            let mut loops: Vec<std::process::Child> = Vec::new();
+            while !stopping.load(Ordering::Relaxed) {
+                for mut child in loops.drain(..) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                for _ in 0..next(5) {
+                    if let Ok(child) = std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                    {
+                        loops.push(child);
+                    }
+                }
+                let until = std::time::Instant::now()
+                    + std::time::Duration::from_millis(500 + 500 * next(4));
+                while std::time::Instant::now() < until && !stopping.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+            for mut child in loops {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        });
+        BurstyLoad {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for BurstyLoad {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
