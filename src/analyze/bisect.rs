@@ -7,6 +7,7 @@
 //! than guess. Sizes are the median of the rounds' own ratios, so that a round measured under
 //! a burst of load is set against the ends measured under the same burst.
 
+use super::counted;
 use super::signed_rank::{above, min_pairs_to_detect};
 use super::stats::geometric_mean;
 use super::utest::{mann_whitney, min_samples_to_detect};
@@ -89,9 +90,15 @@ pub struct Judged {
 
 impl Judged {
     /// Bad, and bad worse still: the commit is a first change of its own size, not the one
-    /// the ends show.
+    /// the ends show (counted: bad beyond the floor from it).
     pub fn first_of_two(&self, level: f64) -> bool {
-        self.side == Some(Side::Bad) && self.p_bad <= level
+        let bad_worse_still = match self.p_bad.is_nan() {
+            true => counted::beyond_floor(
+                (1.0 + self.bad_change / 100.0) / (1.0 + self.change / 100.0) * 100.0 - 100.0,
+            ),
+            false => self.p_bad <= level,
+        };
+        self.side == Some(Side::Bad) && bad_worse_still
     }
 }
 
@@ -264,6 +271,54 @@ pub fn compare_ends(good: &[f64], bad: &[f64], paired: bool, alpha: f64, scale: 
         for_the_worse,
         show,
         paired,
+    }
+}
+
+/// The ends compared by their counts (instructions): `None` unless each end's counts agree
+/// within the counting floor, as counts of the same work do; else the change decided by its
+/// size, worse or better when beyond the floor (and the threshold).
+pub fn compare_counted_ends(good: &[f64], bad: &[f64], scale: Scale) -> Option<Ends> {
+    if good.is_empty() || bad.is_empty() || !counted::agree(good) || !counted::agree(bad) {
+        return None;
+    }
+    let (g, b) = (median(&mut good.to_vec()), median(&mut bad.to_vec()));
+    let change = (b / g - 1.0) * 100.0;
+    let least = counted::FLOOR_PERCENT.max(scale.threshold);
+    let worse = scale.worse_log(b, g);
+    let show = if worse > (1.0 + least / 100.0).ln() {
+        EndsShow::Worse
+    } else if -worse > (1.0 + least / 100.0).ln() {
+        EndsShow::Better
+    } else {
+        EndsShow::WithinNoise
+    };
+    Some(Ends {
+        change,
+        p: f64::NAN,
+        for_the_worse: worse > 0.0,
+        show,
+        paired: false,
+    })
+}
+
+/// Places a commit by its count between the ends' counts: bad when it is worse than good by
+/// more than the counting floor (and the threshold), else good when bad is worse than it by
+/// as much; `None` when it lies within that of both (the change is spread over commits).
+pub fn judge_counted(good: f64, mid: f64, bad: f64, scale: Scale) -> Judged {
+    let least = (1.0 + counted::FLOOR_PERCENT.max(scale.threshold) / 100.0).ln();
+    let side = if scale.worse_log(mid, good) > least {
+        Some(Side::Bad)
+    } else if scale.worse_log(bad, mid) > least {
+        Some(Side::Good)
+    } else {
+        None
+    };
+    Judged {
+        side,
+        p_good: f64::NAN,
+        p_bad: f64::NAN,
+        change: (mid / good - 1.0) * 100.0,
+        bad_change: (bad / good - 1.0) * 100.0,
     }
 }
 

@@ -5,6 +5,7 @@ pub mod auto_gate;
 pub mod bisect;
 pub mod changes;
 pub mod compare;
+pub mod counted;
 pub mod diagnose;
 pub mod downsample;
 pub mod drift;

@@ -8,6 +8,7 @@
 //! (`--runs auto`).
 
 use super::auto_gate::Round;
+use super::counted::{FLOOR_PERCENT, agree};
 use super::utest::min_samples_to_detect;
 use crate::model::Run;
 use serde::{Deserialize, Serialize};
@@ -42,25 +43,39 @@ pub struct Floor {
     pub aa_change: f64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aa_interval: Option<(f64, f64)>,
+    /// Counted (instructions) and agreeing within the counting floor run to run: a change is
+    /// then told by its size, beyond the floor, in one run a side.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub counted: bool,
 }
 
 impl Floor {
     /// The smallest change in percent that `runs` a side detect with [`POWER`] at one-sided
-    /// `alpha`; `None` when the U test cannot reach `alpha` with so few.
+    /// `alpha`; `None` when the U test cannot reach `alpha` with so few. Counts that agree
+    /// tell anything beyond their floor.
     pub fn detectable(&self, runs: u64, alpha: f64) -> Option<f64> {
-        two_sample_detectable(self.spread, runs, alpha)
+        match self.counted {
+            true => Some(FLOOR_PERCENT),
+            false => two_sample_detectable(self.spread, runs, alpha),
+        }
     }
 
     /// The runs a side that detect a change of `percent` with [`POWER`] at one-sided `alpha`;
     /// `None` beyond [`MOST_RUNS`].
     pub fn runs_needed(&self, percent: f64, alpha: f64) -> Option<u64> {
-        runs_a_side(self.spread, percent, alpha)
+        match self.counted {
+            true => (percent.abs() > FLOOR_PERCENT).then_some(1),
+            false => runs_a_side(self.spread, percent, alpha),
+        }
     }
 
     /// The paired rounds that detect a change of `percent` with [`POWER`] at one-sided
     /// `alpha`; `None` beyond [`MOST_RUNS`].
     pub fn rounds_needed(&self, percent: f64, alpha: f64) -> Option<u64> {
-        least(percent, |n| paired_detectable(self.paired_spread, n, alpha))
+        match self.counted {
+            true => (percent.abs() > FLOOR_PERCENT).then_some(1),
+            false => least(percent, |n| paired_detectable(self.paired_spread, n, alpha)),
+        }
     }
 
     pub fn is(&self, package: Option<&str>, bench: &str, metric: &str) -> bool {
@@ -251,6 +266,8 @@ pub fn from_rounds(rounds: &[Round]) -> Vec<Floor> {
                     paired_spread: noise.paired_spread,
                     aa_change: noise.change,
                     aa_interval: noise.interval,
+                    counted: metric.assume == crate::model::Assume::Counted
+                        && agree(&pairs.iter().flat_map(|&(a, b)| [a, b]).collect::<Vec<_>>()),
                 });
             }
         }
@@ -361,6 +378,7 @@ mod tests {
             paired_spread: 0.02,
             aa_change: 0.0,
             aa_interval: None,
+            counted: false,
         };
         let n = floor.runs_needed(1.0, 0.05).unwrap();
         assert!(floor.detectable(n, 0.05).unwrap() <= 1.0);

@@ -287,6 +287,9 @@ pub enum ChangeVerdict {
     Significant,
     /// Values assumed exact (benchstat's `assume=exact`): any difference is real, untested.
     Exact,
+    /// Counted figures whose repetitions agree: decided by the change's size, a change beyond
+    /// the counting floor (`+1.00% (counted)`) or none (`~ (counted, +0.02%)`).
+    Counted,
     /// Not distinguishable from noise: printed `~`.
     Noise,
     /// Not tested: a maximum (one sample is never evidence on its own), a side of one value

@@ -117,7 +117,7 @@ impl BisectArgs {
     }
 
     pub fn into_options(self) -> crate::error::Result<crate::commands::BisectOptions> {
-        let harness = crate::runner::harness::Harness::parse(&self.harness)
+        let (harness, measure) = crate::runner::harness::Harness::parse(&self.harness)
             .map_err(crate::error::Error::Input)?;
         let (rounds, max_rounds) = self.rounds()?;
         Ok(crate::commands::BisectOptions {
@@ -133,6 +133,7 @@ impl BisectArgs {
             guess: self.guess,
             alpha: self.alpha,
             harness,
+            measure,
             store: self.store.then_some(crate::commands::Storing {
                 db: self.db.db.clone(),
                 tag: self.tag,

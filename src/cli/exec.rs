@@ -80,6 +80,12 @@ pub struct ExecArgs {
     /// Let the commands write to the terminal (stdout and stderr): `--output inherit`.
     #[arg(long)]
     pub show_output: bool,
+    /// What each run measures: `time` (wall, user and system time, peak memory),
+    /// `instructions` (counted by valgrind over the command and its children: the same
+    /// whatever else the machine does; 2 runs unless -r says), or `time,instructions`.
+    #[arg(long, value_name = "WHAT", default_value = "time",
+          value_parser = crate::runner::counts::Measure::parse)]
+    pub measure: crate::runner::counts::Measure,
     /// After `--`: one command to time and its arguments, word by word, with no quoting.
     #[arg(last = true, value_name = "ARGS")]
     pub argv: Vec<String>,
@@ -133,6 +139,7 @@ impl ExecArgs {
                 cleanup: self.cleanup,
                 ignore_failure: self.ignore_failure,
                 shell: self.shell.filter(|_| !self.no_shell),
+                measure: self.measure,
             },
             output: match (self.show_output, self.output) {
                 (true, _) => CommandOutput::Inherit,

@@ -19,6 +19,12 @@ pub struct GbenchArgs {
     /// google/benchmark 1.8 and later).
     #[arg(long, value_name = "T")]
     pub min_time: Option<String>,
+    /// What each benchmark measures: `time` (its real and CPU time), `instructions`
+    /// (instructions/op of its function, counted by valgrind: the same whatever else the
+    /// machine does; once per benchmark unless --repetitions says), or `time,instructions`.
+    #[arg(long, value_name = "WHAT", default_value = "time",
+          value_parser = crate::runner::counts::Measure::parse)]
+    pub measure: crate::runner::counts::Measure,
     /// Keep the binary's own JSON output in FILE.
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,
@@ -42,6 +48,7 @@ impl From<GbenchArgs> for crate::commands::GbenchOptions {
             filter: args.filter,
             repetitions: args.repetitions,
             min_time: args.min_time,
+            measure: args.measure,
             raw: args.raw,
             extra: args.extra,
             build: args.build,

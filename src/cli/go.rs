@@ -21,6 +21,12 @@ pub struct GoArgs {
     /// A sample shorter than 100 ms is reported as too short to trust.
     #[arg(long, value_name = "T")]
     pub benchtime: Option<String>,
+    /// What each benchmark measures: `time` (go's ns/op, B/op, allocs/op), `instructions`
+    /// (instructions/op: its own loop per iteration, counted by valgrind, the same whatever
+    /// else the machine does; once per benchmark unless --count says), or `time,instructions`.
+    #[arg(long, value_name = "WHAT", default_value = "time",
+          value_parser = crate::runner::counts::Measure::parse)]
+    pub measure: crate::runner::counts::Measure,
     /// Keep go test's raw output in FILE (written as it arrives).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,
@@ -41,6 +47,7 @@ impl From<GoArgs> for crate::commands::GoOptions {
             bench: args.bench,
             count: args.count,
             benchtime: args.benchtime,
+            measure: args.measure,
             raw: args.raw,
             extra: args.extra,
             interleave: args.interleave.into(),

@@ -169,6 +169,20 @@ fn calibration_notes(floors: &[Floor], args: &Asked, runs: u64) -> Vec<Note> {
              fixed paired design needs (--runs auto decides larger changes sooner)",
         ));
     }
+    let counted: Vec<&Floor> = floors.iter().filter(|f| f.counted).collect();
+    if let Some(noisiest) = counted
+        .iter()
+        .map(|f| f.spread.exp_m1() * 100.0)
+        .reduce(f64::max)
+    {
+        notes.push(Note::info(format!(
+            "{} counted figure(s) (instructions): run to run they varied by {noisiest:.4} % at \
+             most, within the {} % counting floor: the smallest change they tell is the floor, \
+             in one run a side, whatever else the machine does",
+            counted.len(),
+            crate::analyze::counted::FLOOR_PERCENT
+        )));
+    }
     for floor in floors {
         if let Some((low, high)) = floor.aa_interval.filter(|&(l, h)| l > 0.0 || h < 0.0) {
             notes.push(Note::warning(format!(

@@ -38,8 +38,8 @@ pub struct CompareOptions {
 }
 
 /// An input's notes for a comparison of several: each names the input it came from, and those
-/// that restate a check of its runs' environment (other processes kept the CPUs busy) are
-/// left to the comparison's environment check, which says them once, naming the input.
+/// that restate a check of its runs' environment (other processes kept the CPUs busy) or what
+/// counted figures miss are left to the comparison, which says them once.
 fn attributed(label: &str, runs: &[crate::model::Run], notes: Vec<Note>) -> Vec<Note> {
     let checks: Vec<&str> = runs
         .iter()
@@ -50,6 +50,7 @@ fn attributed(label: &str, runs: &[crate::model::Run], notes: Vec<Note>) -> Vec<
     notes
         .into_iter()
         .filter(|n| !checks.iter().any(|found| n.message.contains(found)))
+        .filter(|n| n.message != crate::analyze::counted::WHAT_COUNTS_MISS)
         .map(|n| Note {
             file: n.file.or_else(|| Some(label.to_string())),
             ..n

@@ -168,6 +168,13 @@ fn timer(
     quiet: bool,
     env: &Env,
 ) -> Result<Exec> {
+    let counting = match timing.measure.instructions {
+        true => {
+            let version = env.launch.harness().valgrind()?;
+            crate::runner::counts::settings(&version, crate::runner::counts::WHOLE_COMMAND)
+        }
+        false => Vec::new(),
+    };
     Ok(Exec {
         commands,
         timing,
@@ -176,6 +183,7 @@ fn timer(
         clock: env.clock.clone(),
         interrupt: env.interrupt.clone(),
         host: env.host.clone(),
+        counting,
     })
 }
 

@@ -15,6 +15,8 @@ pub struct GbenchOptions {
     pub repetitions: u32,
     /// `--benchmark_min_time`, as the binary takes it.
     pub min_time: Option<String>,
+    /// Time, counted instructions, or both.
+    pub measure: crate::runner::counts::Measure,
     /// Keep the binary's JSON here.
     pub raw: Option<PathBuf>,
     /// Extra arguments for the binary.
@@ -47,6 +49,8 @@ pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
         extra: args.extra,
         raw: args.raw,
         progress: env.console.progress(args.report.output.quiet).cloned(),
+        measure: args.measure,
+        counted: args.repetitions,
     };
     let outcome = run.run(env.reach())?;
     let nothing = format!(
@@ -102,6 +106,8 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
         extra: args.extra,
         raw: None,
         progress: env.console.progress(args.report.output.quiet).cloned(),
+        measure: args.measure,
+        counted: 1,
     };
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let build = |dir: &Path| match &args.build {
@@ -159,6 +165,8 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
         extra: args.extra,
         raw: None,
         progress,
+        measure: args.measure,
+        counted: 1,
     };
     let talk = round.progress.is_some().then_some(&env.console);
     Ok(AaRun {

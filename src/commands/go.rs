@@ -20,6 +20,8 @@ pub struct GoOptions {
     pub count: Option<u32>,
     /// `-benchtime` (default: go's own, one second per sample).
     pub benchtime: Option<String>,
+    /// Time, counted instructions, or both.
+    pub measure: crate::runner::counts::Measure,
     /// Keep go test's raw output here.
     pub raw: Option<PathBuf>,
     /// Extra `go test` arguments after the package.
@@ -62,6 +64,9 @@ impl GoOptions {
             },
             raw: self.raw.take(),
             progress: progress.cloned(),
+            measure: self.measure,
+            // Counts agree from run to run: one a benchmark unless more are asked for.
+            counted: self.count.or(defaults.count).unwrap_or(1),
         };
         if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
             // Spawning in a missing directory fails as a missing `go` would.
@@ -132,7 +137,11 @@ fn interleaved(
     } else {
         interleave::Plan::of(args, interleave::DEFAULT_ROUNDS, None)?
     };
-    let round = GoTest { count: 1, ..test };
+    let round = GoTest {
+        count: 1,
+        counted: 1,
+        ..test
+    };
     interleave::run_rounds(
         args,
         interleave::BaseRev { rev, within: &here },
@@ -162,6 +171,7 @@ pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaR
     let sinks = output_sinks(&args.report.output, &env.console)?;
     let round = GoTest {
         count: 1,
+        counted: 1,
         ..test.clone()
     };
     let talk = progress.is_some().then_some(&env.console);

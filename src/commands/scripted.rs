@@ -6,6 +6,8 @@ use super::Env;
 use crate::env::{Clock, Console, CpuReading, Host, Interrupt, Reader, Stdin, Stream};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
+use crate::runner::checkout_counts::counted_command;
+use crate::runner::counts::{Count, Counted};
 use crate::runner::exec::{CommandOutput, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
 use crate::runner::harness::{Checkout, Checkouts, Harness, Repository, wall_time};
@@ -192,14 +194,23 @@ impl Virtual {
     /// The script's wall time and exit code for the next run of `line`; time passes by it
     /// unless the command is not there (127).
     fn play(&self, line: String) -> Played {
-        let mut state = self.state();
-        let nth = state.spawned.iter().filter(|s| **s == line).count();
-        let (wall, code) = (state.script)(&line, nth);
+        let (wall, code) = self.look_up(line);
         if code != 127 {
-            state.spawned.push(line);
-            state.seconds += wall;
+            self.state().seconds += wall;
         }
         (wall, code)
+    }
+
+    /// The script's figure and exit code for the next run of `line`, recorded as spawned
+    /// unless it is not there (127); no time passes.
+    fn look_up(&self, line: String) -> Played {
+        let mut state = self.state();
+        let nth = state.spawned.iter().filter(|s| **s == line).count();
+        let (figure, code) = (state.script)(&line, nth);
+        if code != 127 {
+            state.spawned.push(line);
+        }
+        (figure, code)
     }
 }
 
@@ -352,24 +363,33 @@ impl Checkouts for Scripted {
             world: Virtual(self.world.0.clone()),
             command: command.clone(),
             commit: commit.hash.clone(),
+            counted: self.repository.measure.counts_only(),
         })))
     }
 }
 
-/// A commit of the world's history, its `exec` command ready to play.
+/// A commit of the world's history, its `exec` command ready to play, timed or counted.
 struct CheckedOut {
     world: Virtual,
     command: Vec<String>,
     commit: String,
+    counted: bool,
 }
 
 impl Checkout for CheckedOut {
-    /// The command played with the commit after it (`C @c07`).
+    /// The command played with the commit after it (`C @c07`); counted, `valgrind C @c07`,
+    /// whose figure is the count.
     fn measure(&self) -> std::result::Result<Input, String> {
         let line = format!("{} @{}", self.command.join(" "), self.commit);
-        match self.world.play(line.clone()) {
-            (wall, 0) => Ok(wall_time(&self.command, wall)),
-            (_, code) => Err(format!("{line} failed (exit status: {code})")),
+        match self.counted {
+            true => match self.world.look_up(format!("valgrind {line}")) {
+                (count, 0) => Ok(counted_command(&self.command, count, "valgrind-3.19.0")),
+                (_, code) => Err(format!("valgrind {line} failed (exit status: {code})")),
+            },
+            false => match self.world.play(line.clone()) {
+                (wall, 0) => Ok(wall_time(&self.command, wall)),
+                (_, code) => Err(format!("{line} failed (exit status: {code})")),
+            },
         }
     }
 }
@@ -386,6 +406,7 @@ impl Spawner for Virtual {
             system: wall * 0.05,
             max_rss: 4e6,
             status: ExitStatus::from_raw(code << 8),
+            instructions: None,
         })
     }
 
@@ -396,6 +417,20 @@ impl Spawner for Virtual {
     fn helper(&self, what: &str, command: &str) -> Result<()> {
         self.state().helpers.push(format!("{what} {command}"));
         Ok(())
+    }
+
+    /// `valgrind CMD` played: its figure is the count (whole instructions), 127 is a valgrind
+    /// that is not there.
+    fn count(&self, argv: &[String]) -> std::io::Result<Counted> {
+        let (played, code) = self.look_up(format!("valgrind {}", argv.join(" ")));
+        if code == 127 {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        Ok(Counted {
+            instructions: played as u64,
+            status: ExitStatus::from_raw(code << 8),
+            said: vec!["==1== the scripted valgrind's log".to_string()],
+        })
     }
 }
 
@@ -431,7 +466,36 @@ impl Executor for Virtual {
         }))
     }
 
-    fn output(&self, _program: &str, _args: &[&str]) -> Option<String> {
-        None
+    /// `valgrind --version` answers `valgrind-3.19.0` unless the command script plays it as
+    /// not there (127); other tools are not asked.
+    fn output(&self, program: &str, args: &[&str]) -> Option<String> {
+        let asked = program == "valgrind" && args == ["--version"];
+        let state = self.state();
+        (asked && (state.script)("valgrind --version", 0).1 != 127)
+            .then(|| "valgrind-3.19.0".to_string())
+    }
+
+    /// Plays `valgrind LINE` (with ` in DIR`) from the harness script: it prints the count,
+    /// or exits 127 when valgrind is not there.
+    fn count(&self, count: &Count) -> std::io::Result<Counted> {
+        let mut line = format!("valgrind {}", count.line());
+        if let Some(dir) = count.dir {
+            line += &format!(" in {}", dir.display());
+        }
+        let mut state = self.state();
+        let nth = state.spawned.iter().filter(|s| **s == line).count();
+        let Some(script) = &state.harness else {
+            return Err(std::io::ErrorKind::NotFound.into());
+        };
+        let (printed, code) = script(&line, nth);
+        if code == 127 {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        state.spawned.push(line);
+        Ok(Counted {
+            instructions: printed.trim().parse().unwrap_or(0),
+            status: ExitStatus::from_raw(code << 8),
+            said: printed.lines().map(str::to_string).collect(),
+        })
     }
 }

@@ -235,6 +235,10 @@ pub enum Assume {
     /// They are exact (a binary's size, a count): the value itself, any difference is real,
     /// and differing repetitions are a warning.
     Exact,
+    /// Counted by an instruction counter (valgrind): near-exact, so a change is decided by its
+    /// size where the repetitions agree within the counting floor, and tested where they do
+    /// not.
+    Counted,
 }
 
 impl Assume {

@@ -22,6 +22,11 @@ pub const WALL_TIME: &str = "time";
 pub const USER_TIME: &str = "user";
 pub const SYSTEM_TIME: &str = "system";
 pub const MAX_RSS: &str = "max_rss";
+/// Instructions counted by valgrind: a whole command's (`exec`), and a benchmark's per
+/// iteration (`go`, `gbench`).
+pub const INSTRUCTIONS: &str = "instructions";
+pub const INSTRUCTIONS_PER_OP: &str = "instructions/op";
+
 /// What tables show beside a command's wall time, as hyperfine prints it.
 pub const COMMAND_RESOURCES: [&str; 3] = [USER_TIME, SYSTEM_TIME, MAX_RSS];
 

@@ -194,6 +194,13 @@ fn folded_text(cell: &Cell) -> String {
                 || format!("? (p={p:.3})"),
                 |c| format!("{c:+.2}% (p={p:.3})"),
             ),
+            (ChangeVerdict::Counted, _) => match change.percent {
+                Some(c) if crate::analyze::counted::beyond_floor(c) => {
+                    format!("{c:+.2}% (counted)")
+                }
+                Some(c) => format!("~ (counted, {c:+.2}%)"),
+                None => "? (counted)".into(),
+            },
             (ChangeVerdict::Untested, _) if change.n.min(change.n_base) == 1 => change
                 .percent
                 .map_or_else(|| "? (1 value)".into(), |c| format!("{c:+.2}% (1 value)")),

@@ -56,10 +56,21 @@ fn cell_html(cell: &Cell) -> String {
         Cell::Text { .. } | Cell::Empty => format!("<td>{text}</td>"),
         Cell::Change(change) => {
             let class = match change.verdict {
-                ChangeVerdict::Significant | ChangeVerdict::Exact if change.is_worse() => {
+                ChangeVerdict::Counted
+                    if !change
+                        .percent
+                        .is_some_and(crate::analyze::counted::beyond_floor) =>
+                {
+                    "num noise"
+                }
+                ChangeVerdict::Significant | ChangeVerdict::Exact | ChangeVerdict::Counted
+                    if change.is_worse() =>
+                {
                     "num worse"
                 }
-                ChangeVerdict::Significant | ChangeVerdict::Exact => "num better",
+                ChangeVerdict::Significant | ChangeVerdict::Exact | ChangeVerdict::Counted => {
+                    "num better"
+                }
                 ChangeVerdict::Noise => "num noise",
                 ChangeVerdict::Untested | ChangeVerdict::Summary => "num",
             };

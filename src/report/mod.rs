@@ -21,6 +21,7 @@ pub mod xenomai;
 pub use crate::env::Reader;
 pub use fit::wrap;
 
+use crate::analyze::counted::beyond_floor;
 use crate::model::{Unit, format_exact};
 use std::io::{self, Write};
 
@@ -115,6 +116,10 @@ fn change_text(change: &Change) -> String {
         (ChangeVerdict::Significant, None) => format!("{percent} (bounds apart)"),
         (ChangeVerdict::Noise, None) => format!("~ ({percent}, bounds overlap)"),
         (ChangeVerdict::Exact, _) => format!("{percent} ({n})"),
+        (ChangeVerdict::Counted, _) if change.percent.is_some_and(beyond_floor) => {
+            format!("{percent} (counted {n})")
+        }
+        (ChangeVerdict::Counted, _) => format!("~ (counted {n}, {percent})"),
         (ChangeVerdict::Untested, _) if change.n.min(change.n_base) == 1 => {
             format!("{percent} (not tested: 1 value)")
         }

@@ -29,6 +29,36 @@ pub trait Executor {
     ) -> io::Result<Box<dyn Process>>;
     /// The trimmed standard output of a short command that succeeded.
     fn output(&self, program: &str, args: &[&str]) -> Option<String>;
+    /// Counts the instructions `count` executes (valgrind); `NotFound` when valgrind is not
+    /// there.
+    fn count(&self, count: &super::counts::Count) -> io::Result<super::counts::Counted>;
+
+    /// valgrind's version (`valgrind-3.19.0`); exit 5 when it is not there.
+    fn valgrind(&self) -> crate::error::Result<String> {
+        self.output("valgrind", &["--version"])
+            .ok_or_else(|| crate::error::Error::Environment(super::counts::MISSING.into()))
+    }
+
+    /// Runs `count` once: the instructions, or why not: valgrind missing (exit 5), the
+    /// program failing under it (exit 6, with the last of what valgrind and it said). `what`
+    /// names the benchmark in messages.
+    fn counted(&self, count: &super::counts::Count, what: &str) -> crate::error::Result<u64> {
+        use crate::error::Error;
+        let counted = self.count(count).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::Environment(super::counts::MISSING.into()),
+            _ => Error::Peer(format!("{what}: could not count `{}`: {e}", count.line())),
+        })?;
+        if !counted.status.success() && !crate::interrupt::requested() {
+            return Err(Error::Peer(format!(
+                "{what}: `{}` failed under valgrind ({}); the last of what valgrind and it \
+                 said:\n{}",
+                count.line(),
+                counted.status,
+                crate::error::visible_lines(&counted.said)
+            )));
+        }
+        Ok(counted.instructions)
+    }
 }
 
 /// Real processes, each in its own process group: our interrupt handler decides when the
@@ -85,5 +115,9 @@ impl Executor for System {
         let out = Command::new(program).args(args).output().ok()?;
         let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
         (out.status.success() && !text.is_empty()).then_some(text)
+    }
+
+    fn count(&self, count: &super::counts::Count) -> io::Result<super::counts::Counted> {
+        super::counts::run(count)
     }
 }

@@ -1,6 +1,8 @@
 //! Runs a google/benchmark binary: its JSON goes to a file (every figure, the context), its
 //! console table is read as it streams (progress, and what finished if the run is cut short).
 
+use super::counts::Measure;
+use super::gbench_counts;
 use super::launch::Reach;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
@@ -11,7 +13,9 @@ use crate::ingest::{Input, for_each_line};
 use crate::interrupt;
 use crate::model::{Note, Source, timestamp};
 use std::io::BufReader;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 
 #[derive(Clone)]
 pub struct GbenchRun {
@@ -27,6 +31,10 @@ pub struct GbenchRun {
     pub raw: Option<PathBuf>,
     /// Where progress is drawn, if anywhere.
     pub progress: Option<crate::env::Stream>,
+    /// Time (the binary's own real and CPU time), counted instructions, or both.
+    pub measure: Measure,
+    /// How many times each benchmark's instructions are counted.
+    pub counted: u32,
 }
 
 impl GbenchRun {
@@ -48,19 +56,68 @@ impl GbenchRun {
         args
     }
 
-    /// Runs the binary in `reach` (the real process, or a test double).
+    /// The binary as it is started: a bare name would be looked up on PATH, and a benchmark
+    /// binary is a file here.
+    fn program(&self) -> String {
+        let program = self.binary.display().to_string();
+        match self.binary.components().count() {
+            1 => format!("./{program}"),
+            _ => program,
+        }
+    }
+
+    /// Runs the binary in `reach` (the real process, or a test double), then, when
+    /// instructions are measured, counts each benchmark it runs (`gbench_counts`): beside the
+    /// times, or alone.
     pub fn run(&self, reach: Reach) -> Result<Outcome> {
+        if !self.measure.instructions {
+            return self.run_timed(reach);
+        }
+        let version = reach.harness.valgrind()?;
+        let timed = match self.measure.time {
+            true => Some(self.run_timed(reach)?),
+            false => None,
+        };
+        let (input, status, tail) = match timed {
+            Some(t) if !t.status.success() || t.interrupted || t.input.is_none() => return Ok(t),
+            Some(t) => (t.input, t.status, t.tail),
+            None => (None, ExitStatus::from_raw(0), Vec::new()),
+        };
+        let program = self.program();
+        let listed = gbench_counts::list(reach, &program, self.filter.as_deref())?;
+        let started = reach.clock.now();
+        let progress = self.progress.as_ref();
+        let counts = gbench_counts::count_all(reach, &program, &listed, self.counted, progress);
+        let counts = match counts {
+            Err(Error::Interrupted) => {
+                return Ok(Outcome {
+                    input,
+                    status,
+                    tail,
+                    interrupted: true,
+                });
+            }
+            counts => counts?,
+        };
+        let seconds = reach.seconds_since(started);
+        let counted = (&*version, seconds);
+        Ok(Outcome {
+            input: Some(gbench_counts::with_counts(
+                input, &listed, counts, reach, counted,
+            )),
+            status,
+            tail,
+            interrupted: false,
+        })
+    }
+
+    /// Runs the binary itself: its benchmarks timed as google/benchmark times them.
+    fn run_timed(&self, reach: Reach) -> Result<Outcome> {
         let cpu = reach.clock.cpu();
         let out = JsonOut::open(self.raw.as_deref())?;
         let json_path = out.path().to_path_buf();
         let args = self.args(&json_path);
-        let program = self.binary.display().to_string();
-        // A bare name would be looked up on PATH; a benchmark binary is a file here.
-        let program = if self.binary.components().count() == 1 {
-            format!("./{program}")
-        } else {
-            program
-        };
+        let program = self.program();
         reach.interrupt.install();
         let started = reach.clock.now();
         let mut child = reach
@@ -216,6 +273,8 @@ mod tests {
             extra: vec!["--benchmark_enable_random_interleaving=true".into()],
             raw: None,
             progress: None,
+            measure: Measure::TIME,
+            counted: 1,
         };
         assert_eq!(
             run.args(Path::new("/tmp/o.json")).join(" "),

@@ -1,5 +1,7 @@
 //! Runs `go test -bench` and parses its output while it streams.
 
+use super::counts::Measure;
+use super::go_counts;
 use super::launch::Reach;
 use super::output::{Outcome, Tail, spinner, wait_for};
 use crate::atomic_file::OutputFile;
@@ -25,6 +27,10 @@ pub struct GoTest {
     pub raw: Option<PathBuf>,
     /// Where progress is drawn, if anywhere.
     pub progress: Option<crate::env::Stream>,
+    /// Time (go's own ns/op, B/op, allocs/op), counted instructions, or both.
+    pub measure: Measure,
+    /// How many times each benchmark's instructions are counted.
+    pub counted: u32,
 }
 
 impl GoTest {
@@ -51,8 +57,57 @@ impl GoTest {
         args
     }
 
-    /// Runs `go test` in `reach` (the real processes, or a test double).
+    /// Runs `go test` in `reach` (the real processes, or a test double), then, when
+    /// instructions are measured, counts each benchmark it ran (`go_counts`): beside the times,
+    /// or, measuring instructions alone, instead of a run at one iteration each.
     pub fn run(&self, reach: Reach) -> Result<Outcome> {
+        if !self.measure.instructions {
+            return self.run_timed(reach);
+        }
+        let version = reach.harness.valgrind()?;
+        let listing = GoTest {
+            benchtime: Some("1x".into()),
+            count: 1,
+            raw: None,
+            ..self.clone()
+        };
+        let outcome = match self.measure.time {
+            true => self.run_timed(reach)?,
+            false => listing.run_timed(reach)?,
+        };
+        let input = match outcome.input {
+            Some(input) if outcome.status.success() && !outcome.interrupted => input,
+            input => return Ok(Outcome { input, ..outcome }),
+        };
+        let started = reach.clock.now();
+        let benches = go_counts::counting(&input);
+        let scratch = tempfile::Builder::new()
+            .prefix("latkit-go-count-")
+            .tempdir()
+            .map_err(|e| Error::Environment(format!("a temporary directory: {e}")))?;
+        let built = go_counts::build(reach, &benches, self.dir.as_deref(), scratch.path())?;
+        let progress = self.progress.as_ref();
+        let counts = match go_counts::count_all(reach, &built, &benches, self.counted, progress) {
+            Err(Error::Interrupted) => {
+                let input = Some(input).filter(|_| self.measure.time);
+                return Ok(Outcome {
+                    input,
+                    interrupted: true,
+                    ..outcome
+                });
+            }
+            counts => counts?,
+        };
+        let seconds = reach.seconds_since(started);
+        let input = go_counts::with_counts(input, counts, self.measure.time, &version, seconds);
+        Ok(Outcome {
+            input: Some(input),
+            ..outcome
+        })
+    }
+
+    /// Runs `go test` itself: its benchmarks timed as go times them.
+    fn run_timed(&self, reach: Reach) -> Result<Outcome> {
         // Written line by line as it arrives, renamed into place when go is done.
         let mut raw = self
             .raw
@@ -262,6 +317,13 @@ mod tests {
         fn output(&self, _program: &str, _args: &[&str]) -> Option<String> {
             Some("go1.99.0".to_string())
         }
+
+        fn count(
+            &self,
+            _count: &crate::runner::counts::Count,
+        ) -> std::io::Result<crate::runner::counts::Counted> {
+            Err(std::io::ErrorKind::Unsupported.into())
+        }
     }
 
     fn go(stdout: &'static str, stderr: &'static str, code: i32) -> Scripted {
@@ -284,6 +346,8 @@ mod tests {
             extra: Vec::new(),
             raw,
             progress: None,
+            measure: Measure::TIME,
+            counted: 1,
         }
     }
 
@@ -359,6 +423,8 @@ mod tests {
             extra: vec!["-cpu".into(), "1,2".into()],
             raw: None,
             progress: None,
+            measure: Measure::TIME,
+            counted: 1,
         };
         assert_eq!(
             t.args().join(" "),

@@ -3,6 +3,7 @@
 //! so that each round runs the benchmarks without rebuilding; google/benchmark binaries and
 //! plain commands run as given, after `--build`.
 
+use super::counts::Measure;
 use super::worktree::{Commit, Tree, Worktree, commits_between};
 use crate::error::Result as Outcome;
 use crate::ingest::format::{BUILTIN, by_name};
@@ -35,6 +36,8 @@ pub struct Repository {
     pub build: Option<String>,
     /// The benchmarks run (a regular expression).
     pub bench: String,
+    /// Time, counted instructions, or both (`--measure` among the harness's words).
+    pub measure: Measure,
 }
 
 /// A git worktree of the commit, and its harness made ready there.
@@ -58,14 +61,12 @@ impl Checkouts for Repository {
     fn prepare(&self, commit: &Commit) -> Outcome<Result<Box<dyn Checkout>, String>> {
         let tree = Worktree::add(&self.dir, &commit.hash)?;
         let dir = tree.counterpart(&self.dir)?;
-        Ok(
-            prepare(&dir, &self.harness, self.build.as_deref(), &self.bench).map(|prepared| {
-                Box::new(WorktreeCheckout {
-                    prepared,
-                    _tree: tree,
-                }) as Box<dyn Checkout>
-            }),
-        )
+        Ok(prepare(&dir, self, self.build.as_deref()).map(|prepared| {
+            Box::new(WorktreeCheckout {
+                prepared,
+                _tree: tree,
+            }) as Box<dyn Checkout>
+        }))
     }
 }
 
@@ -85,57 +86,98 @@ pub enum Harness {
 pub const WALL: &str = "wall";
 
 impl Harness {
-    /// From the words after `--`: `go …`, `gbench …` or `exec …`.
-    pub fn parse(words: &[String]) -> Result<Harness, String> {
+    /// From the words after `--`: `go …`, `gbench …` or `exec …`, and what to measure
+    /// (`--measure time|instructions|time,instructions` among them, for go and gbench;
+    /// before the command, for exec).
+    pub fn parse(words: &[String]) -> Result<(Harness, Measure), String> {
         let usage = "after -- give the harness: `go [PKG] [FLAGS]`, `gbench BINARY [ARGS]` or \
                      `exec CMD [ARGS]`";
         let (kind, rest) = words.split_first().ok_or(usage)?;
-        match kind.as_str() {
+        let (rest, measure) = match kind.as_str() {
+            // The command's own words are its own: --measure only before it.
+            "exec" => take_measure(rest, true)?,
+            _ => take_measure(rest, false)?,
+        };
+        let harness = match kind.as_str() {
             "go" => {
                 let (package, flags) = match rest.split_first() {
                     Some((pkg, flags)) if !pkg.starts_with('-') => (pkg.clone(), flags.to_vec()),
                     _ => (".".to_string(), rest.to_vec()),
                 };
-                Ok(Harness::Go { package, flags })
+                Harness::Go { package, flags }
             }
             "gbench" => match rest.split_first() {
-                Some((binary, args)) => Ok(Harness::Gbench {
+                Some((binary, args)) => Harness::Gbench {
                     binary: binary.clone(),
                     args: args.to_vec(),
-                }),
-                None => Err(format!("gbench needs the benchmark binary; {usage}")),
+                },
+                None => return Err(format!("gbench needs the benchmark binary; {usage}")),
             },
-            "exec" if !rest.is_empty() => Ok(Harness::Exec {
-                command: rest.to_vec(),
-            }),
-            "exec" => Err(format!("exec needs a command; {usage}")),
-            other => Err(format!("`{other}` is no harness; {usage}")),
-        }
+            "exec" if !rest.is_empty() => Harness::Exec { command: rest },
+            "exec" => return Err(format!("exec needs a command; {usage}")),
+            other => return Err(format!("`{other}` is no harness; {usage}")),
+        };
+        Ok((harness, measure))
     }
 
-    /// The metric the search follows unless `--metric` names another.
-    pub fn default_metric(&self) -> &'static str {
-        match self {
-            Harness::Go { .. } => "ns/op",
-            Harness::Gbench { .. } => crate::model::vocab::REAL_TIME,
-            Harness::Exec { .. } => WALL,
+    /// The metric the search follows unless `--metric` names another: counted instructions
+    /// when they alone are measured.
+    pub fn default_metric(&self, measure: Measure) -> &'static str {
+        match (self, measure.counts_only()) {
+            (Harness::Exec { .. }, true) => crate::model::vocab::INSTRUCTIONS,
+            (_, true) => crate::model::vocab::INSTRUCTIONS_PER_OP,
+            (Harness::Go { .. }, false) => "ns/op",
+            (Harness::Gbench { .. }, false) => crate::model::vocab::REAL_TIME,
+            (Harness::Exec { .. }, false) => WALL,
         }
     }
 }
 
+/// `words` without `--measure WHAT` (or `--measure=WHAT`), and what it says (time when it is
+/// not there); `leading`: only before the first word that is not an option of latkit's.
+fn take_measure(words: &[String], leading: bool) -> Result<(Vec<String>, Measure), String> {
+    let mut kept = Vec::new();
+    let mut measure = None;
+    let mut iter = words.iter().peekable();
+    while let Some(word) = iter.next() {
+        let value = match word.strip_prefix("--measure") {
+            Some("") if measure.is_none() && (!leading || kept.is_empty()) => Some(
+                iter.next()
+                    .ok_or("--measure needs `time`, `instructions` or both")?
+                    .as_str(),
+            ),
+            Some(rest) if rest.starts_with('=') && (!leading || kept.is_empty()) => {
+                Some(&word[10..])
+            }
+            _ => None,
+        };
+        match value {
+            Some(text) => measure = Some(Measure::parse(text)?),
+            None => kept.push(word.clone()),
+        }
+    }
+    Ok((kept, measure.unwrap_or(Measure::TIME)))
+}
+
 /// A checkout made ready to measure: where it is and what runs there.
-struct Prepared {
-    root: PathBuf,
-    harness: Harness,
+pub(super) struct Prepared {
+    pub(super) root: PathBuf,
+    pub(super) harness: Harness,
     /// The compiled Go test binary (in `scratch`).
-    go_binary: Option<PathBuf>,
-    bench: String,
-    scratch: tempfile::TempDir,
+    pub(super) go_binary: Option<PathBuf>,
+    pub(super) bench: String,
+    pub(super) measure: Measure,
+    pub(super) scratch: tempfile::TempDir,
 }
 
 /// Runs `command` in `dir` to its end (an interrupt stops it), its standard output to `out`;
 /// a failure says what ran and the end of what it said.
-fn run_to(mut command: Command, dir: &Path, out: &Path, what: &str) -> Result<(), String> {
+pub(super) fn run_to(
+    mut command: Command,
+    dir: &Path,
+    out: &Path,
+    what: &str,
+) -> Result<(), String> {
     let stdout = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let err_path = out.with_extension("stderr");
     let stderr = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
@@ -191,12 +233,8 @@ fn remove_stale_scratch() {
 
 /// Builds the checkout at `root` (`build`, then the Go test binary): `Err` with the reason
 /// when it does not build, which the search skips.
-fn prepare(
-    root: &Path,
-    harness: &Harness,
-    build: Option<&str>,
-    bench: &str,
-) -> Result<Prepared, String> {
+fn prepare(root: &Path, repository: &Repository, build: Option<&str>) -> Result<Prepared, String> {
+    let harness = &repository.harness;
     remove_stale_scratch();
     let scratch = tempfile::Builder::new()
         .prefix(&format!("{SCRATCH_PREFIX}{}-", super::worktree::owner()))
@@ -220,14 +258,24 @@ fn prepare(
         root: root.to_path_buf(),
         harness: harness.clone(),
         go_binary,
-        bench: bench.to_string(),
+        bench: repository.bench.clone(),
+        measure: repository.measure,
         scratch,
     })
 }
 
 impl Prepared {
-    /// One run of the harness: the results it printed, or the time it took (`exec`).
+    /// One run of the harness: the results it printed, or the time it took (`exec`); its
+    /// counted instructions instead when they alone are measured (`checkout_counts`).
     fn measure(&self) -> Result<Input, String> {
+        if self.measure.counts_only() {
+            return self.count();
+        }
+        self.timed()
+    }
+
+    /// One run of the harness, timed: the results it printed, or the time it took (`exec`).
+    pub(super) fn timed(&self) -> Result<Input, String> {
         let out = self.scratch.path().join("run.out");
         let format = match &self.harness {
             Harness::Go { package, flags } => {

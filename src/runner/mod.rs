@@ -1,9 +1,13 @@
 //! Runners: start a harness, stream its output into the model.
 
+pub mod checkout_counts;
+pub mod counts;
 pub mod exec;
 pub mod executor;
 pub mod gbench;
+pub mod gbench_counts;
 pub mod go;
+pub mod go_counts;
 pub mod harness;
 pub mod launch;
 pub mod output;

@@ -228,3 +228,33 @@ fn the_search_halves_skips_and_names_the_first_bad() {
     assert_eq!(search.culprit(), (2, vec![1]));
     assert_eq!(search.range(), 1..=2);
 }
+
+#[test]
+fn counts_that_agree_place_a_commit_by_their_size_alone() {
+    let ends = compare_counted_ends(&[120_012.0, 120_012.0], &[168_012.0, 168_012.0], LOWER);
+    let ends = ends.expect("counts that agree decide");
+    assert_eq!(ends.show, EndsShow::Worse);
+    assert!((ends.change - 40.0).abs() < 0.01, "{ends:?}");
+    // Counts that spread are no counts to decide by.
+    assert_eq!(compare_counted_ends(&[100.0, 120.0], &[200.0], LOWER), None);
+    // Within the floor: no change.
+    let same = compare_counted_ends(&[100_000.0], &[100_050.0], LOWER).unwrap();
+    assert_eq!(same.show, EndsShow::WithinNoise);
+    assert_eq!(
+        judge_counted(120_012.0, 120_012.0, 168_012.0, LOWER).side,
+        Some(Side::Good)
+    );
+    let bad = judge_counted(120_012.0, 168_012.0, 168_012.0, LOWER);
+    assert_eq!(bad.side, Some(Side::Bad));
+    assert!(!bad.first_of_two(0.01));
+    // A 1 % step is a change; 0.05 % is not.
+    assert_eq!(
+        judge_counted(100_000.0, 101_000.0, 140_000.0, LOWER).side,
+        Some(Side::Bad)
+    );
+    assert!(judge_counted(100_000.0, 101_000.0, 140_000.0, LOWER).first_of_two(0.01));
+    assert_eq!(
+        judge_counted(100_000.0, 100_050.0, 140_000.0, LOWER).side,
+        Some(Side::Good)
+    );
+}

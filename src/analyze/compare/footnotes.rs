@@ -26,6 +26,10 @@ pub(super) struct Footnotes {
     pub(super) geomean_not_positive: bool,
     /// A geomean row was shown, of these values.
     pub(super) geomean_of: Option<GeomeanOf>,
+    /// Counted figures were decided by their size.
+    pub(super) counted: bool,
+    /// Counted figures spread beyond the floor, and were tested instead.
+    pub(super) counts_spread: bool,
     /// Findings on figures' repetitions (`bench figure`, the finding): warnings.
     pub(super) diagnosed: Vec<(String, Diagnostic)>,
 }
@@ -45,6 +49,8 @@ impl Footnotes {
             geomean_sets_differ,
             geomean_not_positive,
             geomean_of,
+            counted,
+            counts_spread,
             diagnosed,
         } = other;
         self.too_few_for_ci |= too_few_for_ci;
@@ -57,7 +63,38 @@ impl Footnotes {
         self.geomean_sets_differ |= geomean_sets_differ;
         self.geomean_not_positive |= geomean_not_positive;
         self.geomean_of = self.geomean_of.or(geomean_of);
+        self.counted |= counted;
+        self.counts_spread |= counts_spread;
         self.diagnosed.extend(diagnosed);
+    }
+
+    /// What the counted figures and the geomean rows shown need said.
+    fn summary_notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if self.counted || self.counts_spread {
+            notes.push(Note::info(crate::analyze::counted::WHAT_COUNTS_MISS));
+        }
+        if self.counts_spread {
+            notes.push(Note::warning(format!(
+                "counted figures whose repetitions spread by more than {}% are not exact: they \
+                 were tested as any figure is (the same binary and input should count the \
+                 same: check that the runs did the same work)",
+                crate::analyze::counted::FLOOR_PERCENT
+            )));
+        }
+        match self.geomean_of {
+            Some(GeomeanOf::Medians) => notes.push(Note::info(
+                "geomean: of each benchmark's median, its change the geometric mean of the \
+                 benchmarks' ratios (benchstat's); google/benchmark's compare.py \
+                 OVERALL_GEOMEAN is of every repetition: --geomean repetitions",
+            )),
+            Some(GeomeanOf::Repetitions) => notes.push(Note::info(
+                "geomean: of every repetition of every benchmark on each side, aggregates left \
+                 out, its change the ratio of the two (compare.py's OVERALL_GEOMEAN)",
+            )),
+            None => {}
+        }
+        notes
     }
 
     pub(super) fn notes(&self, columns: &[Side], alpha: f64) -> Vec<Note> {
@@ -106,18 +143,7 @@ impl Footnotes {
                  differ there",
             ));
         }
-        match self.geomean_of {
-            Some(GeomeanOf::Medians) => notes.push(Note::info(
-                "geomean: of each benchmark's median, its change the geometric mean of the \
-                 benchmarks' ratios (benchstat's); google/benchmark's compare.py \
-                 OVERALL_GEOMEAN is of every repetition: --geomean repetitions",
-            )),
-            Some(GeomeanOf::Repetitions) => notes.push(Note::info(
-                "geomean: of every repetition of every benchmark on each side, aggregates left \
-                 out, its change the ratio of the two (compare.py's OVERALL_GEOMEAN)",
-            )),
-            None => {}
-        }
+        notes.extend(self.summary_notes());
         if self.geomean_sets_differ {
             notes.push(Note::warning(
                 "geomean: the benchmark set differs from the base's; geomeans may not be comparable",

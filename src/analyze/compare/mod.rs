@@ -17,6 +17,7 @@ use geomean::*;
 use repetitions::*;
 use sides::*;
 
+use super::counted;
 use super::envdiff::{self, Difference};
 use super::gate::{Measured, measure};
 use super::stats::geometric_mean;

@@ -78,6 +78,8 @@ impl Evidence {
         let p = self.p_values();
         match (verdict, significant) {
             (ChangeVerdict::Exact, _) => "exact values".to_string(),
+            (ChangeVerdict::Counted, true) => "counted".to_string(),
+            (ChangeVerdict::Counted, false) => "counted, within the counting floor".to_string(),
             (ChangeVerdict::Untested | ChangeVerdict::Summary, _) => "not tested".to_string(),
             (_, true) if p.is_empty() => "bounds apart".to_string(),
             (_, true) => p,
@@ -204,6 +206,11 @@ fn judge(
 ) -> TargetResult {
     let significant = match (c.change.verdict, evidence.adjusted) {
         (ChangeVerdict::Exact, _) => true,
+        // Counts that agree: a change beyond the counting floor is one.
+        (ChangeVerdict::Counted, _) => c
+            .change
+            .percent
+            .is_some_and(crate::analyze::counted::beyond_floor),
         (_, Some(adjusted)) => adjusted <= alpha,
         (verdict, None) => verdict == ChangeVerdict::Significant,
     };

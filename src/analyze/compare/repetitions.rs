@@ -81,6 +81,8 @@ pub(super) fn metadata(columns: &[Side], metric: &str) -> (Better, Assume) {
         .map_or(Better::Lower, |m| m.better);
     let assume = if metrics.iter().any(|m| m.assume == Assume::Exact) {
         Assume::Exact
+    } else if metrics.iter().any(|m| m.assume == Assume::Counted) {
+        Assume::Counted
     } else {
         Assume::Nothing
     };
@@ -99,7 +101,7 @@ pub(super) struct Figure {
 
 pub(super) fn figure(values: &[f64], assume: Assume) -> Option<Figure> {
     match assume {
-        Assume::Nothing => Summary::of(values).map(|s| Figure {
+        Assume::Nothing | Assume::Counted => Summary::of(values).map(|s| Figure {
             centre: s.median,
             interval: s.median_ci,
             n: s.n,
@@ -333,61 +335,71 @@ impl Decide {
         fb: &Figure,
         footnotes: &mut Footnotes,
     ) -> Change {
+        let untested = |verdict| Change {
+            better: self.better,
+            percent: percent_change(fa.centre, fb.centre),
+            p: None,
+            interval: None,
+            n_base: a.len() as u64,
+            n: b.len() as u64,
+            verdict,
+            diagnostics: Vec::new(),
+        };
         match self.assume {
-            Assume::Exact => Change {
-                better: self.better,
-                percent: percent_change(fa.centre, fb.centre),
-                p: None,
-                interval: None,
-                n_base: a.len() as u64,
-                n: b.len() as u64,
-                verdict: ChangeVerdict::Exact,
-                diagnostics: Vec::new(),
-            },
+            Assume::Exact => untested(ChangeVerdict::Exact),
+            // Counts that agree are decided by the change's size.
+            Assume::Counted if counted::agree(a) && counted::agree(b) => {
+                footnotes.counted = true;
+                untested(ChangeVerdict::Counted)
+            }
             // One value on a side is no sample: nothing can be tested of it, and a p-value
             // (the U test's least is 2 / (n + 1)) would read as a verdict.
-            Assume::Nothing if a.len() < 2 || b.len() < 2 => Change {
-                better: self.better,
-                percent: percent_change(fa.centre, fb.centre),
-                p: None,
-                interval: None,
-                n_base: a.len() as u64,
-                n: b.len() as u64,
-                verdict: ChangeVerdict::Untested,
-                diagnostics: Vec::new(),
-            },
-            Assume::Nothing => {
-                let test = mann_whitney(a, b);
-                let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
-                footnotes.all_equal |= all_equal;
-                footnotes.exact_beyond_scipy |= self.gbench_time
-                    && test.is_some_and(|t| {
-                        t.exact && !all_equal && (t.ties || (a.len() > 8 && b.len() > 8))
-                    });
-                let p = test.map_or(1.0, |t| t.p);
-                // benchstat's rule: the p-value alone decides, so equal medians
-                // with p ≤ alpha are a significant 0.00 %.
-                let significant = p <= self.alpha;
-                let need = min_samples_to_detect(self.alpha).unwrap_or(usize::MAX);
-                footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
-                let interval = crate::analyze::ratio::ratio_of_medians(b, a)
-                    .and_then(|r| r.interval)
-                    .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0));
-                Change {
-                    better: self.better,
-                    percent: percent_change(fa.centre, fb.centre),
-                    p: Some(p),
-                    interval,
-                    n_base: a.len() as u64,
-                    n: b.len() as u64,
-                    verdict: if significant {
-                        ChangeVerdict::Significant
-                    } else {
-                        ChangeVerdict::Noise
-                    },
-                    diagnostics: Vec::new(),
-                }
+            _ if a.len() < 2 || b.len() < 2 => untested(ChangeVerdict::Untested),
+            Assume::Counted => {
+                footnotes.counts_spread = true;
+                self.tested(a, b, fa, fb, footnotes)
             }
+            Assume::Nothing => self.tested(a, b, fa, fb, footnotes),
+        }
+    }
+
+    /// The U test's change (benchstat's) from `a` to `b`.
+    fn tested(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        fa: &Figure,
+        fb: &Figure,
+        footnotes: &mut Footnotes,
+    ) -> Change {
+        let test = mann_whitney(a, b);
+        let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
+        footnotes.all_equal |= all_equal;
+        footnotes.exact_beyond_scipy |= self.gbench_time
+            && test
+                .is_some_and(|t| t.exact && !all_equal && (t.ties || (a.len() > 8 && b.len() > 8)));
+        let p = test.map_or(1.0, |t| t.p);
+        // benchstat's rule: the p-value alone decides, so equal medians
+        // with p ≤ alpha are a significant 0.00 %.
+        let significant = p <= self.alpha;
+        let need = min_samples_to_detect(self.alpha).unwrap_or(usize::MAX);
+        footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
+        let interval = crate::analyze::ratio::ratio_of_medians(b, a)
+            .and_then(|r| r.interval)
+            .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0));
+        Change {
+            better: self.better,
+            percent: percent_change(fa.centre, fb.centre),
+            p: Some(p),
+            interval,
+            n_base: a.len() as u64,
+            n: b.len() as u64,
+            verdict: if significant {
+                ChangeVerdict::Significant
+            } else {
+                ChangeVerdict::Noise
+            },
+            diagnostics: Vec::new(),
         }
     }
 }

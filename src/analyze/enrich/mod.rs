@@ -102,6 +102,7 @@ pub fn build_report(
             .clone()
             .unwrap_or_else(|| run.source.format.clone());
         notes.extend(super::diagnose::machine_during(run, &label));
+        notes.extend(super::counted::notes(run, &label));
     }
     let (given, preset) = match &opts.attribution {
         AttributionChoice::Given(spec) => (Some(Attribution::compile(spec)?), None),

@@ -76,7 +76,7 @@ impl TableContext<'_> {
         let show_spread = cycle.is_none() && repeated;
         // One run's iteration count is Go's `Count`; over repetitions, or for a command
         // (which has no iterations), what counts is the number of runs.
-        let iterated = members.iter().any(|b| !b.iterations.is_empty());
+        let iterated = iterated(members, metric_name);
         let show_runs = cycle.is_none() && (repeated || !iterated);
         let beside = command_resources(members, metric_name);
         if show_spread && beside.iter().any(|r| vocab::counted_in_ticks(r)) {
@@ -249,6 +249,16 @@ impl TableContext<'_> {
             cells,
         }
     }
+}
+
+/// Whether a table of `metric` has an iterations column: the members ran iterations, and the
+/// figure is of them (a counted figure is per iteration of its own counted runs).
+fn iterated(members: &[&Benchmark], metric: &str) -> bool {
+    let counted = members.iter().any(|b| {
+        b.metric(metric)
+            .is_some_and(|m| m.assume == crate::model::Assume::Counted)
+    });
+    !counted && members.iter().any(|b| !b.iterations.is_empty())
 }
 
 /// Why a command's user and system times are means.
@@ -427,10 +437,12 @@ fn distribution_cells(
     cells
 }
 
-/// A command's user and system time and peak memory, shown beside its wall time.
+/// A command's user and system time and peak memory, shown beside its wall time (and only
+/// there: beside its counted instructions they would read as counted too).
 fn command_resources<'a>(members: &[&Benchmark], shown: &str) -> Vec<&'a str> {
     vocab::COMMAND_RESOURCES
         .into_iter()
-        .filter(|&r| r != shown && members.iter().any(|b| b.metric(r).is_some()))
+        .filter(|_| shown == vocab::WALL_TIME)
+        .filter(|&r| members.iter().any(|b| b.metric(r).is_some()))
         .collect()
 }

@@ -65,6 +65,7 @@ fn cell<'a>(doc: &'a Value, name: &str, column: &str) -> &'a Value {
 }
 
 mod bisect;
+mod counts;
 mod interleave;
 mod reports;
 mod runs;

@@ -6,8 +6,9 @@
 use super::{Output, output_sinks};
 use crate::analyze::Report;
 use crate::analyze::bisect::{
-    Ends, EndsShow, Judged, Round, Scale, Search, Side, compare_ends, figure,
-    figures_per_repetition, judge, log_spread, nearest, order, rounds_needed, rounds_to_place,
+    Ends, EndsShow, Judged, Round, Scale, Search, Side, compare_counted_ends, compare_ends, figure,
+    figures_per_repetition, judge, judge_counted, log_spread, nearest, order, rounds_needed,
+    rounds_to_place,
 };
 use crate::analyze::sequential::{Design, Sequential};
 use crate::analyze::view::{Cell, Column, Row, Table, keys};
@@ -42,6 +43,8 @@ pub struct BisectOptions {
     pub guess: bool,
     pub alpha: f64,
     pub harness: Harness,
+    /// Time, counted instructions, or both.
+    pub measure: crate::runner::counts::Measure,
     /// Where each measured commit's runs are filed (`--store`).
     pub store: Option<super::Storing>,
     /// The history store `@` ends are read from (`None`: the default one).
@@ -75,6 +78,20 @@ struct Tested {
 }
 
 impl Tested {
+    /// Commit `commit`, skipped: `short` says why in a word, `why` in full.
+    fn skipped(commit: usize, short: &'static str, why: String) -> Tested {
+        Tested {
+            commit,
+            median: None,
+            judged: None,
+            level: 0.0,
+            side: None,
+            rounds: 0,
+            needed: None,
+            skipped: Some((short, why)),
+        }
+    }
+
     /// Measured, and neither test placed it (nor a guess).
     fn undecided(&self) -> bool {
         self.judged.is_some() && self.side.is_none()
@@ -86,6 +103,8 @@ impl Tested {
 struct Sample {
     value: f64,
     unit: Option<(Unit, String)>,
+    /// Whether the figure is counted (instructions): near-exact.
+    counted: bool,
     runs: Vec<crate::model::Run>,
 }
 
@@ -119,7 +138,15 @@ struct Bisection<'a> {
     stored_ends: Option<StoredEnds>,
     /// The ends' comparison, once made.
     ends: Option<Ends>,
+    /// Whether the figure followed is counted (instructions), as its first sample says.
+    counted: bool,
+    /// The ends' counts, when each end's counts agreed: a commit is then counted once and
+    /// placed between them by size.
+    counted_ends: Option<[f64; 2]>,
 }
+
+/// Rounds of the ends when their figure is counted: two show whether the counts agree.
+const COUNTED_ROUNDS: usize = 2;
 
 pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
     let bench = regex::Regex::new(&args.bench)
@@ -136,13 +163,18 @@ pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
     let metric = args
         .metric
         .clone()
-        .unwrap_or_else(|| args.harness.default_metric().to_string());
+        .unwrap_or_else(|| args.harness.default_metric(args.measure).to_string());
+    if args.measure.instructions {
+        // No commit can be counted without it: exit 5 before anything is checked out.
+        env.launch.harness().valgrind()?;
+    }
     let (good, bad, stored_ends) = stored_ends(&args, &bench, &metric)?;
     let checkouts = env.launch.checkouts(Repository {
         dir: args.dir.clone(),
         harness: args.harness.clone(),
         build: args.build.clone(),
         bench: args.bench.clone(),
+        measure: args.measure,
     });
     let commits = checkouts.between(&good, &bad)?;
     let ends = [&commits[0], &commits[commits.len() - 1]];
@@ -173,6 +205,8 @@ pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
         runs: Default::default(),
         stored_ends,
         ends: None,
+        counted: false,
+        counted_ends: None,
     };
     let (tested, notes, outcome) = bisection.search();
     // Nothing measured (an end that does not run): the error says it all.
@@ -285,12 +319,13 @@ impl Bisection<'_> {
     /// One figure of a checkout, with the metric's unit as the harness reported it.
     fn sample(&self, checkout: &dyn Checkout) -> std::result::Result<Sample, String> {
         let input = checkout.measure()?;
-        let unit = input
+        let metric = input
             .runs
             .iter()
             .flat_map(|r| &r.benchmarks)
-            .find_map(|b| b.metric(&self.metric))
-            .map(|m| (m.unit.clone(), m.source_unit.clone()));
+            .find_map(|b| b.metric(&self.metric));
+        let unit = metric.map(|m| (m.unit.clone(), m.source_unit.clone()));
+        let counted = metric.is_some_and(|m| m.assume == crate::model::Assume::Counted);
         let value = input
             .runs
             .iter()
@@ -299,6 +334,7 @@ impl Bisection<'_> {
             .map(|value| Sample {
                 value,
                 unit,
+                counted,
                 runs: input.runs,
             })
             .ok_or_else(|| {
@@ -316,7 +352,7 @@ impl Bisection<'_> {
         &mut self,
         mid: Option<&dyn Checkout>,
         seed: u64,
-        decided: impl Fn(&[Round]) -> bool,
+        decided: impl Fn(&[Round], bool) -> bool,
     ) -> std::result::Result<Vec<Round>, Stop> {
         let mut rounds = Vec::new();
         for round in 0..self.args.max_rounds as usize {
@@ -338,6 +374,7 @@ impl Bisection<'_> {
                         figures[i] = sample.value;
                         if self.unit.is_none() {
                             self.unit = sample.unit;
+                            self.counted = sample.counted;
                         }
                         if self.store.is_some() {
                             self.runs[i].extend(sample.runs);
@@ -359,7 +396,11 @@ impl Bisection<'_> {
             }
             let [good, mid, bad] = figures;
             rounds.push(Round { good, mid, bad });
-            if rounds.len() >= self.args.rounds as usize && decided(&rounds) {
+            let least = match self.counted {
+                true => COUNTED_ROUNDS,
+                false => self.args.rounds as usize,
+            };
+            if rounds.len() >= least && decided(&rounds, self.counted) {
                 break;
             }
         }
@@ -430,9 +471,12 @@ impl Bisection<'_> {
                 let seed =
                     seed_of(&self.commits[0]) ^ seed_of(&self.commits[self.commits.len() - 1]);
                 let scale = self.scale();
-                let rounds = self.rounds(None, seed, |rounds| {
+                let rounds = self.rounds(None, seed, |rounds, counted| {
                     let (g, b): (Vec<f64>, Vec<f64>) =
                         rounds.iter().map(|r| (r.good, r.bad)).unzip();
+                    if counted && compare_counted_ends(&g, &b, scale).is_some() {
+                        return true;
+                    }
                     rounds.len() == first
                         && compare_ends(&g, &b, true, alpha, scale).show != EndsShow::WithinNoise
                 })?;
@@ -441,7 +485,13 @@ impl Bisection<'_> {
                 (good, bad, alpha, true)
             }
         };
-        let ends = compare_ends(&good, &bad, paired, alpha, self.scale());
+        let counted_ends = compare_counted_ends(&good, &bad, self.scale()).filter(|_| self.counted);
+        if counted_ends.is_some() {
+            self.say("the ends' counts agree run to run: each commit is counted once");
+            self.counted_ends = Some([median(&mut good.clone()), median(&mut bad.clone())]);
+        }
+        let ends =
+            counted_ends.unwrap_or_else(|| compare_ends(&good, &bad, paired, alpha, self.scale()));
         self.ends = Some(ends);
         let end = |commit: usize, samples: &[f64], side: Side| Tested {
             commit,
@@ -474,8 +524,10 @@ impl Bisection<'_> {
     fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64], alpha: f64) -> Option<String> {
         let rounds = good.len().min(bad.len());
         let evidence = format!(
-            "{} {:+.2}% (p={:.3}, {rounds} rounds a side; alpha {alpha})",
-            self.metric, ends.change, ends.p
+            "{} {:+.2}% (p={}, {rounds} rounds a side; alpha {alpha})",
+            self.metric,
+            ends.change,
+            search::p_text(ends.p)
         );
         let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
         match ends.show {
@@ -539,26 +591,55 @@ impl Bisection<'_> {
         })
     }
 
+    /// Counts commit `index` once and places it between the ends' counts by size.
+    fn count_one(
+        &mut self,
+        index: usize,
+        checkout: &dyn Checkout,
+        good: f64,
+        bad: f64,
+    ) -> std::result::Result<Tested, Stop> {
+        if self.env.interrupt.requested() {
+            return Err(Stop::Fatal(Error::Interrupted));
+        }
+        let sample = match self.sample(checkout) {
+            Ok(sample) => sample,
+            Err(_) if self.env.interrupt.requested() => {
+                return Err(Stop::Fatal(Error::Interrupted));
+            }
+            Err(why) => return Ok(Tested::skipped(index, "does not run", why)),
+        };
+        if self.store.is_some() {
+            self.runs[1].extend(sample.runs);
+        }
+        self.file(Some(index)).map_err(Stop::Fatal)?;
+        let judged = judge_counted(good, sample.value, bad, self.scale());
+        Ok(Tested {
+            commit: index,
+            median: Some(sample.value),
+            side: judged.side.map(|side| (side, Basis::Test)),
+            judged: Some(judged),
+            level: 0.0,
+            rounds: 1,
+            needed: None,
+            skipped: None,
+        })
+    }
+
     /// Tests commit `index`: checked out, built, measured against both ends.
     fn test(&mut self, index: usize) -> std::result::Result<Tested, Stop> {
         let commit = self.commits[index].clone();
-        let skipped = |short: &'static str, why: String| Tested {
-            commit: index,
-            median: None,
-            judged: None,
-            level: 0.0,
-            side: None,
-            rounds: 0,
-            needed: None,
-            skipped: Some((short, why)),
-        };
+        let skipped = |short: &'static str, why: String| Tested::skipped(index, short, why);
         let checkout = match self.checkouts.prepare(&commit).map_err(Stop::Fatal)? {
             Ok(checkout) => checkout,
             Err(why) => return Ok(skipped("does not build", why)),
         };
         let spending = self.placement_spending();
         let scale = self.scale();
-        let rounds = match self.rounds(Some(&*checkout), seed_of(&commit), |rounds| {
+        if let Some([good, bad]) = self.counted_ends {
+            return self.count_one(index, &*checkout, good, bad);
+        }
+        let rounds = match self.rounds(Some(&*checkout), seed_of(&commit), |rounds, _| {
             spending
                 .level_at(rounds.len())
                 .is_some_and(|level| judge(rounds, level, scale).side.is_some())

@@ -114,16 +114,16 @@ impl Bisection<'_> {
         let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
         format!(
             "undecided: {} ({}) could not be placed within --max-rounds {}: {} {:+.2}% from good \
-             (p={:.3}), bad {:+.2}% from good (p={:.3} that bad is worse than it), in the same \
+             (p={}), bad {:+.2}% from good (p={} that bad is worse than it), in the same \
              {} rounds; {}; {advice}{busy}",
             commit.short(),
             commit.subject,
             self.args.max_rounds,
             self.metric,
             judged.change,
-            judged.p_good,
+            p_text(judged.p_good),
             judged.bad_change,
-            judged.p_bad,
+            p_text(judged.p_bad),
             t.rounds,
             self.range_claim(search, tested)
         )
@@ -176,6 +176,15 @@ impl Bisection<'_> {
         }
         let steps: Vec<&Tested> = tested[2..].iter().filter(|t| t.side.is_some()).collect();
         notes.push(match steps.iter().filter(|t| guessed(t)).count() {
+            0 if self.counted_ends.is_some() => Note::info(format!(
+                "{} tested commit(s), each counted once and placed by the size of its change \
+                 from the ends' counts, which agreed run to run (beyond {}% is a change); {} \
+                 checkouts built (the ends included) for {} commits",
+                steps.len(),
+                crate::analyze::counted::FLOOR_PERCENT.max(self.args.threshold.unwrap_or(0.0)),
+                tested.len(),
+                self.commits.len()
+            )),
             0 => Note::info(format!(
                 "{} tested commit(s), each placed by the signed-rank test on its rounds' ratios \
                  to both ends, measured in a drawn order; a wrong commit is named with a chance \
@@ -211,7 +220,7 @@ impl Bisection<'_> {
             .iter()
             .map(|t| {
                 let commit = &self.commits[t.commit];
-                let p = |p: Option<f64>| p.map_or(Cell::Empty, |p| text(format!("{p:.3}")));
+                let p = |p: Option<f64>| p.map_or(Cell::Empty, |p| text(p_text(p)));
                 Row {
                     benchmark: commit.short().to_string(),
                     cells: vec![
@@ -263,6 +272,14 @@ impl Bisection<'_> {
             notes,
             verdict: None,
         }
+    }
+}
+
+/// A p-value as the table shows it: `counted` where the figure was placed by a count's size.
+pub(super) fn p_text(p: f64) -> String {
+    match p.is_nan() {
+        true => "counted".into(),
+        false => format!("{p:.3}"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! own start-up is measured and subtracted), its wall time around spawn and `wait4`, and the
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
+use super::counts::Measure;
 use super::plan::Planned;
 use crate::env::{Clock, Host, Interrupt, Stream};
 use crate::error::{Error, Result};
@@ -32,7 +33,14 @@ pub struct Exec {
     pub interrupt: Arc<dyn Interrupt>,
     /// The machine the run records.
     pub host: Arc<dyn Host>,
+    /// How instructions are counted (valgrind's version and settings), recorded in the run's
+    /// environment when they are.
+    pub counting: Vec<crate::model::ConfigEntry>,
 }
+
+/// Counted runs a command gets when only instructions are measured and no count is asked
+/// for: two show whether its counts agree.
+const COUNTED_RUNS: u64 = 2;
 
 /// How each command is run and how many times (hyperfine's options).
 #[derive(Clone, Debug)]
@@ -49,9 +57,12 @@ pub struct Timing {
     pub ignore_failure: bool,
     /// Run commands through this shell and subtract its start-up time.
     pub shell: Option<String>,
+    /// Time, counted instructions (valgrind), or both.
+    pub measure: Measure,
 }
 
-/// What one run cost: seconds of wall, user and system time, bytes of peak memory.
+/// What one run cost: seconds of wall, user and system time, bytes of peak memory, and the
+/// instructions counted (`--measure instructions`, a counted run of its own).
 #[derive(Clone)]
 pub struct Sample {
     pub wall: f64,
@@ -59,6 +70,7 @@ pub struct Sample {
     pub system: f64,
     pub max_rss: f64,
     pub status: ExitStatus,
+    pub instructions: Option<f64>,
 }
 
 /// The seam between `exec` and the processes it times: [`Processes`] spawns and measures
@@ -70,6 +82,9 @@ pub trait Spawner {
     fn last_stderr(&self) -> Vec<String>;
     /// Runs an untimed helper command (`--setup`, `--prepare`, `--cleanup`) through `sh -c`.
     fn helper(&self, what: &str, command: &str) -> Result<()>;
+    /// Runs `argv` once under valgrind and counts the instructions it and its children
+    /// execute; `NotFound` when valgrind is not there.
+    fn count(&self, argv: &[String]) -> std::io::Result<crate::runner::counts::Counted>;
 }
 
 /// Empty-shell runs measured to know what to subtract with `--shell`.
@@ -162,7 +177,9 @@ impl Exec {
             if !samples.is_empty() {
                 self.warn(&planned.name, &samples, &mut record.notes);
                 // Read once, beside the runs it explains (latkit's own peak grows later).
-                record.notes.extend(rss_floor_note(&planned.name, &samples));
+                if self.timing.measure.time {
+                    record.notes.extend(rss_floor_note(&planned.name, &samples));
+                }
                 record.timed.push((index, samples));
             }
             if let Some(cut_short) = stopped {
@@ -231,7 +248,7 @@ impl Exec {
                 if !self.prepared()? {
                     break 'rounds Ending::Interrupted;
                 }
-                let sample = match self.spawn(name, argv) {
+                let sample = match self.measure_once(name, argv) {
                     Ok(_) if self.interrupt.requested() => break 'rounds Ending::Interrupted,
                     Ok(sample) if sample.status.success() || self.timing.ignore_failure => sample,
                     Ok(sample) => break 'rounds Ending::Failed(self.failed(name, sample.status)),
@@ -285,10 +302,16 @@ impl Exec {
         let mut samples: Vec<Sample> = Vec::new();
         let mut cut_short = false;
         self.warm_up(name, argv)?;
-        let mut target = self.timing.runs.unwrap_or(self.timing.min_runs);
+        let mut target = self
+            .timing
+            .runs
+            .unwrap_or(match self.timing.measure.counts_only() {
+                true => COUNTED_RUNS,
+                false => self.timing.min_runs,
+            });
         let progress = self.bar(name);
         while (samples.len() as u64) < target && self.prepared()? {
-            let sample = self.spawn(name, argv)?;
+            let sample = self.measure_once(name, argv)?;
             if self.interrupt.requested() {
                 // Stopped part-way by the interrupt (or racing it): not a measurement.
                 cut_short = true;
@@ -297,7 +320,7 @@ impl Exec {
             if !sample.status.success() && !self.timing.ignore_failure {
                 return Err(self.failed(name, sample.status));
             }
-            if samples.is_empty() && self.timing.runs.is_none() {
+            if samples.is_empty() && self.timing.runs.is_none() && self.timing.measure.time {
                 // As hyperfine: enough runs to fill --min-time, within the bounds.
                 let fit = (self.timing.min_time / sample.wall.max(1e-9)).ceil() as u64;
                 target = fit
@@ -328,6 +351,54 @@ impl Exec {
         })
     }
 
+    /// One run as `--measure` asks: timed, counted under valgrind (a run of its own), or
+    /// both; the status is the last run's.
+    fn measure_once(&self, name: &str, argv: &[String]) -> Result<Sample> {
+        let timed = match self.timing.measure.time {
+            true => Some(self.spawn(name, argv)?),
+            false => None,
+        };
+        match (timed, self.timing.measure.instructions) {
+            (Some(timed), false) => Ok(timed),
+            (timed, _) => self.count_once(name, argv, timed),
+        }
+    }
+
+    /// A counted run of `argv`, its count joined to the `timed` run's figures when there is
+    /// one; a timed run that failed is not counted.
+    fn count_once(&self, name: &str, argv: &[String], timed: Option<Sample>) -> Result<Sample> {
+        if timed.as_ref().is_some_and(|t| !t.status.success()) {
+            return Ok(timed.expect("a timed run"));
+        }
+        let counted = self.spawner.count(argv).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Environment(super::counts::MISSING.into()),
+            _ => Error::Peer(format!("could not count `{name}` under valgrind: {e}")),
+        })?;
+        let failed = !counted.status.success() && !self.timing.ignore_failure;
+        if failed && !self.interrupt.requested() {
+            return Err(Error::Peer(format!(
+                "`{name}` failed under valgrind ({}); the last of what valgrind and it said:\n{}",
+                counted.status,
+                crate::error::visible_lines(&counted.said)
+            )));
+        }
+        let instructions = Some(counted.instructions as f64);
+        Ok(match timed {
+            Some(timed) => Sample {
+                instructions,
+                ..timed
+            },
+            None => Sample {
+                wall: 0.0,
+                user: 0.0,
+                system: 0.0,
+                max_rss: 0.0,
+                status: counted.status,
+                instructions,
+            },
+        })
+    }
+
     /// Runs --prepare before a run; false when an interrupt came meanwhile.
     fn prepared(&self) -> Result<bool> {
         if let Some(prepare) = &self.timing.prepare {
@@ -336,9 +407,14 @@ impl Exec {
         Ok(!self.interrupt.requested())
     }
 
-    /// The untimed --warmup runs.
+    /// The untimed --warmup runs (none when nothing is timed: counts warm up nothing).
     fn warm_up(&self, name: &str, argv: &[String]) -> Result<()> {
-        for _ in 0..self.timing.warmup {
+        let runs = if self.timing.measure.time {
+            self.timing.warmup
+        } else {
+            0
+        };
+        for _ in 0..runs {
             if !self.prepared()? {
                 break;
             }

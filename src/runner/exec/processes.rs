@@ -123,6 +123,17 @@ impl Spawner for Processes {
     fn helper(&self, what: &str, command: &str) -> Result<()> {
         helper(what, command)
     }
+
+    fn count(&self, argv: &[String]) -> std::io::Result<crate::runner::counts::Counted> {
+        use crate::runner::counts::{Count, Scope, run};
+        run(&Count {
+            program: &argv[0],
+            args: &argv[1..],
+            dir: None,
+            env: &[],
+            scope: &Scope::Process,
+        })
+    }
 }
 
 fn seconds(tv: libc::timeval) -> f64 {
@@ -174,6 +185,7 @@ fn run_once(argv: &[String], stdout: Stdio, stderr: Stdio) -> std::io::Result<Sa
         // Linux reports kilobytes.
         max_rss: usage.ru_maxrss as f64 * 1024.0,
         status: ExitStatus::from_raw(status),
+        instructions: None,
     })
 }
 

@@ -33,12 +33,18 @@ impl Record {
                 builder.benchmark_in(&planned.name, None, &planned.params, BenchName::plain);
             builder.name_params(bench, &planned.params);
             for s in samples {
-                let wall = (s.wall - self.shell_cost).max(0.0);
-                builder.record(bench, vocab::WALL_TIME, "s", wall);
-                builder.record(bench, vocab::USER_TIME, "s", s.user);
-                builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
-                builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
+                if exec.timing.measure.time {
+                    let wall = (s.wall - self.shell_cost).max(0.0);
+                    builder.record(bench, vocab::WALL_TIME, "s", wall);
+                    builder.record(bench, vocab::USER_TIME, "s", s.user);
+                    builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
+                    builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
+                }
+                if let Some(count) = s.instructions {
+                    builder.record(bench, vocab::INSTRUCTIONS, vocab::INSTRUCTIONS, count);
+                }
             }
+            builder.set_assume(vocab::INSTRUCTIONS, crate::model::Assume::Counted);
         }
         let source = Source {
             kind: crate::model::SourceKind::Command,
@@ -47,6 +53,7 @@ impl Record {
             command: exec.commands.iter().map(|c| c.command.clone()).collect(),
         };
         let mut host = self.host.clone();
+        host.toolchains.extend(exec.counting.iter().cloned());
         host.checks.extend(
             self.cpu
                 .and_then(|started| started.others_busy(&exec.clock.cpu()?)),

@@ -28,6 +28,7 @@ impl Spawner for Scripted {
             system: 0.0,
             max_rss: 1e6,
             status: ExitStatus::from_raw(code << 8),
+            instructions: None,
         })
     }
 
@@ -38,6 +39,16 @@ impl Spawner for Scripted {
     fn helper(&self, what: &str, _command: &str) -> Result<()> {
         self.helpers.borrow_mut().push(what.to_string());
         Ok(())
+    }
+
+    /// The played wall time, in microseconds, as the count.
+    fn count(&self, argv: &[String]) -> std::io::Result<crate::runner::counts::Counted> {
+        let sample = self.time(argv)?;
+        Ok(crate::runner::counts::Counted {
+            instructions: (sample.wall * 1e6) as u64,
+            status: sample.status,
+            said: Vec::new(),
+        })
     }
 }
 
@@ -84,6 +95,7 @@ fn timing() -> Timing {
         cleanup: None,
         ignore_failure: false,
         shell: None,
+        measure: crate::runner::counts::Measure::TIME,
     }
 }
 
@@ -107,6 +119,7 @@ fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, 
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
         host: Arc::new(Still),
+        counting: Vec::new(),
     };
     let done = exec.run(&mut |_| Ok(())).unwrap();
     let (count, notes) = done.input.map_or((0, Vec::new()), |input| {
@@ -148,6 +161,7 @@ fn in_rounds(
         clock: Arc::new(Still),
         interrupt: Arc::new(Still),
         host: Arc::new(Still),
+        counting: Vec::new(),
     };
     // In seconds, as scripted (the model keeps nanoseconds).
     let walls = |run: &crate::model::Run| -> Vec<Vec<f64>> {

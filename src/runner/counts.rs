@@ -1,0 +1,266 @@
+//! Counted instructions: valgrind runs a program and counts every instruction it executes —
+//! cachegrind over the whole process and its children (`exec`), or callgrind over one function
+//! and what it calls (a benchmark's function, toggled on at its entry and off at its exit).
+//! Counts do not move with other work on the machine: the same binary and input count the same.
+
+use crate::model::ConfigEntry;
+use std::io;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+/// What a run measures: time (and what a harness reports beside it), counted instructions,
+/// or both (`--measure time,instructions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measure {
+    pub time: bool,
+    pub instructions: bool,
+}
+
+impl Measure {
+    /// Time alone, the default.
+    pub const TIME: Measure = Measure {
+        time: true,
+        instructions: false,
+    };
+
+    /// `time`, `instructions`, or both separated by a comma.
+    pub fn parse(text: &str) -> Result<Measure, String> {
+        let mut measure = Measure {
+            time: false,
+            instructions: false,
+        };
+        for word in text.split(',').map(str::trim) {
+            match word {
+                "time" => measure.time = true,
+                "instructions" => measure.instructions = true,
+                _ => {
+                    return Err(format!(
+                        "`{word}`: give `time`, `instructions` or `time,instructions`"
+                    ));
+                }
+            }
+        }
+        Ok(measure)
+    }
+
+    /// Counted instructions, and nothing timed.
+    pub fn counts_only(&self) -> bool {
+        self.instructions && !self.time
+    }
+}
+
+/// What is counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole process and every child it starts.
+    Process,
+    /// Calls of the functions this callgrind glob names (`*.BenchmarkParse`, `BM_Sort(*`) and
+    /// everything they call.
+    Function(String),
+}
+
+/// A program to count: what runs, where, with which environment, and what of it counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Count<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub dir: Option<&'a Path>,
+    pub env: &'a [(&'static str, &'static str)],
+    pub scope: &'a Scope,
+}
+
+impl Count<'_> {
+    /// The program and its arguments as one line: `./bm --benchmark_filter=^BM_A$`.
+    pub fn line(&self) -> String {
+        std::iter::once(self.program)
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What a counted run gave: the instructions, how the program ended, and the last lines
+/// valgrind and the program said (why it failed, when it did).
+#[derive(Clone, Debug)]
+pub struct Counted {
+    pub instructions: u64,
+    pub status: ExitStatus,
+    pub said: Vec<String>,
+}
+
+/// valgrind's options for `scope`, its counts and log written into `dir`.
+pub fn valgrind_args(scope: &Scope, dir: &Path) -> Vec<String> {
+    let at = |name: &str| dir.join(name).display().to_string();
+    let mut args = match scope {
+        Scope::Process => vec![
+            "--tool=cachegrind".to_string(),
+            "--cache-sim=no".into(),
+            "--branch-sim=no".into(),
+            "--trace-children=yes".into(),
+            format!("--cachegrind-out-file={}", at("count.%p")),
+        ],
+        Scope::Function(glob) => vec![
+            "--tool=callgrind".to_string(),
+            "--collect-atstart=no".into(),
+            format!("--toggle-collect={glob}"),
+            format!("--callgrind-out-file={}", at("count.%p")),
+        ],
+    };
+    args.push(format!("--log-file={}", at("valgrind.%p")));
+    args
+}
+
+/// The instructions one valgrind output file counted: its `summary:` line (cachegrind's
+/// events are instructions alone; callgrind's first event is instructions, `totals:` the
+/// same); `None` without one.
+pub fn instructions_in(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("totals:") || l.starts_with("summary:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `count` under valgrind: the instructions counted over every output file (a process
+/// and its children each write one). `NotFound` when valgrind is not installed.
+pub fn run(count: &Count) -> io::Result<Counted> {
+    let scratch = tempfile::Builder::new().prefix("latkit-count-").tempdir()?;
+    let stderr = std::fs::File::create(scratch.path().join("stderr"))?;
+    let mut command = Command::new("valgrind");
+    command
+        .args(valgrind_args(count.scope, scratch.path()))
+        .arg("--")
+        .arg(count.program)
+        .args(count.args)
+        .envs(count.env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    if let Some(dir) = count.dir {
+        command.current_dir(dir);
+    }
+    let status = crate::interrupt::status_of(&mut command)?;
+    let mut instructions = 0;
+    let mut said = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(scratch.path())?.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if name.starts_with("count.") {
+            instructions += instructions_in(&text).unwrap_or(0);
+        } else {
+            // valgrind's own log lines start with ==PID==; the program's stderr as it is.
+            said.extend(text.lines().rev().take(TAIL).map(str::to_string));
+        }
+    }
+    said.reverse();
+    Ok(Counted {
+        instructions,
+        status,
+        said,
+    })
+}
+
+/// How many of the last lines of valgrind's log and the program's stderr are kept.
+const TAIL: usize = 5;
+
+/// What a run's environment records of how its counts were taken, so that counts taken
+/// differently (another valgrind, other iterations, other settings) are not compared as
+/// like: `valgrind` and `counted`.
+pub fn settings(version: &str, how: &str) -> Vec<ConfigEntry> {
+    vec![
+        ConfigEntry {
+            key: "valgrind".into(),
+            value: version.to_string(),
+        },
+        ConfigEntry {
+            key: "counted".into(),
+            value: how.to_string(),
+        },
+    ]
+}
+
+/// How `exec` counts: every instruction of the command and its children.
+pub const WHOLE_COMMAND: &str = "cachegrind, the command and its children, every instruction";
+
+/// The instructions of one iteration: what a run of `more` iterations counted beyond one of
+/// `fewer`, over the difference, so that whatever a run does once (starting the benchmark, its
+/// first call, a stack growing) cancels.
+pub fn per_iteration(
+    (fewer, more): (u64, u64),
+    iterations: u64,
+    function: &str,
+    what: &str,
+) -> crate::error::Result<f64> {
+    let (fewer, more) = (
+        entered(fewer, function, what)?,
+        entered(more, function, what)?,
+    );
+    Ok((more as f64 - fewer as f64) / iterations as f64)
+}
+
+/// `count`, unless it is zero: callgrind never entered a function `function` names, so no
+/// benchmark function of that name ran (exit 2).
+pub fn entered(count: u64, function: &str, what: &str) -> crate::error::Result<u64> {
+    match count {
+        0 => Err(crate::error::Error::Input(format!(
+            "{what}: callgrind never entered a function matching `{function}`: no benchmark \
+             function of that name ran, so nothing was counted"
+        ))),
+        count => Ok(count),
+    }
+}
+
+/// What to say when valgrind is not installed.
+pub const MISSING: &str = "counting instructions needs valgrind, which is not installed: \
+                           `apt-get install valgrind` (Debian's package valgrind)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_options_count_a_process_with_its_children_or_one_function() {
+        let dir = Path::new("/tmp/x");
+        assert_eq!(
+            valgrind_args(&Scope::Process, dir).join(" "),
+            "--tool=cachegrind --cache-sim=no --branch-sim=no --trace-children=yes \
+             --cachegrind-out-file=/tmp/x/count.%p --log-file=/tmp/x/valgrind.%p"
+        );
+        assert_eq!(
+            valgrind_args(&Scope::Function("*.BenchmarkWork".into()), dir).join(" "),
+            "--tool=callgrind --collect-atstart=no --toggle-collect=*.BenchmarkWork \
+             --callgrind-out-file=/tmp/x/count.%p --log-file=/tmp/x/valgrind.%p"
+        );
+    }
+
+    #[test]
+    fn a_count_per_iteration_is_the_difference_of_two_runs() {
+        // Go's BenchmarkWork here: 2 iterations counted 360,046, 12 counted 1,560,166.
+        let per = per_iteration((360_046, 1_560_166), 10, "*.BenchmarkWork", "w").unwrap();
+        assert_eq!(per, 120_012.0);
+        let never = per_iteration((0, 0), 10, "*.BenchmarkNope", "BenchmarkNope").unwrap_err();
+        assert!(never.to_string().contains("`*.BenchmarkNope`"), "{never}");
+    }
+
+    #[test]
+    fn what_to_measure_is_read_as_typed() {
+        assert_eq!(Measure::parse("time"), Ok(Measure::TIME));
+        let both = Measure::parse("time,instructions").unwrap();
+        assert!(both.time && both.instructions && !both.counts_only());
+        assert!(Measure::parse("instructions").unwrap().counts_only());
+        assert!(Measure::parse("cycles").unwrap_err().contains("`cycles`"));
+    }
+
+    #[test]
+    fn a_count_is_read_from_the_summary_of_either_tool() {
+        // valgrind 3.19's callgrind and cachegrind files, as written here.
+        let callgrind = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\n\
+                         events: Ir\nsummary: 1560166\n\nfn=(1) x\n5 12\ntotals: 1560166\n";
+        assert_eq!(instructions_in(callgrind), Some(1_560_166));
+        let cachegrind = "desc: I1 cache:\ncmd: gzip -c\nevents: Ir\nfl=???\n\
+                          summary: 15522316\n";
+        assert_eq!(instructions_in(cachegrind), Some(15_522_316));
+        assert_eq!(instructions_in("events: Ir\n"), None);
+    }
+}

@@ -1,0 +1,220 @@
+//! `gbench --measure instructions`: each benchmark's function counted by callgrind, which counts
+//! only while the function runs. google/benchmark 1.8 and later run exactly N iterations with
+//! `--benchmark_min_time=Nx`: a run of 2 and one of 12 iterations, their difference over 10,
+//! give one iteration without the function's setup. Older ones (Debian 12's 1.7.1) have no
+//! such flag, and `--benchmark_min_time=0` runs a single iteration: its count holds the
+//! setup before the loop too, and the report says so.
+
+use super::counts::{Count, Scope, entered, per_iteration, settings};
+use super::launch::Reach;
+use super::output::spinner;
+use crate::error::{Error, Result};
+use crate::ingest::Input;
+use crate::model::{
+    Assume, BenchName, Note, RunBuilder, Source, SourceKind, new_run, timestamp, vocab,
+};
+use std::io::Read;
+
+/// The two runs' iterations where the binary takes `Nx`: their difference is what is counted.
+const FEWER: u64 = 2;
+const MORE: u64 = 12;
+
+/// The benchmarks a binary would run: their names, and whether it takes `Nx` iterations.
+pub struct Listed {
+    pub names: Vec<String>,
+    pub exact_iterations: bool,
+}
+
+/// Lists what `program` runs with `filter`, asking with `--benchmark_min_time=1x` first: a
+/// library that refuses it (before 1.8) is asked again without.
+pub fn list(reach: Reach, program: &str, filter: Option<&str>) -> Result<Listed> {
+    let ask = |exact: bool| -> Result<Option<Vec<String>>> {
+        let mut args = vec!["--benchmark_list_tests=true".to_string()];
+        args.extend(filter.map(|f| format!("--benchmark_filter={f}")));
+        if exact {
+            args.push("--benchmark_min_time=1x".into());
+        }
+        let mut child = reach
+            .harness
+            .spawn(program, &args, None)
+            .map_err(|e| Error::Environment(format!("could not start {program}: {e}")))?;
+        let mut listed = String::new();
+        if let Some(mut stdout) = child.take_stdout() {
+            let _ = stdout.read_to_string(&mut listed);
+        }
+        let status = child.wait().map_err(|e| Error::io(program, e))?;
+        Ok(status.success().then(|| {
+            listed
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        }))
+    };
+    if let Some(names) = ask(true)? {
+        return Ok(Listed {
+            names,
+            exact_iterations: true,
+        });
+    }
+    match ask(false)? {
+        Some(names) => Ok(Listed {
+            names,
+            exact_iterations: false,
+        }),
+        None => Err(Error::Peer(format!(
+            "{program} --benchmark_list_tests=true failed: is it a google/benchmark binary?"
+        ))),
+    }
+}
+
+/// The callgrind glob for the function of benchmark `name`: its first path element, a
+/// template's arguments left to the wildcard (`BM_Queue<int>` is demangled
+/// `void BM_Queue<int>(benchmark::State&)`), any return type too.
+pub fn function_of(name: &str) -> String {
+    let top = name.split('/').next().unwrap_or(name);
+    match top.split_once('<') {
+        Some((base, _)) => format!("*{base}<*(*"),
+        None => format!("*{top}(*"),
+    }
+}
+
+/// Counts `repetitions` times each listed benchmark of `program`: per iteration where the
+/// library runs exact iterations, else one iteration with its setup.
+pub fn count_all(
+    reach: Reach,
+    program: &str,
+    listed: &Listed,
+    repetitions: u32,
+    progress: Option<&crate::env::Stream>,
+) -> Result<Vec<Vec<f64>>> {
+    let bar = spinner(progress, program, "counting instructions…");
+    let mut counts = Vec::new();
+    for (i, name) in listed.names.iter().enumerate() {
+        let function = function_of(name);
+        let scope = Scope::Function(function.clone());
+        let run = |min_time: &str| {
+            let args = vec![
+                format!("--benchmark_filter=^{}$", regex::escape(name)),
+                format!("--benchmark_min_time={min_time}"),
+                "--benchmark_repetitions=1".to_string(),
+            ];
+            let count = Count {
+                program,
+                args: &args,
+                dir: None,
+                env: &[],
+                scope: &scope,
+            };
+            reach.harness.counted(&count, name)
+        };
+        let mut values = Vec::new();
+        for _ in 0..repetitions {
+            bar.set_message(format!(
+                "counting {name} ({}/{})",
+                i + 1,
+                listed.names.len()
+            ));
+            let value = match listed.exact_iterations {
+                true => {
+                    let pair = (run(&format!("{FEWER}x"))?, run(&format!("{MORE}x"))?);
+                    per_iteration(pair, MORE - FEWER, &function, name)?
+                }
+                false => entered(run("0")?, &function, name)? as f64,
+            };
+            if reach.interrupt.requested() {
+                return Err(Error::Interrupted);
+            }
+            values.push(value);
+        }
+        counts.push(values);
+    }
+    bar.finish_and_clear();
+    Ok(counts)
+}
+
+/// How the counts were taken, as the environment records it.
+fn how(exact_iterations: bool) -> String {
+    match exact_iterations {
+        true => format!(
+            "callgrind on each benchmark's function, one iteration as ({MORE}x − {FEWER}x) / {}",
+            MORE - FEWER
+        ),
+        false => "callgrind on each benchmark's function, one iteration \
+                  (--benchmark_min_time=0) with its setup"
+            .into(),
+    }
+}
+
+/// The counts as `instructions/op` of the listed benchmarks: beside the timed run's figures
+/// (`timed`), or as a run of their own.
+pub fn with_counts(
+    timed: Option<Input>,
+    listed: &Listed,
+    counts: Vec<Vec<f64>>,
+    reach: Reach,
+    (version, seconds): (&str, f64),
+) -> Input {
+    let mut input = timed.unwrap_or_else(|| {
+        let source = Source {
+            kind: SourceKind::Command,
+            format: "gbench".into(),
+            path: None,
+            command: Vec::new(),
+        };
+        let mut run = new_run(
+            source,
+            reach.environment_since(None),
+            Vec::new(),
+            RunBuilder::default(),
+        );
+        run.started = Some(timestamp(reach.clock.now()));
+        Input {
+            runs: vec![run],
+            notes: Vec::new(),
+            malformed: 0,
+        }
+    });
+    let run = &mut input.runs[0];
+    let mut builder = RunBuilder::from_benchmarks(std::mem::take(&mut run.benchmarks));
+    for (name, values) in listed.names.iter().zip(counts) {
+        let bench = builder.benchmark(name, None, BenchName::parse_path);
+        for value in values {
+            builder.record(
+                bench,
+                vocab::INSTRUCTIONS_PER_OP,
+                vocab::INSTRUCTIONS_PER_OP,
+                value,
+            );
+        }
+    }
+    builder.set_assume(vocab::INSTRUCTIONS_PER_OP, Assume::Counted);
+    run.benchmarks = builder.finish();
+    run.environment
+        .toolchains
+        .extend(settings(version, &how(listed.exact_iterations)));
+    input.notes.push(Note::info(format!(
+        "counting instructions under valgrind ({version}) took {seconds:.1} s"
+    )));
+    if !listed.exact_iterations {
+        input.notes.push(Note::info(
+            "this google/benchmark (before 1.8) cannot run a given number of iterations: each \
+             count is of one iteration (--benchmark_min_time=0), the benchmark's setup before \
+             its loop included; 1.8 and later count the loop alone",
+        ));
+    }
+    input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_benchmark_is_counted_in_its_function() {
+        assert_eq!(function_of("BM_Spin/1000"), "*BM_Spin(*");
+        assert_eq!(function_of("BM_Queue<int>/8"), "*BM_Queue<*(*");
+        assert_eq!(function_of("BM_Plain"), "*BM_Plain(*");
+    }
+}
