@@ -73,13 +73,13 @@ pub fn split_metric(text: &str) -> (Option<String>, String) {
 
 /// How many earlier runs set the noise band of a run with too few repetitions to test.
 const BAND_WINDOW: usize = 10;
-/// Median absolute deviations (scaled to a standard deviation) outside which a lone figure
-/// is a change point.
+/// Median absolute deviations (scaled to a standard deviation) a lone figure's step from the
+/// previous one must pass to be a change.
 const BAND_WIDTH: f64 = 3.0;
 
 /// Whether `point` moved from `previous` by more than noise: the U test when both have
-/// enough repetitions, bounds that do not overlap for distributions, else a figure outside
-/// the band of the preceding runs (median ± 3 scaled MADs).
+/// enough repetitions, bounds that do not overlap for distributions, else a step from the
+/// previous figure wider than the preceding runs' noise (3 scaled MADs).
 fn verdict(
     point: &Figure,
     previous: &Figure,
@@ -123,7 +123,9 @@ fn verdict(
     let centre = median(&mut values);
     let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
     let mad = median(&mut deviations) * 1.4826;
-    let outside = (point.value - centre).abs() > BAND_WIDTH * mad.max(centre.abs() * 1e-9);
+    // The step from the previous run, not the distance from the band's centre: a run that
+    // repeats a moved previous one has not moved.
+    let outside = (point.value - previous.value).abs() > BAND_WIDTH * mad.max(centre.abs() * 1e-9);
     (
         if outside {
             ChangeVerdict::Significant

@@ -162,7 +162,28 @@ fn verdicts_and_p_values_match_the_real_benchstat() {
             let theirs = benchstat_verdicts(base, other);
             let ours = latkit_verdicts(base, other);
             assert_eq!(theirs.len(), 12, "case {i}: benchstat rows {theirs:?}");
-            assert_eq!(ours, theirs, "case {i}: {n_old} vs {n_new}, shift {shift}");
+            if integer {
+                // With ties the exact distribution of U is not symmetric: latkit counts the
+                // splits at least as far from the mean, benchstat doubles one tail (which can
+                // pass 1). The two agree on every verdict and to within 0.01.
+                assert_eq!(ours.len(), theirs.len(), "case {i}");
+                for (key, (delta, p_n)) in &theirs {
+                    let (our_delta, our_p_n) = &ours[key];
+                    assert_eq!(our_delta, delta, "case {i} {key:?}");
+                    let split = |s: &str| {
+                        let (p, n) = s.trim_start_matches("p=").split_once(' ').unwrap();
+                        (p.parse::<f64>().unwrap(), n.to_string())
+                    };
+                    let ((p, n), (our_p, our_n)) = (split(p_n), split(our_p_n));
+                    assert_eq!(our_n, n, "case {i} {key:?}");
+                    assert!(
+                        (our_p - p).abs() <= 0.01,
+                        "case {i} {key:?}: {our_p} vs {p}"
+                    );
+                }
+            } else {
+                assert_eq!(ours, theirs, "case {i}: {n_old} vs {n_new}, shift {shift}");
+            }
             compared += ours.len();
         }
     }

@@ -336,7 +336,7 @@ fn every_html_report_opens_cleanly_in_chromium() {
         (
             "history",
             vec!["history".into(), "--db".into(), s(&db)],
-            vec!["Change point", "▲"],
+            vec!["▲ up", "a step at its run"],
             2,
         ),
         (
