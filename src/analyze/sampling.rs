@@ -2,7 +2,7 @@
 //! enough to be more than timer overhead and scheduling noise. Said in notes, never hidden.
 
 use super::stats::{CONFIDENCE, min_samples_for_ci};
-use crate::model::{Dimension, Note, Run};
+use crate::model::{Assume, Dimension, Note, Run};
 
 /// A sample of a benchmark that counts iterations (`b.N`) shorter than this, in nanoseconds,
 /// is dominated by timer overhead, frequency changes and scheduler ticks (go aims for 1 s).
@@ -11,15 +11,18 @@ const SHORTEST_TRUSTED_SAMPLE_NS: f64 = 100e6;
 const NAMED: usize = 3;
 
 /// Too few repetitions for the median's interval; one repetition of a harness that repeats
-/// (go, google/benchmark) counts too, as benchstat asks for at least six.
+/// (go, google/benchmark) counts too, as benchstat asks for at least six. Counts need none:
+/// they are decided by their spread.
 pub(super) fn note_too_few(runs: &[Run], metric: Option<&str>, notes: &mut Vec<Note>) {
     let need = min_samples_for_ci(CONFIDENCE);
     let short = runs
         .iter()
         .flat_map(|r| &r.benchmarks)
         .filter_map(|b| {
-            let n = b.primary_metric(metric)?.values.len();
-            (n > 1 || !b.iterations.is_empty()).then_some(n)
+            let m = b.primary_metric(metric)?;
+            let n = m.values.len();
+            let repeats = n > 1 || !b.iterations.is_empty();
+            (repeats && m.assume != Assume::Counted).then_some(n)
         })
         .filter(|&n| n < need)
         .min();

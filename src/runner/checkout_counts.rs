@@ -9,7 +9,6 @@ use super::launch::Reach;
 use super::{gbench_counts, harness::wall_time};
 use crate::ingest::Input;
 use crate::model::{Assume, vocab};
-use std::time::Instant;
 
 impl Prepared {
     /// One counted run of the checkout's harness: each benchmark's instructions per
@@ -17,8 +16,6 @@ impl Prepared {
     pub(super) fn count(&self) -> Result<Input, String> {
         let reach = Reach::system();
         let version = reach.harness.valgrind().map_err(|e| e.to_string())?;
-        let started = Instant::now();
-        let seconds = || started.elapsed().as_secs_f64();
         match &self.harness {
             Harness::Go { package, .. } => {
                 // The benchmarks the binary runs, and their package, from a timed run.
@@ -32,13 +29,7 @@ impl Prepared {
                 }];
                 let counts = go_counts::count_all(reach, &built, &benches, 1, None)
                     .map_err(|e| e.to_string())?;
-                Ok(go_counts::with_counts(
-                    listing,
-                    counts,
-                    false,
-                    &version,
-                    seconds(),
-                ))
+                Ok(go_counts::with_counts(listing, counts, false, &version))
             }
             Harness::Gbench { binary, .. } => {
                 let program = self.root.join(binary).display().to_string();
@@ -46,9 +37,8 @@ impl Prepared {
                     .map_err(|e| e.to_string())?;
                 let counts = gbench_counts::count_all(reach, &program, &listed, 1, None)
                     .map_err(|e| e.to_string())?;
-                let counted = (version.as_str(), seconds());
                 Ok(gbench_counts::with_counts(
-                    None, &listed, counts, reach, counted,
+                    None, &listed, counts, reach, &version,
                 ))
             }
             Harness::Exec { command } => {

@@ -54,9 +54,9 @@ impl Measure {
 pub enum Scope {
     /// The whole process and every child it starts.
     Process,
-    /// Calls of the functions this callgrind glob names (`*.BenchmarkParse`, `BM_Sort(*`) and
-    /// everything they call.
-    Function(String),
+    /// Calls of the functions these callgrind globs name (`*.BenchmarkParse`, `BM_Sort(*`)
+    /// and everything they call; each entry and exit flips counting, so no two may nest.
+    Function(Vec<String>),
 }
 
 /// A program to count: what runs, where, with which environment, and what of it counts.
@@ -99,12 +99,15 @@ pub fn valgrind_args(scope: &Scope, dir: &Path) -> Vec<String> {
             "--trace-children=yes".into(),
             format!("--cachegrind-out-file={}", at("count.%p")),
         ],
-        Scope::Function(glob) => vec![
-            "--tool=callgrind".to_string(),
-            "--collect-atstart=no".into(),
-            format!("--toggle-collect={glob}"),
-            format!("--callgrind-out-file={}", at("count.%p")),
-        ],
+        Scope::Function(globs) => {
+            let mut args = vec![
+                "--tool=callgrind".to_string(),
+                "--collect-atstart=no".into(),
+            ];
+            args.extend(globs.iter().map(|glob| format!("--toggle-collect={glob}")));
+            args.push(format!("--callgrind-out-file={}", at("count.%p")));
+            args
+        }
     };
     args.push(format!("--log-file={}", at("valgrind.%p")));
     args
@@ -196,6 +199,13 @@ pub fn per_iteration(
         entered(fewer, function, what)?,
         entered(more, function, what)?,
     );
+    if more <= fewer {
+        // More iterations counted no more: counting was not on around the loop (a body
+        // that is not where the globs look), and a difference would be no figure at all.
+        return Err(crate::error::Error::Peer(format!(
+            "{what}: {iterations} more iterations counted {more} instructions against {fewer}              inside `{function}`: the benchmark's loop is not in the functions counted (a              sub-benchmark whose body is a named function rather than a closure cannot be              counted apart)"
+        )));
+    }
     Ok((more as f64 - fewer as f64) / iterations as f64)
 }
 
@@ -228,7 +238,7 @@ mod tests {
              --cachegrind-out-file=/tmp/x/count.%p --log-file=/tmp/x/valgrind.%p"
         );
         assert_eq!(
-            valgrind_args(&Scope::Function("*.BenchmarkWork".into()), dir).join(" "),
+            valgrind_args(&Scope::Function(vec!["*.BenchmarkWork".into()]), dir).join(" "),
             "--tool=callgrind --collect-atstart=no --toggle-collect=*.BenchmarkWork \
              --callgrind-out-file=/tmp/x/count.%p --log-file=/tmp/x/valgrind.%p"
         );

@@ -85,7 +85,6 @@ impl GbenchRun {
         };
         let program = self.program();
         let listed = gbench_counts::list(reach, &program, self.filter.as_deref())?;
-        let started = reach.clock.now();
         let progress = self.progress.as_ref();
         let counts = gbench_counts::count_all(reach, &program, &listed, self.counted, progress);
         let counts = match counts {
@@ -99,11 +98,9 @@ impl GbenchRun {
             }
             counts => counts?,
         };
-        let seconds = reach.seconds_since(started);
-        let counted = (&*version, seconds);
         Ok(Outcome {
             input: Some(gbench_counts::with_counts(
-                input, &listed, counts, reach, counted,
+                input, &listed, counts, reach, &version,
             )),
             status,
             tail,

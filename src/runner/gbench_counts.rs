@@ -93,7 +93,7 @@ pub fn count_all(
     let mut counts = Vec::new();
     for (i, name) in listed.names.iter().enumerate() {
         let function = function_of(name);
-        let scope = Scope::Function(function.clone());
+        let scope = Scope::Function(vec![function.clone()]);
         let run = |min_time: &str| {
             let args = vec![
                 format!("--benchmark_filter=^{}$", regex::escape(name)),
@@ -154,7 +154,7 @@ pub fn with_counts(
     listed: &Listed,
     counts: Vec<Vec<f64>>,
     reach: Reach,
-    (version, seconds): (&str, f64),
+    version: &str,
 ) -> Input {
     let mut input = timed.unwrap_or_else(|| {
         let source = Source {
@@ -194,9 +194,6 @@ pub fn with_counts(
     run.environment
         .toolchains
         .extend(settings(version, &how(listed.exact_iterations)));
-    input.notes.push(Note::info(format!(
-        "counting instructions under valgrind ({version}) took {seconds:.1} s"
-    )));
     if !listed.exact_iterations {
         input.notes.push(Note::info(
             "this google/benchmark (before 1.8) cannot run a given number of iterations: each \

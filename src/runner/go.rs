@@ -79,7 +79,6 @@ impl GoTest {
             Some(input) if outcome.status.success() && !outcome.interrupted => input,
             input => return Ok(Outcome { input, ..outcome }),
         };
-        let started = reach.clock.now();
         let benches = go_counts::counting(&input);
         let scratch = tempfile::Builder::new()
             .prefix("latkit-go-count-")
@@ -98,8 +97,7 @@ impl GoTest {
             }
             counts => counts?,
         };
-        let seconds = reach.seconds_since(started);
-        let input = go_counts::with_counts(input, counts, self.measure.time, &version, seconds);
+        let input = go_counts::with_counts(input, counts, self.measure.time, &version);
         Ok(Outcome {
             input: Some(input),
             ..outcome

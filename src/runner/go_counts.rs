@@ -10,7 +10,7 @@ use super::launch::Reach;
 use super::output::spinner;
 use crate::error::{Error, Result};
 use crate::ingest::Input;
-use crate::model::{Assume, Metric, Note, Unit, vocab};
+use crate::model::{Assume, Metric, Unit, vocab};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -55,6 +55,24 @@ pub fn counting(input: &Input) -> Vec<Counting> {
         .collect()
 }
 
+/// callgrind globs of the function that holds a benchmark's loop: `*.BenchmarkParse` for a
+/// benchmark, and for a sub-benchmark the closures its path nests to (`*.BenchmarkParse.func?`
+/// at one level, `*.BenchmarkParse.func?.?` at two, each number of one or two digits), since Go
+/// runs a sub-benchmark in a goroutine of its own, where the parent's function is not on the
+/// stack. Exactly that depth: an enclosing or an inner closure would flip counting again.
+fn body_globs(path: &[String]) -> Vec<String> {
+    let top = path.first().map_or("", String::as_str);
+    let mut globs = vec![format!("*.{top}")];
+    for level in 1..path.len() {
+        let closure = if level == 1 { ".func" } else { "." };
+        globs = globs
+            .iter()
+            .flat_map(|g| [format!("{g}{closure}?"), format!("{g}{closure}??")])
+            .collect();
+    }
+    globs
+}
+
 /// The `-test.bench` pattern that selects `path` alone: each level anchored and escaped.
 pub fn only(path: &[String]) -> String {
     path.iter()
@@ -89,9 +107,9 @@ pub fn count_all(
                 bench.shown
             )));
         };
-        let top = bench.path.first().map_or("", String::as_str);
-        let function = format!("*.{top}");
-        let scope = Scope::Function(function.clone());
+        let globs = body_globs(&bench.path);
+        let function = globs.join("`, `");
+        let scope = Scope::Function(globs);
         let mut values = Vec::new();
         for _ in 0..repetitions {
             bar.set_message(format!(
@@ -189,14 +207,12 @@ pub fn build(
 }
 
 /// `input` with each benchmark's counts per iteration as `instructions/op` beside what it
-/// has (`keep_times`), or instead of it; the environment records how they were counted and
-/// the report how long counting took.
+/// has (`keep_times`), or instead of it; the environment records how they were counted.
 pub fn with_counts(
     mut input: Input,
     counts: Vec<Vec<f64>>,
     keep_times: bool,
     version: &str,
-    seconds: f64,
 ) -> Input {
     let unit = Unit::parse(vocab::INSTRUCTIONS_PER_OP);
     let benches = input.runs.iter_mut().flat_map(|r| r.benchmarks.iter_mut());
@@ -220,8 +236,29 @@ pub fn with_counts(
     for run in &mut input.runs {
         run.environment.toolchains.extend(settings(version, &how()));
     }
-    input.notes.push(Note::info(format!(
-        "counting instructions under valgrind ({version}) took {seconds:.1} s"
-    )));
     input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sub_benchmark_is_counted_in_the_closures_at_its_depth() {
+        let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(body_globs(&path(&["BenchmarkA"])), ["*.BenchmarkA"]);
+        assert_eq!(
+            body_globs(&path(&["BenchmarkA", "size=64"])),
+            ["*.BenchmarkA.func?", "*.BenchmarkA.func??"]
+        );
+        assert_eq!(
+            body_globs(&path(&["BenchmarkA", "x", "y"])),
+            [
+                "*.BenchmarkA.func?.?",
+                "*.BenchmarkA.func?.??",
+                "*.BenchmarkA.func??.?",
+                "*.BenchmarkA.func??.??"
+            ]
+        );
+    }
 }

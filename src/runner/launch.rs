@@ -50,14 +50,6 @@ impl Reach<'_> {
         environment.checks.extend(busy);
         environment
     }
-
-    /// Seconds on this reach's clock since `started` (0 if the clock went back).
-    pub fn seconds_since(&self, started: std::time::SystemTime) -> f64 {
-        self.clock
-            .now()
-            .duration_since(started)
-            .map_or(0.0, |d| d.as_secs_f64())
-    }
 }
 
 /// Real processes.

@@ -213,6 +213,53 @@ fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
     assert_eq!(checkouts_left(repo.path()), 0);
 }
 
+/// By counted instructions, beside the same load, a bisection needs no luck: one count a
+/// commit names c7 with its size, +40 %, and the good end's and the bad end's counts agree
+/// with the commits around them.
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs git, go and valgrind")]
+fn by_counted_instructions_a_bisection_beside_load_names_the_commit_and_its_size() {
+    crate::common::peer("valgrind", "apt-get install valgrind");
+    let repo = go_history();
+    let _load = crate::common::BurstyLoad::start(0xb15e_00c7);
+    // No measuring lock: counts do not mind what runs beside them.
+    let out = latkit()
+        .args([
+            "bisect", "--good", "HEAD~12", "--bad", "HEAD", "--format", "json",
+        ])
+        .arg("--dir")
+        .arg(repo.path())
+        .args(["--", "go", ".", "--measure", "instructions"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("first bad commit: ") && notes.contains("c7: change 7"),
+        "{notes}"
+    );
+    assert!(notes.contains("instructions/op"), "{notes}");
+    // Every tested commit but the broken one is placed, none undecided.
+    let rows = verdicts(&report);
+    assert!(
+        rows.iter()
+            .all(|(_, v)| v == "good" || v == "bad" || v.starts_with("skipped")),
+        "{rows:?}"
+    );
+    let culprit = report["tables"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["cells"][1]["text"].as_str() == Some("c7: change 7"))
+        .map(|row| row.to_string())
+        .unwrap_or_default();
+    assert!(culprit.contains("+40.0"), "{culprit}");
+    assert_eq!(checkouts_left(repo.path()), 0);
+}
+
 /// `c7: change 7` → 7.
 fn subject_number(subject: &str) -> usize {
     subject[1..subject.find(':').unwrap()].parse().unwrap()

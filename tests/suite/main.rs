@@ -16,6 +16,7 @@ mod check_cli;
 mod cli_docs;
 mod compare_cli;
 mod conformance;
+mod counts_interop;
 mod criterion_interop;
 mod exec_cli;
 mod frame_cli;

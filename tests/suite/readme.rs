@@ -115,6 +115,7 @@ examples! {
     examples_in_calibrate_guide: "docs/calibrate.md",
     examples_in_check_guide: "docs/check.md",
     examples_in_compare_guide: "docs/compare.md",
+    examples_in_counts_guide: "docs/counts.md",
     examples_in_exec_guide: "docs/exec.md",
     examples_in_gbench_guide: "docs/gbench.md",
     examples_in_go_guide: "docs/go.md",

@@ -195,11 +195,10 @@ fn go_counts_become_instructions_per_op_with_how_they_were_taken() {
         toolchains.contains("(12 − 2 iterations) / 10"),
         "{toolchains}"
     );
-    assert!(
-        doc["notes"].to_string().contains("took"),
-        "{}",
-        doc["notes"]
-    );
+    // One count needs no interval: no note asks for repetitions.
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("counted by valgrind"), "{notes}");
+    assert!(!notes.contains("too few samples"), "{notes}");
 }
 
 /// `sh work.sh @cNN` counts 100,000 instructions, 40 % more from c07 on.
