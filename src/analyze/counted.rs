@@ -5,7 +5,7 @@
 //! as any figure is.
 
 use crate::model::summary::median;
-use crate::model::{Assume, Note, Run};
+use crate::model::{Assume, Note, Run, vocab};
 
 /// The floor, in percent of the median: counts closer than this agree, and a change smaller
 /// than this is within counting noise (Go's differenced counts moved by 0.016 % here).
@@ -35,6 +35,17 @@ pub fn spread_percent(values: &[f64]) -> f64 {
 /// Whether counted repetitions agree within the floor (one count agrees with itself).
 pub fn agree(values: &[f64]) -> bool {
     spread_percent(values) <= FLOOR_PERCENT
+}
+
+/// Whether a stored figure of `metric` moved from counts `before` to `after` is decided by its
+/// size: a counted metric (the store keeps its name, not how it was measured) whose counts on
+/// both sides agree.
+pub fn decided(metric: &str, before: &[f64], after: &[f64]) -> bool {
+    [vocab::INSTRUCTIONS, vocab::INSTRUCTIONS_PER_OP].contains(&metric)
+        && !before.is_empty()
+        && !after.is_empty()
+        && agree(before)
+        && agree(after)
 }
 
 /// Whether a change of `percent` lies beyond the floor.
@@ -85,5 +96,16 @@ mod tests {
         assert!(!agree(&[43_211.0, 43_611.0]));
         assert_eq!(spread_percent(&[0.0, 0.0]), 0.0);
         assert!(beyond_floor(1.0) && !beyond_floor(-0.05));
+    }
+
+    #[test]
+    fn a_stored_count_is_decided_by_size_only_when_counted_and_agreeing() {
+        let (a, b) = ([437_494_353.0, 437_494_353.0], [491_724_302.0]);
+        assert!(decided("instructions", &a, &b));
+        assert!(decided("instructions/op", &b, &a));
+        // A time, counts that spread, or no counts at all are tested as figures are.
+        assert!(!decided("ns/op", &a, &b));
+        assert!(!decided("instructions", &[100.0, 120.0], &b));
+        assert!(!decided("instructions", &[], &b));
     }
 }

@@ -2,6 +2,7 @@
 //! stored runs with its change points.
 
 use super::compare::bounded;
+use super::counted;
 use super::regressions::{Finding, Kind};
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
@@ -181,7 +182,10 @@ fn change_from(
     metric: &Metric,
     alpha: f64,
 ) -> Cell {
-    let (verdict, p) = verdict(f, from, earlier, alpha);
+    let (verdict, p) = match counted::decided(&f.metric, &from.repetitions, &f.repetitions) {
+        true => (ChangeVerdict::Counted, None),
+        false => verdict(f, from, earlier, alpha),
+    };
     Cell::Change(Change {
         better: metric.better,
         percent: (from.value != 0.0).then(|| (f.value / from.value - 1.0) * 100.0),

@@ -135,7 +135,11 @@ fn interleaved(
     let plan = if count_given {
         interleave::Plan::of(args, test.count, Some("--count"))?
     } else {
-        interleave::Plan::of(args, interleave::DEFAULT_ROUNDS, None)?
+        let rounds = match test.measure.counts_only() {
+            true => crate::runner::counts::COUNTED_RUNS,
+            false => interleave::DEFAULT_ROUNDS,
+        };
+        interleave::Plan::of(args, rounds, None)?
     };
     let round = GoTest {
         count: 1,

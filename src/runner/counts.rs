@@ -49,6 +49,10 @@ impl Measure {
     }
 }
 
+/// Counted runs of each command (rounds of bisect and --interleave) when none are asked for:
+/// counts of the same work agree, and two show that they do.
+pub const COUNTED_RUNS: u32 = 2;
+
 /// What is counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {

@@ -145,9 +145,6 @@ struct Bisection<'a> {
     counted_ends: Option<[f64; 2]>,
 }
 
-/// Rounds of the ends when their figure is counted: two show whether the counts agree.
-const COUNTED_ROUNDS: usize = 2;
-
 pub fn run(args: BisectOptions, env: &Env) -> Result<()> {
     let bench = regex::Regex::new(&args.bench)
         .map_err(|e| Error::Input(format!("--bench `{}`: {e}", args.bench)))?;
@@ -397,7 +394,7 @@ impl Bisection<'_> {
             let [good, mid, bad] = figures;
             rounds.push(Round { good, mid, bad });
             let least = match self.counted {
-                true => COUNTED_ROUNDS,
+                true => crate::runner::counts::COUNTED_RUNS as usize,
                 false => self.args.rounds as usize,
             };
             if rounds.len() >= least && decided(&rounds, self.counted) {

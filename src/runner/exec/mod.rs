@@ -38,10 +38,6 @@ pub struct Exec {
     pub counting: Vec<crate::model::ConfigEntry>,
 }
 
-/// Counted runs a command gets when only instructions are measured and no count is asked
-/// for: two show whether its counts agree.
-const COUNTED_RUNS: u64 = 2;
-
 /// How each command is run and how many times (hyperfine's options).
 #[derive(Clone, Debug)]
 pub struct Timing {
@@ -306,7 +302,7 @@ impl Exec {
             .timing
             .runs
             .unwrap_or(match self.timing.measure.counts_only() {
-                true => COUNTED_RUNS,
+                true => u64::from(crate::runner::counts::COUNTED_RUNS),
                 false => self.timing.min_runs,
             });
         let progress = self.bar(name);
