@@ -9,8 +9,9 @@ use clap::{ArgMatches, Command};
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 
-/// The options that write a file (or a store: `--db` writes too).
-const OUTPUTS: [&str; 12] = [
+/// The options that write a file (a store too: `--db` writes), by their ids in the command-line
+/// definitions (`export_markdown` for `--export-markdown`): the one list of outputs.
+pub const OUTPUTS: [&str; 12] = [
     "out",
     "save",
     "json",
@@ -25,10 +26,24 @@ const OUTPUTS: [&str; 12] = [
     "db",
 ];
 
-/// One value of the command line: the option (or positional) that gave it, and the value.
+/// Options whose values are commands latkit runs: each word of them (split as a shell
+/// would) that names a file is read, or written, by the command, so no output may name it.
+const COMMANDS: [&str; 7] = [
+    "positional",
+    "commands",
+    "argv",
+    "prepare",
+    "setup",
+    "cleanup",
+    "harness",
+];
+
+/// One value of the command line: the option (or positional) that gave it, its id in the
+/// definitions, and the value.
 struct Given<'a> {
     option: String,
-    value: &'a OsStr,
+    id: String,
+    value: std::borrow::Cow<'a, OsStr>,
 }
 
 /// Refuses (exit 2) a command line where an output option names the same file as an input,
@@ -48,23 +63,24 @@ pub fn refuse_overlaps_with(
         .iter()
         .map(|&(option, value)| Given {
             option: option.to_string(),
-            value,
+            id: option.trim_start_matches('-').replace('-', "_"),
+            value: value.into(),
         })
         .collect();
     collect(command, matches, &mut given);
     let keys: Vec<Option<Key>> = given
         .iter()
-        .map(|g| key(g.value, is_output(&g.option)))
+        .map(|g| key(&g.value, is_output(&g.id)))
         .collect();
     for (i, output) in given.iter().enumerate() {
-        let Some(written) = keys[i].as_ref().filter(|_| is_output(&output.option)) else {
+        let Some(written) = keys[i].as_ref().filter(|_| is_output(&output.id)) else {
             continue;
         };
         let same = given
             .iter()
             .enumerate()
             // A global option (`--db`) shows in its command's and its subcommand's matches.
-            .filter(|(_, other)| (&other.option, other.value) != (&output.option, output.value))
+            .filter(|(_, other)| (&other.option, &other.value) != (&output.option, &output.value))
             .find(|&(j, _)| j != i && keys[j].as_ref() == Some(written));
         if let Some((_, other)) = same {
             return Err(Error::Input(format!(
@@ -80,8 +96,8 @@ pub fn refuse_overlaps_with(
     Ok(())
 }
 
-fn is_output(option: &str) -> bool {
-    OUTPUTS.iter().any(|o| option == format!("--{o}"))
+fn is_output(id: &str) -> bool {
+    OUTPUTS.contains(&id)
 }
 
 /// Every value on the command line, with the subcommands' own, each named by its option
@@ -91,13 +107,26 @@ fn collect<'a>(command: &Command, matches: &'a ArgMatches, given: &mut Vec<Given
         let Ok(Some(values)) = matches.try_get_raw(arg.get_id().as_str()) else {
             continue;
         };
+        let id = arg.get_id().as_str();
         let option = arg
             .get_long()
             .map_or_else(|| "input".to_string(), |long| format!("--{long}"));
-        given.extend(values.map(|value| Given {
-            option: option.clone(),
-            value,
-        }));
+        for value in values {
+            if COMMANDS.contains(&id) {
+                // `cat in.txt` reads in.txt, `./prog` runs prog: its words are files too.
+                let words = value.to_str().and_then(shlex::split).unwrap_or_default();
+                given.extend(words.into_iter().map(|word| Given {
+                    option: format!("a word of the command ({option})"),
+                    id: id.to_string(),
+                    value: std::ffi::OsString::from(word).into(),
+                }));
+            }
+            given.push(Given {
+                option: option.clone(),
+                id: id.to_string(),
+                value: value.into(),
+            });
+        }
     }
     if let Some((name, sub)) = matches.subcommand()
         && let Some(sub_command) = command.find_subcommand(name)
@@ -139,6 +168,55 @@ fn key(value: &OsStr, output: bool) -> Option<Key> {
 mod tests {
     use super::*;
     use clap::{Arg, ArgAction};
+
+    /// The path-valued options that only read.
+    const READS: [&str; 10] = [
+        "binary",
+        "calibration",
+        "check",
+        "dir",
+        "ignore_file",
+        "spec",
+        "suite",
+        "targets",
+        "tracefs",
+        "files",
+    ];
+
+    /// Every option of every command whose value is a path is an output or a read: a new one
+    /// in neither list fails here, before it can write over an input unchecked.
+    #[test]
+    fn every_path_valued_option_is_declared_an_input_or_an_output() {
+        use clap::CommandFactory;
+        fn walk(command: &Command, at: &str, undeclared: &mut Vec<String>, seen: &mut usize) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                let path = arg.get_value_parser().type_id()
+                    == std::any::TypeId::of::<std::path::PathBuf>();
+                if path || OUTPUTS.contains(&id) {
+                    *seen += 1;
+                }
+                if path && !OUTPUTS.contains(&id) && !READS.contains(&id) {
+                    undeclared.push(format!("{at} {id}"));
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{at} {}", sub.get_name()), undeclared, seen);
+            }
+        }
+        let (mut undeclared, mut seen) = (Vec::new(), 0);
+        walk(
+            &crate::cli::Cli::command(),
+            "latkit",
+            &mut undeclared,
+            &mut seen,
+        );
+        assert!(
+            undeclared.is_empty(),
+            "neither input nor output: {undeclared:?}"
+        );
+        assert!(seen > 80, "only {seen} path-valued options found");
+    }
 
     fn command() -> Command {
         Command::new("latkit").subcommand(

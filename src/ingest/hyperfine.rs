@@ -97,26 +97,27 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
             },
         })
         .collect();
-    let bench = builder.benchmark_in(&r.command, None, &config, BenchName::plain);
+    // The command is the name: recorded everywhere, so its secrets go first.
+    let command = crate::model::redact::line(&r.command);
+    let bench = builder.benchmark_in(&command, None, &config, BenchName::plain);
     builder.name_params(bench, &config);
     let finite = |v: &f64| v.is_finite() && *v >= 0.0;
     let times: Vec<f64> = match &r.times {
         Some(times) => times.clone(),
         None => {
             notes.push(Note::warning(format!(
-                "{path}: `{}` has no per-run times (hyperfine before 1.7?): its mean stands in for them",
-                r.command
+                "{path}: `{command}` has no per-run times (hyperfine before 1.7?): its mean stands \
+                 in for them"
             )));
             vec![r.mean]
         }
     };
     if times.iter().any(|t| !finite(t)) {
         return Err(Error::Input(format!(
-            "{path}: `{}`: a time that is negative or not a number",
-            r.command
+            "{path}: `{command}`: a time that is negative or not a number"
         )));
     }
-    let refused = |e| Error::Input(format!("{path}: `{}`: {e}", r.command));
+    let refused = |e| Error::Input(format!("{path}: `{command}`: {e}"));
     for t in times {
         builder
             .record_checked(bench, vocab::WALL_TIME, "s", t)

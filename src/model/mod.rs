@@ -5,6 +5,7 @@ mod distribution;
 mod environment;
 mod inline;
 mod name;
+pub mod redact;
 pub mod secrets;
 mod statistic;
 pub mod summary;
@@ -165,8 +166,8 @@ pub struct Source {
     #[serde(
         skip_serializing_if = "Vec::is_empty",
         default,
-        serialize_with = "secrets::serialize_command",
-        deserialize_with = "secrets::deserialize_command"
+        serialize_with = "redact::serialize_command",
+        deserialize_with = "redact::deserialize_command"
     )]
     pub command: Vec<String>,
 }
@@ -351,10 +352,12 @@ pub enum Level {
 }
 
 impl Note {
+    /// A note; any secret its text quotes (a URL's password, `TOKEN=x`) is redacted, since
+    /// every note may be recorded.
     pub fn info(message: impl Into<String>) -> Self {
         Note {
             level: Level::Info,
-            message: message.into(),
+            message: redact::in_text(&message.into()),
             file: None,
             line: None,
         }
@@ -363,7 +366,7 @@ impl Note {
     pub fn warning_at(file: &str, line: u64, message: impl Into<String>) -> Self {
         Note {
             level: Level::Warning,
-            message: message.into(),
+            message: redact::in_text(&message.into()),
             file: Some(file.to_string()),
             line: Some(line),
         }

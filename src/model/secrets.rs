@@ -1,68 +1,9 @@
-//! Secrets never recorded: latkit's own secret options are redacted by option, and connection
-//! strings anywhere in a command line are read with the PostgreSQL driver's own parser, so
-//! that whatever it would send as a password (quoted, escaped, percent-encoded) is what goes.
+//! Secrets never recorded: connection strings anywhere in a command line are read with the
+//! PostgreSQL driver's own parser, so that whatever it would send as a password (quoted,
+//! escaped, percent-encoded) is what goes; [`super::redact`] uses them for whole command lines.
 
-/// latkit's options whose value is a secret.
-const SECRET_OPTIONS: &[&str] = &["--token"];
 /// What a secret is recorded as.
 pub const REDACTED: &str = "***";
-
-/// A command line as it may be recorded: the values of latkit's secret options replaced, and
-/// every connection string in any argument (or in any word of a shell command) without its
-/// password.
-pub fn command_line(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut secret_next = false;
-    for arg in args {
-        if std::mem::take(&mut secret_next) {
-            out.push(REDACTED.to_string());
-            continue;
-        }
-        if SECRET_OPTIONS.contains(&arg.as_str()) {
-            secret_next = true;
-            out.push(arg.clone());
-        } else if let Some(option) = SECRET_OPTIONS
-            .iter()
-            .find(|o| arg.strip_prefix(**o).is_some_and(|v| v.starts_with('=')))
-        {
-            out.push(format!("{option}={REDACTED}"));
-        } else {
-            out.push(words_without_passwords(arg));
-        }
-    }
-    out
-}
-
-/// `arg` with any connection string in it shown without a password: the whole argument
-/// (`--db=URL` too), or a word of it read as a shell would split it.
-fn words_without_passwords(arg: &str) -> String {
-    if let Some((option, value)) = arg.split_once('=')
-        && option.starts_with("--")
-        && is_connection_string(value)
-    {
-        return format!("{option}={}", without_password(value));
-    }
-    if is_connection_string(arg) {
-        return without_password(arg);
-    }
-    if !arg.contains(char::is_whitespace) || !arg.contains(['=', ':']) {
-        return arg.to_string();
-    }
-    let Some(words) = shlex::split(arg) else {
-        return arg.to_string();
-    };
-    let shown: Vec<String> = words
-        .iter()
-        .map(|w| match is_connection_string(w) {
-            true => without_password(w),
-            false => w.clone(),
-        })
-        .collect();
-    if shown == words {
-        return arg.to_string();
-    }
-    shlex::try_join(shown.iter().map(String::as_str)).unwrap_or_else(|_| REDACTED.to_string())
-}
 
 /// Keywords of a libpq connection string (`host=db port=5432 dbname=bench`).
 const KEYWORDS: &[&str] = &[
@@ -192,44 +133,9 @@ fn url_of(config: &postgres::Config) -> String {
     url
 }
 
-/// `serialize_with` for a recorded command: redacted whatever it was made from.
-pub fn serialize_command<S: serde::Serializer>(
-    command: &[String],
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serde::Serialize::serialize(&command_line(command), serializer)
-}
-
-/// `deserialize_with` for a recorded command: one written before secrets were redacted (an
-/// old JSON file or store row) is redacted on reading.
-pub fn deserialize_command<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<String>, D::Error> {
-    let command: Vec<String> = serde::Deserialize::deserialize(deserializer)?;
-    Ok(command_line(&command))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|a| a.to_string()).collect()
-    }
-
-    #[test]
-    fn latkits_secret_options_are_redacted_by_option() {
-        assert_eq!(
-            command_line(&args(&[
-                "latkit", "net", "client", "--token", "hunter2", "-d", "1"
-            ])),
-            args(&["latkit", "net", "client", "--token", "***", "-d", "1"])
-        );
-        assert_eq!(
-            command_line(&args(&["latkit", "net", "server", "--token=hunter2"])),
-            args(&["latkit", "net", "server", "--token=***"])
-        );
-    }
 
     #[test]
     fn passwords_leave_every_spelling_the_driver_reads() {
@@ -247,16 +153,7 @@ mod tests {
         ] {
             let shown = without_password(given);
             assert!(!shown.contains("s3cret"), "{given} → {shown}");
-            let recorded = command_line(&args(&["latkit", "store", "list", "--db", given]));
-            assert!(!recorded.concat().contains("s3cret"), "{recorded:?}");
-            let shell = format!("psql {} -c 'select 1'", shlex::try_quote(given).unwrap());
-            let recorded = command_line(&args(&["latkit", "exec", &shell]));
-            assert!(!recorded.concat().contains("s3cret"), "{recorded:?}");
         }
-        assert_eq!(
-            command_line(&args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])),
-            args(&["latkit", "parse", "/tmp/a=b.txt", "x y"])
-        );
         // What the driver cannot read is not shown at all.
         let unread = without_password("host=db password=s3cret bogus=1");
         assert!(!unread.contains("s3cret"), "{unread}");

@@ -121,7 +121,7 @@ fn write_environment(run: &Run, index: usize, out: &mut dyn Write) -> io::Result
         .source
         .path
         .clone()
-        .unwrap_or_else(|| crate::model::secrets::command_line(&run.source.command).join(" "));
+        .unwrap_or_else(|| crate::model::redact::command_line(&run.source.command).join(" "));
     let title = format!(
         "<h3>Run {} · {} {}</h3>",
         index + 1,
@@ -146,7 +146,7 @@ fn title_of(report: &Report) -> String {
             Some(path) => std::path::Path::new(path)
                 .file_name()
                 .map_or(path.clone(), |f| f.to_string_lossy().into_owned()),
-            None => crate::model::secrets::command_line(&run.source.command).join(" "),
+            None => crate::model::redact::command_line(&run.source.command).join(" "),
         };
         if !inputs.contains(&source) {
             inputs.push(source);

@@ -34,12 +34,15 @@ pub fn plan(
             commands.len()
         )));
     }
-    // As hyperfine: names go to the commands in order; the rest are named by their text.
+    // As hyperfine: names go to the commands in order; the rest are named by their text,
+    // secrets redacted (a name is recorded everywhere a result goes).
     let named: Vec<(String, String)> = commands
         .into_iter()
         .enumerate()
         .map(|(i, command)| {
-            let name = names.get(i).unwrap_or(&command).clone();
+            let name = names
+                .get(i)
+                .map_or_else(|| crate::model::redact::line(&command), |n| n.clone());
             (command, name)
         })
         .collect();

@@ -419,7 +419,7 @@ impl Store {
                     Value::Text(provenance.commit.clone()),
                     Value::Text(provenance.branch.clone()),
                     Value::Bool(provenance.dirty),
-                    Value::Text(tag.map(str::to_string)),
+                    Value::Text(tag.map(crate::model::redact::in_text)),
                     Value::text(run.source.format.clone()),
                     Value::Int(Some(run.benchmarks.len() as i64)),
                     Value::text(document),

@@ -4,7 +4,7 @@
 
 use crate::common::{latkit, vector};
 use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `latkit parse` of the Go vector written to `out` as CSV.
 fn parse_to(out: &Path) -> std::process::Output {
@@ -717,10 +717,17 @@ fn no_output_replaces_an_input() {
         "parse in.txt --check t.toml --json t.toml",
         "page --spec s.toml x.json --out s.toml",
         "parse in.txt --db link",
+        "parse in.txt --export-markdown in.txt",
+        "parse in.txt --export-csv ./in.txt",
+        "parse in.txt --json x.json --export-markdown x.json",
+        "exec --check t.toml true --export-markdown t.toml",
+        // Any word of a measured command that names a file: `cat in.txt`, `./prog`.
+        "exec --output in.txt cat\tin.txt",
+        "exec --output ./b.txt ./b.txt\t--version",
     ] {
         let out = latkit()
             .current_dir(d)
-            .args(args.split(' '))
+            .args(args.split(' ').map(|a| a.replace('\t', " ")))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -979,6 +986,76 @@ fn no_secret_is_written_anywhere() {
     std::fs::write(&old_file, old).unwrap();
     let again = crate::common::parse_as(&old_file, "json");
     assert!(!again.contains(token), "{again}");
+}
+
+/// A measured command's secrets, in every spelling users type, reach no output: not its name,
+/// the JSON, the exports, the HTML, the store, the site, or the terminal.
+#[test]
+fn a_measured_commands_secrets_are_written_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let commands = [
+        "true -u alice:SECRET1",
+        "echo https://bob:SECRET2@host",
+        "true --password=SECRET3",
+        "true -H 'Authorization: Bearer SECRET4'",
+        "env PGPASSWORD=SECRET5 true",
+        "true --token SECRET6",
+        "true postgres://ci:SECRET7@127.0.0.1:1/bench",
+    ];
+    let out = latkit()
+        .current_dir(d)
+        .args(["exec", "-r", "2"])
+        .args(commands)
+        .args(["--json", "a.json", "--export-markdown", "a.md"])
+        .args(["--export-csv", "a.csv", "--store", "--db", "s.db"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    latkit()
+        .current_dir(d)
+        .args([
+            "parse", "a.json", "--format", "html", "--out", "a.html", "-q",
+        ])
+        .assert()
+        .success();
+    latkit()
+        .current_dir(d)
+        .args(["site", "--db", "s.db", "--out", "site", "-q"])
+        .assert()
+        .success();
+    let terminal = [out.stdout, out.stderr].concat();
+    let mut files = vec![d.join("a.json"), d.join("a.md"), d.join("a.csv")];
+    files.extend([d.join("a.html"), d.join("s.db")]);
+    files.extend(walk(&d.join("site")));
+    for i in 1..=commands.len() {
+        let secret = format!("SECRET{i}");
+        assert!(
+            !String::from_utf8_lossy(&terminal).contains(&secret),
+            "{secret} on the terminal"
+        );
+        for file in &files {
+            assert!(!holds(file, &secret), "{secret} in {}", file.display());
+        }
+    }
+    // Named by their redacted form, the user and host kept.
+    let json = std::fs::read_to_string(d.join("a.json")).unwrap();
+    assert!(
+        json.contains("alice:***") && json.contains("bob:***@host"),
+        "{json}"
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        match entry.file_type().unwrap().is_dir() {
+            true => files.extend(walk(&entry.path())),
+            false => files.push(entry.path()),
+        }
+    }
+    files
 }
 
 /// `store add` in a checkout reads its commit and dirty flag, and runs none of the
