@@ -32,7 +32,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// `text` with every control character shown as a symbol instead of acting: a benchmark name
 /// read from a file can hold an escape sequence that would recolour or clear a terminal, set
 /// its title, or make an SVG invalid. C0 controls and DEL become their Control Pictures
-/// (`␛` for ESC, `␊` for a newline), C1 controls U+FFFD.
+/// (`␛` for ESC, `␊` for a newline), C1 controls and bidirectional overrides U+FFFD.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     shown(text, |_| false)
 }
@@ -43,8 +43,14 @@ pub fn visible_keeping_lines(text: &str) -> String {
     shown(text, |c| matches!(c, '\n' | '\r' | '\t')).into_owned()
 }
 
+/// Bidirectional overrides and isolates: they reorder what follows them on the line, so a
+/// name can show as another (`U+202E` reverses).
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 fn shown(text: &str, keep: fn(char) -> bool) -> std::borrow::Cow<'_, str> {
-    let acts = |c: char| c.is_control() && !keep(c);
+    let acts = |c: char| (c.is_control() || reorders(c)) && !keep(c);
     if !text.chars().any(acts) {
         return std::borrow::Cow::Borrowed(text);
     }

@@ -168,6 +168,7 @@ pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
             for run in &runs {
                 let id = store.put(run, &notes, &provenance, tag.as_deref(), &figures(run))?;
                 let path = run.source.path.as_deref().unwrap_or("stdin");
+                let path = crate::error::visible(path);
                 let line = format!(
                     "stored #{id}: {path} ({} benchmarks)\n",
                     run.benchmarks.len()
@@ -240,7 +241,7 @@ fn list(runs: &[StoredRun], format: ListFormat, console: &Console) -> Result<()>
             ]);
             for r in runs {
                 let commit = r.short_commit().unwrap_or_default();
-                grid.add_row([
+                let cells = [
                     format!("#{}", r.id),
                     r.stored_at.clone(),
                     commit,
@@ -248,7 +249,9 @@ fn list(runs: &[StoredRun], format: ListFormat, console: &Console) -> Result<()>
                     r.tag.clone().unwrap_or_default(),
                     r.format.clone(),
                     r.benchmarks.to_string(),
-                ]);
+                ];
+                // Tags and branches are anyone's text: shown, never acting on the terminal.
+                grid.add_row(cells.map(|c| crate::error::visible(&c).into_owned()));
             }
             grid.to_string()
         }

@@ -94,7 +94,11 @@ impl Stream {
     /// A progress bar (of `length` steps, or a spinner) drawn on this stream.
     pub fn progress_bar(&self, length: Option<u64>) -> ProgressBar {
         let target = match self.draw {
-            Draw::Stderr => ProgressDrawTarget::stderr(),
+            // Drawn by latkit's own terminal, so that every line passes the neutraliser.
+            Draw::Stderr if io::stderr().is_terminal() => {
+                ProgressDrawTarget::term_like_with_hz(Box::new(Terminal), 20)
+            }
+            Draw::Stderr => ProgressDrawTarget::hidden(),
             Draw::Transcript => ProgressDrawTarget::term_like(Box::new(Transcript(self.clone()))),
         };
         ProgressBar::with_draw_target(length, target)
@@ -155,7 +159,8 @@ impl TermLike for Transcript {
     }
 
     fn write_line(&self, s: &str) -> io::Result<()> {
-        self.0.with(|out| writeln!(out, "{s}"))
+        self.0
+            .with(|out| writeln!(out, "{}", crate::error::visible(s)))
     }
 
     // A frame's last line, which a terminal leaves the cursor on: a line of the transcript
@@ -173,6 +178,69 @@ impl TermLike for Transcript {
 
     fn flush(&self) -> io::Result<()> {
         self.0.with(|out| out.flush())
+    }
+}
+
+/// This process's stderr as a terminal that progress is drawn on: indicatif moves the cursor
+/// and clears lines with latkit's own sequences, and every line it writes (a benchmark's name,
+/// a command) passes [`crate::error::visible`], so nothing in it acts on the terminal.
+#[derive(Debug)]
+struct Terminal;
+
+impl Terminal {
+    fn put(&self, text: &str) -> io::Result<()> {
+        let mut err = io::stderr().lock();
+        err.write_all(text.as_bytes())
+    }
+}
+
+impl TermLike for Terminal {
+    fn width(&self) -> u16 {
+        terminal_size::terminal_size_of(io::stderr()).map_or(80, |(w, _)| w.0)
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}A")),
+        }
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}B")),
+        }
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}C")),
+        }
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}D")),
+        }
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        self.put(&format!("{}\n", crate::error::visible(s)))
+    }
+
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        self.put(&crate::error::visible(s))
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        io::stderr().flush()
     }
 }
 

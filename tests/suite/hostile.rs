@@ -988,6 +988,67 @@ fn no_secret_is_written_anywhere() {
     assert!(!again.contains(token), "{again}");
 }
 
+/// Progress drawn on a terminal, `store add`'s line and `store list`'s tags show control
+/// sequences and bidi overrides from a name, a path or a tag; none reaches the terminal raw
+/// (OSC 52 would write the clipboard, OSC 8 make a link, CSI 2J clear the screen).
+#[test]
+fn progress_and_store_lines_show_controls_never_run_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hostile = "x\u{1b}]52;c;SGVsbG8=\u{7}\u{1b}[2J\u{1b}]8;;http://x\u{7}y\u{202e}z";
+    // latkit's own cursor moves and line clears are its to send; the name's are not.
+    let raw = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        ["\u{1b}]52", "\u{1b}[2J", "\u{1b}]8;", "\u{7}", "\u{202e}"]
+            .iter()
+            .any(|s| text.contains(s))
+    };
+    // On a terminal (util-linux's `script` gives the run one), the progress bar names it.
+    let binary = assert_cmd::cargo::cargo_bin("latkit");
+    let line = format!(
+        "{} exec -n {} -r 20 'sleep 0.01'",
+        binary.display(),
+        shlex::try_quote(hostile).unwrap()
+    );
+    let typescript = d.join("typescript");
+    let out = std::process::Command::new(crate::common::peer("script", "apt-get install bsdutils"))
+        .args(["-q", "-e", "-c", &line])
+        .arg(&typescript)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let drawn = std::fs::read(&typescript).unwrap();
+    // The typescript's first line is script's own header, which quotes the command.
+    let after_header = drawn.splitn(2, |&b| b == b'\n').nth(1).unwrap_or_default();
+    assert!(after_header.len() > 20, "nothing drawn");
+    assert!(
+        !raw(after_header),
+        "{}",
+        String::from_utf8_lossy(after_header)
+    );
+    let input = d.join(format!("run{}.txt", hostile.replace('/', "_")));
+    std::fs::copy(vector("viiper-count3.gobench.txt"), &input).unwrap();
+    let db = d.join("s.db");
+    for args in [
+        vec!["store".into(), "add".into(), input.display().to_string()],
+        vec!["store".into(), "list".into()],
+    ] {
+        let out = latkit()
+            .args(&args)
+            .args(["--tag", hostile, "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let shown = [out.stdout.clone(), out.stderr.clone()].concat();
+        assert!(
+            !raw(&shown),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&shown)
+        );
+    }
+}
+
 /// A measured command's secrets, in every spelling users type, reach no output: not its name,
 /// the JSON, the exports, the HTML, the store, the site, or the terminal.
 #[test]
