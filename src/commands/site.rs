@@ -91,6 +91,17 @@ fn check_destination(out: &Path, store: &str) -> Result<()> {
     {
         return refuse("holds the history store the site is built from");
     }
+    if std::fs::symlink_metadata(out).is_ok() && !out.exists() {
+        return refuse("a link to nothing; link it to a directory, or name one");
+    }
+    // Replacing the site would delete the directory latkit runs in, or one above it.
+    if let (Ok(here), Ok(out)) = (
+        std::env::current_dir().and_then(std::fs::canonicalize),
+        std::fs::canonicalize(out),
+    ) && here.starts_with(&out)
+    {
+        return refuse("holds the working directory; name a directory beside or below it");
+    }
     if out.exists() {
         if !out.is_dir() {
             return refuse("not a directory; the site is a directory of pages");
@@ -157,18 +168,32 @@ fn facts(e: &Environment) -> String {
     }
 }
 
-/// Writes the site beside `out` and moves it into place; returns its size in bytes.
+/// Where a site being built, or an old one being removed, waits beside `--out`: the prefix,
+/// its owner (`PID.START`) and a random part, so that one a killed build left is removed by the
+/// next and one a running build uses is not.
+const BUILDING: &str = ".latkit-site-";
+
+/// Writes the site beside `out` and exchanges it with the old one in one step (a reader sees
+/// the old site or the new, never half of either; a kill leaves the old one whole); returns its
+/// size in bytes. A link at `out` is written through: its target is replaced, the link kept.
 fn write(site: &Site, out: &Path) -> Result<u64> {
     let failed = |what: &Path, e: std::io::Error| {
         Error::Output(format!("cannot write the site at {}: {e}", what.display()))
+    };
+    let out = match std::fs::symlink_metadata(out) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            std::fs::canonicalize(out).map_err(|e| failed(out, e))?
+        }
+        _ => out.to_path_buf(),
     };
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(|e| failed(&parent, e))?;
+    crate::runner::worktree::remove_stale_owned(&parent, BUILDING);
     let building = tempfile::Builder::new()
-        .prefix(".latkit-site-")
+        .prefix(&format!("{BUILDING}{}-", crate::runner::worktree::owner()))
         .tempdir_in(&parent)
         .map_err(|e| failed(&parent, e))?;
     let root = building.path();
@@ -186,14 +211,43 @@ fn write(site: &Site, out: &Path) -> Result<u64> {
         MARKER,
         "A site `latkit site` wrote; the next build replaces this directory.\n".into(),
     )?;
-    if out.exists() {
-        std::fs::remove_dir_all(out).map_err(|e| failed(out, e))?;
-    }
-    let root = building.keep();
-    // A temporary directory is its owner's alone; a site is for every reader.
+    // A temporary directory is its owner's alone; a site is for whoever the umask lets read.
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| failed(&root, e))?;
-    std::fs::rename(&root, out).map_err(|e| failed(out, e))?;
+    let mode = 0o777 & !umask();
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| failed(root, e))?;
+    if !out.exists() {
+        std::fs::rename(root, &out).map_err(|e| failed(&out, e))?;
+        let _ = building.keep();
+        return Ok(bytes);
+    }
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    match renameat2(AT_FDCWD, root, AT_FDCWD, &out, RenameFlags::RENAME_EXCHANGE) {
+        // The old site now waits where the new one was built, and goes with it.
+        Ok(()) => drop(building),
+        // A file system without the exchange: the old site aside, then the new one in.
+        Err(_) => {
+            let aside = tempfile::Builder::new()
+                .prefix(&format!("{BUILDING}{}-", crate::runner::worktree::owner()))
+                .tempdir_in(&parent)
+                .map_err(|e| failed(&parent, e))?;
+            let old = aside.path().join("old");
+            std::fs::rename(&out, &old).map_err(|e| failed(&out, e))?;
+            std::fs::rename(root, &out).map_err(|e| failed(&out, e))?;
+            let _ = building.keep();
+            drop(aside);
+        }
+    }
     Ok(bytes)
+}
+
+/// This process's umask (`/proc/self/status`), 022 when it cannot be read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+        })
+        .unwrap_or(0o022)
 }

@@ -206,36 +206,11 @@ fn shell(command: &str) -> Command {
 /// A checkout's scratch directory: the prefix, then its owner (`PID.START`) and a random part.
 const SCRATCH_PREFIX: &str = "latkit-bisect-";
 
-/// Removes the scratch directories of bisects whose latkit is gone (killed outright, so its
-/// own cleanup never ran). Best effort: one that cannot be removed stays, as it would have.
-fn remove_stale_scratch() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(owner) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .map(|(pid, _)| pid)
-        else {
-            continue;
-        };
-        let ours = entry.metadata().is_ok_and(|m| {
-            std::os::unix::fs::MetadataExt::uid(&m) == nix::unistd::geteuid().as_raw()
-        });
-        if ours && !super::worktree::owner_alive(owner) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Builds the checkout at `root` (`build`, then the Go test binary): `Err` with the reason
 /// when it does not build, which the search skips.
 fn prepare(root: &Path, repository: &Repository, build: Option<&str>) -> Result<Prepared, String> {
     let harness = &repository.harness;
-    remove_stale_scratch();
+    super::worktree::remove_stale_owned(&std::env::temp_dir(), SCRATCH_PREFIX);
     let scratch = tempfile::Builder::new()
         .prefix(&format!("{SCRATCH_PREFIX}{}-", super::worktree::owner()))
         .tempdir()

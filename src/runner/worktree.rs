@@ -206,7 +206,7 @@ const OWNER: &str = "latkit pid ";
 /// This process as an owner of checkouts and scratch directories: `PID.START`, its pid and
 /// its start time in clock ticks since boot, so that a pid reused after latkit died is not
 /// taken for it, whatever either program is called.
-pub(super) fn owner() -> String {
+pub fn owner() -> String {
     let pid = std::process::id();
     match start_time(&pid.to_string()) {
         Some(start) => format!("{pid}.{start}"),
@@ -221,6 +221,32 @@ pub(super) fn owner_alive(token: &str) -> bool {
         Some((pid, start)) => start_time(pid).is_some_and(|now| now.to_string() == start),
         None => std::fs::read_to_string(format!("/proc/{token}/comm"))
             .is_ok_and(|comm| comm.trim_start().starts_with("latkit")),
+    }
+}
+
+/// Removes the entries of `dir` named `PREFIX` + an owner ([`owner`]'s token) + `-…` that
+/// this user made and whose owner is gone (killed outright, so its own cleanup never ran).
+/// Best effort: one that cannot be removed stays, as it would have.
+pub fn remove_stale_owned(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| {
+            std::os::unix::fs::MetadataExt::uid(&m) == nix::unistd::geteuid().as_raw()
+        });
+        if ours && !owner_alive(owner) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

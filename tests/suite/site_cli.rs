@@ -487,3 +487,90 @@ fn chromium_opens_the_site_of_a_generated_project_with_the_injected_regressions_
     );
     assert!(crate::html_plots::screenshot_variance(&page, d) > 100.0);
 }
+
+/// The site is exchanged with the old one in a step: concurrent builds all succeed and leave
+/// no copies, a copy a killed build left is removed by the next, a link at `--out` is written
+/// through (the deploy target fills, the link stays), the umask holds, and an `--out` that
+/// holds the working directory or links to nothing is refused before anything is written.
+#[test]
+fn the_site_replaces_its_directory_in_one_step_and_only_where_it_may() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = filled_store(d);
+    let site = |out: &Path, cwd: &Path| {
+        latkit()
+            .current_dir(cwd)
+            .args(["site", "-q", "--db"])
+            .arg(&db)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let copies = || {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".latkit-site-"))
+            .count()
+    };
+    // A copy left by a build that was killed: its owner (pid 999999999) is gone.
+    std::fs::create_dir(d.join(".latkit-site-999999999.1-left")).unwrap();
+    let builds: Vec<_> = (0..4)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+                .args(["site", "-q", "--db"])
+                .arg(&db)
+                .arg("--out")
+                .arg(d.join("site"))
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for build in builds {
+        assert!(build.wait_with_output().unwrap().status.success());
+    }
+    assert_eq!(copies(), 0, "copies left beside the site");
+    assert!(d.join("site/index.html").is_file());
+    // A link to the deploy target.
+    std::fs::create_dir(d.join("deploy")).unwrap();
+    std::os::unix::fs::symlink("deploy", d.join("link")).unwrap();
+    assert!(site(&d.join("link"), d).status.success());
+    assert!(
+        std::fs::symlink_metadata(d.join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        d.join("deploy/index.html").is_file(),
+        "the target stayed empty"
+    );
+    // umask 077: nobody else reads it.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 077 && exec '{}' site -q --db '{}' --out '{}'",
+            assert_cmd::cargo::cargo_bin("latkit").display(),
+            db.display(),
+            d.join("private").display()
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mode = std::fs::metadata(d.join("private"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    // Refused, nothing written or deleted.
+    let inside = d.join("site/b");
+    let refused = site(&d.join("site"), &inside);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(inside.is_dir() && d.join("site/index.html").is_file());
+    std::os::unix::fs::symlink(d.join("nowhere"), d.join("dangling")).unwrap();
+    let refused = site(&d.join("dangling"), d);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert_eq!(copies(), 0);
+}
