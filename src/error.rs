@@ -152,11 +152,19 @@ impl Error {
 /// times a file's size, and no hand-written spec comes near this.
 pub const MAX_TEXT_FILE: u64 = 1 << 20;
 
-/// Reads a small hand-written text file (a targets, suite or page spec file) whole; a file
-/// over [`MAX_TEXT_FILE`] or invalid UTF-8 is an error naming the file (and the line).
+/// Reads a small hand-written text file (a targets, suite or page spec file, a repository's
+/// `.latkitignore`) whole; anything but a regular file (a FIFO would wait forever, a device
+/// never end), a file over [`MAX_TEXT_FILE`] or invalid UTF-8 is an error naming the file
+/// (and the line).
 pub fn read_text(path: &std::path::Path) -> Result<String> {
     use std::io::Read;
     let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(&name, e))?;
+    if !meta.is_file() {
+        return Err(Error::Input(format!(
+            "{name}: not a regular file (a device, a FIFO or a directory); name a text file"
+        )));
+    }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(MAX_TEXT_FILE + 1).read_to_end(&mut bytes))

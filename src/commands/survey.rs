@@ -314,31 +314,23 @@ fn ignore_globs(selection: &Selection) -> Result<(globset::GlobSet, Vec<Note>)> 
         Some(path) => (path.as_path(), true),
         None => (Path::new(IGNORE_FILE), false),
     };
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| Error::Input(format!("{}: not UTF-8 text", path.display())))?;
-            let mut count = 0;
-            for (number, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                set.add(glob(line, &format!("{}:{}", path.display(), number + 1))?);
-                count += 1;
+    // A repository's own file: read as any hand-written spec is, bounded and regular only.
+    let missing = !named && std::fs::symlink_metadata(path).is_err();
+    if !missing {
+        let text = crate::error::read_text(path)?;
+        let mut count = 0;
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
             }
-            notes.push(Note::info(format!(
-                "{count} glob(s) of benchmarks to ignore read from {}",
-                path.display()
-            )));
+            set.add(glob(line, &format!("{}:{}", path.display(), number + 1))?);
+            count += 1;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {}
-        Err(e) => {
-            return Err(Error::Input(format!(
-                "cannot read the ignore file {}: {e}",
-                path.display()
-            )));
-        }
+        notes.push(Note::info(format!(
+            "{count} glob(s) of benchmarks to ignore read from {}",
+            path.display()
+        )));
     }
     let set = set
         .build()

@@ -4,6 +4,7 @@
 
 mod clock;
 mod console;
+pub mod git;
 
 pub use clock::{Clock, CpuReading, SystemClock};
 pub use console::{Console, Reader, Stdin, Stream};

@@ -5,7 +5,6 @@
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The scratch directory holding a checkout.
 const SCRATCH_PREFIX: &str = "latkit-base-";
@@ -21,7 +20,11 @@ pub struct Worktree {
 }
 
 fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
-    Command::new("git").arg("-C").arg(dir).args(args).output()
+    crate::env::git::git()
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
 }
 
 /// `merge-base` or `merge-base:BRANCH` names the commit where HEAD left a branch: `Some` with
@@ -52,7 +55,9 @@ pub fn merge_base_of(dir: &Path, branch: Option<&str>) -> Result<String> {
         .filter(|b| !b.is_empty())
     };
     let branch = match branch {
-        Some(b) => b.to_string(),
+        Some(b) => crate::env::git::revision(b, "merge-base:")
+            .map_err(Error::Input)?
+            .to_string(),
         None => remote_head().unwrap_or_else(|| "main".to_string()),
     };
     git_text(
@@ -109,6 +114,7 @@ impl Worktree {
             }
             None => rev,
         };
+        crate::env::git::revision(rev, "the revision").map_err(Error::Input)?;
         let commit = git_text(
             &top,
             &[
@@ -331,6 +337,7 @@ impl Commit {
 /// error when `bad` does not descend from `good`.
 pub fn commits_between(dir: &Path, good: &str, bad: &str) -> Result<Vec<Commit>> {
     let resolve = |rev: &str| {
+        crate::env::git::revision(rev, "the revision").map_err(Error::Input)?;
         git_text(
             dir,
             &[

@@ -1,7 +1,5 @@
 //! Which code a run measured: the git commit, branch and dirty flag of the working directory.
 
-use std::process::Command;
-
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Provenance {
     pub commit: Option<String>,
@@ -13,17 +11,7 @@ pub struct Provenance {
 /// Runs git to read metadata only: the repository's own commands (an fsmonitor hook, any
 /// other hook) are not latkit's to run, and no lock is taken that another git would meet.
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args([
-            "--no-optional-locks",
-            "-c",
-            "core.fsmonitor=",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(args)
-        .output()
-        .ok()?;
+    let out = crate::env::git::git().args(args).output().ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())

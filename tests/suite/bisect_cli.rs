@@ -499,3 +499,71 @@ fn scratch_left_by_a_killed_bisect_is_removed_by_the_next() {
         "{left:?} still there"
     );
 }
+
+/// A repository's own commands are not latkit's to run: `git worktree add` for each commit
+/// runs neither its `core.fsmonitor` nor a post-checkout hook under `core.hooksPath`, and a
+/// revision that git would read as an option (`merge-base:--octopus`) is refused (exit 2).
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "needs git")]
+fn checkouts_run_none_of_the_repositorys_hooks_and_no_revision_is_an_option() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let marker = dir.path().join("ran");
+    let hook = dir.path().join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho \"$0\" >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = dir.path().join("hooks");
+    std::fs::create_dir(&hooks).unwrap();
+    std::fs::copy(&hook, hooks.join("post-checkout")).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    for i in 0..3 {
+        std::fs::write(repo.join("n.txt"), format!("{i}\n")).unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", &format!("c{i}")]);
+    }
+    git(&repo, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    git(
+        &repo,
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    );
+    let _ = std::fs::remove_file(&marker);
+    let out = latkit()
+        .args([
+            "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--rounds", "3",
+        ])
+        .arg("--dir")
+        .arg(&repo)
+        .args(["--", "exec", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert!(
+        !marker.exists(),
+        "a hook ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    assert_eq!(checkouts_left(&repo), 0);
+    for args in [
+        &["go", ".", "--interleave", "merge-base:--octopus"][..],
+        &[
+            "bisect",
+            "--good=--all",
+            "--bad",
+            "HEAD",
+            "--",
+            "exec",
+            "true",
+        ],
+    ] {
+        let out = latkit().current_dir(&repo).args(args).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("does not start with `-`"), "{said}");
+    }
+}

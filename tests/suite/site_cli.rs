@@ -574,3 +574,40 @@ fn the_site_replaces_its_directory_in_one_step_and_only_where_it_may() {
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert_eq!(copies(), 0);
 }
+
+/// A repository's `.latkitignore` is read as a spec is: a link to /dev/zero, a FIFO or a
+/// file over 1 MiB is refused (exit 2) at once, where it drove memory to gigabytes or hung.
+#[test]
+fn an_ignore_file_that_is_no_small_regular_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = filled_store(d);
+    let ignore = d.join(".latkitignore");
+    let run = |args: &[&str]| {
+        latkit()
+            .current_dir(d)
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    for make in ["zero", "fifo", "big"] {
+        let _ = std::fs::remove_file(&ignore);
+        match make {
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &ignore).unwrap(),
+            "fifo" => nix::unistd::mkfifo(&ignore, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+            _ => std::fs::write(&ignore, "# x\n".repeat(300_000)).unwrap(),
+        }
+        for args in [
+            &["history", "--regressions", "-q"][..],
+            &["site", "--out", "s", "-q"],
+        ] {
+            let out = run(args);
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{make} {args:?}: {said}");
+            assert!(said.contains(".latkitignore"), "{said}");
+        }
+    }
+}
