@@ -315,9 +315,15 @@ fn ignore_globs(selection: &Selection) -> Result<(globset::GlobSet, Vec<Note>)> 
         None => (Path::new(IGNORE_FILE), false),
     };
     // A repository's own file: read as any hand-written spec is, bounded and regular only.
+    // `--ignore-file /dev/null` says "none".
     let missing = !named && std::fs::symlink_metadata(path).is_err();
-    if !missing {
-        let text = crate::error::read_text(path)?;
+    if !missing && path != Path::new("/dev/null") {
+        let text = crate::error::read_text(path).map_err(|e| {
+            Error::Input(format!(
+                "cannot read the ignore file {}: {e}",
+                path.display()
+            ))
+        })?;
         let mut count = 0;
         for (number, line) in text.lines().enumerate() {
             let line = line.trim();
