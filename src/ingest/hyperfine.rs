@@ -32,6 +32,9 @@ struct Result_ {
     parameters: Option<BTreeMap<String, serde_json::Value>>,
 }
 
+/// The largest peak memory a run may report, in bytes (2^53).
+const MAX_MEMORY_BYTES: f64 = 9_007_199_254_740_992.0;
+
 impl InputFormat for Hyperfine {
     fn name(&self) -> &'static str {
         "hyperfine"
@@ -131,16 +134,22 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
                 .map_err(refused)?;
         }
     }
-    for rss in r.memory_usage_byte.iter().flatten().filter(|v| finite(v)) {
+    for &rss in r.memory_usage_byte.iter().flatten() {
+        // A byte count: whole, not negative, and below 2^53 (8 PiB; beyond, f64 is not exact
+        // and no process was ever that large).
+        if !(finite(&rss) && rss.fract() == 0.0 && rss < MAX_MEMORY_BYTES) {
+            return Err(refused(format!(
+                "memory_usage_byte {rss} is not a byte count (a whole number from 0 to 2^53)"
+            )));
+        }
         builder
-            .record_checked(bench, vocab::MAX_RSS, "B", *rss)
+            .record_checked(bench, vocab::MAX_RSS, "B", rss)
             .map_err(refused)?;
     }
     let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
     if failed > 0 {
         notes.push(Note::warning(format!(
-            "{path}: `{}`: {failed} of {} runs exited non-zero (hyperfine -i)",
-            r.command,
+            "{path}: `{command}`: {failed} of {} runs exited non-zero (hyperfine -i)",
             r.exit_codes.len()
         )));
     }

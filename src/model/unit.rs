@@ -381,8 +381,17 @@ pub fn format_significant(value: f64, digits: i32) -> String {
     }
     let integer_digits = value.abs().log10().floor() as i32 + 1;
     let decimals = (digits - integer_digits).max(0) as usize;
+    // Beyond nine decimals a fixed-point figure is a row of zeros (5e-324 s printed 398
+    // characters): scientific notation says the same in a cell.
+    if decimals > MAX_DECIMALS {
+        let precision = (digits - 1).max(0) as usize;
+        return format!("{value:.precision$e}");
+    }
     format!("{value:.decimals$}")
 }
+
+/// The most decimals a fixed-point figure shows before it is written in scientific notation.
+const MAX_DECIMALS: usize = 9;
 
 /// Formats a value exactly as far as it is known: the shortest decimal that round-trips, after
 /// rounding away binary noise beyond 12 significant digits (so 0.1+0.2 prints as 0.3).
@@ -391,14 +400,25 @@ pub fn format_exact(value: f64) -> String {
         return format!("{value}");
     }
     let magnitude = value.abs().log10().floor() as i32;
-    let decimals = (11 - magnitude).clamp(0, 17) as usize;
-    let rounded: f64 = format!("{value:.decimals$}").parse().unwrap_or(value);
-    format!("{rounded}")
+    let rounded: f64 = format!("{value:.11e}").parse().unwrap_or(value);
+    match magnitude {
+        m if m < -(MAX_DECIMALS as i32) || m > 15 => format!("{rounded:e}"),
+        _ => format!("{rounded}"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_far_from_one_fit_a_cell() {
+        assert_eq!(format_significant(5e-315, 4), "5.000e-315");
+        assert_eq!(format_significant(0.33412, 4), "0.3341");
+        assert_eq!(format_exact(5e-324), "5e-324");
+        assert_eq!(format_exact(0.1 + 0.2), "0.3");
+        assert_eq!(format_exact(1e300), "1e300");
+    }
 
     #[test]
     fn parses_go_units() {

@@ -279,6 +279,24 @@ pub fn is_postgres(location: &str) -> bool {
         || crate::model::secrets::is_keyword_string(location)
 }
 
+/// A location that looks meant for PostgreSQL but is not one the driver reads (`POSTGRES://`,
+/// ` postgres://`, `postgres:/u:pw@h/db`): refused (exit 2), never taken for a SQLite file
+/// whose path would hold the password. Named without what may be a password.
+fn refuse_near_miss(location: &str) -> Result<()> {
+    let folded = location.trim().to_ascii_lowercase();
+    let meant = ["postgres:", "postgresql:", "pg:"]
+        .iter()
+        .any(|scheme| folded.starts_with(scheme));
+    match meant && !is_postgres(location) {
+        true => Err(Error::Input(format!(
+            "{}: not a PostgreSQL location (write postgres://USER@HOST/DB, lower case, with no \
+             space before it); a SQLite store is a file path",
+            crate::model::redact::in_text(location.split('@').next_back().unwrap_or_default())
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// A connection to the PostgreSQL store at `location`.
 #[cfg(feature = "postgres")]
 fn postgres_connection(location: &str) -> Result<Box<dyn Connection>> {
@@ -301,6 +319,7 @@ impl Store {
     /// path with no file is an error naming it, not a new empty store (a mistyped `--db`
     /// would otherwise answer "no runs" and leave a stray file).
     pub fn open_existing(location: &str) -> Result<Store> {
+        refuse_near_miss(location)?;
         if !is_postgres(location) && !std::path::Path::new(location).exists() {
             return Err(Error::Input(format!(
                 "{location}: no history store there yet (runs are kept with --store or \
@@ -337,6 +356,7 @@ impl Store {
     /// Opens (creating and migrating when needed) the store at `location`: a
     /// `postgres://` or `postgresql://` URL, or a SQLite file path.
     pub fn open(location: &str) -> Result<Store> {
+        refuse_near_miss(location)?;
         let conn: Box<dyn Connection> = if is_postgres(location) {
             postgres_connection(location)?
         } else {

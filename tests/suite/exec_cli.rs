@@ -295,6 +295,17 @@ fn the_hyperfine_vector_reads_with_parameters_and_bad_files_exit_2() {
         "{\"results\": [{\"command\": \"x\", \"mean\": 1.0, \"times\": [-1.0]}]}",
         "negative or not a number",
     );
+    // Peak memory is a byte count: −1 or 2^64 is no reading of a process.
+    for bytes in ["-1", "18446744073709551616", "1.5"] {
+        crate::common::parse_refuses(
+            "memory.json",
+            &format!(
+                "{{\"results\": [{{\"command\": \"x\", \"mean\": 1.0, \"times\": [1.0], \
+                 \"memory_usage_byte\": [{bytes}]}}]}}"
+            ),
+            "is not a byte count",
+        );
+    }
 }
 
 #[test]
@@ -833,6 +844,13 @@ fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
         .args(["exec", "--runs", "2", "-c", "echo 'a | b'"])
         .assert()
         .success();
+    // A "shell" that fails to run nothing is named, not the command run through it.
+    latkit()
+        .args(["exec", "--runs", "2", "--shell", "/bin/false", "echo hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--shell `/bin/false`"))
+        .stderr(predicates::str::contains("not a shell"));
 }
 
 /// What a hyperfine user types: commands as positional arguments, `--output`, `--show-output`,

@@ -1276,3 +1276,37 @@ fn latkits_own_json_and_exports_read_back() {
         crate::common::parse_as(&stored_and_exported(&json, &db), "json");
     }
 }
+
+/// A location meant for PostgreSQL that the driver does not read (`POSTGRES://`, a space
+/// before it, one slash) is refused (exit 2) without its password, and no SQLite file whose
+/// path holds the password is made.
+#[test]
+fn a_near_miss_postgres_location_is_refused_not_made_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(vector("viiper-count3.gobench.txt"), d.join("in.txt")).unwrap();
+    for location in [
+        "POSTGRES://u:PW-s3cret@127.0.0.1:1/db",
+        " postgres://u:PW-s3cret@127.0.0.1:1/db",
+        "postgres:/u:PW-s3cret@127.0.0.1/db",
+    ] {
+        for args in [&["store", "list"][..], &["store", "add", "in.txt"]] {
+            let out = latkit()
+                .current_dir(d)
+                .args(args)
+                .args(["--db", location])
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{location} {args:?}: {said}");
+            assert!(said.contains("not a PostgreSQL location"), "{said}");
+            assert!(!said.contains("s3cret"), "{said}");
+        }
+    }
+    let made: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(made, ["in.txt"], "files made: {made:?}");
+}

@@ -147,6 +147,15 @@ impl Exec {
                 let why = format!("--shell `{shell}` cannot start `{}`: {e}", argv[0]);
                 Error::starting(&e, why)
             })?;
+            // What fails to run nothing is no shell: every command through it would fail,
+            // and the failure would be blamed on the command.
+            if !s.status.success() {
+                return Err(Error::Input(format!(
+                    "--shell `{shell}`: `{} -c ''` (nothing to run) ended with {}: it is not a \
+                     shell that runs a command given as -c CMD",
+                    argv[0], s.status
+                )));
+            }
             walls.push(s.wall);
         }
         let (mean, stddev) = mean_and_stddev(&walls);
