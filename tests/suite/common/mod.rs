@@ -331,7 +331,15 @@ impl Nobody {
         };
         open(dir.path(), 0o755);
         let binary = dir.path().join("latkit");
-        std::fs::copy(assert_cmd::cargo::cargo_bin("latkit"), &binary).unwrap();
+        // Copied by `cp`, not by this process: a file this process holds open for writing is
+        // inherited by every child another test thread forks meanwhile, and exec of it fails
+        // with "Text file busy" until those children exec in turn.
+        let copied = std::process::Command::new("cp")
+            .arg(assert_cmd::cargo::cargo_bin("latkit"))
+            .arg(&binary)
+            .status()
+            .unwrap();
+        assert!(copied.success());
         open(&binary, 0o755);
         Nobody { dir, binary }
     }
