@@ -71,6 +71,25 @@ fn loopback_udp_rate_counts_every_packet() {
         Some(received)
     );
     assert_eq!(first_value(b, "rate"), 2000.0);
+    assert_eq!(first_value(b, "scheduled"), 3000.0);
+    // A rate beyond what the sender keeps still ends at --duration, with a result that says
+    // how far short it fell (it ran 8-10 s and ended with exit 6 and nothing).
+    let doc = json_of(latkit().args([
+        "net",
+        "loopback",
+        "--test",
+        "udp-rate",
+        "--rate",
+        "1000000",
+        "--duration",
+        "1",
+        "--format",
+        "json",
+    ]));
+    let b = bench(&doc);
+    assert_eq!(first_value(b, "scheduled"), 1_000_000.0);
+    let sent = first_value(b, "sent");
+    assert!(sent > 0.0 && sent <= 1_000_000.0, "{sent}");
 }
 
 #[test]

@@ -68,6 +68,7 @@ fn record(
         }
         Measurement::Rate {
             latency,
+            scheduled,
             sent,
             received,
             duplicated,
@@ -75,6 +76,7 @@ fn record(
         } => {
             distributions.push(Metric::time_distribution("latency_from_schedule", latency));
             builder.record(bench, "rate", "/s", config.rate as f64);
+            builder.record(bench, "scheduled", "packets", scheduled as f64);
             builder.record(bench, "sent", "packets", sent as f64);
             builder.record(bench, "received", "packets", received as f64);
             builder.record(

@@ -34,6 +34,8 @@ pub enum Measurement {
     },
     Rate {
         latency: Histogram<u64>,
+        /// Packets the rate planned within the duration (or --count).
+        scheduled: u64,
         sent: u64,
         received: u64,
         duplicated: u64,
@@ -314,7 +316,10 @@ fn udp_rate(config: &ClientConfig, conn: &Connection, duration: Duration) -> Res
         });
         let mut sent = 0;
         for seq in 0..total {
-            if crate::interrupt::requested() {
+            // A rate the sender cannot keep still ends at --duration: what it could not send
+            // in time shows as sent against scheduled.
+            let over = config.count.is_none() && origin.elapsed() >= duration;
+            if crate::interrupt::requested() || over {
                 break;
             }
             let scheduled = seq * period_ns;
@@ -333,6 +338,7 @@ fn udp_rate(config: &ClientConfig, conn: &Connection, duration: Duration) -> Res
     });
     Ok(Measurement::Rate {
         latency,
+        scheduled: total,
         sent,
         received,
         duplicated,
