@@ -192,6 +192,14 @@ impl Terminal {
         let mut err = io::stderr().lock();
         err.write_all(text.as_bytes())
     }
+
+    /// Moves the cursor `n` places in `direction` (CSI A, B, C or D); none for 0.
+    fn cursor(&self, n: usize, direction: char) -> io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}{direction}")),
+        }
+    }
 }
 
 impl TermLike for Terminal {
@@ -200,31 +208,19 @@ impl TermLike for Terminal {
     }
 
     fn move_cursor_up(&self, n: usize) -> io::Result<()> {
-        match n {
-            0 => Ok(()),
-            n => self.put(&format!("\x1b[{n}A")),
-        }
+        self.cursor(n, 'A')
     }
 
     fn move_cursor_down(&self, n: usize) -> io::Result<()> {
-        match n {
-            0 => Ok(()),
-            n => self.put(&format!("\x1b[{n}B")),
-        }
+        self.cursor(n, 'B')
     }
 
     fn move_cursor_right(&self, n: usize) -> io::Result<()> {
-        match n {
-            0 => Ok(()),
-            n => self.put(&format!("\x1b[{n}C")),
-        }
+        self.cursor(n, 'C')
     }
 
     fn move_cursor_left(&self, n: usize) -> io::Result<()> {
-        match n {
-            0 => Ok(()),
-            n => self.put(&format!("\x1b[{n}D")),
-        }
+        self.cursor(n, 'D')
     }
 
     fn write_line(&self, s: &str) -> io::Result<()> {
