@@ -114,10 +114,7 @@ fn analysis(c: &mut Criterion) {
         bench.iter(|| {
             let report =
                 build_report(input.runs.clone(), Vec::new(), &EnrichOptions::default()).unwrap();
-            let reader = Reader {
-                width: None,
-                at_terminal: false,
-            };
+            let reader = Reader::default();
             let mut out = std::io::sink();
             (JSON.reporter)().render(&report, reader, &mut out).unwrap();
         })
@@ -172,7 +169,11 @@ fn frames(c: &mut Criterion) {
             converter,
         };
         group.bench_function(format!("nv12_1280x720_x10_{}", converter.name()), |b| {
-            b.iter(|| black_box(latkit::probe::frame::run(&config).unwrap()))
+            let stamp = latkit::env::Stamp {
+                clock: &latkit::env::SystemClock,
+                host: &latkit::env::ThisHost,
+            };
+            b.iter(|| black_box(latkit::probe::frame::run(&config, stamp).unwrap()))
         });
     }
     group.finish();

@@ -65,24 +65,6 @@ fn shown(text: &str, keep: fn(char) -> bool) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
-/// Warnings said on stderr while it is a terminal, so that a report shown on that same
-/// terminal does not print them a second time.
-static SAID_ON_TERMINAL: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// Remembers that the warning `text` was shown on the terminal.
-pub fn shown_on_terminal(text: &str) {
-    if let Ok(mut said) = SAID_ON_TERMINAL.lock() {
-        said.push(text.to_string());
-    }
-}
-
-/// Whether `text` was said as a warning on the terminal.
-pub fn said_on_terminal(text: &str) -> bool {
-    SAID_ON_TERMINAL
-        .lock()
-        .is_ok_and(|said| said.iter().any(|s| s == text))
-}
-
 /// Lines from outside (a child's output) as one text of lines, each line's controls shown:
 /// the line breaks are latkit's, what acted inside a line does not.
 pub fn visible_lines(lines: &[String]) -> String {

@@ -6,7 +6,10 @@ use crate::model::{Better, Interval, Metric, Note, Run, Unit};
 use serde::Serialize;
 
 /// Runs and what analysis derived from them.
+#[derive(Default)]
 pub struct Report {
+    /// When the report was made, stamped as it is written (`None` while it is partial).
+    pub generated: Option<std::time::SystemTime>,
     pub runs: Vec<Run>,
     pub tables: Vec<Table>,
     pub notes: Vec<Note>,

@@ -49,9 +49,8 @@ pub struct NetServerArgs {
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:47000",
           value_parser = address)]
     pub bind: SocketAddr,
-    /// Shared secret that clients must prove they know (never sent in the clear).
-    #[arg(long, value_name = "SECRET", value_parser = secret)]
-    pub token: Option<String>,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// Allow a non-loopback bind without a token.
     #[arg(long)]
     pub insecure: bool,
@@ -106,11 +105,35 @@ pub struct NetTestArgs {
     /// Write size for tcp-throughput (1 B to 1 MiB).
     #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = chunk_size)]
     pub chunk: u64,
-    /// Shared secret the server requires (see `net server --token`).
-    #[arg(long, value_name = "SECRET", value_parser = secret)]
-    pub token: Option<String>,
+    #[command(flatten)]
+    pub token: TokenArgs,
     #[command(flatten)]
     pub output: super::OutputArgs,
+}
+
+/// The shared secret server and clients prove they know (never sent in the clear): from a
+/// file, the command line or `LATKIT_TOKEN`.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// Shared secret the server requires and clients prove they know. Other users see a
+    /// command line (`ps`): prefer --token-file or LATKIT_TOKEN.
+    #[arg(long, value_name = "SECRET", value_parser = secret)]
+    pub token: Option<String>,
+    /// Read the shared secret from FILE (its first line; keep it mode 600) [default:
+    /// LATKIT_TOKEN when set].
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<std::path::PathBuf>,
+}
+
+impl From<TokenArgs> for crate::commands::Token {
+    fn from(args: TokenArgs) -> Self {
+        use crate::commands::Token;
+        match (args.token, args.token_file) {
+            (Some(token), _) => Token::Given(token),
+            (None, Some(file)) => Token::File(file),
+            (None, None) => Token::FromEnvironment,
+        }
+    }
 }
 
 /// `ADDR:PORT`, resolved once.
@@ -135,14 +158,17 @@ impl From<NetMode> for crate::commands::NetMode {
     fn from(mode: NetMode) -> Self {
         use crate::commands::NetMode as M;
         match mode {
-            NetMode::Server(s) => M::Server(crate::probe::net::server::ServerConfig {
-                bind: s.bind,
-                token: s.token,
-                insecure: s.insecure,
-                max_clients: s.max_clients as usize,
-                max_duration: Duration::from_secs(s.max_duration),
-                max_bytes: s.max_bytes,
-            }),
+            NetMode::Server(s) => M::Server(
+                crate::probe::net::server::ServerConfig {
+                    bind: s.bind,
+                    token: None,
+                    insecure: s.insecure,
+                    max_clients: s.max_clients as usize,
+                    max_duration: Duration::from_secs(s.max_duration),
+                    max_bytes: s.max_bytes,
+                },
+                s.token.into(),
+            ),
             NetMode::Client(c) => M::Client(c.test.into_test(c.server)),
             // The probe replaces the address with its own server's.
             NetMode::Loopback(t) => M::Loopback(t.into_test(SocketAddr::from(([127, 0, 0, 1], 0)))),
@@ -173,8 +199,9 @@ impl NetTestArgs {
                 rate: self.rate,
                 bytes: self.bytes,
                 chunk: self.chunk as usize,
-                token: self.token,
+                token: None,
             },
+            token: self.token.into(),
             output: self.output.into(),
         }
     }

@@ -108,6 +108,10 @@ fn collect<'a>(command: &Command, matches: &'a ArgMatches, given: &mut Vec<Given
             continue;
         };
         let id = arg.get_id().as_str();
+        // A secret is no path, and no message may repeat it.
+        if id == "token" {
+            continue;
+        }
         let option = arg
             .get_long()
             .map_or_else(|| "input".to_string(), |long| format!("--{long}"));
@@ -170,7 +174,7 @@ mod tests {
     use clap::{Arg, ArgAction};
 
     /// The path-valued options that only read.
-    const READS: [&str; 10] = [
+    const READS: [&str; 11] = [
         "binary",
         "calibration",
         "check",
@@ -180,6 +184,7 @@ mod tests {
         "suite",
         "targets",
         "tracefs",
+        "token_file",
         "files",
     ];
 

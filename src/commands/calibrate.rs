@@ -55,7 +55,8 @@ pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
     }
     let mut notes = aa.done.notes;
     notes.extend(calibration_notes(&floors, &asked, aa.runs));
-    let report = Report {
+    let mut report = Report {
+        generated: None,
         runs: Vec::new(),
         tables: vec![table(&floors, &asked, aa.runs)],
         notes,
@@ -68,7 +69,7 @@ pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
                 .say(&format!("latkit: wrote {}", path.display()));
         }
     }
-    aa.sinks.finish(&report)?;
+    aa.sinks.finish(&mut report)?;
     match aa.done.interrupted {
         true => Err(Error::Interrupted),
         false => Ok(()),

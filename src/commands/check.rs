@@ -62,7 +62,7 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
         }
         _ => {}
     }
-    let mut sinks = FanOut::new(false, &env.console);
+    let mut sinks = FanOut::new(false, &env.console, env.report_time()?);
     let dest = Destination::open(args.out.as_deref(), &env.console.stdout)?;
     match args.format {
         CheckFormat::Html => sinks.push(Rendered::new(&crate::report::HTML, dest)),
@@ -82,7 +82,7 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
     let (runs, notes) = read_inputs(&args.inputs, reading, args.reject_malformed, &env.console)?;
     let regression = match &args.base {
         Some(base) => {
-            let mut store = super::store::LazyStore::new(args.db.as_deref());
+            let mut store = super::store::LazyStore::new(args.db.as_deref(), &env.vars);
             let (label, base_runs, _) =
                 super::store::read_input(base, reading, &mut store, &env.console)?;
             let inputs = vec![
@@ -115,5 +115,5 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
             verdict.targets.extend(judged.targets);
         }
     }
-    deliver(&report, sinks)
+    deliver(&mut report, sinks)
 }

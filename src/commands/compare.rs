@@ -62,7 +62,7 @@ fn attributed(label: &str, runs: &[crate::model::Run], notes: Vec<Note>) -> Vec<
 /// verdict on stderr and in JUnit; exit 1 on a significant regression.
 pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     let console = &env.console;
-    let mut sinks = FanOut::new(args.quiet, console);
+    let mut sinks = FanOut::new(args.quiet, console, env.report_time()?);
     sinks.push(Rendered::new(
         args.format,
         Destination::open(args.out.as_deref(), &console.stdout)?,
@@ -75,7 +75,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
             &sinks.console().stdout,
         )?));
     }
-    let mut store = LazyStore::new(args.db.as_deref());
+    let mut store = LazyStore::new(args.db.as_deref(), &env.vars);
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     for spec in &args.inputs {
@@ -104,7 +104,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     if !args.quiet && (args.out.is_some() || !console.stdout.at_terminal()) {
         say_warnings(&report.notes, console);
     }
-    super::deliver(&report, sinks)
+    super::deliver(&mut report, sinks)
 }
 
 /// `--family`: each input narrowed to its family (a single input serves both of two).

@@ -1,7 +1,7 @@
 //! The outside world a command reaches, as one value `main` builds and passes down (a test
 //! builds a scripted one instead: [`super::scripted`]).
 
-use crate::env::{Clock, Console, Host, Interrupt, Signals, SystemClock, ThisHost};
+use crate::env::{Clock, Console, Host, Interrupt, Signals, SystemClock, ThisHost, Vars};
 use crate::runner::launch::{Launch, Reach, SystemLaunch};
 use std::sync::Arc;
 
@@ -14,6 +14,8 @@ pub struct Env {
     pub interrupt: Arc<dyn Interrupt>,
     pub launch: Arc<dyn Launch>,
     pub host: Arc<dyn Host>,
+    /// The environment variables it reads.
+    pub vars: Vars,
 }
 
 impl Env {
@@ -26,6 +28,22 @@ impl Env {
             interrupt: Arc::new(Signals),
             launch: Arc::new(SystemLaunch),
             host: Arc::new(ThisHost),
+            vars: Vars::process(),
+        }
+    }
+
+    /// The time a report says it was made: `SOURCE_DATE_EPOCH`, else the clock's now.
+    pub fn report_time(&self) -> crate::error::Result<std::time::SystemTime> {
+        self.vars
+            .report_time(self.clock.now())
+            .map_err(crate::error::Error::Input)
+    }
+
+    /// What stamps a measured run: this world's clock and host.
+    pub fn stamp(&self) -> crate::env::Stamp<'_> {
+        crate::env::Stamp {
+            clock: &*self.clock,
+            host: &*self.host,
         }
     }
 

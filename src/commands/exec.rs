@@ -74,7 +74,7 @@ fn sequential_design(args: &ExecOptions) -> Result<Option<Design>> {
 pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let mut opts = enrich_options(&args.report, &suite)?;
-    let mut sinks = output_sinks(&args.report.output, &env.console)?;
+    let mut sinks = output_sinks(&args.report.output, env)?;
     let design = sequential_design(&args)?;
     let commands = plan(args.commands, &args.names, &args.parameters)?;
     // Several commands are run to be compared: how many times slower than the fastest.
@@ -132,14 +132,14 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     }
     warn_on_stderr(&report, &args.report.output, &env.console);
     match timed.ending {
-        Ending::Done => deliver_rounds(&report, sinks, rounds.len()),
+        Ending::Done => deliver_rounds(&mut report, sinks, rounds.len()),
         // What finished is reported, written and stored; the exit code says how it ended.
         Ending::Interrupted => {
-            sinks.finish(&report)?;
+            sinks.finish(&mut report)?;
             Err(Error::Interrupted)
         }
         Ending::Failed(failure) => {
-            sinks.finish(&report)?;
+            sinks.finish(&mut report)?;
             Err(failure)
         }
     }
@@ -198,7 +198,7 @@ pub fn against_itself(args: ExecOptions, rounds: u32, env: &Env) -> Result<AaRun
     refuse_comparison(args.auto.then_some("--runs auto"))?;
     refuse_comparison(args.gate.fail_on.first().map(|_| "--fail-on"))?;
     refuse_comparison(args.gate.calibration.as_ref().map(|_| "--calibration"))?;
-    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     let quiet = args.report.output.quiet;
     let runs = args.timing.runs.unwrap_or(args.timing.min_runs);
     let mut commands = Vec::new();

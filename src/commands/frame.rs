@@ -15,10 +15,10 @@ pub struct FrameOptions {
 
 /// Times the stage the options name and reports it.
 pub fn run(options: FrameOptions, env: &Env) -> Result<()> {
-    let sinks = probe_sinks(&options.output, &env.console)?;
+    let sinks = probe_sinks(&options.output, env)?;
     let progress = env.console.progress(options.output.quiet);
     let run = with_progress("frame", progress, || {
-        crate::probe::frame::run(&options.stage)
+        crate::probe::frame::run(&options.stage, env.stamp())
     })?;
     // Which converter ran is part of what the figures mean.
     let notes = match options.stage.op {

@@ -30,7 +30,7 @@ pub struct GbenchOptions {
 pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     interleave::refuse_stray_gate(&args.interleave)?;
     if let Some(rev) = args.interleave.base.clone() {
         interleave::check_flags(&args.report.output)?;
@@ -154,7 +154,7 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
     refuse_comparison(args.interleave.comparing())?;
     refuse_comparison(args.raw.as_ref().map(|_| "--raw"))?;
     refuse_comparison(args.build.as_ref().map(|_| "--build"))?;
-    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     let quiet = args.report.output.quiet;
     let progress = env.console.progress(quiet).cloned();
     let round = GbenchRun {

@@ -104,7 +104,7 @@ pub fn run(mut args: GoOptions, env: &Env) -> Result<()> {
         );
     }
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     let outcome = test.run(env.reach())?;
     if let Some(raw) = test.raw.as_deref().filter(|_| !args.report.output.quiet) {
         env.console.say(&format!("latkit: wrote {}", raw.display()));
@@ -172,7 +172,7 @@ pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaR
     let (test, _) = args.test(&suite, progress)?;
     refuse_comparison(args.interleave.comparing())?;
     refuse_comparison(test.raw.as_ref().map(|_| "--raw"))?;
-    let sinks = output_sinks(&args.report.output, &env.console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     let round = GoTest {
         count: 1,
         counted: 1,

@@ -39,13 +39,13 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
     if args.regressions {
         return regressions(args, env);
     }
-    let mut sinks = FanOut::new(false, &env.console);
+    let mut sinks = FanOut::new(false, &env.console, env.report_time()?);
     sinks.push(Rendered::new(
         args.format,
         Destination::open(args.out.as_deref(), &env.console.stdout)?,
     ));
     sinks.push_plots(&args.plots.pairs()?)?;
-    let mut lazy = LazyStore::new(args.db.as_deref());
+    let mut lazy = LazyStore::new(args.db.as_deref(), &env.vars);
     let store = lazy.existing()?;
     // Changes are found in each series' whole history, as --regressions and the site find
     // them; the newest `last` runs (after the --since run) are shown.
@@ -87,13 +87,14 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
              runs are",
         ));
     }
-    let report = Report {
+    let mut report = Report {
+        generated: None,
         runs: Vec::new(),
         tables,
         notes,
         verdict: None,
     };
-    sinks.finish(&report)
+    sinks.finish(&mut report)
 }
 
 fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
@@ -104,12 +105,12 @@ fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
                 .into(),
         ));
     }
-    let mut sinks = FanOut::new(false, &env.console);
+    let mut sinks = FanOut::new(false, &env.console, env.report_time()?);
     sinks.push(Rendered::new(
         args.format,
         Destination::open(args.out.as_deref(), &env.console.stdout)?,
     ));
-    let mut lazy = LazyStore::new(args.db.as_deref());
+    let mut lazy = LazyStore::new(args.db.as_deref(), &env.vars);
     let (findings, _, notes) = survey::regressions(
         lazy.existing()?,
         &args.selection,
@@ -121,13 +122,14 @@ fn regressions(args: HistoryOptions, env: &Env) -> Result<()> {
     if !better.is_empty() {
         tables.push(table("Improvements", &better));
     }
-    let report = Report {
+    let mut report = Report {
+        generated: None,
         runs: Vec::new(),
         tables,
         notes,
         verdict: None,
     };
-    sinks.finish(&report)?;
+    sinks.finish(&mut report)?;
     match worse.len() {
         0 => Ok(()),
         n => Err(Error::Failed(format!(

@@ -157,7 +157,7 @@ pub fn run_rounds(
     mut run: impl FnMut(&Side) -> Result<Outcome>,
 ) -> Result<()> {
     let console = &env.console;
-    let mut sinks = super::output_sinks(output, console)?;
+    let mut sinks = super::output_sinks(output, env)?;
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
     let mut options = args.gate.options(env)?;
     // Before the checkout exists: from here an interrupt removes it on the way out.
@@ -222,10 +222,10 @@ pub fn run_rounds(
         say_warnings(&report.notes, console);
     }
     if interrupted {
-        sinks.finish(&report)?;
+        sinks.finish(&mut report)?;
         return Err(Error::Interrupted);
     }
-    deliver_rounds(&report, sinks, ran)
+    deliver_rounds(&mut report, sinks, ran)
 }
 
 /// What the calibration says `--runs auto`'s rounds cannot decide for the `gated` benchmarks.

@@ -36,7 +36,7 @@ pub use frame::FrameOptions;
 pub use gbench::GbenchOptions;
 pub use go::GoOptions;
 pub use history::HistoryOptions;
-pub use net::{NetMode, NetTest};
+pub use net::{NetMode, NetTest, Token};
 pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing};
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
@@ -157,20 +157,21 @@ fn load_suite(args: &ReportOptions) -> Result<Suite> {
 
 /// The sinks the output options ask for, opened before any work: the report (`--format`, `--out`),
 /// the whole result as JSON (`--json`), and the verdict on stderr (`--check`).
-fn output_sinks(output: &Output, console: &Console) -> Result<FanOut> {
-    let mut sinks = FanOut::new(output.quiet, console);
+fn output_sinks(output: &Output, env: &Env) -> Result<FanOut> {
+    let console = &env.console;
+    let mut sinks = FanOut::new(output.quiet, console, env.report_time()?);
     sinks.push(Rendered::new(
         output.format,
         Destination::open(output.out.as_deref(), &console.stdout)?,
     ));
-    add_extras(&mut sinks, output)?;
+    add_extras(&mut sinks, output, &env.vars)?;
     sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
 }
 
 /// `--json FILE`: the whole result as latkit JSON beside whatever else is shown, and each
 /// `--export-*` format to its file; `--store`: every run saved in the history store.
-fn add_extras(sinks: &mut FanOut, output: &Output) -> Result<()> {
+fn add_extras(sinks: &mut FanOut, output: &Output, vars: &crate::env::Vars) -> Result<()> {
     let json = output.json.iter().map(|path| (&crate::report::JSON, path));
     let exports = output.exports.iter().map(|(format, path)| (*format, path));
     for (format, path) in json.chain(exports) {
@@ -179,7 +180,7 @@ fn add_extras(sinks: &mut FanOut, output: &Output) -> Result<()> {
     }
     sinks.push_plots(&output.plots.pairs()?)?;
     if let Some(storing) = &output.store {
-        let location = crate::store::default_location(storing.db.as_deref())?;
+        let location = crate::store::default_location(storing.db.as_deref(), vars)?;
         let talk = (!output.quiet).then_some(sinks.console());
         let stored = crate::report::store::Stored::open(&location, storing.tag.clone(), talk)?;
         sinks.push(stored);
@@ -212,13 +213,13 @@ fn enrich_options(args: &ReportOptions, suite: &Suite) -> Result<EnrichOptions> 
 
 /// The one way every command ends: the report goes to every sink, then a verdict that did
 /// not pass is exit 1.
-fn deliver(report: &Report, sinks: FanOut) -> Result<()> {
+fn deliver(report: &mut Report, sinks: FanOut) -> Result<()> {
     sinks.finish(report)?;
     verdict_exit(report, None)
 }
 
 /// As [`deliver`], after `ran` rounds: an undecided `--runs auto` says how many.
-fn deliver_rounds(report: &Report, sinks: FanOut, ran: usize) -> Result<()> {
+fn deliver_rounds(report: &mut Report, sinks: FanOut, ran: usize) -> Result<()> {
     sinks.finish(report)?;
     verdict_exit(report, Some(ran))
 }
@@ -272,13 +273,13 @@ fn report_outcome(
 ) -> Result<()> {
     let ran_any = outcome.input.is_some();
     if let Some(input) = outcome.input {
-        let report = crate::analyze::build_report(input.runs, input.notes, opts)?;
+        let mut report = crate::analyze::build_report(input.runs, input.notes, opts)?;
         warn_on_stderr(&report, output, console);
         if outcome.interrupted || !outcome.status.success() {
             // The harness's own failure decides the exit code; the report is still written.
-            sinks.finish(&report)?;
+            sinks.finish(&mut report)?;
         } else {
-            deliver(&report, sinks)?;
+            deliver(&mut report, sinks)?;
         }
     }
     if outcome.interrupted {

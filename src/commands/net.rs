@@ -10,8 +10,8 @@ use crate::probe::net::{loopback, measure};
 
 /// Which side of a network test this process plays.
 pub enum NetMode {
-    /// Serve tests to latkit clients until interrupted.
-    Server(ServerConfig),
+    /// Serve tests to latkit clients until interrupted (its token set from the second).
+    Server(ServerConfig, Token),
     /// Run a test against `test.client.server`.
     Client(NetTest),
     /// Run a test against a server started in this process on an ephemeral loopback port
@@ -24,7 +24,65 @@ pub struct NetTest {
     pub tests: Vec<Test>,
     /// Each test's settings (its `test` is set from `tests`).
     pub client: ClientConfig,
+    /// Where the client's token comes from (`client.token` is set from it).
+    pub token: Token,
     pub output: Output,
+}
+
+/// Where the shared secret comes from.
+pub enum Token {
+    /// `--token`, typed on the command line.
+    Given(String),
+    /// `--token-file`: its first line.
+    File(std::path::PathBuf),
+    /// `LATKIT_TOKEN`, when it is set; else none.
+    FromEnvironment,
+}
+
+impl Token {
+    /// The secret, if any: a file is read with the bounds of every file latkit reads (a
+    /// regular file of at most 1 MiB), its first line without the line break; an empty one is
+    /// refused rather than taken as no token.
+    fn resolve(self, env: &Env) -> Result<Option<String>> {
+        let (secret, from) = match self {
+            Token::Given(token) => return Ok(Some(token)),
+            Token::File(path) => {
+                let text = crate::error::read_text(&path)?;
+                warn_if_others_read(&path, env);
+                let first = text.lines().next().unwrap_or("").to_string();
+                (first, path.display().to_string())
+            }
+            Token::FromEnvironment => match env.vars.get("LATKIT_TOKEN") {
+                None => return Ok(None),
+                Some(value) => (
+                    value.to_string_lossy().into_owned(),
+                    "LATKIT_TOKEN".to_string(),
+                ),
+            },
+        };
+        match secret.trim().is_empty() {
+            true => Err(Error::Input(format!(
+                "{}: the token is empty (give the shared secret on its first line)",
+                crate::error::visible(&from)
+            ))),
+            false => Ok(Some(secret)),
+        }
+    }
+}
+
+/// A secret other users can read is no secret: say so (ssh refuses such keys; a container's
+/// mounted secret is often 0644, so latkit warns instead).
+fn warn_if_others_read(path: &std::path::Path, env: &Env) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        env.console.say_warning(&format!(
+            "{}: other users may read this token (mode {:o}): chmod 600 it",
+            crate::error::visible(&path.display().to_string()),
+            meta.permissions().mode() & 0o777
+        ));
+    }
 }
 
 /// Refuses message sizes the test cannot carry.
@@ -53,7 +111,8 @@ fn interrupted_is_130(env: &Env) -> Result<()> {
 pub fn run(mode: NetMode, env: &Env) -> Result<()> {
     env.interrupt.install();
     match mode {
-        NetMode::Server(config) => {
+        NetMode::Server(mut config, token) => {
+            config.token = token.resolve(env)?;
             let server = Server::bind(config)?;
             env.console.say(&format!(
                 "latkit net server listening on {} (TCP and UDP)",
@@ -63,9 +122,9 @@ pub fn run(mode: NetMode, env: &Env) -> Result<()> {
             server.serve(move |line| console.say(line))?;
             Err(Error::Interrupted)
         }
-        NetMode::Client(net) => each_test(net, "", env, measure),
+        NetMode::Client(net) => each_test(net, "", env, |client| measure(client, env.stamp())),
         NetMode::Loopback(net) => each_test(net, " on loopback", env, |client| {
-            loopback(client.clone(), client.token.clone())
+            loopback(client.clone(), client.token.clone(), env.stamp())
         }),
     }
 }
@@ -80,9 +139,11 @@ fn each_test(
 ) -> Result<()> {
     let NetTest {
         tests,
-        client,
+        mut client,
+        token,
         output,
     } = net;
+    client.token = token.resolve(env)?;
     let configs: Vec<ClientConfig> = tests
         .iter()
         .map(|&test| ClientConfig {
@@ -91,7 +152,7 @@ fn each_test(
         })
         .collect();
     configs.iter().try_for_each(check_size)?;
-    let sinks = probe_sinks(&output, &env.console)?;
+    let sinks = probe_sinks(&output, env)?;
     let progress = env.console.progress(output.quiet);
     let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for config in &configs {

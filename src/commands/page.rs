@@ -43,7 +43,8 @@ pub fn run(args: PageOptions, env: &Env) -> Result<()> {
     match args.format {
         PageFormat::Markdown => crate::report::page::markdown(&page, &mut text),
         PageFormat::Html => {
-            let report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
+            let mut report = build_report(vec![run], Vec::new(), &EnrichOptions::default())?;
+            report.generated = Some(env.report_time()?);
             crate::report::html::page(&page, &report, &mut text)
         }
     }

@@ -21,7 +21,7 @@ pub fn run(args: ParseOptions, env: &Env) -> Result<()> {
     let console = &env.console;
     let suite = load_suite(&args.report)?;
     let opts = enrich_options(&args.report, &suite)?;
-    let sinks = output_sinks(&args.report.output, console)?;
+    let sinks = output_sinks(&args.report.output, env)?;
     let strict = args.reject_malformed;
     let (mut runs, mut notes) = read_inputs(&args.files, &args.reading, strict, console)?;
     if args.merge
@@ -30,7 +30,7 @@ pub fn run(args: ParseOptions, env: &Env) -> Result<()> {
         runs = vec![merged];
         notes.extend(merge_notes);
     }
-    let report = build_report(runs, notes, &opts)?;
+    let mut report = build_report(runs, notes, &opts)?;
     warn_on_stderr(&report, &args.report.output, console);
-    deliver(&report, sinks)
+    deliver(&mut report, sinks)
 }

@@ -2,7 +2,7 @@
 
 use super::{deliver, targets};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::{Console, Stream};
+use crate::env::Stream;
 use crate::error::Result;
 use crate::model::Run;
 use crate::report::sink::FanOut;
@@ -26,8 +26,8 @@ pub fn with_progress<T>(what: &str, progress: Option<&Stream>, work: impl FnOnce
 
 /// A probe's outputs, opened before it measures: its report, and its verdict on stderr when
 /// `--check` gates it.
-pub fn probe_sinks(output: &super::Output, console: &Console) -> Result<FanOut> {
-    super::output_sinks(output, console)
+pub fn probe_sinks(output: &super::Output, env: &super::Env) -> Result<FanOut> {
+    super::output_sinks(output, env)
 }
 
 /// Reports a probe's runs like `parse` does, judged against `--check` targets.
@@ -41,9 +41,9 @@ pub fn probe_report(
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()
     };
-    let report = build_report(runs, notes, &opts)?;
+    let mut report = build_report(runs, notes, &opts)?;
     if !output.quiet {
         super::say_warnings(&report.notes, sinks.console());
     }
-    deliver(&report, sinks)
+    deliver(&mut report, sinks)
 }

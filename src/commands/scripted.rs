@@ -83,11 +83,13 @@ impl World {
             history: Vec::new(),
             harness: None,
         }));
+        // Both streams share what stderr said, as a real console's do.
         let reader = Reader {
             width: Some(80),
             at_terminal: false,
+            said: Default::default(),
         };
-        let (stdout, out_bytes) = Stream::captured("stdout", reader);
+        let (stdout, out_bytes) = Stream::captured("stdout", reader.clone());
         let terminal = Reader {
             at_terminal: watched,
             ..reader
@@ -103,6 +105,7 @@ impl World {
             interrupt: Arc::new(Virtual(state.clone())),
             launch: Arc::new(Virtual(state.clone())),
             host: Arc::new(Virtual(state.clone())),
+            vars: crate::env::Vars::default(),
         };
         World {
             env,

@@ -30,9 +30,9 @@ pub struct SiteOptions {
 }
 
 pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
-    let location = crate::store::default_location(args.db.as_deref())?;
+    let location = crate::store::default_location(args.db.as_deref(), &env.vars)?;
     check_destination(&args.out, &location)?;
-    let mut lazy = LazyStore::new(Some(&location));
+    let mut lazy = LazyStore::new(Some(&location), &env.vars);
     let store = lazy.existing()?;
     let (findings, pages, notes) = survey::regressions(
         store,
@@ -58,7 +58,7 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
         built: format!(
             "latkit {}, {}",
             env!("CARGO_PKG_VERSION"),
-            crate::model::timestamp(env.clock.now())
+            crate::model::timestamp(env.report_time()?)
         ),
         pages,
         findings,

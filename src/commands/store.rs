@@ -56,12 +56,17 @@ pub enum ListFormat {
 /// The store `--db` (or its defaults) names, opened on first use.
 pub struct LazyStore<'a> {
     db: Option<&'a str>,
+    vars: &'a crate::env::Vars,
     store: Option<Store>,
 }
 
 impl<'a> LazyStore<'a> {
-    pub fn new(db: Option<&'a str>) -> Self {
-        LazyStore { db, store: None }
+    pub fn new(db: Option<&'a str>, vars: &'a crate::env::Vars) -> Self {
+        LazyStore {
+            db,
+            vars,
+            store: None,
+        }
     }
 
     /// The store, created if there is none yet (for adding runs).
@@ -76,7 +81,7 @@ impl<'a> LazyStore<'a> {
 
     fn open_with(&mut self, open: fn(&str) -> Result<Store>) -> Result<&mut Store> {
         if self.store.is_none() {
-            let location = crate::store::default_location(self.db)?;
+            let location = crate::store::default_location(self.db, self.vars)?;
             self.store = Some(open(&location)?);
         }
         Ok(self.store.as_mut().expect("opened above"))
@@ -150,7 +155,7 @@ pub(super) fn reference(text: &str) -> Result<StoredRef> {
 
 pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
     let console = &env.console;
-    let mut store = LazyStore::new(db);
+    let mut store = LazyStore::new(db, &env.vars);
     match action {
         StoreAction::Add {
             files,
@@ -186,8 +191,8 @@ pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
         } => {
             let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let opts = enrich_options(&report, &load_suite(&report)?)?;
-            let sinks = super::output_sinks(&report.output, console)?;
-            deliver(&build_report(vec![run], notes, &opts)?, sinks)
+            let sinks = super::output_sinks(&report.output, env)?;
+            deliver(&mut build_report(vec![run], notes, &opts)?, sinks)
         }
         StoreAction::Remove { references, quiet } => {
             let store = store.existing()?;
@@ -208,18 +213,19 @@ pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
             let (_, mut run, notes) = load(store.existing()?, &reference(&r)?)?;
             // What analysis derives is not stored: it is derived again, as for the file.
             crate::analyze::enrich::summarize_all(std::slice::from_mut(&mut run));
-            let report = Report {
+            let mut report = Report {
+                generated: None,
                 runs: vec![run],
                 tables: Vec::new(),
                 notes,
                 verdict: None,
             };
-            let mut sinks = FanOut::new(false, console);
+            let mut sinks = FanOut::new(false, console, env.report_time()?);
             sinks.push(Rendered::new(
                 &crate::report::JSON,
                 Destination::open(out.as_deref(), &console.stdout)?,
             ));
-            sinks.finish(&report)
+            sinks.finish(&mut report)
         }
     }
 }

@@ -2,7 +2,6 @@ use super::Env;
 use super::Output;
 use super::{say_warnings, targets, verdict_exit};
 use crate::analyze::{EnrichOptions, build_report};
-use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, TimerInfo, TimerOverall};
 use crate::probe::timer::measure::IntervalStats;
@@ -40,7 +39,7 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
     };
     // Every output and the targets file are opened before measuring: a bad path costs no run.
     let targets = targets(args.output.check.as_deref())?;
-    let mut sinks = sinks(&args, console)?;
+    let mut sinks = sinks(&args, env)?;
     // From here Ctrl-C stops the test and still reports it.
     env.interrupt.install();
     if args.histogram && config.duration_s == 0 && !args.output.quiet {
@@ -65,7 +64,7 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
         },
         error: None,
     };
-    let outcome = timer::run(&config, &mut live)?;
+    let outcome = timer::run(&config, &mut live, env.stamp())?;
     // Warnings of the measuring threads' own setup (SCHED_FIFO) come with the outcome.
     if !args.output.quiet {
         say_warnings(
@@ -90,8 +89,8 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
         targets,
         ..EnrichOptions::default()
     };
-    let report = build_report(vec![run], outcome.notes, &opts)?;
-    sinks.finish(&report)?;
+    let mut report = build_report(vec![run], outcome.notes, &opts)?;
+    sinks.finish(&mut report)?;
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
@@ -110,11 +109,11 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
 
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at
 /// the end), `--hgrm`, `-g`, and the verdict on stderr for `--check`.
-fn sinks(args: &TimerOptions, console: &Console) -> Result<FanOut> {
-    let output = &args.output;
+fn sinks(args: &TimerOptions, env: &super::Env) -> Result<FanOut> {
+    let (output, console) = (&args.output, &env.console);
     let format = output.format;
     let dest = Destination::open(output.out.as_deref(), &console.stdout)?;
-    let mut sinks = FanOut::new(output.quiet, console);
+    let mut sinks = FanOut::new(output.quiet, console, env.report_time()?);
     if format.can.follow_a_timer {
         sinks.push(XenomaiLive::new(
             dest,
@@ -129,7 +128,7 @@ fn sinks(args: &TimerOptions, console: &Console) -> Result<FanOut> {
         }
         sinks.push(Rendered::new(format, dest));
     }
-    super::add_extras(&mut sinks, output)?;
+    super::add_extras(&mut sinks, output, &env.vars)?;
     if let Some(path) = &args.hgrm {
         sinks.push(Hgrm(Destination::open(Some(path), &console.stdout)?));
     }

@@ -6,18 +6,38 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex};
 
 /// Who reads a rendered report: what a text format may fold, wrap or leave out for them.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Reader {
     /// Columns a line may take (`COLUMNS`, or the terminal's); `None` is no limit.
     pub width: Option<usize>,
     /// A person at the terminal where stderr's warnings were already shown.
     pub at_terminal: bool,
+    /// The warnings this console's stderr showed that person.
+    pub said: Said,
+}
+
+/// Warnings a console said on a terminal, so that a report shown on that same terminal does
+/// not print them a second time. Shared by the console's streams.
+#[derive(Clone, Debug, Default)]
+pub struct Said(Arc<Mutex<Vec<String>>>);
+
+impl Said {
+    fn remember(&self, text: &str) {
+        let mut said = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        said.push(text.to_string());
+    }
+
+    /// Whether the warning `text` was said.
+    pub fn holds(&self, text: &str) -> bool {
+        let said = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        said.iter().any(|s| s == text)
+    }
 }
 
 impl Reader {
     /// Whoever reads `stream`: a terminal's width, or `COLUMNS` when it is set (a pipe to a
     /// pager, a test); a file or a pipe without `COLUMNS` has no limit.
-    pub fn of(stream: &impl std::os::fd::AsFd, at_terminal: bool) -> Reader {
+    pub fn of(stream: &impl std::os::fd::AsFd, at_terminal: bool, said: &Said) -> Reader {
         let columns = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.trim().parse::<usize>().ok())
@@ -31,6 +51,7 @@ impl Reader {
         Reader {
             width: columns.or_else(terminal_width),
             at_terminal,
+            said: said.clone(),
         }
     }
 }
@@ -64,7 +85,7 @@ impl Stream {
 
     /// Who reads it.
     pub fn reader(&self) -> Reader {
-        self.reader
+        self.reader.clone()
     }
 
     /// A person reads it on a terminal.
@@ -282,6 +303,7 @@ impl Console {
         let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         let stdout = io::stdout();
         let stderr = io::stderr();
+        let said = Said::default();
         Console {
             stdin: Stdin {
                 at_terminal: io::stdin().is_terminal(),
@@ -289,7 +311,7 @@ impl Console {
             },
             stdout: Stream {
                 name: "stdout",
-                reader: Reader::of(&stdout, stdout.is_terminal()),
+                reader: Reader::of(&stdout, stdout.is_terminal(), &said),
                 colour,
                 bytes: Arc::new(Mutex::new(stdout)),
                 // Nothing draws progress on stdout, where the report goes.
@@ -297,7 +319,7 @@ impl Console {
             },
             stderr: Stream {
                 name: "stderr",
-                reader: Reader::of(&stderr, stderr.is_terminal()),
+                reader: Reader::of(&stderr, stderr.is_terminal(), &said),
                 colour,
                 bytes: Arc::new(Mutex::new(stderr)),
                 draw: Draw::Stderr,
@@ -315,7 +337,7 @@ impl Console {
     pub fn say_warning(&self, text: &str) {
         self.say(&format!("latkit: warning: {text}"));
         if self.stderr.at_terminal() {
-            crate::error::shown_on_terminal(text);
+            self.stderr.reader.said.remember(text);
         }
     }
 

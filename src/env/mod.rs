@@ -7,7 +7,7 @@ mod console;
 pub mod git;
 
 pub use clock::{Clock, CpuReading, SystemClock};
-pub use console::{Console, Reader, Stdin, Stream};
+pub use console::{Console, Reader, Said, Stdin, Stream};
 
 /// Ctrl-C and SIGTERM, as the work in progress asks about them.
 pub trait Interrupt: Send + Sync {
@@ -49,4 +49,61 @@ impl Host for ThisHost {
     fn name(&self) -> Option<String> {
         crate::host::capture_basic().hostname
     }
+}
+
+/// The environment variables a command reads (`LATKIT_DB`, `LATKIT_TOKEN`,
+/// `SOURCE_DATE_EPOCH`, `HOME`), taken once when it starts; processes it starts inherit the
+/// real environment as usual.
+#[derive(Clone, Debug, Default)]
+pub struct Vars(std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>);
+
+impl Vars {
+    /// This process's environment.
+    pub fn process() -> Vars {
+        Vars(std::env::vars_os().collect())
+    }
+
+    /// Exactly these variables (a test's world).
+    pub fn of<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vars {
+        Vars(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// `name`'s value; unset and empty are both `None`, as shells treat `NAME=`.
+    pub fn get(&self, name: &str) -> Option<&std::ffi::OsStr> {
+        self.0
+            .get(std::ffi::OsStr::new(name))
+            .map(|v| v.as_os_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The time reports say they were made: `SOURCE_DATE_EPOCH` when it is set (the
+    /// reproducible-builds convention, so that the same inputs give the same bytes), else
+    /// `now`. A value that is not whole seconds since 1970 is refused, not ignored.
+    pub fn report_time(&self, now: std::time::SystemTime) -> Result<std::time::SystemTime, String> {
+        let Some(given) = self.get("SOURCE_DATE_EPOCH") else {
+            return Ok(now);
+        };
+        given
+            .to_str()
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(|s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s))
+            .ok_or_else(|| {
+                format!(
+                    "SOURCE_DATE_EPOCH `{}` is not whole seconds since 1970 (e.g. 1700000000)",
+                    crate::error::visible(&given.to_string_lossy())
+                )
+            })
+    }
+}
+
+/// What stamps a measured run: the clock it starts and ends by and the host it ran on.
+#[derive(Clone, Copy)]
+pub struct Stamp<'a> {
+    pub clock: &'a dyn Clock,
+    pub host: &'a dyn Host,
 }

@@ -5,7 +5,6 @@ use super::{
     MetricKind, Run, Source, Summary, TimerSummary, Unit,
 };
 use rustc_hash::FxHashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Default)]
 pub struct RunBuilder {
@@ -385,30 +384,52 @@ pub fn new_run(
     config: Vec<ConfigEntry>,
     builder: RunBuilder,
 ) -> Run {
+    let benchmarks = builder.finish();
     Run {
-        id: new_run_id(),
+        id: content_id(&source, &environment, &config, &benchmarks),
         started: None,
         ended: None,
         latkit_version: env!("CARGO_PKG_VERSION").to_string(),
         source,
         environment,
         config,
-        benchmarks: builder.finish(),
+        benchmarks,
         timer: None,
         peer_metrics: false,
     }
 }
 
-/// A run id unique enough to tell runs apart in a history: time and process.
-fn new_run_id() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format!(
-        "{:x}-{:08x}",
-        now.as_secs(),
-        now.subsec_nanos() ^ std::process::id()
-    )
+/// A run's id: a digest of what it holds (its source, environment, configuration and every
+/// benchmark's name and values), so that the same input always gives the same id and a report
+/// of it the same bytes. SipHash-1-3 with fixed keys: stable across builds, cheap beside
+/// reading the values it digests.
+fn content_id(
+    source: &Source,
+    environment: &Environment,
+    config: &[ConfigEntry],
+    benchmarks: &[Benchmark],
+) -> String {
+    use siphasher::sip128::{Hasher128, SipHasher13};
+    use std::hash::{Hash, Hasher};
+    let mut digest = SipHasher13::new();
+    // The small parts as their JSON; serialising them cannot fail.
+    let head = serde_json::to_vec(&(source, environment, config)).unwrap_or_default();
+    digest.write(&head);
+    for bench in benchmarks {
+        bench.name.full_name.hash(&mut digest);
+        bench.package.hash(&mut digest);
+        bench.iterations.hash(&mut digest);
+        for metric in &bench.metrics {
+            metric.name.hash(&mut digest);
+            metric.source_unit.hash(&mut digest);
+            metric.values.len().hash(&mut digest);
+            metric
+                .values
+                .iter()
+                .for_each(|v| digest.write_u64(v.to_bits()));
+        }
+    }
+    format!("{:032x}", digest.finish128().as_u128())
 }
 
 #[cfg(test)]

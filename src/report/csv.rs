@@ -59,7 +59,7 @@ impl Reporter for Csv {
                 writeln!(out, "{}", line.join(","))?;
             }
         }
-        for note in note_lines(report, reader) {
+        for note in note_lines(report, &reader) {
             writeln!(out, "# {}", note.replace('\n', " "))?;
         }
         Ok(())

@@ -346,12 +346,13 @@ mod tests {
                 c.1 = 0;
             }
             let report = Report {
+                generated: None,
                 runs: Vec::new(),
                 tables: vec![table(name_width, &columns, title_words)],
                 notes: Vec::new(),
                 verdict: None,
             };
-            let reader = Reader { width: Some(width), at_terminal: true };
+            let reader = Reader { width: Some(width), at_terminal: true, ..Default::default() };
             let mut out = Vec::new();
             Terminal.render(&report, reader, &mut out).unwrap();
             let text = String::from_utf8(out).unwrap();
@@ -375,6 +376,7 @@ mod tests {
         );
         assert_eq!(elide_middle("abcdef", 5).width(), 5);
         let report = Report {
+            generated: None,
             runs: Vec::new(),
             tables: vec![table(70, &[(10, 0), (10, 0)], 0)],
             notes: Vec::new(),
@@ -384,6 +386,7 @@ mod tests {
         let reader = Reader {
             width: Some(60),
             at_terminal: true,
+            ..Default::default()
         };
         Terminal.render(&report, reader, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();

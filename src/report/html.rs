@@ -9,7 +9,6 @@ use crate::analyze::Report;
 use crate::analyze::page::Page;
 use crate::model::{Run, timestamp};
 use std::io::{self, Write};
-use std::time::SystemTime;
 
 pub struct Html;
 
@@ -203,7 +202,12 @@ fn scalar(value: &serde_json::Value) -> String {
 }
 
 /// The document's head and its first heading.
-fn open_document(out: &mut dyn Write, title: &str, runs: usize) -> io::Result<()> {
+fn open_document(out: &mut dyn Write, title: &str, report: &Report) -> io::Result<()> {
+    let generated = report
+        .generated
+        .map(|t| format!("Generated {} by ", timestamp(t)))
+        .unwrap_or_default();
+    let runs = report.runs.len();
     writeln!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -212,8 +216,7 @@ fn open_document(out: &mut dyn Write, title: &str, runs: usize) -> io::Result<()
          style-src 'unsafe-inline'; img-src data:\">\
          <meta name=\"generator\" content=\"latkit {version}\">\
          <title>{title}</title><style>{STYLE}</style></head><body>\n\
-         <h1>{title}</h1><p class=\"meta\">Generated {} by latkit {version} · {runs}</p>",
-        timestamp(SystemTime::now()),
+         <h1>{title}</h1><p class=\"meta\">{generated}latkit {version} · {runs}</p>",
         runs = match runs {
             1 => "1 run".to_string(),
             n => format!("{n} runs"),
@@ -276,7 +279,7 @@ fn text_table(
 
 /// The performance page (`latkit page --format html`) with the plots of its results.
 pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    open_document(out, &page.title, report.runs.len())?;
+    open_document(out, &page.title, report)?;
     for (title, header, rows) in super::page::sections(page) {
         if !rows.is_empty() {
             let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
@@ -302,7 +305,7 @@ pub fn page(page: &Page, report: &Report, out: &mut dyn Write) -> io::Result<()>
 
 impl Reporter for Html {
     fn render(&self, report: &Report, reader: Reader, out: &mut dyn Write) -> io::Result<()> {
-        open_document(out, &title_of(report), report.runs.len())?;
+        open_document(out, &title_of(report), report)?;
         if let Some(verdict) = &report.verdict {
             let status = if verdict.passed() {
                 "<span class=\"better\">passed</span>".to_string()
@@ -330,7 +333,7 @@ impl Reporter for Html {
             for (note, line) in report
                 .notes_once()
                 .into_iter()
-                .zip(note_lines(report, reader))
+                .zip(note_lines(report, &reader))
             {
                 let class = match note.level {
                     crate::model::Level::Warning => "warning",

@@ -106,7 +106,7 @@ impl Reporter for Markdown {
         }
         if !report.notes.is_empty() {
             writeln!(out)?;
-            for line in note_lines(report, reader) {
+            for line in note_lines(report, &reader) {
                 writeln!(out, "- {}", escape(&line))?;
             }
         }

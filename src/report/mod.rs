@@ -273,14 +273,14 @@ pub fn output_format(name: &str) -> Option<&'static OutputFormat> {
 
 /// Notes as `level: text` lines, shared by the text formats; on the terminal, without the
 /// warnings stderr already showed there.
-fn note_lines(report: &Report, reader: Reader) -> impl Iterator<Item = String> + '_ {
+fn note_lines<'a>(report: &'a Report, reader: &'a Reader) -> impl Iterator<Item = String> + 'a {
     report
         .notes_once()
         .into_iter()
         .filter(move |n| {
             !(reader.at_terminal
                 && n.level == crate::model::Level::Warning
-                && crate::error::said_on_terminal(&n.to_string()))
+                && reader.said.holds(&n.to_string()))
         })
         .map(|n| {
             let level = match n.level {

@@ -57,7 +57,7 @@ impl Reporter for Terminal {
                 }
             }
         }
-        for note in note_lines(report, reader) {
+        for note in note_lines(report, &reader) {
             for line in wrap(&note, reader.width, 2) {
                 writeln!(out, "{line}")?;
             }

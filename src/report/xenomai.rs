@@ -252,7 +252,7 @@ impl Reporter for Xenomai {
                 )?;
             }
         }
-        for note in super::note_lines(report, reader) {
+        for note in super::note_lines(report, &reader) {
             writeln!(out, "# {note}")?;
         }
         Ok(())

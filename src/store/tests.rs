@@ -18,45 +18,47 @@ fn figure(bench: &str, metric: &str) -> Figure {
     }
 }
 
+/// A store at `location` as the first schema left it: two runs, the newer reporting B/op first.
+fn first_version_store(location: &str) {
+    let mut conn = sqlite::Sqlite::open(location).unwrap();
+    let Migration::Sql(first) = MIGRATIONS[0] else {
+        unreachable!("the first schema is SQL")
+    };
+    conn.batch(&first.replace("{serial}", conn.serial()))
+        .unwrap();
+    conn.batch(
+        "CREATE TABLE latkit_schema (version BIGINT NOT NULL);
+         INSERT INTO latkit_schema VALUES (1);
+         INSERT INTO runs (id, stored_at, format, benchmarks, document, notes)
+             VALUES (1, 't', 'go', 2, '{}', '[]'), (2, 't', 'go', 1, '{}', '[]');",
+    )
+    .unwrap();
+    for (run, position, bench, metric) in [
+        (1, 0, "A", "ns/op"),
+        (1, 1, "B", "ns/op"),
+        (2, 0, "A", "B/op"),
+        (2, 1, "A", "ns/op"),
+    ] {
+        conn.execute(
+            "INSERT INTO figures (run_id, position, bench, metric, statistic, \
+             source_unit, n, value, repetitions) VALUES ($1, $2, $3, $4, '', '', 1, 1, '[]')",
+            &[
+                Value::Int(Some(run)),
+                Value::Int(Some(position)),
+                Value::text(bench),
+                Value::text(metric),
+            ],
+        )
+        .unwrap();
+    }
+}
+
 #[test]
 fn a_first_version_store_gains_its_benchmark_list_when_opened() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
     let location = path.display().to_string();
-    {
-        // The store as the first schema left it: two runs, the newer reporting B/op first.
-        let mut conn = sqlite::Sqlite::open(&location).unwrap();
-        let Migration::Sql(first) = MIGRATIONS[0] else {
-            unreachable!("the first schema is SQL")
-        };
-        conn.batch(&first.replace("{serial}", conn.serial()))
-            .unwrap();
-        conn.batch(
-            "CREATE TABLE latkit_schema (version BIGINT NOT NULL);
-             INSERT INTO latkit_schema VALUES (1);
-             INSERT INTO runs (id, stored_at, format, benchmarks, document, notes)
-                 VALUES (1, 't', 'go', 2, '{}', '[]'), (2, 't', 'go', 1, '{}', '[]');",
-        )
-        .unwrap();
-        for (run, position, bench, metric) in [
-            (1, 0, "A", "ns/op"),
-            (1, 1, "B", "ns/op"),
-            (2, 0, "A", "B/op"),
-            (2, 1, "A", "ns/op"),
-        ] {
-            conn.execute(
-                "INSERT INTO figures (run_id, position, bench, metric, statistic, \
-                 source_unit, n, value, repetitions) VALUES ($1, $2, $3, $4, '', '', 1, 1, '[]')",
-                &[
-                    Value::Int(Some(run)),
-                    Value::Int(Some(position)),
-                    Value::text(bench),
-                    Value::text(metric),
-                ],
-            )
-            .unwrap();
-        }
-    }
+    first_version_store(&location);
     let mut store = Store::open(&location).unwrap();
     let pair = |b: &str, m: &str| (b.to_string(), m.to_string(), String::new());
     assert_eq!(

@@ -1,9 +1,11 @@
-//! No function outside tests is longer than 80 lines, from its `fn` line to its closing
-//! brace: a longer one does several jobs, and each deserves a name.
+//! No function is longer than 80 lines, from its `fn` line to its closing brace, and no source
+//! file longer than 600 lines, tests included: a longer one does several jobs, and each
+//! deserves a name.
 
 use std::path::Path;
 
 const LONGEST: usize = 80;
+const LONGEST_FILE: usize = 600;
 
 /// The code with string and character literals and comments blanked (newlines kept), so
 /// that braces inside them do not count.
@@ -58,21 +60,17 @@ fn code_only(source: &str) -> String {
     out
 }
 
-/// `(first line, name, lines)` of every function before the file's `#[cfg(test)]`.
+/// `(first line, name, lines)` of every function in the file, its tests' too.
 fn functions(source: &str) -> Vec<(usize, String, usize)> {
     let code = code_only(source);
     let lines: Vec<&str> = code.lines().collect();
-    let end = lines
-        .iter()
-        .position(|l| l.starts_with("#[cfg(test)]"))
-        .unwrap_or(lines.len());
     let mut found = Vec::new();
-    for start in 0..end {
+    for start in 0..lines.len() {
         let words: Vec<&str> = lines[start].split_whitespace().collect();
         let Some(at) = words.iter().position(|w| *w == "fn") else {
             continue;
         };
-        let qualifiers = ["pub", "const", "unsafe", "async", "extern"];
+        let qualifiers = ["pub", "const", "unsafe", "async", "extern", "#[test]"];
         if !words[..at]
             .iter()
             .all(|w| qualifiers.contains(w) || w.starts_with("pub("))
@@ -104,15 +102,20 @@ fn functions(source: &str) -> Vec<(usize, String, usize)> {
 }
 
 #[test]
-fn no_function_is_longer_than_80_lines() {
+fn no_function_is_over_80_lines_and_no_file_over_600() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     crate::common::rust_files(&root, &mut files);
     let mut long = Vec::new();
-    // A module's tests in a file of their own (`#[cfg(test)] mod tests;`) are tests too.
-    files.retain(|file| !file.ends_with("tests.rs"));
     for file in files {
         let source = std::fs::read_to_string(&file).unwrap();
+        let lines = source.lines().count();
+        if lines > LONGEST_FILE {
+            long.push(format!(
+                "{}: {lines} lines (at most {LONGEST_FILE})",
+                file.display()
+            ));
+        }
         for (line, name, length) in functions(&source) {
             if length > LONGEST {
                 long.push(format!("{}:{line} {name}: {length} lines", file.display()));
@@ -121,7 +124,7 @@ fn no_function_is_longer_than_80_lines() {
     }
     assert!(
         long.is_empty(),
-        "functions over {LONGEST} lines:\n{}",
+        "functions over {LONGEST} lines or files over {LONGEST_FILE}:\n{}",
         long.join("\n")
     );
 }

@@ -144,10 +144,11 @@ fn read_and_render(bytes: &[u8]) -> Result<(), TestCaseError> {
     let narrow = Reader {
         width: Some(40),
         at_terminal: true,
+        ..Default::default()
     };
     for (format, reader) in FORMATS
         .iter()
-        .flat_map(|f| [(f, Reader::default()), (f, narrow)])
+        .flat_map(|f| [(f, Reader::default()), (f, narrow.clone())])
     {
         let mut out = Vec::new();
         let _ = (format.reporter)().render(&report, reader, &mut out);
@@ -322,18 +323,14 @@ fn run_binary(dir: &Path, args: &[String]) -> Ended {
         .process_group(0)
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    let mut hung = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > HANG && !hung {
-            hung = true;
+    // Waited for by its exit (SIGCHLD), not polled.
+    let (status, hung) = match wait_timeout::ChildExt::wait_timeout(&mut child, HANG).unwrap() {
+        Some(status) => (status, false),
+        None => {
             let group = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            (child.wait().unwrap(), true)
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
     };
     let rss_kib = std::fs::read_to_string(&rss_file)
         .ok()

@@ -31,6 +31,7 @@ mod input_formats;
 mod interleave_cli;
 mod layers;
 mod net_cli;
+mod no_sleeps;
 mod noise_floor;
 mod output_formats;
 mod parse_cli;

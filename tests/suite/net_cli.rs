@@ -203,6 +203,45 @@ fn tokens_are_proven_and_required_off_loopback() {
     server.stop();
 }
 
+/// The secret kept off the command line: a server reads it from `--token-file`, clients from
+/// `LATKIT_TOKEN` or the same file, and neither process's command line (`ps`) shows it.
+#[test]
+#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+fn a_token_from_a_file_or_the_environment_stays_off_the_command_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let _turn = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "file-s3cret\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let file = file.to_str().unwrap();
+    let mut server = Server::start(&["--bind", "127.0.0.1:0", "--token-file", file], None);
+    let shown = std::fs::read(format!("/proc/{}/cmdline", server.child.id())).unwrap();
+    assert!(!String::from_utf8_lossy(&shown).contains("file-s3cret"));
+    let client = |token: &[&str], env: Option<&str>| {
+        let mut cmd = latkit();
+        cmd.args(["net", "client", &server.addr, "--test", "tcp-rtt"])
+            .args(["--count", "10", "--warmup", "0"])
+            .args(token)
+            .env_remove("LATKIT_TOKEN");
+        if let Some(value) = env {
+            cmd.env("LATKIT_TOKEN", value);
+        }
+        cmd.assert()
+    };
+    client(&["--token-file", file], None).success();
+    client(&[], Some("file-s3cret")).success();
+    client(&[], Some("wrong"))
+        .code(6)
+        .stderr(predicate::str::contains("authentication failed"));
+    // The command line wins over the environment, as it does everywhere.
+    client(&["--token", "file-s3cret"], Some("wrong")).success();
+    client(&[], None)
+        .code(6)
+        .stderr(predicate::str::contains("requires --token"));
+    server.stop();
+}
+
 /// A `latkit net server` child; reads the address it listens on from its first line.
 struct Server {
     child: Child,
@@ -512,6 +551,7 @@ fn handshake_by_hand(addr: &str, request: &str) -> (TcpStream, BufReader<TcpStre
 
 /// Waits (at most `limit`) for the server to close `stream`, trickling one byte every 200 ms.
 fn closed_while_trickling(stream: &mut TcpStream, limit: Duration) -> bool {
+    crate::common::interop_only("closed_while_trickling");
     stream.set_nonblocking(true).unwrap();
     let started = Instant::now();
     let mut buf = [0u8; 64];

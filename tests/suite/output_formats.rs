@@ -42,10 +42,10 @@ fn a_new_format_plugs_into_the_sinks() {
         None,
     )
     .unwrap();
-    let report = build_report(input.runs, input.notes, &EnrichOptions::default()).unwrap();
+    let mut report = build_report(input.runs, input.notes, &EnrichOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (names, json) = (dir.path().join("names.txt"), dir.path().join("r.json"));
-    let mut sinks = FanOut::new(true, &Console::system());
+    let mut sinks = FanOut::new(true, &Console::system(), std::time::SystemTime::UNIX_EPOCH);
     sinks.push(Rendered::new(
         &NAMES,
         Destination::open(Some(&names), &Console::system().stdout).unwrap(),
@@ -54,7 +54,7 @@ fn a_new_format_plugs_into_the_sinks() {
         latkit::report::output_format("json").unwrap(),
         Destination::open(Some(&json), &Console::system().stdout).unwrap(),
     ));
-    sinks.finish(&report).unwrap();
+    sinks.finish(&mut report).unwrap();
     let text = std::fs::read_to_string(&names).unwrap();
     assert_eq!(text.lines().count(), 4);
     assert!(text.starts_with("Benchmark_Xbox360_Delay/1_Go-Client-Write-8\n"));
@@ -125,10 +125,10 @@ fn live_events_and_the_report_reach_every_sink() {
                 .runs
         })
         .collect();
-    let report = build_report(runs, Vec::new(), &EnrichOptions::default()).unwrap();
+    let mut report = build_report(runs, Vec::new(), &EnrichOptions::default()).unwrap();
     let counter = || std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (first, second) = (counter(), counter());
-    let mut sinks = FanOut::new(true, &Console::system());
+    let mut sinks = FanOut::new(true, &Console::system(), std::time::SystemTime::UNIX_EPOCH);
     for (heard, fail_on_partial) in [(&first, false), (&second, false)] {
         sinks.push(Counting {
             heard: heard.clone(),
@@ -138,13 +138,13 @@ fn live_events_and_the_report_reach_every_sink() {
     let info = latkit::model::TimerInfo::default();
     sinks.live(&LiveEvent::TimerStarted(&info)).unwrap();
     sinks.live(&LiveEvent::Partial(&report)).unwrap();
-    sinks.finish(&report).unwrap();
+    sinks.finish(&mut report).unwrap();
     for heard in [&first, &second] {
         assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 2 + 200);
     }
 
     let (failing, after) = (counter(), counter());
-    let mut sinks = FanOut::new(true, &Console::system());
+    let mut sinks = FanOut::new(true, &Console::system(), std::time::SystemTime::UNIX_EPOCH);
     for (heard, fail_on_partial) in [(&failing, true), (&after, false)] {
         sinks.push(Counting {
             heard: heard.clone(),

@@ -46,6 +46,16 @@ fn filled_store(dir: &Path) -> PathBuf {
     db
 }
 
+/// `latkit store add` of `file` into `db`.
+fn store_add(db: &Path, file: &Path) {
+    latkit()
+        .args(["store", "add", "-q", "--db"])
+        .arg(db)
+        .arg(file)
+        .assert()
+        .success();
+}
+
 fn history(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
     latkit()
         .current_dir(dir)
@@ -334,12 +344,7 @@ fn names_from_the_store_are_escaped_and_never_name_a_file_outside_the_site() {
             "benchmarks": [entry(100.0 + run as f64), entry(101.0 + run as f64)]});
         let file = d.join(format!("g{run}.json"));
         std::fs::write(&file, doc.to_string()).unwrap();
-        latkit()
-            .args(["store", "add", "-q", "--db"])
-            .arg(&db)
-            .arg(&file)
-            .assert()
-            .success();
+        store_add(&db, &file);
     }
     latkit()
         .current_dir(d)
@@ -610,4 +615,82 @@ fn an_ignore_file_that_is_no_small_regular_file_is_refused() {
             assert!(said.contains(".latkitignore"), "{said}");
         }
     }
+}
+
+/// The same inputs with `SOURCE_DATE_EPOCH` set give the same bytes, run after run: a run read
+/// from a file is named by its content, and reports say they were made at that time. A value
+/// that is not seconds since 1970 is refused.
+#[test]
+fn the_same_inputs_at_the_same_source_date_give_byte_identical_reports_and_sites() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for (run, ns) in [(0, 100.0), (1, 101.0), (2, 140.0)] {
+        let file = dir.path().join(format!("r{run}.txt"));
+        let lines: String = (0..5)
+            .map(|i| format!("BenchmarkA-8\t1000\t{:.1} ns/op\n", ns + i as f64))
+            .collect();
+        std::fs::write(&file, lines).unwrap();
+        store_add(&db, &file);
+    }
+    let made = |args: &[&str], out: &str| {
+        latkit()
+            .current_dir(dir.path())
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .args(args)
+            .args(["--out", out])
+            .assert()
+            .success();
+        out.to_string()
+    };
+    for format in ["json", "html", "markdown", "csv"] {
+        let once = made(
+            &["parse", "r0.txt", "--format", format],
+            &format!("a.{format}"),
+        );
+        let again = made(
+            &["parse", "r0.txt", "--format", format],
+            &format!("b.{format}"),
+        );
+        let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(read(&once), read(&again), "{format}");
+    }
+    let json = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert!(
+        json.contains("\"generated\": \"2023-11-14T22:13:20Z\""),
+        "{json}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("a.html")).unwrap();
+    assert!(html.contains("Generated 2023-11-14T22:13:20Z"));
+    let db = db.to_str().unwrap();
+    made(&["site", "--db", db], "site1");
+    made(&["site", "--db", db], "site2");
+    let files = |root: &str| {
+        let mut files = std::collections::BTreeMap::new();
+        let mut dirs = vec![dir.path().join(root)];
+        while let Some(at) = dirs.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                match path.is_dir() {
+                    true => dirs.push(path),
+                    false => {
+                        let name = path.strip_prefix(dir.path().join(root)).unwrap();
+                        files.insert(name.to_path_buf(), std::fs::read(&path).unwrap());
+                    }
+                }
+            }
+        }
+        files
+    };
+    let (one, two) = (files("site1"), files("site2"));
+    assert!(one.len() >= 2, "{} files", one.len());
+    assert!(one == two, "the two sites differ");
+    latkit()
+        .current_dir(dir.path())
+        .env("SOURCE_DATE_EPOCH", "yesterday")
+        .args(["parse", "r0.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "SOURCE_DATE_EPOCH `yesterday` is not whole seconds since 1970",
+        ));
 }

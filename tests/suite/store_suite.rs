@@ -482,6 +482,11 @@ fn concurrent_writers(db: &Db, dir: &Path) {
 }
 
 fn killed_writer(db: &Db, dir: &Path) {
+    // Kills at moments of the real clock: the interop tier's.
+    if !cfg!(feature = "interop") {
+        return;
+    }
+    crate::common::interop_only("killed_writer");
     // Big enough that storing takes a while (~0.25 s): 20,000 benchmarks of 3 repetitions.
     const BENCHES: i64 = 20_000;
     let names: Vec<String> = (0..BENCHES).map(|i| format!("Stage{i}")).collect();

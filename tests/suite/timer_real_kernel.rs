@@ -294,6 +294,7 @@ enum Ending {
 /// interrupt never taken, in rtla's runs as in latkit's) has stalled as a whole; a case that
 /// hangs inside a live guest is its guard's to kill, and the cases get 300 s in all.
 fn run_guest(mut qemu: Command, console: &Path) -> Ending {
+    crate::common::interop_only("run_guest");
     let console_text = || std::fs::read_to_string(console).unwrap_or_default();
     let mut child = qemu
         .stdin(std::process::Stdio::null())

@@ -216,6 +216,7 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     drop(columns);
     let runs = inputs.into_iter().flat_map(|i| i.runs).collect();
     Ok(Report {
+        generated: None,
         runs,
         tables,
         notes,

@@ -143,6 +143,7 @@ pub fn build_report(
         None => None,
     };
     Ok(Report {
+        generated: None,
         runs,
         tables,
         notes,

@@ -258,6 +258,7 @@ impl Bisection<'_> {
         .map(|(header, key)| Column::new(header, key))
         .collect();
         Report {
+            generated: None,
             runs: Vec::new(),
             tables: vec![Table {
                 title: Some(format!(

@@ -13,7 +13,7 @@ use crate::model::RunBuilder;
 use crate::model::{BenchName, Metric, Run};
 use hdrhistogram::Histogram;
 use std::hint::black_box;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PixelFormat {
@@ -101,7 +101,7 @@ fn check(config: &FrameConfig) -> Result<()> {
     Ok(())
 }
 
-pub fn run(config: &FrameConfig) -> Result<Run> {
+pub fn run(config: &FrameConfig, stamp: crate::env::Stamp) -> Result<Run> {
     check(config)?;
     let (w, h) = (config.width, config.height);
     let frame_bytes = config.pixfmt.frame_bytes(w, h);
@@ -113,7 +113,7 @@ pub fn run(config: &FrameConfig) -> Result<Run> {
     let mut dst = vec![0u8; out_bytes];
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
         .map_err(|e| Error::Environment(format!("histogram: {e}")))?;
-    let started = SystemTime::now();
+    let started = stamp.clock.now();
     let mut total_ns = 0u128;
     for i in 0..config.warmup + config.iterations {
         let t0 = Instant::now();
@@ -166,7 +166,9 @@ pub fn run(config: &FrameConfig) -> Result<Run> {
     if config.op == Operation::Convert {
         settings.push(("converter", config.converter.name().to_string()));
     }
-    Ok(super::probe_run("frame", settings, benchmarks, started))
+    Ok(super::probe_run(
+        "frame", settings, benchmarks, started, stamp,
+    ))
 }
 
 #[cfg(test)]

@@ -5,16 +5,16 @@ pub mod client;
 pub mod protocol;
 pub mod server;
 
+use crate::env::Stamp;
 use crate::error::Result;
 use crate::model::RunBuilder;
 use crate::model::{BenchName, Metric, Run};
 use client::{ClientConfig, Measurement};
 use hdrhistogram::Histogram;
-use std::time::SystemTime;
 
 /// Runs the client test and turns what it measured into a run.
-pub fn measure(config: &ClientConfig) -> Result<Run> {
-    let started = SystemTime::now();
+pub fn measure(config: &ClientConfig, stamp: Stamp) -> Result<Run> {
+    let started = stamp.clock.now();
     let measurement = client::run(config)?;
     let name = match config.test {
         protocol::Test::TcpThroughput => {
@@ -39,7 +39,7 @@ pub fn measure(config: &ClientConfig) -> Result<Run> {
         ("warmup_ms", config.warmup.as_millis().to_string()),
         ("authenticated", config.token.is_some().to_string()),
     ];
-    let mut run = super::probe_run("net", settings, benchmarks, started);
+    let mut run = super::probe_run("net", settings, benchmarks, started, stamp);
     run.peer_metrics = true;
     Ok(run)
 }
@@ -118,7 +118,7 @@ fn record(
 
 /// Starts a server on an ephemeral loopback port in this process, measures against it, and
 /// stops it.
-pub fn loopback(mut config: ClientConfig, token: Option<String>) -> Result<Run> {
+pub fn loopback(mut config: ClientConfig, token: Option<String>, stamp: Stamp) -> Result<Run> {
     let server = server::Server::bind(server::ServerConfig {
         bind: "127.0.0.1:0".parse().expect("a valid literal address"),
         token: token.clone(),
@@ -131,7 +131,7 @@ pub fn loopback(mut config: ClientConfig, token: Option<String>) -> Result<Run> 
     config.token = token;
     let stop = server.stop_handle();
     let serving = std::thread::spawn(move || server.serve(|_| {}));
-    let result = measure(&config);
+    let result = measure(&config, stamp);
     stop.stop();
     let _ = serving.join();
     result

@@ -14,7 +14,7 @@ pub(super) fn assemble(
     threads: &[Option<usize>],
     recorded: Vec<Recorded>,
     series: &Series,
-    started: SystemTime,
+    (started, stamp): (SystemTime, crate::env::Stamp),
     break_hit: Option<BreakHit>,
 ) -> Run {
     let mut builder = RunBuilder::default();
@@ -55,7 +55,7 @@ pub(super) fn assemble(
             overruns: t.overruns.unwrap_or(0),
             mode_switches: 0,
         });
-    let mut run = crate::probe::probe_run("timer", settings(config), benchmarks, started);
+    let mut run = crate::probe::probe_run("timer", settings(config), benchmarks, started, stamp);
     let duration_s = combined.len() as u64;
     run.timer = Some(TimerInfo {
         period_ns: config.period_us * 1000,

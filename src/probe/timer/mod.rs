@@ -14,7 +14,7 @@ use crate::interrupt;
 use crate::model::{BreakHit, Note, Run, RunningOverall, Second, TimerOverall};
 use measure::{IntervalStats, Live, Plan, Recorded};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// A measuring thread needs little stack; a small one stays within a small RLIMIT_MEMLOCK.
 const MEASURING_STACK: usize = 256 * 1024;
@@ -177,7 +177,11 @@ fn hold_dma_latency(notes: &mut Vec<Note>) -> Option<rt::DmaLatency> {
 
 /// Runs the test, feeding `display` once per second, until the duration is reached, a
 /// `--break` sample arrives or the user interrupts.
-pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
+pub fn run(
+    config: &TimerConfig,
+    display: &mut dyn Display,
+    stamp: crate::env::Stamp,
+) -> Result<Outcome> {
     if config.period_us == 0 {
         return Err(Error::Input("--period must be at least 1 µs".into()));
     }
@@ -195,7 +199,7 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
     let _dma = config.dma_latency.then(|| hold_dma_latency(&mut notes));
     let config = kernel.as_ref().map_or(config, |k| &k.config);
     let plan = plan_of(config);
-    let started = SystemTime::now();
+    let started = stamp.clock.now();
     let (config, threads, measured) = match &kernel {
         Some(k) => {
             display.started(config, &notes);
@@ -226,7 +230,14 @@ pub fn run(config: &TimerConfig, display: &mut dyn Display) -> Result<Outcome> {
         .into_iter()
         .collect::<std::result::Result<Vec<_>, String>>()
         .map_err(|e| Error::Environment(format!("timer measurement failed: {e}")))?;
-    let run = assemble::assemble(&config, &threads, recorded, &series, started, break_hit);
+    let run = assemble::assemble(
+        &config,
+        &threads,
+        recorded,
+        &series,
+        (started, stamp),
+        break_hit,
+    );
     Ok(Outcome {
         run,
         notes,

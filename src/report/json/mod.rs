@@ -7,7 +7,6 @@ use crate::analyze::gate::Verdict;
 use crate::model::{Note, Run, timestamp};
 use serde::Serialize;
 use std::io::{self, Write};
-use std::time::SystemTime;
 
 use crate::model::JSON_SCHEMA;
 
@@ -19,7 +18,8 @@ pub struct Json;
 struct Document<'a> {
     schema: &'static str,
     latkit_version: &'static str,
-    generated: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generated: Option<String>,
     runs: &'a [Run],
     tables: &'a [Table],
     notes: Vec<&'a Note>,
@@ -33,7 +33,7 @@ impl Reporter for Json {
         let document = Document {
             schema: JSON_SCHEMA,
             latkit_version: env!("CARGO_PKG_VERSION"),
-            generated: timestamp(SystemTime::now()),
+            generated: report.generated.map(timestamp),
             runs: &shells,
             tables: &report.tables,
             notes: report.notes_once(),

@@ -159,15 +159,19 @@ pub struct FanOut {
     console: Console,
     /// Each file put in place is named on stderr (not with `--quiet`).
     announce: bool,
+    /// When the reports say they were made.
+    generated: std::time::SystemTime,
 }
 
 impl FanOut {
-    /// No sinks yet; `quiet` keeps the names of the files written off stderr.
-    pub fn new(quiet: bool, console: &Console) -> FanOut {
+    /// No sinks yet; `quiet` keeps the names of the files written off stderr; the reports say
+    /// they were made at `generated`.
+    pub fn new(quiet: bool, console: &Console, generated: std::time::SystemTime) -> FanOut {
         FanOut {
             sinks: Vec::new(),
             console: console.clone(),
             announce: !quiet,
+            generated,
         }
     }
 
@@ -225,7 +229,8 @@ impl FanOut {
 
     /// Hands the finished report to every sink and makes every output permanent. A reader
     /// that stopped early (`| head`) is not an error.
-    pub fn finish(mut self, report: &Report) -> Result<()> {
+    pub fn finish(mut self, report: &mut Report) -> Result<()> {
+        report.generated = Some(self.generated);
         self.each(|s| match s.finish(report) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             other => other,

@@ -260,8 +260,17 @@ impl Drop for Job {
     }
 }
 
-/// Waits (bounded) until `ready` holds.
+/// A helper that waits on the real clock says so: it serves the interop tier only, and a
+/// hermetic test that reaches it fails here rather than sleeping.
+pub fn interop_only(helper: &str) {
+    if !cfg!(feature = "interop") {
+        panic!("{helper} waits on the real clock: only interop-tier tests may use it");
+    }
+}
+
+/// Waits (bounded) until `ready` holds, polling.
 pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    interop_only("wait_until");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !ready() {
         assert!(std::time::Instant::now() < deadline, "never: {what}");
@@ -427,6 +436,7 @@ pub struct BurstyLoad {
 
 impl BurstyLoad {
     pub fn start(seed: u64) -> BurstyLoad {
+        interop_only("BurstyLoad");
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
