@@ -80,6 +80,15 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
         };
     }
     let mut run = outcome.run;
+    if outcome.interrupted && no_samples(&run) {
+        // A table of 0.000s would read as a perfect machine.
+        console.say(&format!(
+            "latkit: interrupted during the warm-up ({} s): no samples were taken, nothing \
+             was measured",
+            config.warmup_s
+        ));
+        return Err(Error::Interrupted);
+    }
     // Without -h or -g the probe kept only the histograms' statistics; without -s either,
     // nothing of them is reported.
     if !(keep_buckets || args.stats) {
@@ -105,6 +114,14 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
         Some(missed) => Err(Error::Failed(missed)),
         None => Ok(()),
     }
+}
+
+/// Whether the test ended before its first sample counted (Ctrl-C in the warm-up).
+fn no_samples(run: &crate::model::Run) -> bool {
+    run.benchmarks
+        .iter()
+        .filter_map(|b| b.timer.as_ref())
+        .all(|t| t.samples.unwrap_or(0) == 0)
 }
 
 /// The outputs the arguments ask for: the report (Xenomai's text live, or another format at

@@ -3,6 +3,7 @@
 
 pub mod busy;
 mod capture;
+pub mod cpus;
 pub mod doctor;
 pub mod sched;
 pub mod tracefs;

@@ -145,8 +145,13 @@ fn lines(range: std::ops::Range<usize>) -> String {
 }
 
 fn start(fs: &FakeTracefs, args: &[&str]) -> Job {
+    warming_up(fs, "0", args)
+}
+
+/// `latkit timer` on `fs` at a 1 ms period with `warmup` seconds of warm-up.
+fn warming_up(fs: &FakeTracefs, warmup: &str, args: &[&str]) -> Job {
     let root = fs.root().to_str().unwrap();
-    let mut all = vec!["timer", "--tracefs", root, "-p", "1000", "--warmup", "0"];
+    let mut all = vec!["timer", "--tracefs", root, "-p", "1000", "--warmup", warmup];
     all.extend_from_slice(args);
     Job::start(&all, fs.root())
 }
@@ -200,26 +205,8 @@ fn kernel_mode_reads_each_cpus_thread_latency_and_puts_tracefs_back() {
 )]
 fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
     let fs = FakeTracefs::new();
-    let root = fs.root().to_str().unwrap();
-    let args = [
-        "timer",
-        "--tracefs",
-        root,
-        "-p",
-        "1000",
-        "--warmup",
-        "1",
-        "-t",
-        "irq",
-        "-T",
-        "3",
-        "-c",
-        "0-1",
-        "-f",
-        "-b",
-        "0.504",
-    ];
-    let mut job = Job::start(&args, fs.root());
+    let args = ["-t", "irq", "-T", "3", "-c", "0-1", "-f", "-b", "0.504"];
+    let mut job = warming_up(&fs, "1", &args);
     let mut pipe = fs.pipe_writer();
     // -f: a second instance, nobody reads, keeps the whole trace.
     assert_eq!(
@@ -471,5 +458,60 @@ fn this_kernel_refuses_the_kernel_modes_clearly() {
             Err(_) => "not mounted",
         };
         assert!(stderr.contains(expected), "{stderr}");
+    }
+}
+
+/// Ctrl-C in the warm-up: no sample counted, so no table of zeros that reads as a perfect
+/// machine; stderr says why nothing was reported, and tracefs is as found.
+#[test]
+fn ctrl_c_in_the_warm_up_says_no_samples_were_taken() {
+    let fs = FakeTracefs::new();
+    let mut job = warming_up(&fs, "5", &["-t", "1"]);
+    // The open returns once latkit reads the pipe: it is measuring, in its warm-up.
+    let mut pipe = fs.pipe_writer();
+    pipe.write_all(lines(0..100).as_bytes()).unwrap();
+    job.ctrl_c();
+    let out = job.finish("Ctrl-C in the warm-up");
+    drop(pipe);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted during the warm-up (5 s): no samples were taken"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("0.000"), "{stdout}");
+    fs.assert_as_found();
+}
+
+/// The kernel modes measure the kernel's per-CPU threads, whatever latkit's own affinity: under
+/// `taskset -c 1` the default is still every online CPU, and `-c 0-1` is not refused.
+#[test]
+fn under_taskset_the_kernel_modes_still_measure_every_online_cpu() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    if online.trim() != "0-1" {
+        return; // The fake trace below is of CPUs 0 and 1, as this machine has them.
+    }
+    let fs = FakeTracefs::new();
+    let root = fs.root().to_str().unwrap();
+    let args = ["timer", "--tracefs", root, "-p", "1000", "--warmup", "0"];
+    for cpus in [&[][..], &["-c", "0-1"][..]] {
+        let taskset = crate::common::peer("taskset", "apt-get install util-linux");
+        let wrapper = [taskset.to_str().unwrap(), "-c", "1"];
+        let more = ["-t", "1", "-T", "2", "--format", "json"];
+        let all: Vec<&str> = args.iter().chain(&more).chain(cpus).copied().collect();
+        let mut job = crate::common::Job::start_under(&wrapper, &all, fs.root());
+        let mut pipe = fs.pipe_writer();
+        assert_eq!(fs.read("osnoise/cpus"), "0,1");
+        pipe.write_all(lines(0..2000).as_bytes()).unwrap();
+        drop(pipe);
+        let out = job.finish("under taskset");
+        assert!(out.status.success(), "{out:?}");
+        fs.assert_as_found();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(benchmark(&doc, "cpu0")["timer"]["samples"].as_u64() > Some(1900));
+        assert!(benchmark(&doc, "cpu1")["timer"]["samples"].as_u64() > Some(1900));
     }
 }

@@ -83,35 +83,25 @@ pub struct TimerConfig {
     pub break_us: Option<f64>,
 }
 
-/// A `--cpu` list: `0`, `0,2`, `1-3`, `all`, of CPUs that exist on this machine; the error
-/// says what is wrong with it.
+/// A `--cpu` list: `0`, `0,2`, `1-3`, `all`, of CPUs online on this machine; the error says
+/// what is wrong with it.
 pub fn cpu_list(list: &str) -> std::result::Result<Vec<usize>, String> {
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cpu_list_among(list, &crate::host::cpus::online())
+}
+
+/// As [`cpu_list`], of the CPUs `online`.
+fn cpu_list_among(list: &str, online: &[usize]) -> std::result::Result<Vec<usize>, String> {
     if list == "all" {
-        return Ok((0..online).collect());
+        return Ok(online.to_vec());
     }
     let bad = |why: String| format!("{why} (expected e.g. `0`, `0,2`, `1-3` or `all`)");
-    let mut cpus = Vec::new();
-    for part in list.split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let parse = |s: &str| {
-            s.trim()
-                .parse::<usize>()
-                .map_err(|_| bad(format!("`{part}` is not a CPU number or range")))
-        };
-        let (a, b) = (parse(a)?, parse(b)?);
-        if a > b {
-            return Err(bad(format!("range `{part}` is backwards")));
-        }
-        cpus.extend(a..=b);
+    let cpus = crate::host::cpus::parse_list(list).map_err(bad)?;
+    if let Some(&cpu) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(format!(
+            "CPU {cpu} is not online (online: {})",
+            crate::host::cpus::format_list(online)
+        ));
     }
-    if let Some(&cpu) = cpus.iter().find(|&&c| c >= online) {
-        return Err(bad(format!(
-            "CPU {cpu} does not exist (this machine has {online})"
-        )));
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
     Ok(cpus)
 }
 
@@ -524,17 +514,19 @@ mod tests {
     }
 
     #[test]
-    fn cpu_lists() {
-        assert_eq!(cpu_list("0").unwrap(), [0]);
-        let online = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(cpu_list("all").unwrap().len(), online);
-        assert!(
-            cpu_list("9999")
-                .unwrap_err()
-                .to_string()
-                .contains("does not exist")
-        );
-        assert!(cpu_list("x").is_err());
-        assert!(cpu_list("1-0").is_err());
+    fn cpu_lists_are_of_online_cpus() {
+        // CPU 1 offline on a four-CPU machine.
+        let online = [0, 2, 3];
+        assert_eq!(cpu_list_among("0", &online).unwrap(), [0]);
+        assert_eq!(cpu_list_among("all", &online).unwrap(), online);
+        assert_eq!(cpu_list_among("2-3", &online).unwrap(), [2, 3]);
+        let refused = cpu_list_among("0-3", &online).unwrap_err();
+        assert_eq!(refused, "CPU 1 is not online (online: 0,2-3)");
+        let not_online = cpu_list_among("99", &online).unwrap_err();
+        assert!(not_online.contains("not online"), "{not_online}");
+        let beyond = cpu_list_among("9999", &online).unwrap_err();
+        assert!(beyond.contains("beyond any machine"), "{beyond}");
+        assert!(cpu_list_among("x", &online).is_err());
+        assert!(cpu_list_among("1-0", &online).is_err());
     }
 }

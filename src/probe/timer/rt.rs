@@ -15,10 +15,14 @@ pub fn pin_to(cpu: usize) -> Result<(), String> {
 /// Moves the calling thread off `busy` CPUs when any other CPU exists, so that the printing
 /// thread does not share a CPU with a measuring one.
 pub fn avoid(busy: &[usize]) -> Result<(), String> {
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let allowed =
+        nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| e.to_string())?;
     let mut set = nix::sched::CpuSet::new();
     let mut any = false;
-    for cpu in (0..online).filter(|c| !busy.contains(c)) {
+    let free = crate::host::cpus::online()
+        .into_iter()
+        .filter(|c| !busy.contains(c));
+    for cpu in free.filter(|&c| allowed.is_set(c).unwrap_or(false)) {
         set.set(cpu).map_err(|e| e.to_string())?;
         any = true;
     }

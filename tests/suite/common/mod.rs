@@ -214,8 +214,22 @@ pub struct Job(Option<std::process::Child>);
 
 impl Job {
     pub fn start(args: &[&str], dir: &std::path::Path) -> Job {
+        Job::start_under(&[], args, dir)
+    }
+
+    /// As [`Job::start`], latkit run by `wrapper` (`taskset -c 1`).
+    pub fn start_under(wrapper: &[&str], args: &[&str], dir: &std::path::Path) -> Job {
         use std::os::unix::process::CommandExt;
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
+        let latkit = assert_cmd::cargo::cargo_bin("latkit");
+        let mut command = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut command = std::process::Command::new(program);
+                command.args(rest).arg(latkit);
+                command
+            }
+            None => std::process::Command::new(latkit),
+        };
+        let child = command
             .args(args)
             .current_dir(dir)
             .env("NO_COLOR", "1")

@@ -60,7 +60,9 @@ impl Kernel {
         let fs = Tracefs::with_timerlat(config.tracefs.as_deref())
             .map_err(|missing| Error::Environment(missing.explain(flag)))?;
         let cpus = match config.cpus.is_empty() {
-            true => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+            // Every online CPU: the kernel's threads and interrupts run there whatever CPUs
+            // latkit itself may use (`taskset`).
+            true => crate::host::cpus::online(),
             false => config.cpus.clone(),
         };
         let session = Session::start(fs, &cpus, config.period_us, stop)
