@@ -515,3 +515,120 @@ fn under_taskset_the_kernel_modes_still_measure_every_online_cpu() {
         assert!(benchmark(&doc, "cpu1")["timer"]["samples"].as_u64() > Some(1900));
     }
 }
+
+/// Two latkits started together: the second is refused by name before it reads or writes
+/// anything, and the first measures undisturbed and puts tracefs back.
+#[test]
+fn a_second_latkit_beside_a_measuring_one_is_refused_and_the_first_is_untouched() {
+    let fs = FakeTracefs::new();
+    let mut first = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let root = fs.root().to_str().unwrap();
+    latkit()
+        .args(["timer", "--tracefs", root, "-t", "1", "-T", "1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("another latkit (pid "))
+        .stderr(predicate::str::contains("is measuring with timerlat"));
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "timerlat");
+    pipe.write_all(lines(0..2000).as_bytes()).unwrap();
+    drop(pipe);
+    let out = first.finish("the first latkit");
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(benchmark(&doc, "cpu0")["timer"]["samples"], 2000);
+    fs.assert_as_found();
+}
+
+/// A latkit killed (SIGKILL) mid-test leaves timerlat tracing at its period; the next one puts
+/// back what the killed one found (not the killed one's settings), says so, and measures.
+#[test]
+fn after_a_sigkill_the_next_latkit_puts_back_what_the_killed_one_found() {
+    let fs = FakeTracefs::new();
+    let root = fs.root().to_str().unwrap();
+    let args = [
+        "timer",
+        "--tracefs",
+        root,
+        "-p",
+        "200",
+        "--warmup",
+        "0",
+        "-t",
+        "1",
+    ];
+    let killed = Job::start(&args, fs.root());
+    let pipe = fs.pipe_writer();
+    assert_eq!(fs.read("osnoise/timerlat_period_us"), "200");
+    nix::sys::signal::killpg(killed.group(), nix::sys::signal::Signal::SIGKILL).unwrap();
+    drop(killed);
+    drop(pipe);
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "timerlat");
+    let mut next = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    pipe.write_all(lines(0..2000).as_bytes()).unwrap();
+    drop(pipe);
+    let out = next.finish("the latkit after a SIGKILL");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("a latkit killed during its test (pid "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("osnoise/timerlat_period_us 1000"),
+        "{stderr}"
+    );
+    fs.assert_as_found();
+}
+
+/// latkit's instance tracing with no record of who left it: refused, with the commands that
+/// clean it, and nothing touched.
+#[test]
+fn a_stale_instance_without_a_record_is_refused_with_the_commands_that_clean_it() {
+    let fs = FakeTracefs::new();
+    std::fs::write(
+        fs.root().join("instances/latkit/current_tracer"),
+        "timerlat\n",
+    )
+    .unwrap();
+    let root = fs.root().to_str().unwrap();
+    latkit()
+        .args(["timer", "--tracefs", root, "-t", "1", "-T", "1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("instance latkit of"))
+        .stderr(predicate::str::contains("rmdir "));
+    assert_eq!(fs.read("instances/latkit/current_tracer"), "timerlat");
+    assert_eq!(fs.read("osnoise/timerlat_period_us"), "1000");
+}
+
+/// A tool that starts and ends inside a run (rtla setting a 500 µs period, then putting 1000
+/// back) is seen while it runs: the run says its figures are not the test asked for.
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "another tool's change lasts a while on the real clock"
+)]
+fn a_tool_that_starts_and_ends_inside_a_run_is_reported() {
+    let fs = FakeTracefs::new();
+    let mut job = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    pipe.write_all(lines(0..500).as_bytes()).unwrap();
+    let period = fs.root().join("osnoise/timerlat_period_us");
+    std::fs::write(&period, "500\n").unwrap();
+    // latkit looks once a second while it reads.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    pipe.write_all(lines(500..1000).as_bytes()).unwrap();
+    std::fs::write(&period, "1000\n").unwrap();
+    pipe.write_all(lines(1000..2000).as_bytes()).unwrap();
+    drop(pipe);
+    let out = job.finish("a tool inside the run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("osnoise/timerlat_period_us is 500, latkit set 1000"),
+        "{stderr}"
+    );
+    fs.assert_as_found();
+}

@@ -182,7 +182,12 @@ pub fn run(
         Some(context) => Some(timerlat::Kernel::start(config, context)?),
         None => None,
     };
-    let mut notes = Vec::new();
+    let mut notes: Vec<Note> = kernel
+        .as_ref()
+        .and_then(|k| k.recovered())
+        .map(Note::warning)
+        .into_iter()
+        .collect();
     if config.mlock {
         lock_memory(&mut notes);
     }

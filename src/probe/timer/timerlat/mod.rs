@@ -20,6 +20,7 @@ pub const PERIOD_US: std::ops::RangeInclusive<u64> = 100..=1_000_000;
 /// The priority the kernel gives timerlat's threads (SCHED_FIFO, DEFAULT_TIMERLAT_PRIO).
 pub const KERNEL_PRIORITY: i32 = 95;
 
+mod claim;
 mod session;
 
 use session::Session;
@@ -81,6 +82,11 @@ impl Kernel {
     /// Measures; also returns what the reading noted (lost events, a test cut short).
     pub fn measure(&self, plan: &Plan, display: &mut dyn Display) -> Result<(Measured, Vec<Note>)> {
         measure_all(&self.config, plan, self.context, &self.session, display)
+    }
+
+    /// What a latkit killed mid-test had left, put back before this test began.
+    pub fn recovered(&self) -> Option<String> {
+        self.session.recovered.clone()
     }
 
     /// What another tool changed while the test ran (see [`Session::disturbed`]).
@@ -285,8 +291,13 @@ impl Reader<'_> {
         let mut pending: Vec<u8> = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
         let started = Instant::now();
+        let mut watched = started;
         let mut flow = Flow::More;
         while flow == Flow::More && !self.stop.load(Ordering::Acquire) && !interrupt::requested() {
+            if watched.elapsed() >= Duration::from_secs(1) {
+                self.session.watch();
+                watched = Instant::now();
+            }
             // Checked on every pass: a pipe that yields other events but no samples is silent.
             if progress.last_sample.elapsed() > self.silence {
                 return Err(format!(

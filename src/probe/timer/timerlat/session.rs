@@ -2,6 +2,7 @@
 //! a frozen one with -f), the global settings it changes, and everything put back as it was
 //! found, on every way out.
 
+use super::claim::{Claim, Left, LeftInstance};
 use crate::host::tracefs::Tracefs;
 use crate::ingest::timerlat_trace::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +52,12 @@ pub struct Session {
     /// The stop threshold is set.
     armed: AtomicBool,
     restored: bool,
+    /// This process measures with this tracefs; released once all is put back.
+    claim: Option<Claim>,
+    /// What a latkit killed mid-test had left, put back before this test began.
+    pub recovered: Option<String>,
+    /// The first change another tool made while the test ran, as [`Session::watch`] saw it.
+    seen: std::sync::Mutex<Option<String>>,
 }
 
 impl Session {
@@ -64,15 +71,8 @@ impl Session {
         period_us: u64,
         stop: Option<(Context, u64)>,
     ) -> std::result::Result<Session, String> {
-        let users = top.osnoise_users();
-        if !users.is_empty() {
-            return Err(format!(
-                "timerlat or osnoise is already tracing in {} of {} (rtla or another latkit?); \
-                 their settings are global, so latkit will not run beside it",
-                users.join(", "),
-                top.root().display()
-            ));
-        }
+        let (claim, left) = Claim::take(top.root())?;
+        let recovered = free(&top, left)?;
         let knobs = KNOBS
             .iter()
             .map(|&file| {
@@ -83,6 +83,14 @@ impl Session {
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut left = Left {
+            found: knobs
+                .iter()
+                .map(|k| (k.file.to_string(), k.found.clone()))
+                .collect(),
+            ..Left::default()
+        };
+        claim.record(&left)?;
         let mut session = Session {
             top,
             knobs,
@@ -94,6 +102,9 @@ impl Session {
             }),
             armed: AtomicBool::new(false),
             restored: false,
+            claim: Some(claim),
+            recovered,
+            seen: std::sync::Mutex::new(None),
         };
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
         for (file, value) in [
@@ -107,6 +118,20 @@ impl Session {
         session.reading = Some(session.open(READING)?);
         if stop.is_some() {
             session.frozen = Some(session.open(FROZEN)?);
+        }
+        left.instances = [(READING, &session.reading), (FROZEN, &session.frozen)]
+            .into_iter()
+            .filter_map(|(name, instance)| {
+                instance.as_ref().map(|i| LeftInstance {
+                    name: name.to_string(),
+                    made: i.made,
+                    tracer: i.found_tracer.clone(),
+                    on: i.found_on.clone(),
+                })
+            })
+            .collect();
+        if let Some(claim) = &session.claim {
+            claim.record(&left)?;
         }
         for instance in [&session.reading, &session.frozen].into_iter().flatten() {
             start_tracing(&instance.fs)?;
@@ -176,10 +201,25 @@ impl Session {
         }
     }
 
-    /// What another tool changed while latkit measured: a global setting that no longer
-    /// holds what latkit wrote, or another instance or the top level tracing with timerlat or
-    /// osnoise. `None` when nothing did.
+    /// Looks for another tool's changes now (once a second while the test runs): a tool that
+    /// starts and ends inside the test leaves nothing to see at its end.
+    pub fn watch(&self) {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_none() {
+            *seen = self.changed_now();
+        }
+    }
+
+    /// What another tool changed while latkit measured: the first change [`Session::watch`]
+    /// saw, else one there now. `None` when nothing did.
     pub fn disturbed(&self) -> Option<String> {
+        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        seen.or_else(|| self.changed_now())
+    }
+
+    /// A global setting that no longer holds what latkit wrote, or another instance or the
+    /// top level tracing with timerlat or osnoise.
+    fn changed_now(&self) -> Option<String> {
         let mut changes: Vec<String> = self
             .knobs
             .iter()
@@ -233,8 +273,90 @@ impl Session {
                 problems.push(e);
             }
         }
+        // What could not be put back stays recorded, for the next latkit to finish.
+        if let (true, Some(claim)) = (problems.is_empty(), self.claim.take()) {
+            claim.release();
+        }
         problems
     }
+}
+
+/// Refuses when anything else traces with timerlat or osnoise (their settings are global).
+/// latkit's own instances tracing with no latkit holding them were left by one that was
+/// killed: with what it found (`left`), they are stopped and its settings put back (said in
+/// the returned line); without, the refusal names the commands that clean them.
+fn free(top: &Tracefs, left: Option<Left>) -> std::result::Result<Option<String>, String> {
+    let ours = |user: &String| {
+        [READING, FROZEN]
+            .iter()
+            .any(|n| *user == format!("instance {n}"))
+    };
+    let (stale, others): (Vec<String>, Vec<String>) =
+        top.osnoise_users().into_iter().partition(ours);
+    if !others.is_empty() {
+        return Err(format!(
+            "timerlat or osnoise is already tracing in {} of {} (rtla or another latkit?); \
+             their settings are global, so latkit will not run beside it",
+            others.join(", "),
+            top.root().display()
+        ));
+    }
+    let Some(left) = left else {
+        return match stale.is_empty() {
+            true => Ok(None),
+            false => Err(cleaning_commands(top, &stale)),
+        };
+    };
+    let mut put = Vec::new();
+    for instance in &left.instances {
+        let name = instance.name.as_str();
+        if [READING, FROZEN].contains(&name) && top.path(&format!("instances/{name}")).is_dir() {
+            let (fs, _) = top.instance(name)?;
+            let stopped = put_back(Instance {
+                fs,
+                made: instance.made,
+                found_tracer: instance.tracer.clone(),
+                found_on: instance.on.clone(),
+            });
+            stopped.into_iter().next().map_or(Ok(()), Err)?;
+            put.push(format!("stopped instances/{name}"));
+        }
+    }
+    for (file, found) in &left.found {
+        if KNOBS.contains(&file.as_str()) && top.read(file).is_ok_and(|now| now != *found) {
+            top.write(file, found)?;
+            put.push(format!("{file} {found}"));
+        }
+    }
+    Ok(Some(format!(
+        "a latkit killed during its test (pid {}) had left timerlat as it set it; put back \
+         what it found first ({})",
+        left.pid,
+        match put.is_empty() {
+            true => "nothing had changed".to_string(),
+            false => put.join(", "),
+        }
+    )))
+}
+
+/// The refusal for latkit's instances left tracing by a run that kept no record: which, and
+/// the commands that stop and remove them.
+fn cleaning_commands(top: &Tracefs, stale: &[String]) -> String {
+    let commands: Vec<String> = [READING, FROZEN]
+        .iter()
+        .filter(|name| stale.contains(&format!("instance {name}")))
+        .map(|name| {
+            let dir = top.path(&format!("instances/{name}")).display().to_string();
+            format!("echo 0 > {dir}/tracing_on; echo nop > {dir}/current_tracer; rmdir {dir}")
+        })
+        .collect();
+    format!(
+        "{} of {} is tracing, left by a latkit that was killed without a record of what it \
+         found; check osnoise/ for its settings, then clean it: {}",
+        stale.join(", "),
+        top.root().display(),
+        commands.join("; ")
+    )
 }
 
 /// Starts timerlat in an instance, its buffer emptied.
