@@ -212,10 +212,10 @@ pub fn timer_limits(runs: &[Run], break_us: Option<f64>, max_us: Option<f64>) ->
     let info = runs.first().and_then(|r| r.timer.as_ref())?;
     if let Some(hit) = &info.break_hit {
         return Some(format!(
-            "break: thread {} woke {:.3} µs late at {:.3} s (--break {} µs)",
+            "break: thread {} woke {:.3} µs late {} (--break {} µs)",
             hit.thread,
             hit.latency_ns as f64 / 1000.0,
-            hit.at_s,
+            hit.when(),
             break_us.unwrap_or_default()
         ));
     }

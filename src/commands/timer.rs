@@ -43,12 +43,7 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
     // From here Ctrl-C stops the test and still reports it.
     env.interrupt.install();
     if args.histogram && config.duration_s == 0 && !args.output.quiet {
-        // `-h` is Xenomai's and cyclictest's histogram; someone asking for help would
-        // otherwise watch an endless test start.
-        console.say(
-            "latkit: -h is --histogram (as in Xenomai and cyclictest), help is --help; \
-             measuring until Ctrl-C (-T S stops after S seconds)",
-        );
+        say_dash_h_is_the_histogram(console);
     }
     let mut live = Live {
         sinks: &mut sinks,
@@ -114,6 +109,15 @@ pub fn run(args: TimerOptions, env: &Env) -> Result<()> {
         Some(missed) => Err(Error::Failed(missed)),
         None => Ok(()),
     }
+}
+
+/// `-h` is Xenomai's and cyclictest's histogram; someone asking for help would otherwise
+/// watch an endless test start.
+fn say_dash_h_is_the_histogram(console: &crate::env::Console) {
+    console.say(
+        "latkit: -h is --histogram (as in Xenomai and cyclictest), help is --help; measuring \
+         until Ctrl-C (-T S stops after S seconds)",
+    );
 }
 
 /// Whether the test ended before its first sample counted (Ctrl-C in the warm-up).

@@ -139,8 +139,19 @@ impl TimerSummary {
 pub struct BreakHit {
     pub thread: usize,
     pub latency_ns: i64,
-    /// Seconds since measuring started (after warm-up).
+    /// Seconds since measuring started (after warm-up); negative in the warm-up (a kernel
+    /// mode's frozen trace breaks there too).
     pub at_s: f64,
+}
+
+impl BreakHit {
+    /// `at 1.250 s`, or `in the warm-up, 0.599 s before its end`.
+    pub fn when(&self) -> String {
+        match self.at_s < 0.0 {
+            true => format!("in the warm-up, {:.3} s before its end", -self.at_s),
+            false => format!("at {:.3} s", self.at_s),
+        }
+    }
 }
 
 /// A histogram with fixed-width buckets counted the way Xenomai and cyclictest count them:

@@ -245,10 +245,10 @@ impl Reporter for Xenomai {
             if let Some(hit) = &info.break_hit {
                 writeln!(
                     out,
-                    "# break: thread {} woke {:.3} us late at {:.3} s",
+                    "# break: thread {} woke {:.3} us late {}",
                     hit.thread,
                     hit.latency_ns as f64 / 1000.0,
-                    hit.at_s
+                    hit.when()
                 )?;
             }
         }

@@ -246,10 +246,10 @@ fn max_and_break_thresholds_exit_1() {
 #[test]
 fn bad_arguments_exit_2() {
     latkit()
-        .args(["timer", "-c", "9999"])
+        .args(["timer", "-c", "999"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("does not exist"));
+        .stderr(predicate::str::contains("CPU 999 is not online (online: 0"));
     latkit().args(["timer", "-P", "100"]).assert().code(2);
     latkit()
         .args(["timer", "-p", "0", "-T", "1"])

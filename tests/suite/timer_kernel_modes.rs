@@ -198,11 +198,19 @@ fn kernel_mode_reads_each_cpus_thread_latency_and_puts_tracefs_back() {
     assert!(notes.contains("lost 3 timerlat events"), "{notes}");
 }
 
+/// CPU 0's IRQ of activation `i` woke `irq_ns` late: a spike in an otherwise calm trace.
+fn spike(i: usize, irq_ns: u64) -> String {
+    format!(
+        "          <idle>-0       [000] d.h1    {}: #{:<5} context    irq timer_latency {irq_ns:>9} ns\n",
+        stamp(i, irq_ns),
+        i + 1
+    )
+}
+
+/// The frozen trace (-f) ends at the sample latkit reports: the kernel's whole-µs threshold
+/// is set before tracing starts and is the break latkit applies, so a 506 ns IRQ above
+/// -b 0.504 but below the kernel's 1 µs does not break, and the 1.2 µs spike does.
 #[test]
-#[cfg_attr(
-    not(feature = "interop"),
-    ignore = "polls tracefs for the armed threshold on the real clock"
-)]
 fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
     let fs = FakeTracefs::new();
     let args = ["-t", "irq", "-T", "3", "-c", "0-1", "-f", "-b", "0.504"];
@@ -214,17 +222,11 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
         "timerlat"
     );
     assert_eq!(fs.read("osnoise/cpus"), "0,1");
-    // The warm-up's samples (above -b as many are) do not count: the kernel's stop
-    // threshold waits for the warm-up's end.
-    assert_eq!(fs.read("osnoise/stop_tracing_us"), "0");
-    pipe.write_all(lines(0..1000).as_bytes()).unwrap();
-    // Past the warm-up, the kernel stops the trace at the first whole µs above -b, in the
-    // IRQ.
-    crate::common::wait_until("the stop threshold armed after the warm-up", || {
-        fs.read("osnoise/stop_tracing_us") == "1"
-    });
+    // Armed before the first sample: the kernel checks every one, as latkit does.
+    assert_eq!(fs.read("osnoise/stop_tracing_us"), "1");
     assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
-    let _ = pipe.write_all(lines(1000..3000).as_bytes());
+    let trace = lines(0..1500) + &spike(1500, 1200) + &lines(1501..3000);
+    let _ = pipe.write_all(trace.as_bytes());
     drop(pipe);
     let out = job.finish("-t 2");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -234,9 +236,9 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
         stdout.contains("== Test mode: in-kernel timer handler"),
         "{stdout}"
     );
-    // The first IRQ after the warm-up (1000 periods), 506 ns, is above 0.504 µs.
+    // The spike, 501 periods after the warm-up's 1000: the sample the kernel stopped at.
     assert!(
-        stdout.contains("woke 0.506 us late at 0.001 s"),
+        stdout.contains("woke 1.200 us late at 0.501 s"),
         "the break sample is reported: {stdout}"
     );
     let dir = fs.root().join("instances/latkit-frozen");
@@ -631,4 +633,28 @@ fn a_tool_that_starts_and_ends_inside_a_run_is_reported() {
         "{stderr}"
     );
     fs.assert_as_found();
+}
+
+/// With -f, a spike in the warm-up stops the kernel's trace too: latkit reports that sample
+/// as the break, said to be in the warm-up, so the frozen trace ends where the report says.
+#[test]
+fn a_warm_up_spike_is_the_frozen_traces_break_and_is_said_to_be_in_the_warm_up() {
+    let fs = FakeTracefs::new();
+    let args = ["-t", "irq", "-T", "3", "-c", "0-1", "-f", "-b", "0.504"];
+    let mut job = warming_up(&fs, "1", &args);
+    let mut pipe = fs.pipe_writer();
+    let trace = lines(0..400) + &spike(400, 2300) + &lines(401..3000);
+    let _ = pipe.write_all(trace.as_bytes());
+    drop(pipe);
+    let out = job.finish("a warm-up spike");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("woke 2.300 us late in the warm-up, 0.599 s before its end"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the break is at 1 µs or more (-b 0.504)"),
+        "{stdout}"
+    );
 }

@@ -41,6 +41,9 @@ pub struct Plan {
     pub bucket_ns: u64,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<i64>,
+    /// The warm-up's samples break too: the kernel's frozen trace (-f) stops at the first
+    /// sample above its threshold, warm-up or not, and the break reported is that sample.
+    pub break_in_warmup: bool,
     /// Stop after this many intervals of `periods_per_interval` periods (the requested
     /// duration): periods, not samples, so that missed periods do not lengthen the test.
     pub intervals: Option<u64>,
@@ -311,6 +314,9 @@ impl<'a> Sampler<'a> {
         };
         self.periods = self.periods.saturating_add(missed).saturating_add(1);
         if self.periods <= self.plan.warmup_periods {
+            if self.plan.break_in_warmup {
+                self.check_break(latency, stop);
+            }
             return true;
         }
         // Nor are periods before it: of a gap across the warm-up's end, only those after it.
@@ -326,17 +332,9 @@ impl<'a> Sampler<'a> {
                 f.freeze(self.index, latency);
             }
         }
-        if let Some(limit) = self.plan.break_ns
-            && latency > limit
-        {
-            let live = self.live;
-            live.break_latency.store(latency, Ordering::Relaxed);
-            live.break_sample
-                .store(self.periods - self.plan.warmup_periods, Ordering::Relaxed);
-            live.broke.store(true, Ordering::Release);
-            stop.store(true, Ordering::Release);
-        }
+        self.check_break(latency, stop);
         if self.periods >= self.interval_end {
+            let recorded = &mut self.recorded;
             recorded.interval_min.add(self.interval.min);
             recorded.interval_max.add(self.interval.max);
             self.live.intervals.publish(self.published, &self.interval);
@@ -354,9 +352,18 @@ impl<'a> Sampler<'a> {
         true
     }
 
-    /// Whether the warm-up is over.
-    pub fn warmed_up(&self) -> bool {
-        self.periods >= self.plan.warmup_periods
+    /// A `--break` sample: said to the live view (its period, counted from the start) and
+    /// the test stopped.
+    fn check_break(&self, latency: i64, stop: &AtomicBool) {
+        if let Some(limit) = self.plan.break_ns
+            && latency > limit
+        {
+            let live = self.live;
+            live.break_latency.store(latency, Ordering::Relaxed);
+            live.break_sample.store(self.periods, Ordering::Relaxed);
+            live.broke.store(true, Ordering::Release);
+            stop.store(true, Ordering::Release);
+        }
     }
 
     pub fn finish(self) -> Recorded {
@@ -412,6 +419,7 @@ mod tests {
             hist_buckets: 100,
             bucket_ns: 1_000,
             break_ns: None,
+            break_in_warmup: false,
             intervals: Some(5),
         }
     }

@@ -184,10 +184,8 @@ pub fn run(
     };
     let mut notes: Vec<Note> = kernel
         .as_ref()
-        .and_then(|k| k.recovered())
-        .map(Note::warning)
-        .into_iter()
-        .collect();
+        .map(|k| k.setup_notes(config.break_us))
+        .unwrap_or_default();
     if config.mlock {
         lock_memory(&mut notes);
     }
@@ -214,7 +212,7 @@ pub fn run(
     for (what, err, effect) in setup_errors {
         warn(&mut notes, &what, &err, effect);
     }
-    let break_hit = break_hit(&lives, plan.period_ns);
+    let break_hit = break_hit(&lives, &plan);
     let mut disturbed = None;
     if let Some(kernel) = kernel {
         disturbed = kernel.disturbed();
@@ -342,12 +340,14 @@ fn measure_all(
 }
 
 /// The first `--break` sample any thread hit: which thread, how late, and when.
-fn break_hit(lives: &[Live], period_ns: i64) -> Option<BreakHit> {
+fn break_hit(lives: &[Live], plan: &Plan) -> Option<BreakHit> {
     lives.iter().enumerate().find_map(|(thread, live)| {
+        // Periods after the warm-up's end; a warm-up sample (-f in a kernel mode) is before 0.
+        let sample = live.break_sample.load(Ordering::Relaxed) as f64;
         live.broke.load(Ordering::Acquire).then(|| BreakHit {
             thread,
             latency_ns: live.break_latency.load(Ordering::Relaxed),
-            at_s: live.break_sample.load(Ordering::Relaxed) as f64 * period_ns as f64 / 1e9,
+            at_s: (sample - plan.warmup_periods as f64) * plan.period_ns as f64 / 1e9,
         })
     })
 }
@@ -364,6 +364,7 @@ fn plan_of(config: &TimerConfig) -> Plan {
         hist_buckets: config.hist_buckets.max(1),
         bucket_ns: config.bucket_ns.max(1),
         break_ns: config.break_us.map(|us| (us * 1000.0).round() as i64),
+        break_in_warmup: config.freeze_trace && config.mode.context().is_some(),
         intervals: (config.duration_s > 0).then_some(config.duration_s),
     }
 }

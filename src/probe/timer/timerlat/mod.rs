@@ -48,8 +48,7 @@ impl Kernel {
         }
         let stop = match (config.freeze_trace, config.break_us) {
             (false, _) => None,
-            // The kernel stops at a whole number of µs or more: the first one above -b, so
-            // that every sample it stops at is a -b sample to latkit too.
+            // The kernel stops at a whole number of µs or more: the first one above -b.
             (true, Some(us)) => Some((context, (us * 1000.0).round().max(0.0) as u64 / 1000 + 1)),
             (true, None) => {
                 return Err(Error::Input(format!(
@@ -74,6 +73,12 @@ impl Kernel {
             config: TimerConfig {
                 cpus,
                 priority: Some(KERNEL_PRIORITY),
+                // With -f the break is the kernel's own (its whole µs or more), so that the
+                // frozen trace ends at the sample latkit reports.
+                break_us: match stop {
+                    Some((_, us)) => Some((us * 1000 - 1) as f64 / 1000.0),
+                    None => config.break_us,
+                },
                 ..config.clone()
             },
         })
@@ -84,9 +89,23 @@ impl Kernel {
         measure_all(&self.config, plan, self.context, &self.session, display)
     }
 
-    /// What a latkit killed mid-test had left, put back before this test began.
-    pub fn recovered(&self) -> Option<String> {
-        self.session.recovered.clone()
+    /// What setting up said: a latkit killed mid-test had left tracefs as it set it (put
+    /// back now), and with -f, the break the kernel's whole-µs threshold makes of -b.
+    pub fn setup_notes(&self, asked_break_us: Option<f64>) -> Vec<Note> {
+        let threshold = match (
+            self.config.freeze_trace,
+            self.config.break_us,
+            asked_break_us,
+        ) {
+            (true, Some(us), Some(asked)) => Some(Note::info(format!(
+                "-f: the kernel stops its trace at whole µs, so the break is at {} µs or more \
+                 (-b {asked}), where the frozen trace ends",
+                ((us * 1000.0).round() as u64 + 1) / 1000
+            ))),
+            _ => None,
+        };
+        let recovered = self.session.recovered.clone().map(Note::warning);
+        recovered.into_iter().chain(threshold).collect()
     }
 
     /// What another tool changed while the test ran (see [`Session::disturbed`]).
@@ -234,8 +253,6 @@ struct Slot<'a> {
 /// What the lines read so far left: each CPU's sampler, and what the reading noted.
 struct Progress<'a> {
     slots: Vec<Slot<'a>>,
-    /// The kernel's stop threshold is set (-f).
-    armed: bool,
     /// When (trace clock) the first CPU had its duration: the others have a silence more.
     first_done: Option<u64>,
     /// Events the kernel dropped before latkit read them.
@@ -255,7 +272,6 @@ impl Reader<'_> {
     fn read(&self, pipe: std::fs::File) -> ReaderEnd {
         let mut progress = Progress {
             slots: Vec::new(),
-            armed: false,
             first_done: None,
             lost: 0,
             cut_short: None,
@@ -376,10 +392,6 @@ impl Reader<'_> {
         if self.stop.load(Ordering::Acquire) {
             // A --break sample: nothing after it counts, as in user mode.
             return Ok(Flow::Done);
-        }
-        if !progress.armed && progress.slots.iter().all(|s| s.sampler.warmed_up()) {
-            progress.armed = true;
-            self.session.arm()?;
         }
         match progress.slots.iter().all(|s| s.done) {
             true => Ok(Flow::Done),

@@ -5,7 +5,6 @@
 use super::claim::{Claim, Left, LeftInstance};
 use crate::host::tracefs::Tracefs;
 use crate::ingest::timerlat_trace::Context;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The instance latkit reads its samples from, consuming them as they come. An instance of
 /// its own, as rtla's, leaves the top level's tracer and buffer to the user.
@@ -46,11 +45,9 @@ pub struct Session {
     knobs: Vec<Knob>,
     reading: Option<Instance>,
     frozen: Option<Instance>,
-    /// The kernel's stop threshold (file, µs), armed once the warm-up is over so that no
-    /// warm-up sample stops the trace.
+    /// The kernel's stop threshold (file, µs), set before tracing starts: every sample is
+    /// checked, as latkit checks it.
     stop: Option<(&'static str, u64)>,
-    /// The stop threshold is set.
-    armed: AtomicBool,
     restored: bool,
     /// This process measures with this tracefs; released once all is put back.
     claim: Option<Claim>,
@@ -100,18 +97,27 @@ impl Session {
                 Context::Irq => ("osnoise/stop_tracing_us", us),
                 _ => ("osnoise/stop_tracing_total_us", us),
             }),
-            armed: AtomicBool::new(false),
             restored: false,
             claim: Some(claim),
             recovered,
             seen: std::sync::Mutex::new(None),
         };
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        let threshold = |file: &str| match session.stop {
+            Some((stops, us)) if stops == file => us.to_string(),
+            _ => "0".to_string(),
+        };
         for (file, value) in [
             ("osnoise/cpus", list.join(",")),
             ("osnoise/timerlat_period_us", period_us.to_string()),
-            ("osnoise/stop_tracing_us", "0".to_string()),
-            ("osnoise/stop_tracing_total_us", "0".to_string()),
+            (
+                "osnoise/stop_tracing_us",
+                threshold("osnoise/stop_tracing_us"),
+            ),
+            (
+                "osnoise/stop_tracing_total_us",
+                threshold("osnoise/stop_tracing_total_us"),
+            ),
         ] {
             session.set(file, value)?;
         }
@@ -119,7 +125,19 @@ impl Session {
         if stop.is_some() {
             session.frozen = Some(session.open(FROZEN)?);
         }
-        left.instances = [(READING, &session.reading), (FROZEN, &session.frozen)]
+        left.instances = session.instances_held();
+        if let Some(claim) = &session.claim {
+            claim.record(&left)?;
+        }
+        for instance in [&session.reading, &session.frozen].into_iter().flatten() {
+            start_tracing(&instance.fs)?;
+        }
+        Ok(session)
+    }
+
+    /// The instances this test traces in, as a record for the latkit after a SIGKILL.
+    fn instances_held(&self) -> Vec<LeftInstance> {
+        [(READING, &self.reading), (FROZEN, &self.frozen)]
             .into_iter()
             .filter_map(|(name, instance)| {
                 instance.as_ref().map(|i| LeftInstance {
@@ -129,14 +147,7 @@ impl Session {
                     on: i.found_on.clone(),
                 })
             })
-            .collect();
-        if let Some(claim) = &session.claim {
-            claim.record(&left)?;
-        }
-        for instance in [&session.reading, &session.frozen].into_iter().flatten() {
-            start_tracing(&instance.fs)?;
-        }
-        Ok(session)
+            .collect()
     }
 
     /// Writes a global setting, remembering what it then holds in the kernel's own spelling
@@ -149,17 +160,6 @@ impl Session {
         self.top.write(file, &value)?;
         knob.wrote = Some(self.top.read(file)?);
         Ok(())
-    }
-
-    /// What a global setting should hold now, as latkit set it (the stop threshold once
-    /// armed); `None` for one latkit has not written.
-    fn expected(&self, knob: &Knob) -> Option<String> {
-        match self.stop {
-            Some((file, us)) if file == knob.file && self.armed.load(Ordering::Acquire) => {
-                Some(us.to_string())
-            }
-            _ => knob.wrote.clone(),
-        }
     }
 
     /// The instance `name`, made if needed; one latkit left behind is taken over unless it is
@@ -190,17 +190,6 @@ impl Session {
         self.frozen.as_ref().map(|i| i.fs.root().to_path_buf())
     }
 
-    /// Sets the kernel's stop threshold (-f), once the warm-up is over.
-    pub fn arm(&self) -> std::result::Result<(), String> {
-        match self.stop {
-            Some((file, us)) => {
-                self.armed.store(true, Ordering::Release);
-                self.top.write(file, &us.to_string())
-            }
-            None => Ok(()),
-        }
-    }
-
     /// Looks for another tool's changes now (once a second while the test runs): a tool that
     /// starts and ends inside the test leaves nothing to see at its end.
     pub fn watch(&self) {
@@ -224,7 +213,7 @@ impl Session {
             .knobs
             .iter()
             .filter_map(|knob| {
-                let wrote = self.expected(knob)?;
+                let wrote = knob.wrote.clone()?;
                 let now = self.top.read(knob.file).ok()?;
                 (now != wrote).then(|| format!("{} is {now}, latkit set {wrote}", knob.file))
             })
@@ -264,7 +253,7 @@ impl Session {
             problems.extend(put_back(reading));
         }
         for knob in &self.knobs {
-            let Some(wrote) = self.expected(knob) else {
+            let Some(wrote) = knob.wrote.clone() else {
                 continue;
             };
             if self.top.read(knob.file).is_ok_and(|now| now == wrote)
