@@ -41,6 +41,7 @@ impl FakeTracefs {
             let instance = dir.path().join("instances").join(instance);
             std::fs::create_dir_all(&instance).unwrap();
             std::fs::write(instance.join("trace"), "").unwrap();
+            std::fs::write(instance.join("trace_marker"), "").unwrap();
             nix::unistd::mkfifo(
                 &instance.join("trace_pipe"),
                 nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
@@ -207,9 +208,14 @@ fn spike(i: usize, irq_ns: u64) -> String {
     )
 }
 
+/// What the kernel writes into the read trace for latkit's marker: the stop threshold is armed.
+const ARMED: &str =
+    "          latkit-1       [000] .....    54.000000: tracing_mark_write: latkit: armed\n";
+
 /// The frozen trace (-f) ends at the sample latkit reports: the kernel's whole-µs threshold
-/// is set before tracing starts and is the break latkit applies, so a 506 ns IRQ above
-/// -b 0.504 but below the kernel's 1 µs does not break, and the 1.2 µs spike does.
+/// is the break latkit applies from the moment it is armed (its marker), so a spike before
+/// it does not break, a 506 ns IRQ above -b 0.504 but below the kernel's 1 µs does not
+/// either, and the 1.2 µs spike after it does.
 #[test]
 fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
     let fs = FakeTracefs::new();
@@ -222,10 +228,11 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
         "timerlat"
     );
     assert_eq!(fs.read("osnoise/cpus"), "0,1");
-    // Armed before the first sample: the kernel checks every one, as latkit does.
+    // Armed once both instances trace, and marked in the trace latkit reads.
     assert_eq!(fs.read("osnoise/stop_tracing_us"), "1");
     assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
-    let trace = lines(0..1500) + &spike(1500, 1200) + &lines(1501..3000);
+    assert_eq!(fs.read("instances/latkit/trace_marker"), "latkit: armed");
+    let trace = spike(0, 5000) + ARMED + &lines(1..1500) + &spike(1500, 1200) + &lines(1501..3000);
     let _ = pipe.write_all(trace.as_bytes());
     drop(pipe);
     let out = job.finish("-t 2");
@@ -643,7 +650,7 @@ fn a_warm_up_spike_is_the_frozen_traces_break_and_is_said_to_be_in_the_warm_up()
     let args = ["-t", "irq", "-T", "3", "-c", "0-1", "-f", "-b", "0.504"];
     let mut job = warming_up(&fs, "1", &args);
     let mut pipe = fs.pipe_writer();
-    let trace = lines(0..400) + &spike(400, 2300) + &lines(401..3000);
+    let trace = ARMED.to_string() + &lines(0..400) + &spike(400, 2300) + &lines(401..3000);
     let _ = pipe.write_all(trace.as_bytes());
     drop(pipe);
     let out = job.finish("a warm-up spike");

@@ -265,6 +265,9 @@ pub struct Sampler<'a> {
     last_period: Option<u64>,
     published: u64,
     max_so_far: i64,
+    /// `--break` samples stop the test (a kernel's frozen trace: from the moment its stop
+    /// threshold is armed, as the kernel checks them).
+    pub breaking: bool,
 }
 
 impl<'a> Sampler<'a> {
@@ -297,6 +300,7 @@ impl<'a> Sampler<'a> {
             }),
             published: 0,
             max_so_far: i64::MIN,
+            breaking: true,
         })
     }
 
@@ -357,6 +361,7 @@ impl<'a> Sampler<'a> {
     fn check_break(&self, latency: i64, stop: &AtomicBool) {
         if let Some(limit) = self.plan.break_ns
             && latency > limit
+            && self.breaking
         {
             let live = self.live;
             live.break_latency.store(latency, Ordering::Relaxed);

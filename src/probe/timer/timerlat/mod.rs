@@ -116,12 +116,20 @@ impl Kernel {
     /// Puts tracefs back; notes what could not be, and where a frozen trace is.
     pub fn finish(mut self, frozen: bool) -> Vec<Note> {
         let kept = self.session.frozen_root();
+        // The kernel stops its trace at once; by the time latkit read the break it is off.
+        let ran_past = frozen && self.session.frozen_still_tracing();
         let mut notes: Vec<Note> = self
             .session
             .restore(frozen)
             .into_iter()
             .map(|p| Note::warning(format!("could not restore tracefs: {p}")))
             .collect();
+        if ran_past {
+            notes.push(Note::warning(
+                "-f: the kernel had not stopped its trace at the break (latkit stopped it \
+                 after): the frozen trace runs past the break sample",
+            ));
+        }
         if let (true, Some(dir)) = (frozen, kept) {
             let dir = dir.display();
             notes.push(Note::info(format!(
@@ -297,10 +305,14 @@ impl Reader<'_> {
             .iter()
             .enumerate()
             .map(|(i, live)| {
-                Sampler::new(i, self.plan, live, None).map(|sampler| Slot {
-                    sampler,
-                    done: false,
-                    last_due: None,
+                Sampler::new(i, self.plan, live, None).map(|mut sampler| {
+                    // A frozen trace's break waits for the armed threshold's marker.
+                    sampler.breaking = !self.plan.break_in_warmup;
+                    Slot {
+                        sampler,
+                        done: false,
+                        last_due: None,
+                    }
                 })
             })
             .collect::<std::result::Result<Vec<_>, String>>()?;
@@ -364,6 +376,14 @@ impl Reader<'_> {
             TraceLine::Sample(s) if s.context == self.context => s,
             TraceLine::Lost { events, .. } => {
                 progress.lost = progress.lost.saturating_add(events);
+                return Ok(Flow::More);
+            }
+            // The kernel's stop threshold is armed from here (-f): so are latkit's breaks.
+            _ if line.ends_with(session::ARMED) => {
+                progress
+                    .slots
+                    .iter_mut()
+                    .for_each(|s| s.sampler.breaking = true);
                 return Ok(Flow::More);
             }
             _ => return Ok(Flow::More),

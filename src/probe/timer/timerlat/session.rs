@@ -13,6 +13,9 @@ const READING: &str = "latkit";
 /// buffer keeps the whole trace up to the spike.
 const FROZEN: &str = "latkit-frozen";
 
+/// The marker latkit writes into the trace it reads when the kernel's stop threshold is armed.
+pub const ARMED: &str = "latkit: armed";
+
 /// The global timerlat settings latkit changes (every instance shares them).
 const KNOBS: [&str; 4] = [
     "osnoise/cpus",
@@ -45,8 +48,7 @@ pub struct Session {
     knobs: Vec<Knob>,
     reading: Option<Instance>,
     frozen: Option<Instance>,
-    /// The kernel's stop threshold (file, µs), set before tracing starts: every sample is
-    /// checked, as latkit checks it.
+    /// The kernel's stop threshold (file, µs), armed once both instances trace (-f).
     stop: Option<(&'static str, u64)>,
     restored: bool,
     /// This process measures with this tracefs; released once all is put back.
@@ -103,21 +105,11 @@ impl Session {
             seen: std::sync::Mutex::new(None),
         };
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
-        let threshold = |file: &str| match session.stop {
-            Some((stops, us)) if stops == file => us.to_string(),
-            _ => "0".to_string(),
-        };
         for (file, value) in [
             ("osnoise/cpus", list.join(",")),
             ("osnoise/timerlat_period_us", period_us.to_string()),
-            (
-                "osnoise/stop_tracing_us",
-                threshold("osnoise/stop_tracing_us"),
-            ),
-            (
-                "osnoise/stop_tracing_total_us",
-                threshold("osnoise/stop_tracing_total_us"),
-            ),
+            ("osnoise/stop_tracing_us", "0".to_string()),
+            ("osnoise/stop_tracing_total_us", "0".to_string()),
         ] {
             session.set(file, value)?;
         }
@@ -132,7 +124,30 @@ impl Session {
         for instance in [&session.reading, &session.frozen].into_iter().flatten() {
             start_tracing(&instance.fs)?;
         }
+        session.arm()?;
         Ok(session)
+    }
+
+    /// Arms the kernel's stop threshold (-f) once both instances trace, after a marker in the
+    /// read trace: a sample after the marker is one the kernel checks too, so latkit's break
+    /// is the sample the frozen trace stops at (an instance started later would stop at its
+    /// own first sample above the threshold, one latkit never reads).
+    fn arm(&mut self) -> std::result::Result<(), String> {
+        let Some((file, us)) = self.stop else {
+            return Ok(());
+        };
+        if let Some(reading) = &self.reading {
+            reading.fs.write("trace_marker", ARMED)?;
+        }
+        self.set(file, us.to_string())
+    }
+
+    /// Whether the frozen instance still traces: the kernel did not stop it at latkit's
+    /// break (a sample before the threshold was armed).
+    pub fn frozen_still_tracing(&self) -> bool {
+        self.frozen
+            .as_ref()
+            .is_some_and(|i| i.fs.read("tracing_on").is_ok_and(|on| on == "1"))
     }
 
     /// The instances this test traces in, as a record for the latkit after a SIGKILL.
