@@ -77,7 +77,7 @@ pub struct TimerArgs {
     #[arg(short = 'l', long, value_name = "N", default_value_t = 21)]
     pub lines_per_header: u64,
     /// CPUs to measure on, one pinned thread each: `0`, `0,2`, `1-3` or `all`. Default: one
-    /// unpinned thread (every CPU in the kernel modes).
+    /// unpinned thread (every online CPU in the kernel modes, whatever `taskset` allows latkit).
     #[arg(short = 'c', long = "cpu", value_name = "LIST", value_parser = cpus)]
     cpu: Option<Cpus>,
     /// SCHED_FIFO priority of the measuring threads (1-99); the kernel modes' threads are the

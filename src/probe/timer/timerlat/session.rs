@@ -60,10 +60,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Refuses when anything else traces with timerlat or osnoise (their settings are
-    /// global); otherwise saves the settings, then starts timerlat on `cpus` every
-    /// `period_us` in latkit's instance. With `stop` (-f), the kernel stops the trace at that
-    /// many µs in `context`, once [`Session::arm`] is called. A failure part-way restores.
+    /// Claims tracefs and refuses when anything else traces with timerlat or osnoise (their
+    /// settings are global); otherwise saves the settings (beside the claim too), then starts
+    /// timerlat on `cpus` every `period_us` in latkit's instance. With `stop` (-f), the kernel
+    /// stops the trace at that many µs in `context` from the armed marker on. A failure
+    /// part-way restores.
     pub fn start(
         top: Tracefs,
         cpus: &[usize],
