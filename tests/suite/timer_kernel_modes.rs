@@ -41,7 +41,6 @@ impl FakeTracefs {
             let instance = dir.path().join("instances").join(instance);
             std::fs::create_dir_all(&instance).unwrap();
             std::fs::write(instance.join("trace"), "").unwrap();
-            std::fs::write(instance.join("trace_marker"), "").unwrap();
             nix::unistd::mkfifo(
                 &instance.join("trace_pipe"),
                 nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
@@ -68,6 +67,18 @@ impl FakeTracefs {
             .unwrap()
             .trim_end()
             .to_string()
+    }
+
+    /// What a stop threshold hit does: the kernel turns tracing off in every timerlat instance.
+    fn kernel_stops(&self) {
+        for instance in ["latkit", "latkit-frozen"] {
+            let on = self
+                .root()
+                .join("instances")
+                .join(instance)
+                .join("tracing_on");
+            std::fs::write(on, "0\n").unwrap();
+        }
     }
 
     /// Every control file holds what it held before latkit ran.
@@ -208,14 +219,10 @@ fn spike(i: usize, irq_ns: u64) -> String {
     )
 }
 
-/// What the kernel writes into the read trace for latkit's marker: the stop threshold is armed.
-const ARMED: &str =
-    "          latkit-1       [000] .....    54.000000: tracing_mark_write: latkit: armed\n";
-
-/// The frozen trace (-f) ends at the sample latkit reports: the kernel's whole-µs threshold
-/// is the break latkit applies from the moment it is armed (its marker), so a spike before
-/// it does not break, a 506 ns IRQ above -b 0.504 but below the kernel's 1 µs does not
-/// either, and the 1.2 µs spike after it does.
+/// The frozen trace (-f) ends at the sample latkit reports: the kernel decides the break,
+/// so spikes above -b it did not stop at (the 5 µs one before the threshold was armed, a
+/// 506 ns IRQ above -b 0.504 but below the kernel's 1 µs) do not break, and the 1.2 µs spike
+/// it stopped tracing at does.
 #[test]
 fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
     let fs = FakeTracefs::new();
@@ -228,12 +235,12 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
         "timerlat"
     );
     assert_eq!(fs.read("osnoise/cpus"), "0,1");
-    // Armed once both instances trace, and marked in the trace latkit reads.
+    // Armed once both instances trace.
     assert_eq!(fs.read("osnoise/stop_tracing_us"), "1");
     assert_eq!(fs.read("osnoise/stop_tracing_total_us"), "0");
-    assert_eq!(fs.read("instances/latkit/trace_marker"), "latkit: armed");
-    let trace = spike(0, 5000) + ARMED + &lines(1..1500) + &spike(1500, 1200) + &lines(1501..3000);
-    let _ = pipe.write_all(trace.as_bytes());
+    let trace = spike(0, 5000) + &lines(1..1500) + &spike(1500, 1200);
+    pipe.write_all(trace.as_bytes()).unwrap();
+    fs.kernel_stops();
     drop(pipe);
     let out = job.finish("-t 2");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -650,8 +657,9 @@ fn a_warm_up_spike_is_the_frozen_traces_break_and_is_said_to_be_in_the_warm_up()
     let args = ["-t", "irq", "-T", "3", "-c", "0-1", "-f", "-b", "0.504"];
     let mut job = warming_up(&fs, "1", &args);
     let mut pipe = fs.pipe_writer();
-    let trace = ARMED.to_string() + &lines(0..400) + &spike(400, 2300) + &lines(401..3000);
-    let _ = pipe.write_all(trace.as_bytes());
+    let trace = lines(0..400) + &spike(400, 2300);
+    pipe.write_all(trace.as_bytes()).unwrap();
+    fs.kernel_stops();
     drop(pipe);
     let out = job.finish("a warm-up spike");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -664,4 +672,32 @@ fn a_warm_up_spike_is_the_frozen_traces_break_and_is_said_to_be_in_the_warm_up()
         stdout.contains("the break is at 1 µs or more (-b 0.504)"),
         "{stdout}"
     );
+}
+
+/// Tracing that stops before the test's end (another tool's stop threshold without -f; with
+/// -f, at a sample latkit never read) ends the test with what was measured, said.
+#[test]
+fn a_trace_stopped_early_ends_the_test_said() {
+    for (freeze, said) in [
+        (&[][..], "timerlat's trace stopped before the test's end"),
+        (
+            &["-f", "-b", "5"][..],
+            "the kernel stopped its trace at a sample latkit did not read",
+        ),
+    ] {
+        let fs = FakeTracefs::new();
+        let mut args = vec!["-t", "irq", "-T", "3", "-c", "0-1", "--format", "json"];
+        args.extend_from_slice(freeze);
+        let mut job = warming_up(&fs, "0", &args);
+        let mut pipe = fs.pipe_writer();
+        pipe.write_all(lines(0..1200).as_bytes()).unwrap();
+        fs.kernel_stops();
+        drop(pipe);
+        let out = job.finish("a stopped trace");
+        let doc: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{freeze:?}: {out:?}"));
+        assert!(doc["notes"].to_string().contains(said), "{freeze:?}: {doc}");
+        assert_eq!(benchmark(&doc, "cpu0")["timer"]["samples"], 1200);
+        assert!(!doc.to_string().contains("break_hit"), "{doc}");
+    }
 }

@@ -600,16 +600,19 @@ fn the_kernel_modes_on_a_real_timerlat_kernel() {
         }
     }
 
-    // -f -b: the kernel's threshold (2 µs for -b 1) is set before tracing starts and is
-    // latkit's break, warm-up included: the frozen trace ends at the sample reported.
+    // -f -b: the kernel's threshold (2 µs for -b 1), armed once both instances trace,
+    // decides the break, warm-up included: once tracing is off, latkit reports the last
+    // sample above it, so the frozen trace ends there (another CPU's IRQ of the same instant
+    // aside; no later sample of its CPU).
     let (rc, stderr) = guest.rc("freeze");
     let stdout = guest.file("freeze.out");
     assert_eq!(rc, 1, "{stdout}\n{stderr}");
-    let broke = regex::Regex::new(r"woke ([0-9.]+) us late")
+    let broke = regex::Regex::new(r"thread ([0-9]+) woke ([0-9.]+) us late")
         .unwrap()
         .captures(stdout)
         .unwrap_or_else(|| panic!("no break line: {stdout}\n{stderr}"));
-    let break_ns = (broke[1].parse::<f64>().unwrap() * 1000.0).round() as u64;
+    let break_cpu = format!("[{:03}]", broke[1].parse::<usize>().unwrap());
+    let break_ns = (broke[2].parse::<f64>().unwrap() * 1000.0).round() as u64;
     assert!(break_ns >= 2000, "{stdout}");
     assert!(
         format!("{stdout}{stderr}").contains("instances/latkit-frozen/trace"),
@@ -621,20 +624,15 @@ fn the_kernel_modes_on_a_real_timerlat_kernel() {
         .filter(|l| l.contains("context    irq timer_latency"))
         .collect();
     let needle = format!("timer_latency {break_ns:>9} ns");
-    let at = irq_lines.iter().rposition(|l| l.ends_with(&needle));
+    let at = irq_lines
+        .iter()
+        .rposition(|l| l.ends_with(&needle) && l.contains(&break_cpu))
+        .unwrap_or_else(|| panic!("the break sample ({break_ns} ns) is not in the frozen trace"));
+    let after = &irq_lines[at + 1..];
     assert!(
-        at.is_some(),
-        "the break sample ({break_ns} ns) is not in the frozen trace"
-    );
-    // It ends the trace (another CPU's IRQ of the same instant aside), or latkit says the
-    // kernel had not stopped there: never a frozen trace that runs on unsaid.
-    let ends = at.is_some_and(|at| irq_lines.len() - at <= CPUS);
-    let said = stderr.contains("the frozen trace runs past the break sample");
-    eprintln!("freeze: the break sample ends the frozen trace: {ends}; said it runs past: {said}");
-    assert!(
-        ends || said,
-        "the frozen trace runs past the break sample ({break_ns} ns) unsaid: {:?}",
-        &irq_lines[irq_lines.len().saturating_sub(8)..]
+        after.len() < CPUS && !after.iter().any(|l| l.contains(&break_cpu)),
+        "the frozen trace runs past the break sample ({break_ns} ns on {break_cpu}): {:?}",
+        &irq_lines[at.saturating_sub(4)..]
     );
     assert!(
         guest.state("freeze").contains("instances=latkit-frozen"),

@@ -41,9 +41,9 @@ pub struct Plan {
     pub bucket_ns: u64,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<i64>,
-    /// The warm-up's samples break too: the kernel's frozen trace (-f) stops at the first
-    /// sample above its threshold, warm-up or not, and the break reported is that sample.
-    pub break_in_warmup: bool,
+    /// The kernel decides the break (-f in a kernel mode): its stop threshold stops the
+    /// frozen trace at a sample, warm-up or not, and that sample is the break reported.
+    pub kernel_breaks: bool,
     /// Stop after this many intervals of `periods_per_interval` periods (the requested
     /// duration): periods, not samples, so that missed periods do not lengthen the test.
     pub intervals: Option<u64>,
@@ -265,9 +265,6 @@ pub struct Sampler<'a> {
     last_period: Option<u64>,
     published: u64,
     max_so_far: i64,
-    /// `--break` samples stop the test (a kernel's frozen trace: from the moment its stop
-    /// threshold is armed, as the kernel checks them).
-    pub breaking: bool,
 }
 
 impl<'a> Sampler<'a> {
@@ -300,7 +297,6 @@ impl<'a> Sampler<'a> {
             }),
             published: 0,
             max_so_far: i64::MIN,
-            breaking: true,
         })
     }
 
@@ -318,9 +314,6 @@ impl<'a> Sampler<'a> {
         };
         self.periods = self.periods.saturating_add(missed).saturating_add(1);
         if self.periods <= self.plan.warmup_periods {
-            if self.plan.break_in_warmup {
-                self.check_break(latency, stop);
-            }
             return true;
         }
         // Nor are periods before it: of a gap across the warm-up's end, only those after it.
@@ -356,19 +349,29 @@ impl<'a> Sampler<'a> {
         true
     }
 
-    /// A `--break` sample: said to the live view (its period, counted from the start) and
-    /// the test stopped.
+    /// A `--break` sample, unless the kernel decides the break.
     fn check_break(&self, latency: i64, stop: &AtomicBool) {
         if let Some(limit) = self.plan.break_ns
             && latency > limit
-            && self.breaking
+            && !self.plan.kernel_breaks
         {
-            let live = self.live;
-            live.break_latency.store(latency, Ordering::Relaxed);
-            live.break_sample.store(self.periods, Ordering::Relaxed);
-            live.broke.store(true, Ordering::Release);
-            stop.store(true, Ordering::Release);
+            self.broke_at(latency, self.periods, stop);
         }
+    }
+
+    /// Periods since the start, the warm-up's too: where the sample last taken is.
+    pub fn periods(&self) -> u64 {
+        self.periods
+    }
+
+    /// The sample of `period` (counted from the start), `latency` ns late, is the break:
+    /// said to the live view and the test stopped.
+    pub fn broke_at(&self, latency: i64, period: u64, stop: &AtomicBool) {
+        let live = self.live;
+        live.break_latency.store(latency, Ordering::Relaxed);
+        live.break_sample.store(period, Ordering::Relaxed);
+        live.broke.store(true, Ordering::Release);
+        stop.store(true, Ordering::Release);
     }
 
     pub fn finish(self) -> Recorded {
@@ -424,7 +427,7 @@ mod tests {
             hist_buckets: 100,
             bucket_ns: 1_000,
             break_ns: None,
-            break_in_warmup: false,
+            kernel_breaks: false,
             intervals: Some(5),
         }
     }

@@ -364,7 +364,7 @@ fn plan_of(config: &TimerConfig) -> Plan {
         hist_buckets: config.hist_buckets.max(1),
         bucket_ns: config.bucket_ns.max(1),
         break_ns: config.break_us.map(|us| (us * 1000.0).round() as i64),
-        break_in_warmup: config.freeze_trace && config.mode.context().is_some(),
+        kernel_breaks: config.freeze_trace && config.mode.context().is_some(),
         intervals: (config.duration_s > 0).then_some(config.duration_s),
     }
 }

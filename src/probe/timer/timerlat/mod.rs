@@ -116,20 +116,12 @@ impl Kernel {
     /// Puts tracefs back; notes what could not be, and where a frozen trace is.
     pub fn finish(mut self, frozen: bool) -> Vec<Note> {
         let kept = self.session.frozen_root();
-        // The kernel stops its trace at once; by the time latkit read the break it is off.
-        let ran_past = frozen && self.session.frozen_still_tracing();
         let mut notes: Vec<Note> = self
             .session
             .restore(frozen)
             .into_iter()
             .map(|p| Note::warning(format!("could not restore tracefs: {p}")))
             .collect();
-        if ran_past {
-            notes.push(Note::warning(
-                "-f: the kernel had not stopped its trace at the break (latkit stopped it \
-                 after): the frozen trace runs past the break sample",
-            ));
-        }
         if let (true, Some(dir)) = (frozen, kept) {
             let dir = dir.display();
             notes.push(Note::info(format!(
@@ -267,6 +259,18 @@ struct Progress<'a> {
     lost: u64,
     cut_short: Option<String>,
     last_sample: Instant,
+    /// With -f, the last sample read above the kernel's stop threshold.
+    over: Option<Over>,
+    /// The previous read found the pipe empty and tracing off.
+    seen_off: bool,
+}
+
+/// A sample above the kernel's stop threshold: its CPU's slot, latency (ns) and period.
+#[derive(Clone, Copy)]
+struct Over {
+    slot: usize,
+    latency: i64,
+    period: u64,
 }
 
 /// Whether to read on after a line.
@@ -284,6 +288,8 @@ impl Reader<'_> {
             lost: 0,
             cut_short: None,
             last_sample: Instant::now(),
+            over: None,
+            seen_off: false,
         };
         let recorded = self.samples(pipe, &mut progress);
         // The test is over, for the printer too (also when every CPU has its duration).
@@ -305,14 +311,10 @@ impl Reader<'_> {
             .iter()
             .enumerate()
             .map(|(i, live)| {
-                Sampler::new(i, self.plan, live, None).map(|mut sampler| {
-                    // A frozen trace's break waits for the armed threshold's marker.
-                    sampler.breaking = !self.plan.break_in_warmup;
-                    Slot {
-                        sampler,
-                        done: false,
-                        last_due: None,
-                    }
+                Sampler::new(i, self.plan, live, None).map(|sampler| Slot {
+                    sampler,
+                    done: false,
+                    last_due: None,
                 })
             })
             .collect::<std::result::Result<Vec<_>, String>>()?;
@@ -346,9 +348,18 @@ impl Reader<'_> {
                 Err(e) => return Err(format!("{}: {e}", self.pipe_name)),
             };
             if n == 0 {
+                // Off and still empty after a pause (another CPU's last event written): the
+                // kernel stopped the trace.
+                let off = self.session.reading_stopped();
+                if off && progress.seen_off {
+                    self.kernel_stopped(progress);
+                    break;
+                }
+                progress.seen_off = off;
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             }
+            progress.seen_off = false;
             pending.extend_from_slice(&chunk[..n]);
             if pending.len() > MAX_LINE && !pending.contains(&b'\n') {
                 // No trace line is this long: drop it rather than grow without bound.
@@ -370,20 +381,39 @@ impl Reader<'_> {
         Ok(slots.into_iter().map(|s| s.sampler.finish()).collect())
     }
 
+    /// The kernel stopped tracing (every instance at once): with -f at its threshold, where
+    /// the break is the last sample above it read (the one it stopped at, or one another CPU
+    /// recorded in the same instant); otherwise at another tool's threshold, before the end.
+    fn kernel_stopped(&self, progress: &mut Progress) {
+        match (self.plan.kernel_breaks, progress.over) {
+            (true, Some(over)) => {
+                progress.slots[over.slot]
+                    .sampler
+                    .broke_at(over.latency, over.period, self.stop);
+            }
+            (true, None) => {
+                progress.cut_short = Some(
+                    "-f: the kernel stopped its trace at a sample latkit did not read (lost): \
+                     the frozen trace ends at a break not reported"
+                        .to_string(),
+                )
+            }
+            (false, _) => {
+                progress.cut_short = Some(
+                    "timerlat's trace stopped before the test's end (tracing_on 0: another \
+                     tool's stop threshold, or written by hand)"
+                        .to_string(),
+                )
+            }
+        }
+    }
+
     /// Hands one trace line to its CPU's sampler.
     fn line(&self, line: &str, progress: &mut Progress) -> std::result::Result<Flow, String> {
         let s = match parse_line(line) {
             TraceLine::Sample(s) if s.context == self.context => s,
             TraceLine::Lost { events, .. } => {
                 progress.lost = progress.lost.saturating_add(events);
-                return Ok(Flow::More);
-            }
-            // The kernel's stop threshold is armed from here (-f): so are latkit's breaks.
-            _ if line.ends_with(session::ARMED) => {
-                progress
-                    .slots
-                    .iter_mut()
-                    .for_each(|s| s.sampler.breaking = true);
                 return Ok(Flow::More);
             }
             _ => return Ok(Flow::More),
@@ -400,14 +430,25 @@ impl Reader<'_> {
             return Ok(Flow::More);
         };
         let slot = &mut progress.slots[i];
-        if slot.done {
-            return Ok(Flow::More);
-        }
-        let missed = self.missed(&mut slot.last_due, s.time_ns, s.latency_ns);
         let latency = i64::try_from(s.latency_ns).unwrap_or(i64::MAX);
-        slot.done = !slot.sampler.take(latency, missed, self.stop);
-        if slot.done && progress.first_done.is_none() {
-            progress.first_done = s.time_ns;
+        let counted = !slot.done;
+        if counted {
+            let missed = self.missed(&mut slot.last_due, s.time_ns, s.latency_ns);
+            slot.done = !slot.sampler.take(latency, missed, self.stop);
+            if slot.done && progress.first_done.is_none() {
+                progress.first_done = s.time_ns;
+            }
+        }
+        // One the kernel may stop at (-f): the break, should it stop.
+        if self.plan.kernel_breaks && self.plan.break_ns.is_some_and(|b| latency > b) {
+            progress.over = Some(Over {
+                slot: i,
+                latency,
+                period: slot.sampler.periods(),
+            });
+        }
+        if !counted {
+            return Ok(Flow::More);
         }
         if self.stop.load(Ordering::Acquire) {
             // A --break sample: nothing after it counts, as in user mode.

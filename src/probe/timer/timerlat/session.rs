@@ -13,9 +13,6 @@ const READING: &str = "latkit";
 /// buffer keeps the whole trace up to the spike.
 const FROZEN: &str = "latkit-frozen";
 
-/// The marker latkit writes into the trace it reads when the kernel's stop threshold is armed.
-pub const ARMED: &str = "latkit: armed";
-
 /// The global timerlat settings latkit changes (every instance shares them).
 const KNOBS: [&str; 4] = [
     "osnoise/cpus",
@@ -63,7 +60,7 @@ impl Session {
     /// Claims tracefs and refuses when anything else traces with timerlat or osnoise (their
     /// settings are global); otherwise saves the settings (beside the claim too), then starts
     /// timerlat on `cpus` every `period_us` in latkit's instance. With `stop` (-f), the kernel
-    /// stops the trace at that many µs in `context` from the armed marker on. A failure
+    /// stops the trace at that many µs in `context` once both instances trace. A failure
     /// part-way restores.
     pub fn start(
         top: Tracefs,
@@ -129,26 +126,22 @@ impl Session {
         Ok(session)
     }
 
-    /// Arms the kernel's stop threshold (-f) once both instances trace, after a marker in the
-    /// read trace: a sample after the marker is one the kernel checks too, so latkit's break
-    /// is the sample the frozen trace stops at (an instance started later would stop at its
-    /// own first sample above the threshold, one latkit never reads).
+    /// Arms the kernel's stop threshold (-f) once both instances trace: it stops every
+    /// instance at once (an instance started later would stop at its own first sample
+    /// above the threshold, one latkit never reads).
     fn arm(&mut self) -> std::result::Result<(), String> {
-        let Some((file, us)) = self.stop else {
-            return Ok(());
-        };
-        if let Some(reading) = &self.reading {
-            reading.fs.write("trace_marker", ARMED)?;
+        match self.stop {
+            Some((file, us)) => self.set(file, us.to_string()),
+            None => Ok(()),
         }
-        self.set(file, us.to_string())
     }
 
-    /// Whether the frozen instance still traces: the kernel did not stop it at latkit's
-    /// break (a sample before the threshold was armed).
-    pub fn frozen_still_tracing(&self) -> bool {
-        self.frozen
+    /// Whether the instance latkit reads stopped tracing: a stop threshold was hit (the
+    /// kernel stops every timerlat instance at once), or someone wrote `tracing_on`.
+    pub fn reading_stopped(&self) -> bool {
+        self.reading
             .as_ref()
-            .is_some_and(|i| i.fs.read("tracing_on").is_ok_and(|on| on == "1"))
+            .is_some_and(|i| i.fs.read("tracing_on").is_ok_and(|on| on == "0"))
     }
 
     /// The instances this test traces in, as a record for the latkit after a SIGKILL.
