@@ -6,7 +6,7 @@
 
 use super::drift::Drift;
 use super::view::{Diagnostic, Finding};
-use crate::model::summary::{OUTLIER_SCORE, median, modified_z_scores};
+use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
 
 /// Fewer repetitions than this cannot show two modes.
 const FEWEST_FOR_MODES: usize = 8;
@@ -33,20 +33,26 @@ impl Modes {
             return None;
         }
         let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        sorted.sort_unstable_by(f64::total_cmp);
         let smallest = ((n as f64 * SMALLEST_MODE).ceil() as usize).max(3);
         let (split, gap) = (smallest..=n - smallest)
             .map(|i| (i, sorted[i] - sorted[i - 1]))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         let (low, high) = sorted.split_at(split);
         let range = |side: &[f64]| side[side.len() - 1] - side[0];
-        let centre = median(&mut sorted.clone()).abs();
+        let centre = sorted_median(&sorted).abs();
         let apart = gap > GAP_OVER_RANGE * range(low).max(range(high));
         (apart && gap > SMALLEST_GAP * centre).then(|| Modes {
-            low: (low.len(), median(&mut low.to_vec())),
-            high: (high.len(), median(&mut high.to_vec())),
+            low: (low.len(), sorted_median(low)),
+            high: (high.len(), sorted_median(high)),
         })
     }
+}
+
+/// The median of values already sorted (not empty).
+fn sorted_median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
 }
 
 /// Every finding on one side's repetitions (`values` in the order measured, of input

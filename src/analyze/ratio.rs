@@ -11,9 +11,6 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Largest sample size for which the exact null distribution of U sets the interval's ranks.
 const EXACT_LIMIT: usize = 50;
-/// Each side is thinned to this many evenly spaced order statistics before the pairwise
-/// differences are formed, so memory stays bounded; fewer values only widen the interval.
-const PAIRWISE_SIDE: usize = 2000;
 
 /// `median(a) / median(b)` with its [`CONFIDENCE`] interval; the interval is `None` when the
 /// samples are too small to give one (three against three cannot reach 95 %). `None` when a
@@ -43,34 +40,212 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<Ratio> {
     Some(Ratio { ratio, interval })
 }
 
-/// The natural logarithms of `values` sorted, thinned to [`PAIRWISE_SIDE`] order statistics.
+/// The natural logarithms of `values`, sorted.
 fn logs(values: &[f64]) -> Vec<f64> {
     let mut logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
     logs.sort_unstable_by(f64::total_cmp);
-    if logs.len() <= PAIRWISE_SIDE {
-        return logs;
-    }
-    let last = (logs.len() - 1) as f64;
-    (0..PAIRWISE_SIDE)
-        .map(|i| logs[(i as f64 * last / (PAIRWISE_SIDE - 1) as f64).round() as usize])
-        .collect()
+    logs
 }
 
 /// The interval of the shift `x − y` that the two-sided Mann-Whitney test at [`CONFIDENCE`]
-/// does not reject: the `k`-th smallest and largest of the pairwise differences.
+/// does not reject: the `k`-th smallest and largest of the pairwise differences, selected
+/// among all n·m of them without forming them ([`Pairwise::select`]).
 fn log_shift_interval(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
     let (n, m) = (x.len(), y.len());
     let k = interval_rank(n, m, 1.0 - CONFIDENCE)?;
-    let mut differences: Vec<f64> = x
-        .iter()
-        .flat_map(|a| y.iter().map(move |b| a - b))
-        .collect();
-    let total = differences.len();
-    let low = *differences.select_nth_unstable_by(k - 1, f64::total_cmp).1;
-    let high = *differences
-        .select_nth_unstable_by(total - k, f64::total_cmp)
-        .1;
-    Some((low, high))
+    let mut pairwise = Pairwise::new(x, y);
+    Some((pairwise.select(k), pairwise.select(n * m + 1 - k)))
+}
+
+/// Every difference `x[i] − y[j]` of two sorted samples as a matrix whose rows and columns
+/// ascend (`y` taken from its largest), searched for its k-th smallest element the way
+/// Monahan's algorithm finds the Hodges-Lehmann estimate: pivots drawn from the candidates
+/// left are counted against every row in one pass of two pointers and discard most of them,
+/// so a selection costs O((n + m) log(n·m)) time and O(n + m) memory.
+struct Pairwise<'a> {
+    x: &'a [f64],
+    y_falling: Vec<f64>,
+    /// Per row, the candidates' columns `lo..hi`: both only fall as the rows go on, since
+    /// every bound is a count of a row's differences below a pivot.
+    lo: Vec<usize>,
+    hi: Vec<usize>,
+    /// The rows that still hold candidates (those outside hold none).
+    rows: std::ops::Range<usize>,
+    /// Scratch: per row, the candidates' bound below a pivot and up to one.
+    below: Vec<usize>,
+    upto: Vec<usize>,
+    /// Picks pivots; any choice gives the same element, this one keeps runs reproducible.
+    state: u64,
+}
+
+impl<'a> Pairwise<'a> {
+    fn new(x: &'a [f64], y: &[f64]) -> Pairwise<'a> {
+        let n = x.len();
+        Pairwise {
+            x,
+            y_falling: y.iter().rev().copied().collect(),
+            lo: vec![0; n],
+            hi: vec![0; n],
+            rows: 0..n,
+            below: vec![0; n],
+            upto: vec![0; n],
+            state: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.x[i] - self.y_falling[j]
+    }
+
+    fn left(&self) -> usize {
+        self.rows.clone().map(|i| self.hi[i] - self.lo[i]).sum()
+    }
+
+    /// The `k`-th smallest difference (1-based, `1..=n·m`).
+    fn select(&mut self, mut k: usize) -> f64 {
+        let (n, m) = (self.x.len(), self.y_falling.len());
+        self.lo.fill(0);
+        self.hi.fill(m);
+        self.rows = 0..n;
+        loop {
+            let left = self.left();
+            if left <= n + m {
+                let mut rest: Vec<f64> = (self.rows.clone())
+                    .flat_map(|i| (self.lo[i]..self.hi[i]).map(move |j| (i, j)))
+                    .map(|(i, j)| self.at(i, j))
+                    .collect();
+                return *rest.select_nth_unstable_by(k - 1, f64::total_cmp).1;
+            }
+            let (low, middle, high) = self.pivots(k, left);
+            let narrowed = match self.narrow(low, high, k, left) {
+                // Every candidate lies between the two: one pivot still removes its equals.
+                Narrowed::Stuck => self.narrow(middle, middle, k, left),
+                narrowed => narrowed,
+            };
+            match narrowed {
+                Narrowed::Found(value) => return value,
+                Narrowed::Rank(rank) => k = rank,
+                Narrowed::Stuck => unreachable!("one pivot always finds or narrows"),
+            }
+        }
+    }
+
+    /// Two pivots that bracket the `k`-th of the `left` candidates with high probability, and
+    /// one between them: order statistics of a random sample of the candidates (as Floyd and
+    /// Rivest choose theirs), so that a step keeps a few per cent of them, not half.
+    fn pivots(&mut self, k: usize, left: usize) -> (f64, f64, f64) {
+        const SAMPLE: usize = 2048;
+        let mut ends = Vec::with_capacity(self.rows.len());
+        let mut total = 0;
+        for i in self.rows.clone() {
+            total += self.hi[i] - self.lo[i];
+            ends.push(total);
+        }
+        let mut sample: Vec<f64> = (0..SAMPLE)
+            .map(|_| {
+                let r = self.draw() % left;
+                let row = ends.partition_point(|&end| end <= r);
+                let before = if row == 0 { 0 } else { ends[row - 1] };
+                let i = self.rows.start + row;
+                self.at(i, self.lo[i] + r - before)
+            })
+            .collect();
+        sample.sort_unstable_by(f64::total_cmp);
+        let p = k as f64 / left as f64;
+        let at = p * SAMPLE as f64;
+        let spread = 3.0 * (SAMPLE as f64 * p * (1.0 - p)).sqrt() + 1.0;
+        let index = |rank: f64| (rank.max(0.0) as usize).min(SAMPLE - 1);
+        (
+            sample[index(at - spread)],
+            sample[index(at)],
+            sample[index(at + spread)],
+        )
+    }
+
+    /// Keeps the `left` candidates that may still be the `k`-th, given `low ≤ high`: those
+    /// below `low`, above `high`, or between them, whichever side it is on.
+    fn narrow(&mut self, low: f64, high: f64, k: usize, left: usize) -> Narrowed {
+        self.count(low, true);
+        self.count(high, false);
+        let rows = self.rows.clone();
+        let below: usize = rows.clone().map(|i| self.below[i] - self.lo[i]).sum();
+        let upto: usize = rows.clone().map(|i| self.upto[i] - self.lo[i]).sum();
+        let narrowed = if k <= below {
+            self.hi[rows].copy_from_slice(&self.below[self.rows.clone()]);
+            Narrowed::Rank(k)
+        } else if k > upto {
+            self.lo[rows].copy_from_slice(&self.upto[self.rows.clone()]);
+            Narrowed::Rank(k - upto)
+        } else if low == high {
+            return Narrowed::Found(low);
+        } else if below == 0 && upto == left {
+            return Narrowed::Stuck;
+        } else {
+            self.lo[rows.clone()].copy_from_slice(&self.below[rows.clone()]);
+            self.hi[rows.clone()].copy_from_slice(&self.upto[rows]);
+            Narrowed::Rank(k - below)
+        };
+        // Rows left without candidates at either end drop out of every later pass.
+        while !self.rows.is_empty() && self.lo[self.rows.start] == self.hi[self.rows.start] {
+            self.rows.start += 1;
+        }
+        while !self.rows.is_empty() && self.lo[self.rows.end - 1] == self.hi[self.rows.end - 1] {
+            self.rows.end -= 1;
+        }
+        narrowed
+    }
+
+    /// Per row, where its differences below `pivot` (`strict`) or up to it end among its
+    /// candidates, into `below` or `upto`. The bounds and the counts only fall as the rows
+    /// go on, so each row's search starts where the last row's ended and gallops down its
+    /// candidates: a pass costs the rows plus the logarithm of the steps each takes (Go's
+    /// quantised times make long runs of equal differences).
+    fn count(&mut self, pivot: f64, strict: bool) {
+        let counts = match strict {
+            true => &mut self.below,
+            false => &mut self.upto,
+        };
+        let y = &self.y_falling;
+        let mut end = y.len();
+        for i in self.rows.clone() {
+            let (a, lo) = (self.x[i], self.lo[i]);
+            // Whether the difference with this y is at or above the pivot (above, not strict).
+            let beyond = |yj: f64| {
+                let d = a - yj;
+                if strict { d >= pivot } else { d > pivot }
+            };
+            end = end.min(self.hi[i]);
+            let mut step = 1;
+            while end > lo {
+                let probe = end.saturating_sub(step).max(lo);
+                if beyond(y[probe]) {
+                    end = probe;
+                    step *= 2;
+                } else {
+                    end = probe + 1 + y[probe + 1..end].partition_point(|&yj| !beyond(yj));
+                    break;
+                }
+            }
+            counts[i] = end.max(lo);
+        }
+    }
+
+    /// xorshift64: reproducible pivots, no dependence on the input's order.
+    fn draw(&mut self) -> usize {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state as usize
+    }
+}
+
+/// What one step of [`Pairwise::select`] found.
+enum Narrowed {
+    Found(f64),
+    /// The rank sought among the candidates kept.
+    Rank(usize),
+    /// Every candidate lies between the pivots: nothing was removed.
+    Stuck,
 }
 
 /// The largest `k` with P(U ≤ k − 1) ≤ α/2 under the null hypothesis, for samples of `n` and
@@ -188,7 +363,7 @@ mod tests {
     }
 
     #[test]
-    fn large_samples_are_thinned_not_refused_and_bad_values_give_nothing() {
+    fn large_samples_are_selected_in_full_and_bad_values_give_nothing() {
         let a: Vec<f64> = (0..100_000)
             .map(|i| 2.0 + (i % 100) as f64 * 1e-3)
             .collect();
@@ -202,5 +377,39 @@ mod tests {
         assert!(ratio_of_medians(&[1.0], &[f64::NAN]).is_none());
         assert!(ratio_of_medians(&[], &[1.0]).is_none());
         assert_eq!(ratio_of_medians(&[2.0], &[1.0]).unwrap().interval, None);
+    }
+
+    /// Every k-th difference the selection gives is the one sorting all n·m of them gives,
+    /// ties and equal samples included, on generated samples of many sizes.
+    #[test]
+    fn the_selection_is_the_sorted_pairwise_difference() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = |levels: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % levels) as f64 * 0.25
+        };
+        for (n, m, levels) in [
+            (1, 1, 5),
+            (3, 40, 7),
+            (60, 60, 3),
+            (97, 131, 1000),
+            (200, 5, 2),
+        ] {
+            let mut x: Vec<f64> = (0..n).map(|_| next(levels)).collect();
+            let mut y: Vec<f64> = (0..m).map(|_| next(levels)).collect();
+            x.sort_by(f64::total_cmp);
+            y.sort_by(f64::total_cmp);
+            let mut all: Vec<f64> = x
+                .iter()
+                .flat_map(|a| y.iter().map(move |b| a - b))
+                .collect();
+            all.sort_by(f64::total_cmp);
+            let mut pairwise = Pairwise::new(&x, &y);
+            for k in [1, 2, n * m / 3 + 1, n * m / 2 + 1, n * m].map(|k| k.min(n * m)) {
+                assert_eq!(pairwise.select(k), all[k - 1], "{n}×{m}, k = {k}");
+            }
+        }
     }
 }

@@ -1,12 +1,13 @@
 use super::Env;
-use super::store::{LazyStore, read_input};
+use super::store::{LazyStore, ReadInput, read_file_input, read_input};
 use super::{Gate, Plots, Reading, say_warnings};
 use crate::analyze::compare::{self as analysis, CompareInput, Family, compare};
 use crate::analyze::envdiff;
+use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::{Note, identities};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered};
-use crate::store::Store;
+use crate::store::{Store, StoredRef};
 use std::path::PathBuf;
 
 /// What `latkit compare` compares, how it decides and where the report goes.
@@ -78,8 +79,8 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     let mut store = LazyStore::new(args.db.as_deref(), &env.vars);
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
-    for spec in &args.inputs {
-        let (label, runs, read_notes) = read_input(spec, &args.reading, &mut store, console)?;
+    for read in read_all(&args.inputs, &args.reading, &mut store, console) {
+        let (label, runs, read_notes) = read?;
         notes.extend(attributed(&label, &runs, read_notes));
         inputs.push(CompareInput { label, runs });
     }
@@ -105,6 +106,33 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         say_warnings(&report.notes, console);
     }
     super::deliver(&mut report, sinks)
+}
+
+/// Every input in order; files are read each on a thread of its own, so that two large
+/// files take the time of one (stored runs and stdin in turn, as they come).
+fn read_all(
+    specs: &[String],
+    reading: &Reading,
+    store: &mut LazyStore,
+    console: &Console,
+) -> Vec<Result<ReadInput>> {
+    std::thread::scope(|scope| {
+        let files: Vec<_> = specs
+            .iter()
+            .map(|spec| {
+                let file = spec != "-" && StoredRef::parse(spec).is_ok_and(|r| r.is_none());
+                file.then(|| scope.spawn(move || read_file_input(spec, reading, console)))
+            })
+            .collect();
+        specs
+            .iter()
+            .zip(files)
+            .map(|(spec, file)| match file {
+                Some(thread) => thread.join().expect("a reading thread panicked"),
+                None => read_input(spec, reading, store, console),
+            })
+            .collect()
+    })
 }
 
 /// `--family`: each input narrowed to its family (a single input serves both of two).

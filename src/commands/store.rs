@@ -95,23 +95,29 @@ pub fn read_input(
     reading: &Reading,
     store: &mut LazyStore,
     console: &Console,
-) -> Result<(String, Vec<Run>, Vec<Note>)> {
+) -> Result<ReadInput> {
     match StoredRef::parse(spec)? {
         Some(reference) => {
             let (stored, mut run, mut notes) = load(store.existing()?, &reference)?;
             reading.directions(std::slice::from_mut(&mut run), spec, &mut notes);
             Ok((label_of(spec, &stored), vec![run], notes))
         }
-        None => {
-            let (runs, notes) = read_inputs(
-                std::slice::from_ref(&spec.to_string()),
-                reading,
-                false,
-                console,
-            )?;
-            Ok((file_label(spec), runs, notes))
-        }
+        None => read_file_input(spec, reading, console),
     }
+}
+
+/// One input read: its label, its runs and what reading it noted.
+pub type ReadInput = (String, Vec<Run>, Vec<Note>);
+
+/// The input `spec` names when it is a file (or `-`), not a stored run.
+pub fn read_file_input(spec: &str, reading: &Reading, console: &Console) -> Result<ReadInput> {
+    let (runs, notes) = read_inputs(
+        std::slice::from_ref(&spec.to_string()),
+        reading,
+        false,
+        console,
+    )?;
+    Ok((file_label(spec), runs, notes))
 }
 
 /// A column's heading for a file: its name, as benchstat heads its columns.

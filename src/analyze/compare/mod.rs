@@ -243,18 +243,32 @@ fn metric_tables(
     if cores < 2 || metrics.len() < 2 {
         return metrics.iter().map(table).collect();
     }
-    let per_thread = metrics.len().div_ceil(cores);
-    std::thread::scope(|scope| {
-        let table = &table;
-        let threads: Vec<_> = metrics
-            .chunks(per_thread)
-            .map(|chunk| scope.spawn(move || chunk.iter().map(table).collect::<Vec<_>>()))
+    // Each thread takes the next metric as it finishes one: metrics differ in cost (a time's
+    // ratios against a count's all-equal zeros), so fixed shares leave a thread idle.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, _)> = std::thread::scope(|scope| {
+        let (table, next, metrics) = (&table, &next, &metrics);
+        let threads: Vec<_> = (0..cores.min(metrics.len()))
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(metric) = metrics.get(i) else {
+                            return done;
+                        };
+                        done.push((i, table(metric)));
+                    }
+                })
+            })
             .collect();
         threads
             .into_iter()
             .flat_map(|t| t.join().expect("a comparison thread panicked"))
             .collect()
-    })
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, table)| table).collect()
 }
 
 fn environment_differences(inputs: &[CompareInput], columns: &[Side]) -> Vec<String> {
