@@ -3,6 +3,7 @@
 //! the machine into the environment, the commit into the configuration.
 
 use crate::error::{Error, Result};
+use crate::ingest::json_split::{part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, Summary, new_run};
 use serde::Deserialize;
@@ -12,14 +13,9 @@ use std::io::BufRead;
 
 pub struct PytestBenchmark;
 
-#[derive(Deserialize)]
-struct Document {
-    #[serde(default)]
-    machine_info: BTreeMap<String, Value>,
-    #[serde(default)]
-    commit_info: BTreeMap<String, Value>,
-    benchmarks: Vec<Benchmark>,
-}
+/// What a document is, in errors.
+const EXPECTED: &str =
+    "pytest-benchmark JSON: {\"machine_info\", \"benchmarks\": [{\"name\", \"stats\"}]}";
 
 #[derive(Deserialize)]
 struct Benchmark {
@@ -103,60 +99,45 @@ impl InputFormat for PytestBenchmark {
             && head.contains("\"benchmarks\"")
     }
 
+    /// Streamed: each benchmark is parsed on a worker as the document passes and recorded
+    /// in order, so memory holds the figures and a few rows, never the document.
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        let doc: Document = super::read_json_document(
+        let mut kept: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+        let mut rows = Rows::new(path);
+        split_rows(
             path,
             reader,
-            "pytest-benchmark JSON: {\"machine_info\", \"benchmarks\": [{\"name\", \"stats\"}]}",
+            "benchmarks",
+            &["machine_info", "commit_info"],
+            EXPECTED,
+            |line, key, value| {
+                let map = serde_json::from_slice(value)
+                    .map_err(|e| part_refused(path, line, EXPECTED, &e))?;
+                kept.insert(key.to_string(), map);
+                Ok(())
+            },
+            |line, bytes| {
+                serde_json::from_slice::<Benchmark>(bytes)
+                    .map_err(|e| part_refused(path, line, EXPECTED, &e))
+            },
+            |benchmark| rows.add(&benchmark),
         )?;
-        let mut builder = RunBuilder::default();
-        let mut notes = Vec::new();
-        let mut summarised = 0;
-        for b in &doc.benchmarks {
-            let name = b.fullname.as_deref().unwrap_or(&b.name);
-            let bench = builder.benchmark(name, None, BenchName::plain);
-            let rounds = b.stats.rounds();
-            let times = match &rounds {
-                Some(data) => data.clone(),
-                None => {
-                    summarised += 1;
-                    vec![b.stats.median]
-                }
-            };
-            if times.iter().any(|t| !t.is_finite() || *t < 0.0) {
-                return Err(Error::Input(format!(
-                    "{path}: `{name}`: a time that is negative or not a number"
-                )));
-            }
-            let refused = |e| Error::Input(format!("{path}: `{name}`: {e}"));
-            for t in times {
-                builder
-                    .record_checked(bench, "time", "s", t)
-                    .map_err(refused)?;
-                if let Some(n) = b.stats.iterations {
-                    builder.record_iterations(bench, n);
-                }
-            }
-            if rounds.is_none() {
-                builder.set_reported(bench, "time", b.stats.reported());
-            }
-            // Files older than `ops` give it as pytest-benchmark computes it: 1 / mean.
-            let ops = b.stats.ops.or_else(|| {
-                let mean = b.stats.mean.filter(|m| *m > 0.0)?;
-                Some(1.0 / mean)
-            });
-            if let Some(ops) = ops.filter(|o| o.is_finite() && *o >= 0.0) {
-                builder
-                    .record_checked(bench, "ops", "ops/s", ops)
-                    .map_err(refused)?;
-            }
+        let Rows {
+            builder,
+            summarised,
+            failed,
+            ..
+        } = rows;
+        if let Some(e) = failed {
+            return Err(e);
         }
         if builder.is_empty() {
             return Err(Error::Input(format!(
                 "{path}: pytest-benchmark JSON with no benchmarks"
             )));
         }
+        let mut notes = Vec::new();
         if summarised > 0 {
             notes.push(Note::warning(format!(
                 "{path}: {summarised} benchmark(s) without every round's time (`stats.data` absent \
@@ -165,11 +146,13 @@ impl InputFormat for PytestBenchmark {
                  (pytest --benchmark-save-data keeps every round)"
             )));
         }
-        let environment = environment(&doc.machine_info);
+        let empty = BTreeMap::new();
+        let environment = environment(kept.get("machine_info").unwrap_or(&empty));
+        let commit = kept.get("commit_info").unwrap_or(&empty);
         let config: Vec<ConfigEntry> = ["id", "branch", "dirty", "project"]
             .iter()
             .filter_map(|key| {
-                text(doc.commit_info.get(*key)).map(|value| ConfigEntry {
+                text(commit.get(*key)).map(|value| ConfigEntry {
                     key: format!("commit_{key}"),
                     value,
                 })
@@ -181,6 +164,77 @@ impl InputFormat for PytestBenchmark {
             notes,
             malformed: 0,
         })
+    }
+}
+
+/// The benchmarks recorded so far, in the document's order.
+struct Rows<'a> {
+    path: &'a str,
+    builder: RunBuilder,
+    /// Benchmarks saved without every round's time.
+    summarised: usize,
+    /// The first benchmark refused: it ends the read.
+    failed: Option<Error>,
+}
+
+impl<'a> Rows<'a> {
+    fn new(path: &'a str) -> Rows<'a> {
+        Rows {
+            path,
+            builder: RunBuilder::default(),
+            summarised: 0,
+            failed: None,
+        }
+    }
+
+    fn add(&mut self, b: &Benchmark) {
+        if self.failed.is_none()
+            && let Err(e) = self.record(b)
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn record(&mut self, b: &Benchmark) -> Result<()> {
+        let (path, builder) = (self.path, &mut self.builder);
+        let name = b.fullname.as_deref().unwrap_or(&b.name);
+        let bench = builder.benchmark(name, None, BenchName::plain);
+        let rounds = b.stats.rounds();
+        let times = match &rounds {
+            Some(data) => data.clone(),
+            None => {
+                self.summarised += 1;
+                vec![b.stats.median]
+            }
+        };
+        if times.iter().any(|t| !t.is_finite() || *t < 0.0) {
+            return Err(Error::Input(format!(
+                "{path}: `{name}`: a time that is negative or not a number"
+            )));
+        }
+        let refused = |e| Error::Input(format!("{path}: `{name}`: {e}"));
+        for t in times {
+            builder
+                .record_checked(bench, "time", "s", t)
+                .map_err(refused)?;
+            if let Some(n) = b.stats.iterations {
+                builder.record_iterations(bench, n);
+            }
+        }
+        if rounds.is_none() {
+            builder.set_reported(bench, "time", b.stats.reported());
+        }
+        // Files older than `ops` give it as pytest-benchmark computes it: 1 / mean.
+        let ops = b.stats.ops.or_else(|| {
+            let mean = b.stats.mean.filter(|m| *m > 0.0)?;
+            Some(1.0 / mean)
+        });
+        if let Some(ops) = ops.filter(|o| o.is_finite() && *o >= 0.0) {
+            builder
+                .record_checked(bench, "ops", "ops/s", ops)
+                .map_err(refused)?;
+        }
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
-use crate::ingest::json_split::split_rows;
+use crate::ingest::json_split::{part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::Source;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -46,9 +46,9 @@ pub fn read_from(path: &str, reader: &mut dyn BufRead, source: Source) -> Result
         path,
         reader,
         "benchmarks",
-        "context",
+        &["context"],
         EXPECTED,
-        |line, value| {
+        |line, _, value| {
             let fields = serde_json::from_slice(value).map_err(|e| refused(path, line, e))?;
             context = read_context(&fields);
             Ok(())
@@ -90,13 +90,7 @@ const EXPECTED: &str = "a google/benchmark JSON document ({\"context\", \"benchm
 /// A part of the document that does not parse, named by its line in the file (`line`: where
 /// the part starts).
 fn refused(path: &str, line: u64, e: serde_json::Error) -> Error {
-    let text = e.to_string();
-    // serde_json's own position is within the part, whose indentation was dropped.
-    let what = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(what, _)| what);
-    let at = line + (e.line() as u64).saturating_sub(1);
-    Error::Input(format!("{path}:{at}: expected {EXPECTED}: {what}"))
+    part_refused(path, line, EXPECTED, &e)
 }
 
 fn read_context(fields: &Map<String, Value>) -> Context {

@@ -87,9 +87,9 @@ pub fn split_rows<T: Send>(
     path: &str,
     reader: &mut dyn BufRead,
     array: &str,
-    keep: &str,
+    keep: &[&str],
     expected: &str,
-    mut field: impl FnMut(u64, &[u8]) -> Result<()>,
+    mut field: impl FnMut(u64, &str, &[u8]) -> Result<()>,
     parse: impl Fn(u64, &[u8]) -> Result<T> + Sync,
     mut record: impl FnMut(T) + Send,
 ) -> Result<()> {
@@ -109,7 +109,7 @@ pub fn split_rows<T: Send>(
         let mut batch = Batch::new(0);
         let split = split_document(path, reader, array, keep, expected, |line, part| {
             match part {
-                Part::Field(value) => field(line, value)?,
+                Part::Field(key, value) => field(line, key, value)?,
                 Part::Element(bytes) => {
                     batch.starts.push((batch.bytes.len(), line));
                     batch.bytes.extend_from_slice(bytes);

@@ -1,5 +1,5 @@
-//! A JSON object document split as it streams into the parts a reader wants: the value of
-//! the one field it keeps (a context), and one by one the elements of the array field that
+//! A JSON object document split as it streams into the parts a reader wants: the values of
+//! the few fields it keeps (a context), and one by one the elements of the array field that
 //! holds its rows. Each part is handed over as its own bytes with the line it starts on, to be parsed
 //! as a slice (far faster than a parser taking its input a byte at a time), so memory holds
 //! one row at a time. Fields the reader does not keep, and whitespace outside strings, are
@@ -26,8 +26,8 @@ const MAX_DEPTH: usize = 128;
 
 /// What the split hands over.
 enum Part<'a> {
-    /// The value of the kept field.
-    Field(&'a [u8]),
+    /// The value of a kept field, and its key.
+    Field(&'a str, &'a [u8]),
     /// One element of the array field.
     Element(&'a [u8]),
 }
@@ -71,7 +71,7 @@ enum Between {
 
 struct Split<'k> {
     array: &'k str,
-    keep: &'k str,
+    keep: &'k [&'k str],
     line: u64,
     taken: u64,
     /// The brackets open outside strings: one (the document's) inside the document object.
@@ -92,7 +92,7 @@ struct Split<'k> {
 }
 
 impl<'k> Split<'k> {
-    fn new(array: &'k str, keep: &'k str) -> Split<'k> {
+    fn new(array: &'k str, keep: &'k [&'k str]) -> Split<'k> {
         Split {
             array,
             keep,
@@ -272,7 +272,7 @@ impl<'k> Split<'k> {
                 let key = String::from_utf8_lossy(&self.key);
                 self.role = if key == self.array {
                     Role::Rows
-                } else if key == self.keep {
+                } else if self.keep.contains(&&*key) {
                     Role::Keep
                 } else {
                     Role::Skip
@@ -414,7 +414,8 @@ impl<'k> Split<'k> {
     /// A field's value is complete: a kept one is handed over.
     fn end_value(&mut self, take: Take) -> Step {
         if self.role == Role::Keep {
-            take(self.part_line, Part::Field(&self.part)).map_err(Failure::Reader)?;
+            let key = String::from_utf8_lossy(&self.key);
+            take(self.part_line, Part::Field(&key, &self.part)).map_err(Failure::Reader)?;
         }
         self.expect = Expect::Next;
         self.role = Role::Skip;
@@ -454,14 +455,14 @@ enum Failure {
     Reader(Error),
 }
 
-/// Streams the JSON object document `path` from `reader`: hands `take` the value of the field
-/// `keep` and each element of the array field `array`, each with the line it starts on.
+/// Streams the JSON object document `path` from `reader`: hands `take` the values of the
+/// fields `keep` and each element of the array field `array`, each with the line it starts on.
 /// `expected` names the document in errors.
 fn split_document(
     path: &str,
     reader: &mut dyn BufRead,
     array: &str,
-    keep: &str,
+    keep: &[&str],
     expected: &str,
     mut take: impl FnMut(u64, Part) -> Result<()>,
 ) -> Result<()> {
@@ -485,6 +486,17 @@ fn split_document(
         split.feed(chunk, &mut take).map_err(failed)?;
         reader.consume(n);
     }
+}
+
+/// A part starting on `line` of `path` that serde_json refused, as `path:line: expected …`.
+pub fn part_refused(path: &str, line: u64, expected: &str, e: &serde_json::Error) -> Error {
+    let text = e.to_string();
+    // serde_json's own position is within the part, whose indentation was dropped.
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    let at = line + (e.line() as u64).saturating_sub(1);
+    Error::Input(format!("{path}:{at}: expected {expected}: {what}"))
 }
 
 #[cfg(test)]

@@ -15,11 +15,11 @@ fn parts(text: &str, chunk: usize) -> Result<(Lined, Lined)> {
         "t.json",
         &mut reader,
         "rows",
-        "context",
+        &["context"],
         "rows",
         |line, part| {
             let (into, bytes) = match part {
-                Part::Field(bytes) => (&mut fields, bytes),
+                Part::Field(_, bytes) => (&mut fields, bytes),
                 Part::Element(bytes) => (&mut elements, bytes),
             };
             into.push((line, serde_json::from_slice(bytes).unwrap()));
@@ -172,9 +172,9 @@ fn rows_parsed_on_workers_arrive_in_order_and_the_first_error_wins() {
         "t.json",
         &mut text.as_bytes(),
         "rows",
-        "context",
+        &["context"],
         "rows",
-        |_, v| {
+        |_, _, v| {
             context = Some(v.to_vec());
             Ok(())
         },
@@ -191,9 +191,9 @@ fn rows_parsed_on_workers_arrive_in_order_and_the_first_error_wins() {
         "t.json",
         &mut text.as_bytes(),
         "rows",
-        "context",
+        &["context"],
         "rows",
-        |_, _| Ok(()),
+        |_, _, _| Ok(()),
         |line, _| match line {
             12_000 | 17_000 => Err(Error::Input(format!("row {line}"))),
             _ => Ok(()),
