@@ -90,7 +90,10 @@ fn assert_names(out: &std::process::Output, subject: &str, metric: &str) {
 const GO: [&str; 4] = ["go", ".", "-benchtime", "200x"];
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn go_bisect_names_the_commit_that_made_it_slower() {
     let repo = go_history();
     let db = repo.path().join("history.db");
@@ -170,7 +173,10 @@ fn go_bisect_names_the_commit_that_made_it_slower() {
 /// is right or says it cannot tell: it names c7 (exit 0), or stops undecided (exit 3) with a
 /// range that holds c7; it never names another commit, and never calls the ends alike.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
     let repo = go_history();
     let out = {
@@ -217,7 +223,10 @@ fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
 /// commit names c7 with its size, +40 %, and the good end's and the bad end's counts agree
 /// with the commits around them.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git, go and valgrind")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git, go and valgrind; `--features interop` runs it"
+)]
 fn by_counted_instructions_a_bisection_beside_load_names_the_commit_and_its_size() {
     crate::common::peer("valgrind", "apt-get install valgrind");
     let repo = go_history();
@@ -266,7 +275,10 @@ fn subject_number(subject: &str) -> usize {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn a_range_with_no_real_change_blames_nobody() {
     let repo = go_history();
     // c8..c12 run the same code, but builds and a busy machine can still shift a median by a
@@ -285,7 +297,10 @@ fn a_range_with_no_real_change_blames_nobody() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn exec_bisect_times_a_command_of_each_checkout() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
@@ -308,7 +323,10 @@ fn exec_bisect_times_a_command_of_each_checkout() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn an_interrupted_bisect_exits_130_and_leaves_no_checkout() {
     let repo = go_history();
     let root = repo.path().to_str().unwrap();
@@ -346,7 +364,10 @@ fn an_interrupted_bisect_exits_130_and_leaves_no_checkout() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn bad_usage_exits_2() {
     let repo = go_history();
     for (args, expected) in [
@@ -416,7 +437,10 @@ fn bad_usage_exits_2() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn gbench_bisect_builds_each_checkout_and_names_the_culprit() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
@@ -454,7 +478,10 @@ fn gbench_bisect_builds_each_checkout_and_names_the_culprit() {
 /// A bisect killed outright (SIGKILL: no cleanup of its own runs) leaves its scratch
 /// directory; the next bisect removes it, and leaves a running one's alone.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn scratch_left_by_a_killed_bisect_is_removed_by_the_next() {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
@@ -509,7 +536,10 @@ fn scratch_left_by_a_killed_bisect_is_removed_by_the_next() {
 /// runs neither its `core.fsmonitor` nor a post-checkout hook under `core.hooksPath`, and a
 /// revision that git would read as an option (`merge-base:--octopus`) is refused (exit 2).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git; `--features interop` runs it"
+)]
 fn checkouts_run_none_of_the_repositorys_hooks_and_no_revision_is_an_option() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();

@@ -41,7 +41,7 @@ fn row<'a>(report: &'a Value, bench: &str, metric: &str) -> &'a Vec<Value> {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real processes on the real clock; src/cli/in_process.rs holds its logic"
+    ignore = "real processes on the real clock; src/cli/in_process.rs holds its logic; `--features interop` runs it"
 )]
 fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,7 +215,10 @@ const GO_NAP: &str = "package nap\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n\
     time.Sleep(5 * time.Millisecond)\n\t}\n}\n";
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go; `--features interop` runs it"
+)]
 fn go_against_itself_states_the_floor_for_its_count() {
     let _cores = crate::common::measuring();
     let dir = tempfile::tempdir().unwrap();

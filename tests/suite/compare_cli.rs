@@ -120,7 +120,10 @@ fn latkit_verdicts(old: &Path, new: &Path) -> BTreeMap<(String, String), (String
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go and benchstat")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go and benchstat; `--features interop` runs it"
+)]
 fn verdicts_and_p_values_match_the_real_benchstat() {
     let dir = tempfile::tempdir().unwrap();
     let benches = |shift: f64| {

@@ -226,7 +226,10 @@ fn split_by_note(source: &Path, dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go and benchstat")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go and benchstat; `--features interop` runs it"
+)]
 fn benchstat_testdata_row_for_row() {
     let data = conformance("benchstat");
     let dir = tempfile::tempdir().unwrap();
@@ -297,7 +300,10 @@ fn benchstat_testdata_row_for_row() {
 /// A real Base/Tip pair from the Go toolchain: one package benchmarked twice, with -benchmem,
 /// so that integer B/op and allocs/op give ties and equal medians.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go and benchstat")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go and benchstat; `--features interop` runs it"
+)]
 fn benchstat_on_a_real_go_pair() {
     let dir = tempfile::tempdir().unwrap();
     let module = dir.path().join("pair");
@@ -458,7 +464,7 @@ fn both_exact(a: &[f64], b: &[f64]) -> bool {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs google/benchmark's compare.py and scipy"
+    ignore = "needs google/benchmark's compare.py and scipy; `--features interop` runs it"
 )]
 fn compare_py_on_its_own_inputs() {
     let data = conformance("gbench");
@@ -542,7 +548,7 @@ fn compare_py_on_its_own_inputs() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs g++, google/benchmark and its compare.py"
+    ignore = "needs g++, google/benchmark and its compare.py; `--features interop` runs it"
 )]
 fn compare_py_on_a_real_run_with_aggregates() {
     let dir = tempfile::tempdir().unwrap();
@@ -733,7 +739,10 @@ fn sample_sets() -> Vec<(&'static str, Vec<u64>)> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs java and HdrHistogram")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs java and HdrHistogram; `--features interop` runs it"
+)]
 fn hdrhistogram_reference_rows_and_figures() {
     let jar = Path::new("/usr/share/java/hdrhistogram.jar");
     assert!(
@@ -855,7 +864,7 @@ fn hdrhistogram_reference_rows_and_figures() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs python3 and pytest-benchmark"
+    ignore = "needs python3 and pytest-benchmark; `--features interop` runs it"
 )]
 fn pytest_benchmark_storage_files_figure_for_figure() {
     let _cores = crate::common::busy();

@@ -70,7 +70,7 @@ fn counts(doc: &Value, name: &str, metric: &str) -> Vec<f64> {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs valgrind and libbenchmark-dev"
+    ignore = "needs valgrind and libbenchmark-dev; `--features interop` runs it"
 )]
 fn gbench_counts_a_one_percent_longer_loop_as_one_percent_beside_load() {
     peer("valgrind", "apt-get install valgrind");
@@ -125,7 +125,7 @@ fn gbench_counts_a_one_percent_longer_loop_as_one_percent_beside_load() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs valgrind and libbenchmark-dev"
+    ignore = "needs valgrind and libbenchmark-dev; `--features interop` runs it"
 )]
 fn a_gate_on_counts_fails_a_one_percent_regression_in_one_run_a_side() {
     peer("valgrind", "apt-get install valgrind");
@@ -186,7 +186,10 @@ fn a_gate_on_counts_fails_a_one_percent_regression_in_one_run_a_side() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs valgrind and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and go; `--features interop` runs it"
+)]
 fn go_counts_each_benchmark_per_iteration_without_its_one_time_costs() {
     peer("valgrind", "apt-get install valgrind");
     let dir = tempfile::tempdir().unwrap();
@@ -239,7 +242,10 @@ fn go_counts_each_benchmark_per_iteration_without_its_one_time_costs() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs valgrind and a C compiler")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and a C compiler; `--features interop` runs it"
+)]
 fn exec_counts_a_whole_program_with_its_children() {
     peer("valgrind", "apt-get install valgrind");
     let dir = tempfile::tempdir().unwrap();

@@ -70,7 +70,7 @@ fn per_iteration(iters: &[f64], times: &[f64]) -> Vec<f64> {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "builds a criterion bench with cargo"
+    ignore = "builds a criterion bench with cargo; `--features interop` runs it"
 )]
 fn cargo_bench_directory_reads_sample_for_sample() {
     let _cores = crate::common::busy();
@@ -141,7 +141,10 @@ fn cargo_bench_directory_reads_sample_for_sample() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs cargo-criterion")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs cargo-criterion; `--features interop` runs it"
+)]
 fn cargo_criterion_messages_read_sample_for_sample() {
     let _cores = crate::common::busy();
     let (_turn, target) = target_dir();
@@ -285,7 +288,10 @@ fn bad_criterion_files_and_lines_exit_2_or_warn_with_their_place() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs root (reads as uid 65534)")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs root (reads as uid 65534); `--features interop` runs it"
+)]
 fn an_unreadable_benchmark_directory_is_named_and_the_rest_read() {
     use std::os::unix::fs::PermissionsExt;
     let nobody = crate::common::Nobody::new();

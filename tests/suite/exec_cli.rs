@@ -30,7 +30,10 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs python3")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs python3; `--features interop` runs it"
+)]
 fn real_commands_give_sane_wall_cpu_and_memory_figures() {
     let doc = exec_json(&[
         "--runs",
@@ -163,7 +166,7 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real signals and real processes on the real clock"
+    ignore = "real signals and real processes on the real clock; `--features interop` runs it"
 )]
 fn interrupt_reports_what_finished_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
@@ -208,7 +211,10 @@ fn hyperfine_json(dir: &Path, command: &str, runs: u32) -> Value {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs hyperfine; `--features interop` runs it"
+)]
 fn exec_agrees_with_the_real_hyperfine_and_reads_its_output() {
     let _cores = crate::common::measuring();
     let dir = tempfile::tempdir().unwrap();
@@ -368,7 +374,10 @@ fn bencher_and_github_action_benchmark_outputs_have_their_shapes() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "builds a libtest bench with cargo")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "builds a libtest bench with cargo; `--features interop` runs it"
+)]
 fn libtest_bench_output_from_real_cargo_bench_reads() {
     let _cores = crate::common::busy();
     let target = tempfile::tempdir().unwrap();
@@ -443,7 +452,7 @@ fn bencher_and_github_action_benchmark_files_read_back() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "needs python3 and pytest-benchmark"
+    ignore = "needs python3 and pytest-benchmark; `--features interop` runs it"
 )]
 fn pytest_benchmark_output_from_the_real_plugin_reads() {
     let dir = tempfile::tempdir().unwrap();
@@ -627,7 +636,10 @@ print(json.dumps([[e.message for e in validator.iter_errors(d)] for d in json.lo
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs python3 and jsonschema")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs python3 and jsonschema; `--features interop` runs it"
+)]
 fn bmf_and_gab_outputs_validate_against_their_schemas() {
     // Neither schema is vacuous.
     let bmf_wrong = [
@@ -714,7 +726,10 @@ fn hyperfine_flags_that_conflict_are_refused_as_there() {
 
 /// Two `-L` lists run every combination, in hyperfine's order (the real hyperfine's).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs hyperfine; `--features interop` runs it"
+)]
 fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
     let dir = tempfile::tempdir().unwrap();
     let scan = ["--runs", "2", "-L", "a", "1,2", "-L", "b", "3,4"];
@@ -858,7 +873,10 @@ fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
 /// hyperfine's on the same two commands (a 2× effect that a loaded machine's few milliseconds
 /// of spawning cost cannot flip).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs hyperfine")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs hyperfine; `--features interop` runs it"
+)]
 fn hyperfine_habits_give_what_hyperfine_gives() {
     let _cores = crate::common::measuring();
     let dir = tempfile::tempdir().unwrap();
@@ -980,7 +998,7 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a statistical decision on real timings"
+    ignore = "a statistical decision on real timings; `--features interop` runs it"
 )]
 fn runs_auto_decides_a_real_slowdown() {
     let out = latkit()
@@ -1036,7 +1054,7 @@ fn runs_auto_refuses_what_it_cannot_decide() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a real busy loop beside real processes"
+    ignore = "a real busy loop beside real processes; `--features interop` runs it"
 )]
 fn other_work_during_the_run_is_said_with_the_report() {
     // A busy loop on one CPU beside the timed command: the run's own check sees it.

@@ -633,7 +633,10 @@ fn run_case(index: usize, case: &Case) -> Result<(i64, i32), String> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs GNU time; minutes of CPU")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs GNU time; minutes of CPU; `--features interop` runs it"
+)]
 fn the_release_binary_survives_mutated_inputs_and_specs() {
     let _cores = crate::common::busy();
     let cases: usize = std::env::var("LATKIT_FUZZ_CASES")
@@ -681,7 +684,10 @@ fn the_release_binary_survives_mutated_inputs_and_specs() {
 /// they hold. Each is under 1 MB, so the bound of 200 MB per 10 MB of input is
 /// [`RSS_LIMIT_KIB`] for them all; before distributions were sparse they took 0.2–3 GB.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs GNU time")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs GNU time; `--features interop` runs it"
+)]
 fn declared_structure_costs_no_memory() {
     let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
@@ -720,7 +726,10 @@ fn declared_structure_costs_no_memory() {
 
 /// Inputs far larger than their content: memory must follow what they hold, not their size.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs GNU time")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs GNU time; `--features interop` runs it"
+)]
 fn large_inputs_cost_memory_by_content_not_size() {
     let _cores = crate::common::busy();
     const PADDING: usize = 220 << 20;

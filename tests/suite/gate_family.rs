@@ -91,7 +91,7 @@ fn rates(seed: u64, suites: usize, factors: &[f64], repetitions: usize) -> (f64,
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a simulation of thousands of suites (minutes of CPU)"
+    ignore = "a simulation of thousands of suites (minutes of CPU); `--features interop` runs it"
 )]
 fn a_suite_with_no_real_change_fails_at_most_alpha_of_the_time() {
     let _cores = crate::common::busy();
@@ -108,7 +108,7 @@ fn a_suite_with_no_real_change_fails_at_most_alpha_of_the_time() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a simulation of thousands of suites (minutes of CPU)"
+    ignore = "a simulation of thousands of suites (minutes of CPU); `--features interop` runs it"
 )]
 fn a_real_regression_in_one_benchmark_of_twenty_is_still_caught() {
     let _cores = crate::common::busy();

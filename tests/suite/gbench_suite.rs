@@ -82,7 +82,10 @@ fn the_vector_reads_exactly() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs g++ and libbenchmark-dev")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
 fn gbench_runs_the_fixture_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let raw = dir.path().join("raw.json");
@@ -124,7 +127,10 @@ fn gbench_runs_the_fixture_end_to_end() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs g++ and libbenchmark-dev")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
 fn console_and_json_of_one_run_agree() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
@@ -197,7 +203,10 @@ fn console_and_json_of_one_run_agree() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs g++ and libbenchmark-dev")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
 fn aggregates_stand_in_only_when_the_repetitions_are_absent() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("agg.json");
@@ -288,7 +297,10 @@ fn a_missing_or_crashing_binary_fails_with_its_last_words() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs g++ and libbenchmark-dev")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
 fn ctrl_c_reports_what_finished_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cut.json");
@@ -387,7 +399,10 @@ fn the_fixture_page_is_generated_from_the_worked_spec() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs g++ and libbenchmark-dev")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
 fn gbench_then_page_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("replay.json");

@@ -25,7 +25,10 @@ fn median(values: &Value) -> f64 {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go; `--features interop` runs it"
+)]
 fn runs_the_input_pipeline_suite_end_to_end() {
     let _turn = one_go_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -127,7 +130,10 @@ fn runs_the_input_pipeline_suite_end_to_end() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go; `--features interop` runs it"
+)]
 fn failing_go_test_exits_6_with_the_tail_of_its_output() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
@@ -162,7 +168,10 @@ fn missing_go_is_the_environment_exit_5() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go; `--features interop` runs it"
+)]
 fn interrupt_reports_what_finished_and_exits_130() {
     let _turn = one_go_at_a_time();
     use std::time::{Duration, Instant};
@@ -232,7 +241,10 @@ fn a_missing_directory_is_named_not_taken_for_a_missing_go() {
 /// sample of a fast benchmark mis-measures it) and benchstat's six repetitions; a sample too
 /// short to trust is said to be; every unit go reports, custom ones too, is shown.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go; `--features interop` runs it"
+)]
 fn go_test_users_get_go_test_figures_and_every_unit() {
     let _turn = one_go_at_a_time();
     // latkit's figure and go test's are compared: both cores, nothing beside them (beside the

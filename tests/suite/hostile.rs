@@ -31,7 +31,10 @@ fn null_device(dir: &Path) -> std::path::PathBuf {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs root (makes a device node)")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs root (makes a device node); `--features interop` runs it"
+)]
 fn a_character_device_is_written_through_never_replaced() {
     assert!(
         crate::common::is_root(),
@@ -276,7 +279,10 @@ fn control_characters_from_input_never_act() {
 /// A store another user owns reads as it is (list, history, show, export): reading writes
 /// nothing, so it needs no write access.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs root (reads as uid 65534)")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs root (reads as uid 65534); `--features interop` runs it"
+)]
 fn a_store_this_user_may_not_write_can_be_read() {
     use std::os::unix::fs::PermissionsExt;
     assert!(
@@ -374,7 +380,10 @@ fn an_output_that_is_an_input_is_refused() {
 
 /// A revision git cannot find is named, with no empty cause after it.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git; `--features interop` runs it"
+)]
 fn a_bad_revision_names_itself() {
     let dir = tempfile::tempdir().unwrap();
     let git = |args: &[&str]| {
@@ -494,7 +503,7 @@ fn times_of(doc: &serde_json::Value, name: &str) -> Vec<f64> {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real signals and real processes on the real clock"
+    ignore = "real signals and real processes on the real clock; `--features interop` runs it"
 )]
 fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
     let dir = tempfile::tempdir().unwrap();
@@ -564,7 +573,7 @@ fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real signals and real processes on the real clock"
+    ignore = "real signals and real processes on the real clock; `--features interop` runs it"
 )]
 fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
     let dir = tempfile::tempdir().unwrap();
@@ -608,7 +617,7 @@ fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real signals and real processes on the real clock"
+    ignore = "real signals and real processes on the real clock; `--features interop` runs it"
 )]
 fn a_ci_time_limit_reports_what_finished() {
     let dir = tempfile::tempdir().unwrap();
@@ -1122,7 +1131,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// `store add` in a checkout reads its commit and dirty flag, and runs none of the
 /// repository's own commands: a `core.fsmonitor` hook there is not latkit's to run.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git; `--features interop` runs it"
+)]
 fn storing_inside_a_checkout_runs_none_of_its_hooks() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -1158,7 +1170,7 @@ fn storing_inside_a_checkout_runs_none_of_its_hooks() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "real signals and real processes on the real clock"
+    ignore = "real signals and real processes on the real clock; `--features interop` runs it"
 )]
 fn exec_interrupted_before_its_first_run_says_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -1176,7 +1188,10 @@ fn exec_interrupted_before_its_first_run_says_so() {
 /// breaks, a missing folder is named (not the temporary file beside it), hyperfine's
 /// `--shell "bash --norc"` runs, a bare repository and a 5-digit HdrHistogram are understood.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git; `--features interop` runs it"
+)]
 fn errors_say_what_went_wrong_in_the_users_terms() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.txt");

@@ -254,7 +254,10 @@ pub(crate) fn screenshot_variance(page: &Path, dir: &Path) -> f64 {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs chromium")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs chromium; `--features interop` runs it"
+)]
 fn every_html_report_opens_cleanly_in_chromium() {
     let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();

@@ -49,7 +49,10 @@ fn go_sources(work: u32) -> String {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
     let _cores = crate::common::measuring();
     let repo = repository(
@@ -114,7 +117,10 @@ fn go_interleaves_base_and_working_tree_and_gates_on_the_change() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn interleave_refuses_what_it_cannot_do() {
     let repo = repository(&[("go.mod", "module example.com/x\n\ngo 1.19\n")], &[]);
     let refused = |args: &[&str], expected: &str| {
@@ -181,7 +187,10 @@ fn gbench_source(work: u32) -> String {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn gbench_builds_both_trees_and_compares_them() {
     let _cores = crate::common::measuring();
     let repo = repository(
@@ -254,7 +263,10 @@ fn slow_build(mark: &Path) -> String {
 /// checkout builds: the build is stopped, the benchmark never runs, the checkout is removed
 /// and latkit exits 130.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn an_interrupt_during_the_build_stops_it_and_removes_the_checkout() {
     for terminal in [true, false] {
         let repo = repository(&[("spin.cc", &gbench_source(10))], &[]);
@@ -287,7 +299,10 @@ fn an_interrupt_during_the_build_stops_it_and_removes_the_checkout() {
 /// A run killed outright (SIGKILL cannot be caught) leaves its checkout behind; the next
 /// `--interleave` in that repository removes it.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn a_checkout_left_by_a_killed_run_is_pruned_by_the_next() {
     let repo = repository(&[("spin.cc", &gbench_source(10))], &[]);
     let mark = repo.path().join("build-started");
@@ -342,7 +357,10 @@ fn go_auto(repo: &Path, rev: &str, args: &[&str]) -> (Option<i32>, Value, String
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn go_runs_auto_stops_once_a_real_change_is_decided() {
     let _cores = crate::common::measuring();
     let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");
@@ -401,7 +419,10 @@ fn gbench_nap(ms: u32) -> String {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
     let _cores = crate::common::measuring();
     let repo = repository(
@@ -427,7 +448,10 @@ fn gbench_runs_auto_stops_once_a_real_change_is_decided() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git and go")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git and go; `--features interop` runs it"
+)]
 fn merge_base_judges_a_branch_against_where_it_left_main() {
     let _cores = crate::common::measuring();
     let module = ("go.mod", "module example.com/nap\n\ngo 1.19\n");

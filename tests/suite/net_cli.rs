@@ -36,7 +36,10 @@ fn check_round_trips(doc: &Value, count: u64) {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn loopback_tcp_and_udp_round_trips() {
     let _turn = one_at_a_time();
     let doc = json_of(latkit().args([
@@ -54,7 +57,10 @@ fn loopback_tcp_and_udp_round_trips() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn loopback_udp_rate_counts_every_packet() {
     let _turn = one_at_a_time();
     let doc = json_of(latkit().args([
@@ -93,7 +99,10 @@ fn loopback_udp_rate_counts_every_packet() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn loopback_throughput_is_what_the_server_received() {
     let _turn = one_at_a_time();
     let doc = json_of(latkit().args([
@@ -141,7 +150,10 @@ fn loopback_throughput_is_what_the_server_received() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn tokens_are_proven_and_required_off_loopback() {
     let _turn = one_at_a_time();
     let doc = json_of(latkit().args([
@@ -206,7 +218,10 @@ fn tokens_are_proven_and_required_off_loopback() {
 /// The secret kept off the command line: a server reads it from `--token-file`, clients from
 /// `LATKIT_TOKEN` or the same file, and neither process's command line (`ps`) shows it.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn a_token_from_a_file_or_the_environment_stays_off_the_command_line() {
     use std::os::unix::fs::PermissionsExt;
     let _turn = one_at_a_time();
@@ -299,7 +314,10 @@ impl Drop for Server {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn server_survives_garbage_vanishing_and_concurrent_clients() {
     let _turn = one_at_a_time();
     let mut server = Server::start(&["--bind", "127.0.0.1:0", "--max-clients", "32"], None);
@@ -423,7 +441,10 @@ impl Drop for TwoHosts {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn client_and_server_on_two_hosts() {
     let _turn = one_at_a_time();
     let hosts = TwoHosts::create();
@@ -500,7 +521,10 @@ fn client_and_server_on_two_hosts() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn interrupted_client_reports_what_it_measured_and_exits_130() {
     let _turn = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -571,7 +595,10 @@ fn closed_while_trickling(stream: &mut TcpStream, limit: Duration) -> bool {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn slow_handshakes_neither_lock_out_clients_nor_live_forever() {
     let _turn = one_at_a_time();
     let server = Server::start(&["--bind", "127.0.0.1:0", "--max-clients", "4"], None);
@@ -611,7 +638,10 @@ fn slow_handshakes_neither_lock_out_clients_nor_live_forever() {
 /// More idle connections than the server keeps handshakes for (256) never keep a good client
 /// out: the oldest pending handshake makes room for a new one.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn idle_connections_beyond_the_handshake_slots_never_lock_out_a_client() {
     let _turn = one_at_a_time();
     let server = Server::start(&["--bind", "127.0.0.1:0"], None);
@@ -634,7 +664,10 @@ fn idle_connections_beyond_the_handshake_slots_never_lock_out_a_client() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn max_duration_holds_against_a_trickling_client() {
     let _turn = one_at_a_time();
     let server = Server::start(&["--bind", "127.0.0.1:0", "--max-duration", "2"], None);
@@ -651,7 +684,10 @@ fn max_duration_holds_against_a_trickling_client() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn udp_replies_go_only_to_the_sessions_address_and_port() {
     let _turn = one_at_a_time();
     let server = Server::start(&["--bind", "127.0.0.1:0"], None);
@@ -683,7 +719,10 @@ fn udp_replies_go_only_to_the_sessions_address_and_port() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn a_udp_test_cut_by_the_server_reports_why_and_fails() {
     let _turn = one_at_a_time();
     let server = Server::start(&["--bind", "127.0.0.1:0", "--max-duration", "1"], None);
@@ -706,7 +745,10 @@ fn a_udp_test_cut_by_the_server_reports_why_and_fails() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn accept_errors_back_off_instead_of_flooding_the_log() {
     let _turn = one_at_a_time();
     // Few file descriptors: accepting fails (EMFILE) while connections keep arriving.
@@ -771,7 +813,10 @@ fn fake_server(then: impl FnOnce(TcpStream, BufReader<TcpStream>) + Send + 'stat
 /// A server that accepts the throughput test and never reads a byte: the client gives up
 /// within its duration and a stall, says so, and exits 1 (before: it waited forever).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn a_server_that_stops_reading_cannot_hang_the_client() {
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let addr = fake_server(move |_stream, _reader| {
@@ -795,7 +840,10 @@ fn a_server_that_stops_reading_cannot_hang_the_client() {
 /// Ctrl-C while the server does not read: the client's own figures, a word on why the
 /// server's are missing, and exit 130.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn ctrl_c_against_a_server_that_stopped_reading_gives_the_partial_summary() {
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let addr = fake_server(move |_stream, _reader| {
@@ -823,7 +871,10 @@ fn ctrl_c_against_a_server_that_stopped_reading_gives_the_partial_summary() {
 
 /// A server reporting more bytes than were sent is refused, not printed as a rate.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn impossible_figures_from_the_server_are_refused() {
     let addr = fake_server(|mut stream, mut reader| {
         let mut sink = [0u8; 65536];
@@ -871,7 +922,10 @@ fn a_chunk_of_nothing_is_a_usage_error() {
 /// `net loopback` with no `--test` runs the usual three, as a user trying it expects, and
 /// throughput sends for the duration as iperf3 does (10 MiB took milliseconds on loopback).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "real sockets on loopback, timed")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "real sockets on loopback, timed; `--features interop` runs it"
+)]
 fn net_defaults_run_round_trips_and_throughput_by_time() {
     let doc = json_of(latkit().args([
         "net",

@@ -81,7 +81,7 @@ fn assert_within_a_quarter(estimate: f64, truth: f64, what: &str) {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a simulation of thousands of rounds (minutes of CPU)"
+    ignore = "a simulation of thousands of rounds (minutes of CPU); `--features interop` runs it"
 )]
 fn the_detectable_change_of_a_twenty_benchmark_family_is_the_gates_own() {
     let _cores = crate::common::busy();
@@ -106,7 +106,7 @@ fn the_detectable_change_of_a_twenty_benchmark_family_is_the_gates_own() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a simulation of thousands of rounds (minutes of CPU)"
+    ignore = "a simulation of thousands of rounds (minutes of CPU); `--features interop` runs it"
 )]
 fn the_detectable_change_of_a_quiet_benchmark_with_more_runs() {
     let _cores = crate::common::busy();

@@ -100,7 +100,7 @@ macro_rules! examples {
             #[test]
             #[cfg_attr(
                 not(feature = "interop"),
-                ignore = "runs the examples, with go, g++, hyperfine and cyclictest"
+                ignore = "runs the examples, with go, g++, hyperfine and cyclictest; `--features interop` runs it"
             )]
             fn $test() {
                 examples_of($document);

@@ -182,7 +182,7 @@ fn misplaced(seed: u64, level: impl Fn(usize) -> Option<f64>) -> f64 {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a simulation of thousands of rounds"
+    ignore = "a simulation of thousands of rounds; `--features interop` runs it"
 )]
 fn bisect_spends_alpha_over_its_looks() {
     let _cores = crate::common::busy();

@@ -384,7 +384,10 @@ fn commits(repo: &Path) -> Vec<String> {
 /// under the policy, the regressions listed first are exactly the injected ones, newest first,
 /// each with the commit range it happened in, and a benchmark's page draws its trend.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs git, python3 and chromium")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs git, python3 and chromium; `--features interop` runs it"
+)]
 fn chromium_opens_the_site_of_a_generated_project_with_the_injected_regressions_first() {
     let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();

@@ -118,7 +118,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
 ];
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs go and git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs go and git; `--features interop` runs it"
+)]
 fn sqlite_store() {
     for (name, scenario) in SCENARIOS {
         let dir = tempfile::tempdir().unwrap();
@@ -128,7 +131,10 @@ fn sqlite_store() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs PostgreSQL, go and git")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs PostgreSQL, go and git; `--features interop` runs it"
+)]
 fn postgres_store() {
     let server = PgServer::start();
     for (i, (name, scenario)) in SCENARIOS.iter().enumerate() {

@@ -173,7 +173,10 @@ fn columns_left_out_are_named_and_a_pipe_gets_them_all() {
 /// On a real terminal (a pty of 80 columns, no `COLUMNS` in the environment), as root and
 /// as an unprivileged user.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs root (runs as uid 65534)")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs root (runs as uid 65534); `--features interop` runs it"
+)]
 fn a_terminal_of_80_columns_gets_a_table_of_80() {
     // The unprivileged user runs a copy from an open folder: the checkout may be under /root.
     let nobody = crate::common::Nobody::new();
@@ -232,7 +235,10 @@ fn on_a_pty(args: &str) -> String {
 /// figures so far), cleared before the result; off a terminal nothing but the result, and
 /// every file written is named once on stderr.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn long_runs_talk_on_a_terminal_and_name_what_they_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("timer.json");
@@ -276,7 +282,10 @@ fn long_runs_talk_on_a_terminal_and_name_what_they_wrote() {
 /// Xenomai's text, latkit's percentile lines and the doctor's advice fit 80 columns on a
 /// terminal; the Xenomai rule keeps its 81 columns in a file, as Xenomai prints it.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn timer_text_and_doctor_fit_80_columns() {
     let timer = on_a_pty("timer -T 1 -p 1000");
     assert!(timer.contains("PCT|") && timer.contains("RTS|"), "{timer}");

@@ -51,7 +51,10 @@ fn check_distribution(bench: &Value, periods: u64) {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn two_seconds_at_1000_us_structure_and_invariants() {
     let _turn = one_timer_at_a_time();
     let doc = json_of(latkit().args([
@@ -101,7 +104,10 @@ fn two_seconds_at_1000_us_structure_and_invariants() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn xenomai_output_histograms_gnuplot_and_hgrm() {
     let _turn = one_timer_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -178,7 +184,10 @@ fn xenomai_output_histograms_gnuplot_and_hgrm() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn several_cpus_and_busy_wait() {
     let _turn = one_timer_at_a_time();
     let doc = json_of(latkit().args([
@@ -196,7 +205,10 @@ fn several_cpus_and_busy_wait() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn interrupt_writes_a_complete_result_and_exits_130() {
     let _turn = one_timer_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -221,7 +233,10 @@ fn interrupt_writes_a_complete_result_and_exits_130() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn max_and_break_thresholds_exit_1() {
     let _turn = one_timer_at_a_time();
     latkit()
@@ -263,7 +278,10 @@ fn bad_arguments_exit_2() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn doctor_prints_every_check_with_advice_for_problems() {
     let text = crate::common::stdout_of(latkit().arg("doctor"));
     let status_lines: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
@@ -308,7 +326,10 @@ fn doctor_prints_every_check_with_advice_for_problems() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn measurements_record_the_doctor_checks() {
     let _turn = one_timer_at_a_time();
     let doc = json_of(latkit().args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"]));
@@ -318,7 +339,10 @@ fn measurements_record_the_doctor_checks() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
     let _turn = one_timer_at_a_time();
     let tracing_on = "/sys/kernel/tracing/tracing_on";
@@ -350,7 +374,10 @@ fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn missing_privileges_are_warned_once_and_measuring_goes_on() {
     let _turn = one_timer_at_a_time();
     // Drop to an unprivileged user: no SCHED_FIFO, no /dev/cpu_dma_latency, small memlock.
@@ -413,7 +440,10 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
     let _turn = one_timer_at_a_time();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
@@ -444,7 +474,10 @@ fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn several_sinks_at_once_from_one_run() {
     let _turn = one_timer_at_a_time();
     // Xenomai's text live on stdout, the JSON, the .hgrm and the gnuplot file from one run.
@@ -494,7 +527,10 @@ fn several_sinks_at_once_from_one_run() {
 /// `-h` is the histogram, as in Xenomai and cyclictest; someone who meant help is told at
 /// once, before the endless test gets going, how to get help and how to stop.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn dash_h_says_at_once_that_it_is_the_histogram() {
     use std::io::BufRead;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
@@ -524,7 +560,10 @@ fn dash_h_says_at_once_that_it_is_the_histogram() {
 /// unprivileged user) is not printed again in the report at the end; piped, the report
 /// still carries it. The terminal is a real pty (`script`).
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn a_warning_is_shown_once_on_a_terminal() {
     // A copy in an open folder: the checkout may be under /root, out of that user's reach.
     let nobody = crate::common::Nobody::new();
@@ -563,7 +602,10 @@ fn a_warning_is_shown_once_on_a_terminal() {
 /// When SCHED_FIFO is refused (an unprivileged user), the warning comes before the header,
 /// not between RTD lines, and the header and the run name the priority in force: 0.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn a_refused_priority_is_said_first_and_not_claimed() {
     // A copy in an open folder: the checkout may be under /root, out of that user's reach.
     let nobody = crate::common::Nobody::new();
@@ -595,7 +637,10 @@ fn a_refused_priority_is_said_first_and_not_claimed() {
 /// second here): said before the test, with the sysctl that lifts it; not said when
 /// SCHED_FIFO is refused (nothing is throttled then) or when the thread sleeps.
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "the timer probe on the real clock")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "the timer probe on the real clock; `--features interop` runs it"
+)]
 fn rt_throttling_of_a_busy_thread_is_warned() {
     let limit = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
     let stderr_of = |out: std::process::Output| {

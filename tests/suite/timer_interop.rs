@@ -95,7 +95,10 @@ fn summary_lines(text: &str) -> Vec<(f64, f64, f64)> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "needs cyclictest")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs cyclictest; `--features interop` runs it"
+)]
 fn real_cyclictest_outputs_parse_to_its_own_figures() {
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("ct.json");

@@ -274,7 +274,7 @@ fn irq_mode_on_every_cpu_prints_xenomai_lines_and_freezes_at_the_break() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "waits on the real clock for latkit to drain the pipe"
+    ignore = "waits on the real clock for latkit to drain the pipe; `--features interop` runs it"
 )]
 fn sigterm_mid_run_reports_what_was_measured_and_restores_tracefs() {
     let fs = FakeTracefs::new();
@@ -624,7 +624,7 @@ fn a_stale_instance_without_a_record_is_refused_with_the_commands_that_clean_it(
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "another tool's change lasts a while on the real clock"
+    ignore = "another tool's change lasts a while on the real clock; `--features interop` runs it"
 )]
 fn a_tool_that_starts_and_ends_inside_a_run_is_reported() {
     let fs = FakeTracefs::new();

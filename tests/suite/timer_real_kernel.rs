@@ -545,7 +545,10 @@ fn rtla_top_rows(text: &str) -> Vec<(usize, f64, Vec<f64>)> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "interop"), ignore = "boots a real kernel in qemu")]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "boots a real kernel in qemu; `--features interop` runs it"
+)]
 fn the_kernel_modes_on_a_real_timerlat_kernel() {
     // Beside the other long tests: every assertion holds on a guest TCG runs several times
     // slower (checked beside eight busy loops on this 2-core host).

@@ -294,7 +294,7 @@ fn merge_keeps_distributions_histograms_and_summaries() {
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
-    ignore = "a slow writer: its pause is on the real clock"
+    ignore = "a slow writer: its pause is on the real clock; `--features interop` runs it"
 )]
 fn detection_reads_until_it_has_enough_bytes() {
     let text = fs::read(vector("xenomai-latency-h.txt")).unwrap();
