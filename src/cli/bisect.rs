@@ -144,6 +144,8 @@ impl BisectArgs {
                 out: self.printed.out,
                 json: self.json,
                 exports: Vec::new(),
+                hyperfine: Vec::new(),
+                style: crate::commands::Style::Default,
                 check: None,
                 quiet: self.quiet,
                 store: None,

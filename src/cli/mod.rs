@@ -84,7 +84,7 @@ pub enum Command {
 finished run is printed, written and stored, exit 130; a command still running 3 s later \
 is killed. --out/--json files are written as each command finishes."
     )]
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Network round trip, rate and throughput: client, server, or both on loopback.
     Net(NetArgs),
     /// Time one pipeline stage on a video frame (copy, or YUV to RGBA conversion).
@@ -229,7 +229,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also write the whole result as latkit JSON to FILE, whatever --format shows.
-    #[arg(long, visible_alias = "export-json", value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Also write the tables as markdown to FILE (hyperfine's option of the same name).
     #[arg(long, value_name = "FILE")]
@@ -284,6 +284,8 @@ impl From<OutputArgs> for Output {
             .into_iter()
             .filter_map(|(format, path)| Some((format?, path?)))
             .collect(),
+            hyperfine: Vec::new(),
+            style: crate::commands::Style::Default,
             check: args.check,
             quiet: args.quiet,
             store: args.store.then_some(Storing {
@@ -369,6 +371,7 @@ impl From<ReportArgs> for ReportOptions {
             metric: args.metric,
             per_run: args.per_run,
             relative: args.relative,
+            relative_to: None,
         }
     }
 }

@@ -11,12 +11,15 @@ use std::os::unix::fs::MetadataExt;
 
 /// The options that write a file (a store too: `--db` writes), by their ids in the command-line
 /// definitions (`export_markdown` for `--export-markdown`): the one list of outputs.
-pub const OUTPUTS: [&str; 12] = [
+pub const OUTPUTS: [&str; 15] = [
     "out",
     "save",
     "json",
+    "export_json",
     "export_markdown",
     "export_csv",
+    "export_asciidoc",
+    "export_orgmode",
     "output",
     "junit",
     "plot",
@@ -28,11 +31,15 @@ pub const OUTPUTS: [&str; 12] = [
 
 /// Options whose values are commands latkit runs: each word of them (split as a shell
 /// would) that names a file is read, or written, by the command, so no output may name it.
-const COMMANDS: [&str; 7] = [
-    "positional",
+const COMMANDS: [&str; 11] = [
     "commands",
+    "command",
+    "reference",
+    "build",
+    "extra",
     "argv",
     "prepare",
+    "conclude",
     "setup",
     "cleanup",
     "harness",
@@ -188,39 +195,66 @@ mod tests {
         "files",
     ];
 
+    /// Every argument of every latkit command, with the command's path (`latkit exec`).
+    fn every_argument() -> Vec<(String, clap::Arg)> {
+        use clap::CommandFactory;
+        fn walk(command: &Command, at: &str, all: &mut Vec<(String, clap::Arg)>) {
+            all.extend(
+                command
+                    .get_arguments()
+                    .map(|arg| (at.to_string(), arg.clone())),
+            );
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{at} {}", sub.get_name()), all);
+            }
+        }
+        let mut all = Vec::new();
+        walk(&crate::cli::Cli::command(), "latkit", &mut all);
+        all
+    }
+
     /// Every option of every command whose value is a path is an output or a read: a new one
     /// in neither list fails here, before it can write over an input unchecked.
     #[test]
     fn every_path_valued_option_is_declared_an_input_or_an_output() {
-        use clap::CommandFactory;
-        fn walk(command: &Command, at: &str, undeclared: &mut Vec<String>, seen: &mut usize) {
-            for arg in command.get_arguments() {
-                let id = arg.get_id().as_str();
-                let path = arg.get_value_parser().type_id()
-                    == std::any::TypeId::of::<std::path::PathBuf>();
-                if path || OUTPUTS.contains(&id) {
-                    *seen += 1;
-                }
-                if path && !OUTPUTS.contains(&id) && !READS.contains(&id) {
-                    undeclared.push(format!("{at} {id}"));
-                }
+        let (mut undeclared, mut seen) = (Vec::new(), 0);
+        for (at, arg) in every_argument() {
+            let id = arg.get_id().as_str();
+            let path =
+                arg.get_value_parser().type_id() == std::any::TypeId::of::<std::path::PathBuf>();
+            if path || OUTPUTS.contains(&id) {
+                seen += 1;
             }
-            for sub in command.get_subcommands() {
-                walk(sub, &format!("{at} {}", sub.get_name()), undeclared, seen);
+            if path && !OUTPUTS.contains(&id) && !READS.contains(&id) {
+                undeclared.push(format!("{at} {id}"));
             }
         }
-        let (mut undeclared, mut seen) = (Vec::new(), 0);
-        walk(
-            &crate::cli::Cli::command(),
-            "latkit",
-            &mut undeclared,
-            &mut seen,
-        );
         assert!(
             undeclared.is_empty(),
             "neither input nor output: {undeclared:?}"
         );
         assert!(seen > 80, "only {seen} path-valued options found");
+    }
+
+    /// Every option whose value is a command latkit runs (its value named CMD, COMMAND or
+    /// ARGS) has its words checked: a new one missing from the list fails here.
+    #[test]
+    fn every_command_valued_option_has_its_words_checked() {
+        let (mut unchecked, mut seen) = (Vec::new(), 0);
+        for (at, arg) in every_argument() {
+            let names = arg.get_value_names().unwrap_or_default();
+            if names
+                .iter()
+                .any(|n| ["CMD", "COMMAND", "ARGS"].contains(&n.as_str()))
+            {
+                seen += 1;
+                if !COMMANDS.contains(&arg.get_id().as_str()) {
+                    unchecked.push(format!("{at} {}", arg.get_id()));
+                }
+            }
+        }
+        assert!(unchecked.is_empty(), "words not checked: {unchecked:?}");
+        assert!(seen >= 8, "only {seen} command-valued options found");
     }
 
     fn command() -> Command {

@@ -1,17 +1,18 @@
 use super::Env;
 use super::interleave::{AaRun, Rounds, refuse_comparison};
 use super::{
-    Gate, ReportOptions, deliver_rounds, enrich_options, load_suite, output_sinks, warn_on_stderr,
+    Gate, ReportOptions, Style, deliver_rounds, enrich_options, load_suite, output_sinks,
+    warn_on_stderr,
 };
 use crate::analyze::auto_gate::{Against, AutoGate, Round};
-use crate::analyze::build_report;
 use crate::analyze::sequential::{Decision, Design};
+use crate::analyze::{Report, build_report};
 use crate::env::Console;
 use crate::error::{Error, Result};
 use crate::model::Note;
 use crate::report::sink::LiveEvent;
-use crate::runner::exec::{CommandOutput, Ending, Exec, Timing};
-use crate::runner::plan::{Planned, plan};
+use crate::runner::exec::{CommandIo, Ending, Exec, Timing};
+use crate::runner::plan::{Helpers, Planned, plan};
 use crate::runner::{turn_order, turns_in_pairs};
 
 /// Commands to time, hyperfine's way.
@@ -20,11 +21,15 @@ pub struct ExecOptions {
     pub commands: Vec<String>,
     /// Names for the commands at the same positions.
     pub names: Vec<String>,
-    /// Each parameter's values, `{NAME}` replaced in commands and names.
+    /// Each parameter's values, `{NAME}` replaced in commands, names and helpers.
     pub parameters: Vec<(String, Vec<String>)>,
+    /// The untimed commands run around the timed ones.
+    pub helpers: Helpers<Vec<String>>,
     pub timing: Timing,
-    /// Where the timed commands' output goes.
-    pub output: CommandOutput,
+    /// Where the timed commands' output goes and their input comes from.
+    pub io: CommandIo,
+    /// Rows of the table fastest first (`--sort mean-time`), not in the commands' order.
+    pub fastest_first: bool,
     /// `--runs auto`: rounds until the gates are decided, within the timing's run bounds.
     pub auto: bool,
     pub gate: Gate,
@@ -76,7 +81,7 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     let mut opts = enrich_options(&args.report, &suite)?;
     let mut sinks = output_sinks(&args.report.output, env)?;
     let design = sequential_design(&args)?;
-    let commands = plan(args.commands, &args.names, &args.parameters)?;
+    let commands = plan(args.commands, &args.names, &args.parameters, &args.helpers)?;
     // Several commands are run to be compared: how many times slower than the fastest.
     opts.relative |= commands.len() > 1;
     if design.is_some() && commands.len() < 2 {
@@ -89,8 +94,8 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     let exec = timer(
         commands,
         args.timing,
-        args.output,
-        args.report.output.quiet,
+        args.io,
+        args.report.output.quiet || args.report.output.style != Style::Default,
         env,
     )?;
     let options = args.gate.options(env)?;
@@ -121,6 +126,9 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
         return Err(nothing_timed(timed.ending, &env.console));
     };
     let mut report = build_report(input.runs, input.notes, &opts)?;
+    if args.fastest_first {
+        fastest_first(&mut report);
+    }
     if let Some((gate, design)) = &auto {
         let gated: Vec<&str> = gated.iter().map(String::as_str).collect();
         report.notes.extend(super::interleave::auto_floor_notes(
@@ -145,6 +153,30 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     }
 }
 
+/// `--sort mean-time`: every table's rows in order of their command's mean wall time, as
+/// hyperfine sorts; a row without one keeps its place after them.
+fn fastest_first(report: &mut Report) {
+    let means: std::collections::HashMap<&str, f64> = report
+        .runs
+        .iter()
+        .flat_map(|run| &run.benchmarks)
+        .filter_map(|b| {
+            let times = &b.metric(crate::model::vocab::WALL_TIME)?.values;
+            let mean = times.iter().sum::<f64>() / times.len() as f64;
+            (!times.is_empty()).then_some((b.name.full_name.as_str(), mean))
+        })
+        .collect();
+    let mut tables = std::mem::take(&mut report.tables);
+    for table in &mut tables {
+        let mean = |row: &crate::report::Row| means.get(row.benchmark.as_str()).copied();
+        table.rows.sort_by(|a, b| match (mean(a), mean(b)) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            (a, b) => b.is_some().cmp(&a.is_some()),
+        });
+    }
+    report.tables = tables;
+}
+
 /// Why no command finished a timed run: its failure, or an interrupt (said here, since
 /// nothing is reported).
 fn nothing_timed(ending: Ending, console: &Console) -> Error {
@@ -160,11 +192,11 @@ fn nothing_timed(ending: Ending, console: &Console) -> Error {
     }
 }
 
-/// Times `commands` in `env`, their output where `output` says; progress on a terminal.
+/// Times `commands` in `env`, their streams where `io` says; progress on a terminal.
 fn timer(
     commands: Vec<Planned>,
     timing: Timing,
-    output: CommandOutput,
+    io: CommandIo,
     quiet: bool,
     env: &Env,
 ) -> Result<Exec> {
@@ -178,7 +210,7 @@ fn timer(
     Ok(Exec {
         commands,
         timing,
-        spawner: env.launch.timer(output)?,
+        spawner: env.launch.timer(io)?,
         progress: env.console.progress(quiet).cloned(),
         clock: env.clock.clone(),
         interrupt: env.interrupt.clone(),
@@ -202,15 +234,14 @@ pub fn against_itself(args: ExecOptions, rounds: u32, env: &Env) -> Result<AaRun
     let quiet = args.report.output.quiet;
     let runs = args.timing.runs.unwrap_or(args.timing.min_runs);
     let mut commands = Vec::new();
-    for planned in plan(args.commands, &args.names, &args.parameters)? {
+    for planned in plan(args.commands, &args.names, &args.parameters, &args.helpers)? {
         commands.push(Planned {
-            command: planned.command.clone(),
             name: second_arm(&planned.name),
-            params: planned.params.clone(),
+            ..planned.clone()
         });
         commands.insert(commands.len() - 1, planned);
     }
-    let exec = timer(commands, args.timing, args.output, quiet, env)?;
+    let exec = timer(commands, args.timing, args.io, quiet, env)?;
     let mut done = Rounds::default();
     let timed = exec.run_rounds(u64::from(rounds), turns_in_pairs, &mut |run| {
         let (first, mut second) = (run.clone(), run);

@@ -37,7 +37,7 @@ pub use gbench::GbenchOptions;
 pub use go::GoOptions;
 pub use history::HistoryOptions;
 pub use net::{NetMode, NetTest, Token};
-pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing};
+pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs, Storing, Style};
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
 pub use site::SiteOptions;
@@ -160,10 +160,17 @@ fn load_suite(args: &ReportOptions) -> Result<Suite> {
 fn output_sinks(output: &Output, env: &Env) -> Result<FanOut> {
     let console = &env.console;
     let mut sinks = FanOut::new(output.quiet, console, env.report_time()?);
-    sinks.push(Rendered::new(
-        output.format,
-        Destination::open(output.out.as_deref(), &console.stdout)?,
-    ));
+    // `--style none` shows nothing on the terminal; a report file is still written.
+    if output.style != Style::Silent || output.out.is_some() {
+        let shown = Rendered::new(
+            output.format,
+            Destination::open(output.out.as_deref(), &console.stdout)?,
+        );
+        sinks.push(match output.style {
+            Style::Plain => shown.without_pictures(),
+            _ => shown,
+        });
+    }
     add_extras(&mut sinks, output, &env.vars)?;
     sinks.push_verdict_if(output.check.is_some());
     Ok(sinks)
@@ -177,6 +184,10 @@ fn add_extras(sinks: &mut FanOut, output: &Output, vars: &crate::env::Vars) -> R
     for (format, path) in json.chain(exports) {
         let dest = Destination::open(Some(path), &sinks.console().stdout)?;
         sinks.push(Rendered::new(format, dest));
+    }
+    for (export, path) in &output.hyperfine {
+        let dest = Destination::open(Some(path), &sinks.console().stdout)?;
+        sinks.push(Rendered::of(Box::new(*export), dest));
     }
     sinks.push_plots(&output.plots.pairs()?)?;
     if let Some(storing) = &output.store {
@@ -208,6 +219,7 @@ fn enrich_options(args: &ReportOptions, suite: &Suite) -> Result<EnrichOptions> 
         per_run: args.per_run,
         targets: targets(args.output.check.as_deref())?,
         relative: args.relative,
+        relative_to: args.relative_to.clone(),
     })
 }
 

@@ -18,13 +18,27 @@ pub struct Output {
     pub json: Option<PathBuf>,
     /// Also these formats to these files (hyperfine's `--export-markdown`, `--export-csv`).
     pub exports: Vec<(&'static OutputFormat, PathBuf)>,
+    /// Also hyperfine's own files (`exec --export-json` and the rest), to these files.
+    pub hyperfine: Vec<(crate::report::hyperfine::Export, PathBuf)>,
     /// A targets file that gates the result; the verdict goes to stderr.
     pub check: Option<PathBuf>,
     /// No progress and no warnings on stderr.
     pub quiet: bool,
+    /// How the report is shown on the terminal (hyperfine's `--style`).
+    pub style: Style,
     /// Save every run in the history store, with this tag.
     pub store: Option<Storing>,
     pub plots: Plots,
+}
+
+/// How a report is shown: as latkit shows it, without pictures or progress (`--style basic`),
+/// or not at all (`--style none`: files are still written).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    #[default]
+    Default,
+    Plain,
+    Silent,
 }
 
 /// Where runs are stored and under which tag.
@@ -72,6 +86,9 @@ pub struct ReportOptions {
     pub per_run: bool,
     /// A "Relative" column against the best row.
     pub relative: bool,
+    /// The benchmark (full name) the "Relative" column divides by instead of the best row
+    /// (`exec --reference`).
+    pub relative_to: Option<String>,
 }
 
 /// How a comparison decides.

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::ingest::Input;
 use crate::runner::checkout_counts::counted_command;
 use crate::runner::counts::{Count, Counted};
-use crate::runner::exec::{CommandOutput, Sample, Spawner};
+use crate::runner::exec::{CommandIo, Sample, Spawner};
 use crate::runner::executor::{Executor, Process};
 use crate::runner::harness::{Checkout, Checkouts, Harness, Repository, wall_time};
 use crate::runner::launch::Launch;
@@ -260,7 +260,7 @@ impl Interrupt for Virtual {
 }
 
 impl Launch for Virtual {
-    fn timer(&self, _output: CommandOutput) -> Result<Box<dyn Spawner>> {
+    fn timer(&self, _io: CommandIo) -> Result<Box<dyn Spawner>> {
         Ok(Box::new(Virtual(self.0.clone())))
     }
 

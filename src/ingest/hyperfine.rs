@@ -25,7 +25,7 @@ struct Result_ {
     #[serde(default)]
     times: Option<Vec<f64>>,
     #[serde(default)]
-    exit_codes: Vec<Option<i64>>,
+    exit_codes: Vec<Option<i32>>,
     #[serde(default)]
     memory_usage_byte: Option<Vec<f64>>,
     #[serde(default)]
@@ -145,6 +145,9 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
         builder
             .record_checked(bench, vocab::MAX_RSS, "B", rss)
             .map_err(refused)?;
+    }
+    for &code in &r.exit_codes {
+        builder.record_exit(bench, code);
     }
     let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
     if failed > 0 {

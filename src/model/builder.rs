@@ -103,6 +103,7 @@ impl RunBuilder {
             config: config.to_vec(),
             timer: None,
             aggregate: None,
+            exit_codes: Vec::new(),
         })
     }
 
@@ -143,6 +144,11 @@ impl RunBuilder {
     /// Marks `bench` as the statistic `aggregate` of another benchmark's repetitions.
     pub fn mark_aggregate(&mut self, bench: usize, aggregate: &str) {
         self.benchmarks[bench].aggregate = Some(aggregate.to_string());
+    }
+
+    /// Appends a timed command's exit code at its next run (`None`: a signal ended it).
+    pub fn record_exit(&mut self, bench: usize, code: Option<i32>) {
+        self.benchmarks[bench].exit_codes.push(code);
     }
 
     pub fn record_iterations(&mut self, bench: usize, iterations: u64) {

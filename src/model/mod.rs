@@ -206,6 +206,10 @@ pub struct Benchmark {
     /// rows), not a benchmark of its own: shown and compared, left out of geomeans.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aggregate: Option<String>,
+    /// A timed command's exit code at each run, in order (`None`: ended by a signal), as
+    /// hyperfine's `exit_codes`; empty for harness results.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub exit_codes: Vec<Option<i32>>,
 }
 
 /// What a metric's values are.

@@ -10,7 +10,7 @@ pub struct Csv;
 
 /// A field quoted where CSV needs it; control characters (from benchmark names) are shown as
 /// symbols, since CSV is read on terminals too.
-fn quote(field: &str) -> String {
+pub(super) fn quote(field: &str) -> String {
     let field = crate::error::visible(field);
     if field.contains([',', '"']) {
         format!("\"{}\"", field.replace('"', "\"\""))

@@ -7,6 +7,7 @@ mod fit;
 pub mod gate;
 pub mod hgrm;
 pub mod html;
+pub mod hyperfine;
 mod json;
 mod markdown;
 pub mod page;

@@ -376,6 +376,7 @@ mod tests {
             config: Vec::new(),
             timer: None,
             aggregate: None,
+            exit_codes: Vec::new(),
         };
         let text = histograms(&bench, true);
         assert!(text.starts_with(

@@ -1,7 +1,7 @@
 //! Starting processes: the commands `exec` times, the harnesses `go` and `gbench` run, and the
 //! checkouts `bisect` builds and measures.
 
-use super::exec::{CommandOutput, Processes, Spawner};
+use super::exec::{CommandIo, Processes, Spawner};
 use super::executor::{Executor, System};
 use super::harness::{Checkouts, Repository};
 use super::worktree::{Tree, Worktree};
@@ -12,8 +12,8 @@ use std::path::Path;
 
 /// Where a command gets the processes it starts.
 pub trait Launch: Send + Sync {
-    /// A spawner that times commands, their output going where `output` says.
-    fn timer(&self, output: CommandOutput) -> Result<Box<dyn Spawner>>;
+    /// A spawner that times commands, their streams where `io` says.
+    fn timer(&self, io: CommandIo) -> Result<Box<dyn Spawner>>;
     /// Starts harnesses and asks tools one-line questions.
     fn harness(&self) -> &dyn Executor;
     /// The commits of `repository` and their checkouts, built and measured.
@@ -56,8 +56,8 @@ impl Reach<'_> {
 pub struct SystemLaunch;
 
 impl Launch for SystemLaunch {
-    fn timer(&self, output: CommandOutput) -> Result<Box<dyn Spawner>> {
-        Ok(Box::new(Processes::new(output)?))
+    fn timer(&self, io: CommandIo) -> Result<Box<dyn Spawner>> {
+        Ok(Box::new(Processes::new(io)?))
     }
 
     fn harness(&self) -> &dyn Executor {

@@ -1047,7 +1047,7 @@ fn bencher_metric_format_values_units_and_directions() {
     let status = latkit()
         .args(["exec", "--runs", "3", "-q", "--format", "bmf", "--out"])
         .arg(&bmf)
-        .args(["-c", "true"])
+        .args(["true"])
         .output()
         .unwrap()
         .status;

@@ -35,16 +35,7 @@ fn mean(v: &[f64]) -> f64 {
     ignore = "needs python3; `--features interop` runs it"
 )]
 fn real_commands_give_sane_wall_cpu_and_memory_figures() {
-    let doc = exec_json(&[
-        "--runs",
-        "12",
-        "-c",
-        "true",
-        "-c",
-        "sleep 0.01",
-        "-c",
-        "seq 1 300000",
-    ]);
+    let doc = exec_json(&["--runs", "12", "true", "sleep 0.01", "seq 1 300000"]);
     let sleep = bench(&doc, "sleep 0.01");
     let walls = values(sleep, "time");
     assert_eq!(walls.len(), 12);
@@ -64,7 +55,7 @@ fn real_commands_give_sane_wall_cpu_and_memory_figures() {
     );
     // A command bigger than latkit reads as /usr/bin/time reads it (both from wait4).
     let big = "python3 -c 'x = bytearray(150 * 1024 * 1024)'";
-    let doc_big = exec_json(&["--runs", "3", "-c", big]);
+    let doc_big = exec_json(&["--runs", "3", big]);
     let ours = mean(&values(bench(&doc_big, big), "max_rss")) / 1024.0;
     let out = Command::new("/usr/bin/time")
         .args([
@@ -99,11 +90,11 @@ fn real_commands_give_sane_wall_cpu_and_memory_figures() {
 #[test]
 fn failures_parameters_and_helpers_behave_as_hyperfine() {
     latkit()
-        .args(["exec", "--runs", "3", "-c", "false"])
+        .args(["exec", "--runs", "3", "false"])
         .assert()
         .code(6)
         .stderr(predicates::str::contains("--ignore-failure"));
-    let doc = exec_json(&["--runs", "3", "-i", "-c", "false"]);
+    let doc = exec_json(&["--runs", "3", "-i", "false"]);
     assert_eq!(values(bench(&doc, "false"), "time").len(), 3);
     assert!(
         doc["notes"]
@@ -111,7 +102,7 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
             .contains("3 of 3 runs exited non-zero")
     );
     latkit()
-        .args(["exec", "--runs", "2", "-c", "no-such-command-here"])
+        .args(["exec", "--runs", "2", "no-such-command-here"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no such command"));
@@ -125,13 +116,10 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("Permission denied"));
-    latkit()
-        .args(["exec", "-c", "'unbalanced"])
-        .assert()
-        .code(2);
+    latkit().args(["exec", "'unbalanced"]).assert().code(2);
     latkit().args(["exec"]).assert().code(2);
 
-    let doc = exec_json(&["--runs", "1", "-P", "n", "1", "3", "-c", "seq {n}"]);
+    let doc = exec_json(&["--runs", "1", "-P", "n", "1", "3", "seq {n}"]);
     assert_eq!(doc["runs"][0]["benchmarks"].as_array().unwrap().len(), 3);
 
     // --setup once, --prepare before every run (warm-up too), --cleanup once.
@@ -149,7 +137,6 @@ fn failures_parameters_and_helpers_behave_as_hyperfine() {
         &format!("echo prepare >> {log_text}"),
         "--cleanup",
         &format!("echo cleanup >> {log_text}"),
-        "-c",
         "true",
     ]);
     let lines: Vec<String> = std::fs::read_to_string(&log)
@@ -176,7 +163,6 @@ fn interrupt_reports_what_finished_and_exits_130() {
             "exec",
             "--runs",
             "100000",
-            "-c",
             "sleep 0.01",
             "--format",
             "json",
@@ -233,7 +219,6 @@ fn exec_agrees_with_the_real_hyperfine_and_reads_its_output() {
                     "exec",
                     "--runs",
                     "6",
-                    "-c",
                     "sleep 0.02",
                     "--format",
                     "json",
@@ -710,7 +695,7 @@ fn bmf_and_gab_outputs_validate_against_their_schemas() {
 fn hyperfine_flags_that_conflict_are_refused_as_there() {
     for (args, expected) in [
         (
-            &["-n", "a", "-n", "b", "-c", "true"][..],
+            &["-n", "a", "-n", "b", "true"][..],
             "2 --command-name for 1 command(s)",
         ),
         (&["-N", "-S", "sh", "-c", "true"][..], "cannot be used with"),
@@ -760,12 +745,12 @@ fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
         latkit()
             .args(["exec", "-q", "--format", "json"])
             .args(scan)
-            .args(["-c", "echo {a} {b}"]),
+            .args(["echo {a} {b}"]),
     ));
     assert_eq!(ours.len(), 4, "{ours:?}");
     assert_eq!(ours, theirs);
     let twice = latkit()
-        .args(["exec", "-L", "a", "1", "-L", "a", "2", "-c", "echo {a}"])
+        .args(["exec", "-L", "a", "1", "-L", "a", "2", "echo {a}"])
         .output()
         .unwrap();
     assert_eq!(twice.status.code(), Some(2));
@@ -775,9 +760,9 @@ fn two_parameter_lists_run_every_combination_as_hyperfine_does() {
 /// name is its unit (`ns/op`) does not repeat it.
 #[test]
 fn markdown_headers_carry_the_unit_once() {
-    let out = crate::common::stdout_of(latkit().args([
-        "exec", "-r", "2", "-c", "true", "--format", "markdown", "-q",
-    ]));
+    let out = crate::common::stdout_of(
+        latkit().args(["exec", "-r", "2", "true", "--format", "markdown", "-q"]),
+    );
     // latkit's own seconds read in the unit that suits them, as hyperfine's markdown.
     assert!(
         out.contains("| Benchmark | Runs | median time (ms) |")
@@ -800,7 +785,7 @@ fn markdown_headers_carry_the_unit_once() {
 #[test]
 fn a_command_table_counts_runs_and_shows_what_it_used() {
     let out = crate::common::stdout_of(
-        latkit().args(["exec", "-r", "7", "-c", "true", "--format", "csv", "-q"]),
+        latkit().args(["exec", "-r", "7", "true", "--format", "csv", "-q"]),
     );
     let mut lines = out.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -845,18 +830,18 @@ fn shell_syntax_without_a_shell_is_refused_not_mistimed() {
         "FOO=1 true",
     ] {
         latkit()
-            .args(["exec", "--runs", "2", "-c", command])
+            .args(["exec", "--runs", "2", command])
             .assert()
             .code(2)
             .stderr(predicates::str::contains("--shell sh"));
     }
     latkit()
-        .args(["exec", "--runs", "2", "-S", "sh", "-c", "echo a | wc -l"])
+        .args(["exec", "--runs", "2", "-S", "sh", "echo a | wc -l"])
         .assert()
         .success();
     // Quoted, the same characters are words.
     latkit()
-        .args(["exec", "--runs", "2", "-c", "echo 'a | b'"])
+        .args(["exec", "--runs", "2", "echo 'a | b'"])
         .assert()
         .success();
     // A "shell" that fails to run nothing is named, not the command run through it.
@@ -907,6 +892,8 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
     ))
     .args(["-N", "--style", "none", "-r", "10", "--export-json"])
     .arg(&file)
+    .arg("--export-markdown")
+    .arg(dir.path().join("hf.md"))
     .args(["sleep 0.05", "sleep 0.1"])
     .status()
     .unwrap();
@@ -918,11 +905,23 @@ fn hyperfine_habits_give_what_hyperfine_gives() {
         (ours - theirs).abs() < 0.15 && (1.7..2.1).contains(&ours),
         "latkit {ours}, hyperfine {theirs}"
     );
+    // The markdown is hyperfine's table, line for line in shape: the same header and
+    // divider, a row per command with mean ± σ, min, max and relative to one decimal (two).
     let md = std::fs::read_to_string(&md).unwrap();
-    assert!(
-        md.contains("| median time (ms) |") && md.contains("| sleep 0.1 | 10 | 10"),
-        "{md}"
+    let hf_md = std::fs::read_to_string(dir.path().join("hf.md")).unwrap();
+    let shape = |table: &str| -> Vec<String> {
+        let digits = regex::Regex::new(r"[0-9]+\.[0-9]+").unwrap();
+        table
+            .lines()
+            .map(|l| digits.replace_all(l, "N").into_owned())
+            .collect()
+    };
+    assert_eq!(
+        shape(&md),
+        shape(&hf_md),
+        "latkit:\n{md}\nhyperfine:\n{hf_md}"
     );
+    assert_eq!(shape(&md)[2], "| `sleep N` | N ± N | N | N | N |", "{md}");
 
     // A failure shows the command's own reason.
     let failed = latkit()
@@ -1074,4 +1073,116 @@ fn other_work_during_the_run_is_said_with_the_report() {
     assert_eq!(busy["status"], "warn", "{busy}");
     let notes = report["notes"].to_string();
     assert!(notes.contains("exec: other processes kept"), "{notes}");
+}
+
+/// hyperfine's own scripts (tests/fixtures/hyperfine-scripts, taken from its repository) run
+/// on latkit's `--export-json` as they run on hyperfine's, and the document has the keys the
+/// real hyperfine writes for the same options.
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs hyperfine, numpy, scipy and matplotlib; `--features interop` runs it"
+)]
+fn hyperfines_scripts_read_latkits_export_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = |name: &str, args: &[&str]| {
+        let file = dir.path().join(name);
+        let out = latkit()
+            .args(["exec", "-q", "--style", "none", "--export-json"])
+            .arg(&file)
+            .args(args)
+            .output()
+            .unwrap();
+        crate::common::assert_succeeded(&out);
+        assert!(out.stdout.is_empty(), "--style none prints nothing");
+        file
+    };
+    let pair = export("pair.json", &["-r", "6", "sleep 0.01", "sleep 0.02"]);
+    let again = export("again.json", &["-r", "3", "sleep 0.01", "sleep 0.02"]);
+    let scan = export(
+        "scan.json",
+        &["-r", "3", "-P", "ms", "1", "3", "sleep 0.00{ms}"],
+    );
+    let script = |name: &str, args: &[&std::ffi::OsStr]| -> String {
+        let out = Command::new("/usr/bin/python3")
+            .arg(crate::common::fixture(&format!("hyperfine-scripts/{name}")))
+            .args(args)
+            .env("MPLBACKEND", "Agg")
+            .output()
+            .expect("Debian's python3 (apt-get install python3-matplotlib python3-scipy)");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {said}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let welch = script("welch_ttest.py", &[&os(&pair)]);
+    assert!(
+        welch.contains("Command 1: sleep 0.01") && welch.contains("difference between"),
+        "{welch}"
+    );
+    let stats = script("advanced_statistics.py", &[&os(&pair)]);
+    assert!(
+        stats.contains("Command 'sleep 0.02'") && stats.contains("median"),
+        "{stats}"
+    );
+    for (name, inputs) in [
+        ("plot_whisker.py", vec![os(&pair)]),
+        ("plot_histogram.py", vec![os(&pair)]),
+        ("plot_progression.py", vec![os(&pair)]),
+        ("plot_benchmark_comparison.py", vec![os(&pair), os(&again)]),
+        ("plot_parametrized.py", vec![os(&scan)]),
+    ] {
+        let png = dir.path().join(format!("{name}.png"));
+        let mut args: Vec<&std::ffi::OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
+        args.extend(["-o".as_ref(), png.as_os_str()]);
+        script(name, &args);
+        let image = std::fs::read(&png).unwrap();
+        assert!(image.starts_with(b"\x89PNG"), "{name} drew no PNG");
+    }
+
+    // The keys and values hyperfine writes for the same scan.
+    let theirs = dir.path().join("hyperfine.json");
+    let status = Command::new(crate::common::peer(
+        "hyperfine",
+        "apt-get install hyperfine",
+    ))
+    .args(["-N", "--style", "none", "-r", "3", "-P", "ms", "1", "3"])
+    .arg("--export-json")
+    .arg(&theirs)
+    .arg("sleep 0.00{ms}")
+    .status()
+    .unwrap();
+    assert!(status.success());
+    let read = |file: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    let (ours, theirs) = (read(&scan), read(&theirs));
+    let keys = |doc: &Value| -> Vec<Vec<String>> {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let mut keys: Vec<String> = r.as_object().unwrap().keys().cloned().collect();
+                // Newer hyperfine measures peak memory too; latkit always does.
+                keys.retain(|k| k != "memory_usage_byte");
+                keys.sort();
+                keys
+            })
+            .collect()
+    };
+    assert_eq!(keys(&ours), keys(&theirs));
+    for (o, t) in ours["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(theirs["results"].as_array().unwrap())
+    {
+        assert_eq!(
+            (&o["command"], &o["parameters"]),
+            (&t["command"], &t["parameters"])
+        );
+        assert_eq!(o["exit_codes"], serde_json::json!([0, 0, 0]));
+        assert_eq!(o["times"].as_array().unwrap().len(), 3);
+    }
 }

@@ -423,7 +423,7 @@ fn a_failed_run_leaves_no_empty_store() {
     let failed = latkit()
         .args(["exec", "--store", "-q", "--runs", "2", "--db"])
         .arg(&db)
-        .args(["-c", "no-such-command-latkit"])
+        .args(["no-such-command-latkit"])
         .output()
         .unwrap();
     assert_eq!(failed.status.code(), Some(2));
@@ -435,7 +435,7 @@ fn a_failed_run_leaves_no_empty_store() {
     let stored = latkit()
         .args(["exec", "--store", "-q", "--runs", "2", "--db"])
         .arg(&db)
-        .args(["-c", "true"])
+        .args(["true"])
         .output()
         .unwrap();
     assert!(stored.status.success());
@@ -519,9 +519,7 @@ fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
             "--store",
             "--db",
             "h.db",
-            "-c",
             "sleep 0.05",
-            "-c",
             "sleep 0.4",
         ],
         dir.path(),
@@ -584,9 +582,7 @@ fn a_command_deaf_to_interrupts_is_killed_after_a_grace() {
             "2",
             "--json",
             "r.json",
-            "-c",
             "true",
-            "-c",
             "sh -c 'trap \"\" INT TERM; sleep 3001; sleep 3001'",
         ],
         dir.path(),
@@ -625,15 +621,7 @@ fn a_ci_time_limit_reports_what_finished() {
         std::process::Command::new(crate::common::peer("timeout", "apt-get install coreutils"))
             .args(["--preserve-status", "-s", "TERM", "2"])
             .arg(assert_cmd::cargo::cargo_bin("latkit"))
-            .args([
-                "exec",
-                "--runs",
-                "1000",
-                "-c",
-                "sleep 0.1",
-                "--format",
-                "json",
-            ])
+            .args(["exec", "--runs", "1000", "sleep 0.1", "--format", "json"])
             .current_dir(dir.path())
             .output()
             .unwrap();

@@ -490,7 +490,7 @@ fn bars_leave_out_the_harness_statistics() {
     for statistic in ["_BigO", "_RMS", "_cv", "_mean", "_median", "_stddev"] {
         assert!(!texts.contains(statistic), "{statistic}: {texts}");
     }
-    let svg = plot(dir.path(), &["exec", "-r", "3", "-c", "true", "-q"], "bars");
+    let svg = plot(dir.path(), &["exec", "-r", "3", "true", "-q"], "bars");
     assert!(structure(&svg).contains("| true |"), "{}", structure(&svg));
 }
 

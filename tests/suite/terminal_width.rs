@@ -58,7 +58,7 @@ fn every_report_fits_80_and_100_columns() {
             "1MiB",
         ],
         vec!["frame", "--iterations", "50"],
-        vec!["exec", "-r", "6", "-c", "true", "-c", "sleep 0"],
+        vec!["exec", "-r", "6", "true", "sleep 0"],
         vec!["timer", "-T", "1", "-p", "1000", "--format", "table"],
         vec!["check", "--targets", &targets, &bench],
     ];

@@ -192,13 +192,15 @@ pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
 }
 
 /// The "Relative" cells of a table: each row's median of `metric` (one repetition's value with
-/// `cycle`) against the best row's (the lowest, or the highest where higher is better), as
-/// hyperfine's relative speed, with the ratio's 95 % confidence interval: the same statistic
-/// as the table's, so the figure is the quotient of the two values shown.
+/// `cycle`) against the best row's (the lowest, or the highest where higher is better) or the
+/// row named `reference`, as hyperfine's relative speed, with the ratio's 95 % confidence
+/// interval: the same statistic as the table's, so the figure is the quotient of the two
+/// values shown (below 1 for a row better than the reference).
 pub(super) fn relative_cells(
     members: &[&Benchmark],
     metric: &str,
     cycle: Option<usize>,
+    reference: Option<&str>,
 ) -> Vec<Cell> {
     let samples: Vec<Option<(&[f64], Better)>> = members
         .iter()
@@ -212,17 +214,25 @@ pub(super) fn relative_cells(
         })
         .collect();
     let middle = |v: &[f64]| crate::model::summary::median(&mut v.to_vec());
-    let best = samples
+    let named = members
         .iter()
-        .flatten()
-        .filter(|(v, _)| middle(v) > 0.0)
-        .min_by(|(a, better), (b, _)| {
-            let (a, b) = (middle(a), middle(b));
-            match better {
-                Better::Lower => a.total_cmp(&b),
-                Better::Higher => b.total_cmp(&a),
-            }
-        });
+        .zip(&samples)
+        .find(|(b, _)| Some(b.name.full_name.as_str()) == reference)
+        .and_then(|(_, s)| s.as_ref())
+        .filter(|(v, _)| middle(v) > 0.0);
+    let best = named.or_else(|| {
+        samples
+            .iter()
+            .flatten()
+            .filter(|(v, _)| middle(v) > 0.0)
+            .min_by(|(a, better), (b, _)| {
+                let (a, b) = (middle(a), middle(b));
+                match better {
+                    Better::Lower => a.total_cmp(&b),
+                    Better::Higher => b.total_cmp(&a),
+                }
+            })
+    });
     samples
         .iter()
         .map(|s| match (s, best) {
@@ -359,7 +369,7 @@ mod tests {
         ];
         let lower = benches(BenchName::plain, &rows, "time", "ms");
         let members: Vec<&Benchmark> = lower.iter().collect();
-        let cells = relative_cells(&members, "time", None);
+        let cells = relative_cells(&members, "time", None, None);
         assert_eq!(ratios(&cells), [Some(1.0), Some(3.0), None]);
         // The best row has no interval of its own; another's (5 values a side) is around
         // its ratio.
@@ -371,11 +381,18 @@ mod tests {
         // Higher is better for a rate: the best is the largest, the slow row's ratio is 3.
         let higher = benches(BenchName::plain, &rows, "throughput", "MB/s");
         let members: Vec<&Benchmark> = higher.iter().collect();
-        let cells = relative_cells(&members, "throughput", None);
+        let cells = relative_cells(&members, "throughput", None, None);
         assert_eq!(ratios(&cells), [Some(3.0), Some(1.0), None]);
         // One repetition: that cycle's values only (11 and 31).
-        let cells = relative_cells(&members, "throughput", Some(4));
+        let cells = relative_cells(&members, "throughput", Some(4), None);
         assert_eq!(ratios(&cells), [Some(31.0 / 11.0), Some(1.0), None]);
+        // A reference (`exec --reference`) divides instead of the best: the faster row reads
+        // below 1; a reference with no values leaves the best in its place.
+        let members: Vec<&Benchmark> = lower.iter().collect();
+        let cells = relative_cells(&members, "time", None, Some("slow"));
+        assert_eq!(ratios(&cells), [Some(1.0 / 3.0), Some(1.0), None]);
+        let cells = relative_cells(&members, "time", None, Some("empty"));
+        assert_eq!(ratios(&cells), [Some(1.0), Some(3.0), None]);
     }
 
     #[test]

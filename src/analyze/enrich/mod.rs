@@ -41,6 +41,8 @@ pub struct EnrichOptions {
     pub targets: Option<Targets>,
     /// A "Relative" column: each row's mean against the best row's, with a 95 % CI.
     pub relative: bool,
+    /// The benchmark (full name) the Relative column divides by; `None`: the best row.
+    pub relative_to: Option<String>,
 }
 
 /// Benchmarks that belong in one table: same package, top-level benchmark, variant and
@@ -192,6 +194,7 @@ impl RunTables<'_> {
                 }),
                 attribution: self.attribution,
                 relative: self.opts.relative,
+                relative_to: self.opts.relative_to.as_deref(),
             };
             if let Some(a) = self.attribution {
                 note_missing_roles(a, &ctx, group, notes);

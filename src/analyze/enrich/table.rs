@@ -23,6 +23,7 @@ pub(super) struct TableContext<'a> {
     pub(super) baseline: Option<(&'a Pattern, Option<String>)>,
     pub(super) attribution: Option<&'a Attribution>,
     pub(super) relative: bool,
+    pub(super) relative_to: Option<&'a str>,
 }
 
 impl TableContext<'_> {
@@ -93,7 +94,7 @@ impl TableContext<'_> {
         });
         let mut relative = self
             .relative
-            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0)))
+            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0), self.relative_to))
             .map(Vec::into_iter);
         let part_value = self.attribution.and_then(|a| {
             members

@@ -9,7 +9,7 @@ use serde_json::Value;
 #[test]
 fn several_commands_get_a_relative_column_with_an_interval() {
     let world = World::new(machine);
-    let (ended, doc) = exec_json(&world, &["-c", "true", "-c", "sleep 0.005", "--runs", "6"]);
+    let (ended, doc) = exec_json(&world, &["true", "sleep 0.005", "--runs", "6"]);
     ended.unwrap();
     let fastest = cell(&doc, "true", "relative");
     assert_eq!(fastest["ratio"], 1.0);
@@ -34,7 +34,7 @@ fn several_commands_get_a_relative_column_with_an_interval() {
     assert!(low > 0.0 && low <= ratio && ratio <= high, "{slower}");
     // One command alone has nothing to be relative to, unless asked.
     let world = World::new(machine);
-    let (ended, one) = exec_json(&world, &["-c", "true", "--runs", "2"]);
+    let (ended, one) = exec_json(&world, &["true", "--runs", "2"]);
     ended.unwrap();
     let keys = one["tables"][0]["columns"].to_string();
     assert!(!keys.contains("relative"), "{keys}");
@@ -43,17 +43,7 @@ fn several_commands_get_a_relative_column_with_an_interval() {
 #[test]
 fn a_parameter_scan_is_one_table_with_every_value_as_a_row() {
     let world = World::new(machine);
-    let args = [
-        "-r",
-        "2",
-        "-c",
-        "sleep 0.00{t}",
-        "-c",
-        "true",
-        "-L",
-        "t",
-        "1,2",
-    ];
+    let args = ["-r", "2", "sleep 0.00{t}", "true", "-L", "t", "1,2"];
     let (ended, doc) = exec_json(&world, &args);
     ended.unwrap();
     let tables = doc["tables"].as_array().unwrap();
@@ -106,9 +96,7 @@ fn hyperfine_flags_and_command_names_work_as_there() {
         "0",
         "-n",
         "fast",
-        "-c",
         "true",
-        "-c",
         "sleep 0.001",
     ];
     let (ended, doc) = exec_json(&world, &args);
@@ -127,7 +115,6 @@ fn hyperfine_flags_and_command_names_work_as_there() {
         "2",
         "-n",
         "nap {t}",
-        "-c",
         "sleep 0.00{t}",
         "-L",
         "t",

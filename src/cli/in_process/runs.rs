@@ -9,7 +9,7 @@ use serde_json::Value;
 fn min_time_and_run_bounds_set_the_run_count_from_the_first_run() {
     let runs = |args: &[&str]| {
         let world = World::new(machine);
-        let mut all = vec!["-c", "sleep 0.01"];
+        let mut all = vec!["sleep 0.01"];
         all.extend(args);
         let (ended, doc) = exec_json(&world, &all);
         ended.unwrap();
@@ -41,7 +41,7 @@ fn min_time_and_run_bounds_set_the_run_count_from_the_first_run() {
 #[test]
 fn failures_stop_the_command_unless_ignored_and_missing_commands_are_the_users() {
     let world = World::new(machine);
-    let failed = latkit(&world, &["exec", "--runs", "3", "-c", "false"]);
+    let failed = latkit(&world, &["exec", "--runs", "3", "false"]);
     assert!(
         matches!(failed, Err(Error::Peer(ref m)) if m.contains("--ignore-failure")),
         "{failed:?}"
@@ -50,7 +50,7 @@ fn failures_stop_the_command_unless_ignored_and_missing_commands_are_the_users()
     assert_eq!(world.spawned(), ["false"], "the first failure stops it");
 
     let world = World::new(machine);
-    let (ended, doc) = exec_json(&world, &["--runs", "3", "-i", "-c", "false"]);
+    let (ended, doc) = exec_json(&world, &["--runs", "3", "-i", "false"]);
     ended.unwrap();
     assert_eq!(values(&doc, "false", "time").len(), 3);
     assert!(
@@ -68,26 +68,79 @@ fn failures_stop_the_command_unless_ignored_and_missing_commands_are_the_users()
 }
 
 #[test]
-fn helpers_run_around_the_runs_and_parameters_name_the_rows() {
+fn dash_c_is_hyperfines_cleanup_never_a_command_to_time() {
+    // `hyperfine -c 'make clean' make` typed as it is: `make` timed, `make clean` after.
+    let world = World::new(machine);
+    let (ended, doc) = exec_json(&world, &["-r", "2", "-c", "make clean", "make"]);
+    ended.unwrap();
+    let names: Vec<&str> = doc["runs"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["full_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["make"]);
+    assert_eq!(world.spawned(), ["make", "make"]);
+    assert_eq!(world.helpers(), ["--cleanup make clean"]);
+}
+
+#[test]
+fn prepare_and_conclude_go_once_per_command_with_its_parameters() {
     let world = World::new(machine);
     let args = [
-        "--runs",
-        "4",
-        "--warmup",
-        "2",
-        "--setup",
-        "make",
-        "--prepare",
-        "sync",
-        "--cleanup",
-        "rm -f x",
-        "-c",
+        "-r",
+        "1",
+        "-L",
+        "n",
+        "1,2",
+        "-p",
+        "pa {n}",
+        "-p",
+        "pb {n}",
+        "-C",
+        "end {n}",
+        "-s",
+        "build {n}",
+        "sleep 0.00{n}",
+    ];
+    let (ended, _) = exec_json(&world, &args);
+    ended.unwrap();
+    let expected = [
+        "--setup build 1",
+        "--prepare pa 1",
+        "--conclude end 1",
+        "--setup build 2",
+        "--prepare pb 2",
+        "--conclude end 2",
+    ];
+    assert_eq!(world.helpers(), expected);
+    // Neither once nor once per command (two after -L): refused before anything runs.
+    let world = World::new(machine);
+    let three = [
+        "-r", "1", "-L", "n", "1,2", "-p", "a", "-p", "b", "-p", "c", "true",
+    ];
+    let (refused, _) = exec_json(&world, &three);
+    assert!(
+        matches!(&refused, Err(Error::Input(m)) if m.contains("--prepare given 3 times for 2")),
+        "{refused:?}"
+    );
+    assert!(world.spawned().is_empty() && world.helpers().is_empty());
+}
+
+#[test]
+fn helpers_run_around_the_runs_and_parameters_name_the_rows() {
+    let world = World::new(machine);
+    // hyperfine's letters: -s setup, -p prepare, -C conclude, -c cleanup.
+    let args = [
+        "--runs", "4", "--warmup", "2", "-s", "make", "-p", "sync", "-C", "kill", "-c", "rm -f x",
         "true",
     ];
     let (ended, doc) = exec_json(&world, &args);
     ended.unwrap();
     let mut expected = vec!["--setup make".to_string()];
-    expected.extend(std::iter::repeat_n("--prepare sync".to_string(), 6));
+    for _ in 0..6 {
+        expected.extend(["--prepare sync".to_string(), "--conclude kill".to_string()]);
+    }
     expected.push("--cleanup rm -f x".into());
     assert_eq!(world.helpers(), expected);
     assert_eq!(world.spawned().len(), 6, "2 warm-up runs, 4 timed");
@@ -274,9 +327,7 @@ fn ctrl_c_keeps_every_finished_run_and_discards_the_one_cut_short() {
         "--store",
         "--db",
         db.to_str().unwrap(),
-        "-c",
         "sleep 0.05",
-        "-c",
         "sleep 0.4",
     ];
     let ended = latkit(&world, &args);

@@ -28,6 +28,24 @@ impl Rendered {
             dest,
         }
     }
+
+    /// The same, without distribution sparklines (hyperfine's `--style basic`).
+    pub fn without_pictures(self) -> Rendered {
+        Rendered {
+            pictures: false,
+            ..self
+        }
+    }
+
+    /// A file written by `reporter` (one of hyperfine's exports), as it is.
+    pub fn of(reporter: Box<dyn Reporter>, dest: Destination) -> Rendered {
+        Rendered {
+            reporter,
+            xenomai: false,
+            pictures: false,
+            dest,
+        }
+    }
 }
 
 impl Sink for Rendered {

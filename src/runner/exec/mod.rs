@@ -3,7 +3,7 @@
 //! user and system CPU time and maximum RSS the kernel accounts to it.
 
 use super::counts::Measure;
-use super::plan::Planned;
+use super::plan::{Helpers, Planned};
 use crate::env::{Clock, Host, Interrupt, Stream};
 use crate::error::{Error, Result};
 use crate::ingest::Input;
@@ -19,7 +19,7 @@ mod record;
 #[cfg(test)]
 mod tests;
 
-pub use processes::{CommandOutput, Processes};
+pub use processes::{CommandIo, CommandOutput, Processes};
 use record::{Record, interrupted_note, rss_floor_note};
 
 /// Commands to time, how, through what, and where progress is drawn (if anywhere); the
@@ -47,9 +47,6 @@ pub struct Timing {
     pub max_runs: Option<u64>,
     pub min_time: f64,
     pub warmup: u64,
-    pub prepare: Option<String>,
-    pub setup: Option<String>,
-    pub cleanup: Option<String>,
     pub ignore_failure: bool,
     /// Run commands through this shell and subtract its start-up time.
     pub shell: Option<String>,
@@ -76,7 +73,8 @@ pub trait Spawner {
     fn time(&self, argv: &[String]) -> std::io::Result<Sample>;
     /// The last lines the latest timed run wrote to stderr, to say why it failed.
     fn last_stderr(&self) -> Vec<String>;
-    /// Runs an untimed helper command (`--setup`, `--prepare`, `--cleanup`) through `sh -c`.
+    /// Runs an untimed helper command (`--setup`, `--prepare`, `--conclude`, `--cleanup`)
+    /// through `sh -c`.
     fn helper(&self, what: &str, command: &str) -> Result<()>;
     /// Runs `argv` once under valgrind and counts the instructions it and its children
     /// execute; `NotFound` when valgrind is not there.
@@ -225,9 +223,10 @@ impl Exec {
     }
 
     /// Times the commands in rounds, each once per round in `order` (`turn_order`: A B, then
-    /// B A), so that drift and going first hit them alike, for at most `rounds` rounds: `decided` hears each finished round's
-    /// run (one sample a command) and says whether to stop. Every command's --setup and
-    /// warm-up come before the first round, its --cleanup after the last.
+    /// B A), so that drift and going first hit them alike, for at most `rounds` rounds:
+    /// `decided` hears each finished round's run (one sample a command) and says whether to
+    /// stop. The commands' --setup (each different one once) and warm-ups come before the
+    /// first round, their --cleanup after the last.
     pub fn run_rounds(
         &self,
         rounds: u64,
@@ -235,12 +234,12 @@ impl Exec {
         decided: &mut dyn FnMut(crate::model::Run) -> Result<bool>,
     ) -> Result<Timed> {
         let (argvs, mut record) = self.start()?;
-        let named = || self.commands.iter().map(|c| c.name.as_str()).zip(&argvs);
-        if let Some(setup) = &self.timing.setup {
+        let named = || self.commands.iter().zip(&argvs);
+        for setup in self.distinct(|h| &h.setup) {
             self.spawner.helper("--setup", setup)?;
         }
-        for (name, argv) in named() {
-            self.warm_up(name, argv)?;
+        for (planned, argv) in named() {
+            self.warm_up(planned, argv)?;
         }
         let progress = self.bar("rounds (until decided)");
         progress.set_length(rounds);
@@ -249,11 +248,16 @@ impl Exec {
             let mut round = Vec::new();
             let named: Vec<_> = named().collect();
             for index in order(samples[0].len() as u64, named.len()) {
-                let (name, argv) = named[index];
-                if !self.prepared()? {
+                let (planned, argv) = named[index];
+                let name = &planned.name;
+                if !self.prepared(planned)? {
                     break 'rounds Ending::Interrupted;
                 }
                 let sample = match self.measure_once(name, argv) {
+                    Ok(sample) => self.concluded(planned).map(|()| sample),
+                    failed => failed,
+                };
+                let sample = match sample {
                     Ok(_) if self.interrupt.requested() => break 'rounds Ending::Interrupted,
                     Ok(sample) if sample.status.success() || self.timing.ignore_failure => sample,
                     Ok(sample) => break 'rounds Ending::Failed(self.failed(name, sample.status)),
@@ -274,7 +278,7 @@ impl Exec {
             }
         };
         progress.finish_and_clear();
-        if let Some(cleanup) = &self.timing.cleanup {
+        for cleanup in self.distinct(|h| &h.cleanup) {
             self.spawner.helper("--cleanup", cleanup)?;
         }
         if matches!(ending, Ending::Interrupted) {
@@ -301,12 +305,12 @@ impl Exec {
         argv: &[String],
     ) -> Result<(Vec<Sample>, Option<bool>)> {
         let name = &planned.name;
-        if let Some(setup) = &self.timing.setup {
+        if let Some(setup) = &planned.helpers.setup {
             self.spawner.helper("--setup", setup)?;
         }
         let mut samples: Vec<Sample> = Vec::new();
         let mut cut_short = false;
-        self.warm_up(name, argv)?;
+        self.warm_up(planned, argv)?;
         let mut target = self
             .timing
             .runs
@@ -315,8 +319,9 @@ impl Exec {
                 false => self.timing.min_runs,
             });
         let progress = self.bar(name);
-        while (samples.len() as u64) < target && self.prepared()? {
+        while (samples.len() as u64) < target && self.prepared(planned)? {
             let sample = self.measure_once(name, argv)?;
+            self.concluded(planned)?;
             if self.interrupt.requested() {
                 // Stopped part-way by the interrupt (or racing it): not a measurement.
                 cut_short = true;
@@ -338,7 +343,7 @@ impl Exec {
             progress.set_position(samples.len() as u64);
         }
         progress.finish_and_clear();
-        if let Some(cleanup) = &self.timing.cleanup {
+        if let Some(cleanup) = &planned.helpers.cleanup {
             // After an interrupt too: it undoes what --setup did.
             self.spawner.helper("--cleanup", cleanup)?;
         }
@@ -404,26 +409,50 @@ impl Exec {
         })
     }
 
-    /// Runs --prepare before a run; false when an interrupt came meanwhile.
-    fn prepared(&self) -> Result<bool> {
-        if let Some(prepare) = &self.timing.prepare {
+    /// Runs the command's --prepare before a run; false when an interrupt came meanwhile.
+    fn prepared(&self, planned: &Planned) -> Result<bool> {
+        if let Some(prepare) = &planned.helpers.prepare {
             self.spawner.helper("--prepare", prepare)?;
         }
         Ok(!self.interrupt.requested())
     }
 
+    /// Runs the command's --conclude after a run.
+    fn concluded(&self, planned: &Planned) -> Result<()> {
+        match &planned.helpers.conclude {
+            Some(conclude) => self.spawner.helper("--conclude", conclude),
+            None => Ok(()),
+        }
+    }
+
+    /// One helper of every command, each different one once, in the commands' order.
+    fn distinct(&self, which: fn(&Helpers<Option<String>>) -> &Option<String>) -> Vec<&String> {
+        let mut seen: Vec<&String> = Vec::new();
+        for helper in self
+            .commands
+            .iter()
+            .filter_map(|c| which(&c.helpers).as_ref())
+        {
+            if !seen.contains(&helper) {
+                seen.push(helper);
+            }
+        }
+        seen
+    }
+
     /// The untimed --warmup runs (none when nothing is timed: counts warm up nothing).
-    fn warm_up(&self, name: &str, argv: &[String]) -> Result<()> {
+    fn warm_up(&self, planned: &Planned, argv: &[String]) -> Result<()> {
         let runs = if self.timing.measure.time {
             self.timing.warmup
         } else {
             0
         };
         for _ in 0..runs {
-            if !self.prepared()? {
+            if !self.prepared(planned)? {
                 break;
             }
-            self.spawn(name, argv)?;
+            self.spawn(&planned.name, argv)?;
+            self.concluded(planned)?;
         }
         Ok(())
     }

@@ -36,9 +36,19 @@ impl CommandOutput {
     }
 }
 
+/// Where a timed command's standard streams go and come from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandIo {
+    pub output: CommandOutput,
+    /// A file read from its start at every run (hyperfine's `--input`); `None`: /dev/null.
+    pub input: Option<PathBuf>,
+}
+
 /// Real processes, each timed in its own process group.
 pub struct Processes {
     output: CommandOutput,
+    /// `--input FILE`, rewound for every run.
+    input: Option<File>,
     /// `--output FILE`, emptied for every run.
     file: Option<File>,
     /// Each run's stderr, unless inherited: emptied before every run, read when one fails.
@@ -50,7 +60,14 @@ const STDERR_TAIL_BYTES: u64 = 8192;
 const STDERR_TAIL_LINES: usize = 5;
 
 impl Processes {
-    pub fn new(output: CommandOutput) -> Result<Processes> {
+    pub fn new(io: CommandIo) -> Result<Processes> {
+        let CommandIo { output, input } = io;
+        let input = match input {
+            Some(path) => Some(File::open(&path).map_err(|e| {
+                Error::Input(format!("--input {}: cannot read it: {e}", path.display()))
+            })?),
+            None => None,
+        };
         let file = match &output {
             CommandOutput::File(path) => Some(File::create(path).map_err(|e| {
                 Error::Input(format!(
@@ -68,13 +85,14 @@ impl Processes {
         };
         Ok(Processes {
             output,
+            input,
             file,
             stderr,
         })
     }
 
-    /// The child's stdout and stderr for one run.
-    fn streams(&self) -> std::io::Result<(Stdio, Stdio)> {
+    /// The child's stdin, stdout and stderr for one run.
+    fn streams(&self) -> std::io::Result<[Stdio; 3]> {
         let emptied = |file: &File| -> std::io::Result<Stdio> {
             file.set_len(0)?;
             (&*file).seek(SeekFrom::Start(0))?;
@@ -90,14 +108,20 @@ impl Processes {
             Some(capture) => emptied(capture)?,
             None => Stdio::inherit(),
         };
-        Ok((stdout, stderr))
+        let stdin = match &self.input {
+            Some(file) => {
+                (&*file).seek(SeekFrom::Start(0))?;
+                file.try_clone()?.into()
+            }
+            None => Stdio::null(),
+        };
+        Ok([stdin, stdout, stderr])
     }
 }
 
 impl Spawner for Processes {
     fn time(&self, argv: &[String]) -> std::io::Result<Sample> {
-        let (stdout, stderr) = self.streams()?;
-        run_once(argv, stdout, stderr)
+        run_once(argv, self.streams()?)
     }
 
     fn last_stderr(&self) -> Vec<String> {
@@ -140,15 +164,15 @@ fn seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
 }
 
-/// Runs `argv` once with the given stdout and stderr, and measures it. A piped stdout is
+/// Runs `argv` once with the given stdin, stdout and stderr, and measures it. A piped stdout is
 /// read to its end on a thread while the command runs, and discarded.
-fn run_once(argv: &[String], stdout: Stdio, stderr: Stdio) -> std::io::Result<Sample> {
+fn run_once(argv: &[String], [stdin, stdout, stderr]: [Stdio; 3]) -> std::io::Result<Sample> {
     let start = Instant::now();
     // Its own process group: an interrupt reaches it through latkit, which can then tell a
     // run cut short from a finished one, and kill everything it started if it will not stop.
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0)

@@ -40,6 +40,7 @@ impl Record {
                     builder.record(bench, vocab::SYSTEM_TIME, "s", s.system);
                     builder.record(bench, vocab::MAX_RSS, "B", s.max_rss);
                 }
+                builder.record_exit(bench, s.status.code());
                 if let Some(count) = s.instructions {
                     builder.record(bench, vocab::INSTRUCTIONS, vocab::INSTRUCTIONS, count);
                 }

@@ -90,29 +90,41 @@ fn timing() -> Timing {
         max_runs: None,
         min_time: 3.0,
         warmup: 0,
-        prepare: None,
-        setup: None,
-        cleanup: None,
         ignore_failure: false,
         shell: None,
         measure: crate::runner::counts::Measure::TIME,
     }
 }
 
+/// A command called `name` that runs `true`, with `helpers` around its runs.
+fn planned(name: &str, helpers: Helpers<Option<String>>) -> Planned {
+    Planned {
+        command: "true".into(),
+        name: name.into(),
+        params: Vec::new(),
+        helpers,
+    }
+}
+
 /// Times one command through a script; returns what ended it, how many runs were
 /// recorded, the notes, and the helpers run.
 fn timed(runs: Vec<(f64, i32)>, timing: Timing) -> (Ending, usize, Vec<String>, Vec<String>) {
+    timed_with(runs, timing, Helpers::default())
+}
+
+/// As [`timed`], with `around` the command's runs.
+fn timed_with(
+    runs: Vec<(f64, i32)>,
+    timing: Timing,
+    around: Helpers<Option<String>>,
+) -> (Ending, usize, Vec<String>, Vec<String>) {
     let helpers = Rc::new(RefCell::new(Vec::new()));
     let spawner = Scripted {
         runs: RefCell::new(runs),
         helpers: helpers.clone(),
     };
     let exec = Exec {
-        commands: vec![Planned {
-            command: "true".into(),
-            name: "true".into(),
-            params: Vec::new(),
-        }],
+        commands: vec![planned("true", around)],
         timing,
         spawner: Box::new(spawner),
         progress: None,
@@ -141,18 +153,17 @@ fn in_rounds(
     decide: impl Fn(&[f64]) -> bool,
 ) -> (Ending, Vec<Vec<f64>>, Vec<String>) {
     let helpers = Rc::new(RefCell::new(Vec::new()));
-    let command = |name: &str| Planned {
-        command: "true".into(),
-        name: name.into(),
-        params: Vec::new(),
+    let command = |name: &str| {
+        let around = Helpers {
+            setup: Some("s".into()),
+            cleanup: Some("c".into()),
+            ..Helpers::default()
+        };
+        planned(name, around)
     };
     let exec = Exec {
         commands: vec![command("a"), command("b")],
-        timing: Timing {
-            setup: Some("s".into()),
-            cleanup: Some("c".into()),
-            ..timing()
-        },
+        timing: timing(),
         spawner: Box::new(Scripted {
             runs: RefCell::new(runs),
             helpers: helpers.clone(),
@@ -272,18 +283,23 @@ fn a_failing_run_stops_the_command_unless_failures_are_ignored() {
 
 #[test]
 fn helpers_run_around_the_runs_as_hyperfine_runs_them() {
-    let with_helpers = Timing {
+    let three = Timing {
         runs: Some(3),
         warmup: 2,
-        setup: Some("s".into()),
-        prepare: Some("p".into()),
-        cleanup: Some("c".into()),
         ..timing()
     };
-    let (_, count, _, helpers) = timed(vec![(0.01, 0)], with_helpers);
+    let around = Helpers {
+        setup: Some("s".into()),
+        prepare: Some("p".into()),
+        conclude: Some("C".into()),
+        cleanup: Some("c".into()),
+    };
+    let (_, count, _, helpers) = timed_with(vec![(0.01, 0)], three, around);
     assert_eq!(count, 3, "warm-up runs are not recorded");
     let mut expected = vec!["--setup"];
-    expected.extend(["--prepare"; 5]);
+    for _ in 0..5 {
+        expected.extend(["--prepare", "--conclude"]);
+    }
     expected.push("--cleanup");
     assert_eq!(helpers, expected);
 }
