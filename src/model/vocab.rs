@@ -40,3 +40,7 @@ pub fn counted_in_ticks(metric: &str) -> bool {
 /// A network run's setting naming the server it measured against (`ADDR:PORT`); comparisons
 /// look at its host only, as the port changes from run to run.
 pub const SERVER_SETTING: &str = "server";
+
+/// A command run's setting saying how its commands were started: `none` (spawned directly) or
+/// the shell they ran through, its start-up subtracted.
+pub const SHELL_SETTING: &str = "shell";

@@ -614,3 +614,53 @@ fn unit_metadata_from_one_input_holds_for_all() {
     assert_eq!(gate(&base, &new), Some(1), "a 20 % fall in points is worse");
     assert_eq!(gate(&new, &base), Some(0), "a 25 % rise is better");
 }
+
+/// A comparison of commands started differently says so: latkit's runs that differ (no shell
+/// against `sh`) are told apart as environments; hyperfine's JSON, which does not record
+/// whether it used a shell, is compared with a warning.
+#[test]
+fn commands_started_through_a_shell_or_not_are_never_compared_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let exec = |name: &str, args: &[&str]| {
+        let file = dir.path().join(name);
+        let out = latkit()
+            .args(["exec", "-r", "6", "-q", "true"])
+            .args(args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        crate::common::assert_succeeded(&out);
+        file
+    };
+    let direct = exec("direct.json", &["--json"]);
+    let shelled = exec("shelled.json", &["-S", "sh", "--json"]);
+    let hyperfine = exec("hyperfine.json", &["--export-json"]);
+    let refused = latkit()
+        .arg("compare")
+        .args([&direct, &shelled])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("shell: none") && said.contains("vs sh"), "{said}");
+    let doc = json_of(
+        latkit()
+            .arg("compare")
+            .args([&hyperfine, &direct])
+            .args(["--format", "json", "-q"]),
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("does not record whether its commands ran through a shell")
+            && notes.contains("spawned its commands directly"),
+        "{notes}"
+    );
+    // The same way on both sides: no such warning.
+    let doc = json_of(
+        latkit()
+            .arg("compare")
+            .args([&direct, &direct])
+            .args(["--format", "json", "-q"]),
+    );
+    assert!(!doc["notes"].to_string().contains("shell"), "{}", doc["notes"]);
+}

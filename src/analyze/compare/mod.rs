@@ -9,6 +9,7 @@ mod geomean;
 pub(crate) mod regression;
 mod repetitions;
 mod sides;
+mod spawning;
 
 pub(super) use distribution::bounded;
 use distribution::*;
@@ -175,6 +176,7 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
             notes.push(Note::warning(format!("environment differs: {d}")));
         }
     }
+    notes.extend(spawning::notes(&inputs));
     for input in &inputs {
         for run in &input.runs {
             notes.extend(super::diagnose::machine_during(run, &input.label));

@@ -59,7 +59,11 @@ impl Record {
             self.cpu
                 .and_then(|started| started.others_busy(&exec.clock.cpu()?)),
         );
-        let mut run = new_run(source, host, Vec::new(), builder);
+        let shell = crate::model::ConfigEntry {
+            key: vocab::SHELL_SETTING.into(),
+            value: exec.timing.shell.clone().unwrap_or_else(|| "none".into()),
+        };
+        let mut run = new_run(source, host, vec![shell], builder);
         run.id = self.id.get_or_insert_with(|| run.id.clone()).clone();
         run.started = Some(timestamp(self.started));
         run.ended = Some(timestamp(exec.clock.now()));
