@@ -55,6 +55,10 @@ pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
     }
     let mut notes = aa.done.notes;
     notes.extend(calibration_notes(&floors, &asked, aa.runs));
+    // Figures with the same value in every run (a Go suite's B/op and allocs/op, mostly) are
+    // one line, not a row each: nothing about them varies to tabulate.
+    let constant: Vec<&Floor> = floors.iter().filter(|f| never_varied(f)).collect();
+    notes.extend(constant_note(&constant, &floors));
     let mut report = Report {
         generated: None,
         runs: Vec::new(),
@@ -74,6 +78,36 @@ pub fn run(args: CalibrateOptions, env: &Env) -> Result<()> {
         true => Err(Error::Interrupted),
         false => Ok(()),
     }
+}
+
+/// A figure with the same value in every run of both arms.
+fn never_varied(floor: &Floor) -> bool {
+    floor.spread == 0.0 && floor.paired_spread == 0.0 && floor.aa_change == 0.0
+}
+
+/// One line for the figures that never varied, by metric: a change in one shows in one run.
+fn constant_note(constant: &[&Floor], floors: &[Floor]) -> Option<Note> {
+    let mut metrics: Vec<&str> = constant.iter().map(|f| f.metric.as_str()).collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    let parts: Vec<String> = metrics
+        .iter()
+        .map(|metric| {
+            let of = |list: &[&Floor]| list.iter().filter(|f| f.metric == *metric).count();
+            let all = floors.iter().filter(|f| f.metric == *metric).count();
+            match of(constant) {
+                n if n == all => format!("{metric} of every benchmark"),
+                n => format!("{metric} of {n} of {all} benchmarks"),
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        Note::info(format!(
+            "never varied (the same value in every run, so not tabulated; any change in \
+             them shows in one run): {}",
+            parts.join(", ")
+        ))
+    })
 }
 
 /// The alpha each figure is judged at: a rule over every figure of its metric tests the
@@ -99,6 +133,7 @@ fn table(floors: &[Floor], args: &Asked, runs: u64) -> Table {
     }
     let rows = floors
         .iter()
+        .filter(|floor| !never_varied(floor))
         .map(|floor| {
             let alpha = alpha_each(floors, floor, args.alpha);
             let interval = floor.aa_interval.map_or_else(String::new, |(low, high)| {

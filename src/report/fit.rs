@@ -48,7 +48,7 @@ pub(super) struct Shown {
     position: usize,
     /// Columns its widest line takes, measured once: fitting sums it many times, and a
     /// table may have 100,000 rows.
-    width: usize,
+    pub width: usize,
 }
 
 /// What a terminal of some width can show of a table.
@@ -58,18 +58,22 @@ pub(super) struct Fitted {
     pub left_out: Vec<String>,
     /// The width cells must wrap to, when even the fewest columns are too wide.
     pub wrap_to: Option<usize>,
+    /// The path every name shared (`BenchmarkDecode/`), taken out of the names to go beside
+    /// the table's title, so that the names left can be shown whole.
+    pub shared: Option<String>,
 }
 
 pub(super) fn fit(table: &Table, width: Option<usize>) -> Fitted {
-    let whole = shown(table, false);
+    let (whole, _) = shown(table, false);
     let Some(width) = width.filter(|&w| table_width(&whole) > w) else {
         return Fitted {
             columns: whole,
             left_out: Vec::new(),
             wrap_to: None,
+            shared: None,
         };
     };
-    let mut columns = shown(table, true);
+    let (mut columns, shared) = shown(table, true);
     let mut left_out = Vec::new();
     while table_width(&columns) > width {
         let Some(i) = (0..columns.len())
@@ -96,11 +100,13 @@ pub(super) fn fit(table: &Table, width: Option<usize>) -> Fitted {
         columns,
         left_out,
         wrap_to,
+        shared,
     }
 }
 
-/// The table's columns as text: whole, or folded for a narrow terminal.
-fn shown(table: &Table, folded: bool) -> Vec<Shown> {
+/// The table's columns as text: whole, or folded for a narrow terminal (with the path the
+/// names share, taken out of them).
+fn shown(table: &Table, folded: bool) -> (Vec<Shown>, Option<String>) {
     let mut out: Vec<Shown> = Vec::new();
     let mut last_holds_values = false;
     for (i, column) in table.columns.iter().enumerate() {
@@ -138,22 +144,21 @@ fn shown(table: &Table, folded: bool) -> Vec<Shown> {
             width: 0,
         });
     }
-    if let Some(names) = out.first_mut().filter(|c| folded && !c.figures) {
-        factor_out_prefix(names);
-    }
+    let shared = out
+        .first_mut()
+        .filter(|c| folded && !c.figures)
+        .and_then(factor_out_prefix);
     for column in &mut out {
         column.width = widest_line(column);
     }
-    out
+    (out, shared)
 }
 
-/// Names that share a path (`BenchmarkDecode/size=1k/…`) shown without it, the path moved
-/// into the header; a row outside it (`geomean`) stays whole.
-fn factor_out_prefix(names: &mut Shown) {
+/// Names that share a path (`BenchmarkDecode/size=1k/…`) shown without it, the path
+/// returned to go beside the title; a row outside it (`geomean`) stays whole.
+fn factor_out_prefix(names: &mut Shown) -> Option<String> {
     let nested: Vec<&String> = names.cells.iter().filter(|c| c.contains('/')).collect();
-    let Some((first, rest)) = nested.split_first().filter(|(_, rest)| !rest.is_empty()) else {
-        return;
-    };
+    let (first, rest) = nested.split_first().filter(|(_, rest)| !rest.is_empty())?;
     let mut shared = first.rfind('/').map_or("", |end| &first[..=end]);
     for name in rest {
         while !name.starts_with(shared) {
@@ -163,7 +168,7 @@ fn factor_out_prefix(names: &mut Shown) {
         }
     }
     if shared.is_empty() {
-        return;
+        return None;
     }
     let shared = shared.to_string();
     for cell in &mut names.cells {
@@ -171,7 +176,7 @@ fn factor_out_prefix(names: &mut Shown) {
             *cell = short.to_string();
         }
     }
-    names.header = format!("{shared}…");
+    Some(shared)
 }
 
 /// ` ± 3%` after the figure, as benchstat prints it; nothing where there is no interval.
@@ -210,18 +215,25 @@ fn folded_text(cell: &Cell) -> String {
     }
 }
 
-/// The fewest columns a shortened name keeps: enough to tell `…Client-Write` from the rest.
-const NARROWEST_NAME: usize = 16;
+/// The fewest columns a figure column is wrapped to, so that the names can stay whole.
+const NARROWEST_FIGURES: usize = 10;
 
-/// When the columns still do not fit, the names (the first column, when it is text) give up
-/// their middle, `Benchmark_Gam…Client-Write`, rather than wrap mid-word: a name stays one
-/// line that reads from both ends.
+/// When the columns still do not fit, the other columns' cells wrap and the names (the first
+/// column, when it is text) stay whole, so that a reader can copy one into `-bench` or
+/// `--filter`; only a name wider than the terminal leaves the figures gives up its middle,
+/// `Benchmark_Gam…Client-Write`, rather than wrap mid-word.
 fn shorten_names(columns: &mut [Shown], width: usize) {
-    let excess = table_width(columns).saturating_sub(width);
-    let Some(names) = columns.first_mut().filter(|c| !c.figures && excess > 0) else {
+    let Some((names, others)) = columns.split_first_mut().filter(|(c, _)| !c.figures) else {
         return;
     };
-    let target = names.width.saturating_sub(excess).max(NARROWEST_NAME);
+    let figures: usize = others
+        .iter()
+        .map(|c| c.width.min(NARROWEST_FIGURES) + 3)
+        .sum();
+    let target = width.saturating_sub(figures + 4).max(NARROWEST_FIGURES);
+    if names.width <= target {
+        return;
+    }
     for text in names
         .cells
         .iter_mut()

@@ -28,14 +28,31 @@ impl Reporter for Terminal {
             if i > 0 {
                 writeln!(out)?;
             }
-            if let Some(title) = &table.title {
+            let fitted = fit(table, reader.width);
+            // The path the names share heads the table, as `parse` titles its tables.
+            let shared = fitted.shared.as_deref().map(|s| s.trim_end_matches('/'));
+            let title = match (&table.title, shared) {
+                (Some(title), Some(shared)) => Some(format!("{title} · {shared}")),
+                (title, shared) => title.clone().or(shared.map(str::to_string)),
+            };
+            if let Some(title) = &title {
                 for line in wrap(&visible(title), reader.width, 2) {
                     writeln!(out, "{line}")?;
                 }
             }
-            let fitted = fit(table, reader.width);
             let mut grid = grid(fitted.wrap_to);
             grid.set_header(fitted.columns.iter().map(|c| c.header.as_str()));
+            if let (Some(_), Some(names), Some(column)) = (
+                fitted.wrap_to,
+                fitted.columns.first().filter(|c| !c.figures),
+                grid.column_mut(0),
+            ) {
+                // Wrapping falls on the figures: a name stays one line (its width and padding).
+                let whole = u16::try_from(names.width + 2).unwrap_or(u16::MAX);
+                column.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+                    comfy_table::Width::Fixed(whole),
+                ));
+            }
             for row in 0..table.rows.len() {
                 grid.add_row(fitted.columns.iter().map(|c| {
                     let alignment = match c.figures {

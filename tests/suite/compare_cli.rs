@@ -642,7 +642,10 @@ fn commands_started_through_a_shell_or_not_are_never_compared_silently() {
         .unwrap();
     let said = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{said}");
-    assert!(said.contains("shell: none") && said.contains("vs sh"), "{said}");
+    assert!(
+        said.contains("shell: none") && said.contains("vs sh"),
+        "{said}"
+    );
     let doc = json_of(
         latkit()
             .arg("compare")
@@ -662,5 +665,9 @@ fn commands_started_through_a_shell_or_not_are_never_compared_silently() {
             .args([&direct, &direct])
             .args(["--format", "json", "-q"]),
     );
-    assert!(!doc["notes"].to_string().contains("shell"), "{}", doc["notes"]);
+    assert!(
+        !doc["notes"].to_string().contains("shell"),
+        "{}",
+        doc["notes"]
+    );
 }

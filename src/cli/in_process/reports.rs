@@ -174,6 +174,16 @@ fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
     assert!(detectable > variation * 0.5, "{detectable} vs {variation}");
     let columns = report["tables"][0]["columns"].to_string();
     assert!(columns.contains("detectable %, 10 runs"), "{columns}");
+    // The peak memory is the same every run: one line, not a row that says nothing.
+    assert!(
+        rows.iter().all(|r| r["cells"][1]["text"] != "max_rss"),
+        "{rows:?}"
+    );
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("never varied") && notes.contains("max_rss of every benchmark"),
+        "{notes}"
+    );
     let saved: Value = serde_json::from_slice(&std::fs::read(&floor).unwrap()).unwrap();
     assert_eq!(saved["latkit_calibration"], 1);
     assert_eq!(saved["runs"], 10);
