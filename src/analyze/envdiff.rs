@@ -129,6 +129,13 @@ impl Found {
                 continue;
             }
             let theirs = other.iter().find(|c| c.key == entry.key);
+            // A shell not recorded on one side is no difference to refuse: compare warns.
+            let unrecorded = |c: &ConfigEntry| c.value == vocab::SHELL_UNRECORDED;
+            if entry.key == vocab::SHELL_SETTING
+                && (unrecorded(entry) || theirs.is_some_and(unrecorded))
+            {
+                continue;
+            }
             if entry.key == vocab::SERVER_SETTING {
                 self.add(
                     "server host",

@@ -71,10 +71,15 @@ impl InputFormat for Hyperfine {
         notes.push(Note::info(
             "hyperfine: `time` holds every run's wall time; `user` and `system` are hyperfine's means over the runs",
         ));
+        // hyperfine's JSON does not say whether a shell started the commands (-N or not).
+        let shell = ConfigEntry {
+            key: vocab::SHELL_SETTING.into(),
+            value: vocab::SHELL_UNRECORDED.into(),
+        };
         let run = new_run(
             input.source(self),
             Environment::default(),
-            Vec::new(),
+            vec![shell],
             builder,
         );
         Ok(Input {

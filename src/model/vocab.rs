@@ -44,3 +44,7 @@ pub const SERVER_SETTING: &str = "server";
 /// A command run's setting saying how its commands were started: `none` (spawned directly) or
 /// the shell they ran through, its start-up subtracted.
 pub const SHELL_SETTING: &str = "shell";
+
+/// The [`SHELL_SETTING`] of results that do not say how their commands were started
+/// (hyperfine's JSON: through its default shell, or directly with `-N`).
+pub const SHELL_UNRECORDED: &str = "unrecorded";

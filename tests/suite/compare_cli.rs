@@ -671,3 +671,27 @@ fn commands_started_through_a_shell_or_not_are_never_compared_silently() {
         doc["notes"]
     );
 }
+
+/// A geomean left out for a figure of 0 says of which metric, and why.
+#[test]
+fn a_geomean_left_out_names_its_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let benches = [("A", 100.0, 1.0), ("B", 300.0, 1.0)];
+    let (old, new) = pair(dir.path(), 6, &benches, &benches);
+    for file in [&old, &new] {
+        let text = std::fs::read_to_string(file).unwrap();
+        std::fs::write(file, text.replace("16 B/op", "0 B/op")).unwrap();
+    }
+    let doc = json_of(
+        latkit()
+            .arg("compare")
+            .args([&old, &new])
+            .args(["--format", "json", "-q"]),
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("geomean of B/op: left out, as a figure of 0 has no logarithm"),
+        "{notes}"
+    );
+    assert!(!notes.contains("allocs/op: left out"), "{notes}");
+}

@@ -595,3 +595,18 @@ fn an_interval_wider_than_the_median_reads_too_noisy() {
     let csv = crate::common::parse_as(&file, "csv");
     assert!(csv.contains(",,BenchmarkA,7,10,120,16566.66"), "{csv}");
 }
+
+/// Beside tables of other units (B/op, allocs/op), the first table is headed by its own.
+#[test]
+fn every_metric_table_has_its_heading_in_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mem.txt");
+    let mut text = String::from("goos: linux\npkg: x\ncpu: c\n");
+    for i in 0..3 {
+        text += &format!("BenchmarkA-8 1000 10{i} ns/op 16 B/op 1 allocs/op\n");
+    }
+    std::fs::write(&file, text).unwrap();
+    let md = crate::common::parse_as(&file, "markdown");
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(headings, ["### ns/op", "### B/op", "### allocs/op"], "{md}");
+}

@@ -22,8 +22,8 @@ pub(super) struct Footnotes {
     pub(super) exact_beyond_scipy: bool,
     /// A geomean over benchmark sets that differ from the base's.
     pub(super) geomean_sets_differ: bool,
-    /// A geomean left out for a zero or negative figure.
-    pub(super) geomean_not_positive: bool,
+    /// Metrics whose geomean was left out, as a figure of theirs is 0.
+    pub(super) geomean_not_positive: Vec<String>,
     /// A geomean row was shown, of these values.
     pub(super) geomean_of: Option<GeomeanOf>,
     /// Counted figures were decided by their size.
@@ -61,7 +61,11 @@ impl Footnotes {
         self.inexact.extend(inexact);
         self.exact_beyond_scipy |= exact_beyond_scipy;
         self.geomean_sets_differ |= geomean_sets_differ;
-        self.geomean_not_positive |= geomean_not_positive;
+        for metric in geomean_not_positive {
+            if !self.geomean_not_positive.contains(&metric) {
+                self.geomean_not_positive.push(metric);
+            }
+        }
         self.geomean_of = self.geomean_of.or(geomean_of);
         self.counted |= counted;
         self.counts_spread |= counts_spread;
@@ -149,10 +153,12 @@ impl Footnotes {
                 "geomean: the benchmark set differs from the base's; geomeans may not be comparable",
             ));
         }
-        if self.geomean_not_positive {
-            notes.push(Note::info(
-                "geomean: figures must be > 0 to compute a geomean",
-            ));
+        if !self.geomean_not_positive.is_empty() {
+            notes.push(Note::info(format!(
+                "geomean of {}: left out, as a figure of 0 has no logarithm (a geomean needs \
+                 every figure > 0); the rows compare as they are",
+                self.geomean_not_positive.join(", ")
+            )));
         }
         if self.distributions {
             notes.push(Note::info(

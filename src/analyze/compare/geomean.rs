@@ -79,7 +79,9 @@ impl Geomean {
             match means[i] {
                 Some(mean) => cells.push(Cell::value_of(mean, metric)),
                 None => {
-                    footnotes.geomean_not_positive = true;
+                    if !footnotes.geomean_not_positive.contains(&metric.name) {
+                        footnotes.geomean_not_positive.push(metric.name.clone());
+                    }
                     cells.push(Cell::Empty);
                 }
             }

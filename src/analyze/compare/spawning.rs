@@ -3,26 +3,23 @@
 //! read as the command's own change; hyperfine's JSON does not say which it did.
 
 use super::CompareInput;
-use crate::model::{Note, Run, SourceKind, vocab};
+use crate::model::{Note, Run, vocab};
 
 /// How one input's commands were started, where it timed commands.
 #[derive(Clone, Debug, PartialEq)]
 enum Spawned {
-    /// latkit's own record: `none` (directly) or the shell.
+    /// As the run records it: `none` (directly) or the shell.
     Recorded(String),
     /// hyperfine's JSON: through its default shell, or directly with `-N`; it does not say.
     Unrecorded,
 }
 
 fn spawned(run: &Run) -> Option<Spawned> {
-    if run.source.format == "hyperfine" {
-        return Some(Spawned::Unrecorded);
-    }
-    if run.source.kind != SourceKind::Command {
-        return None;
-    }
     let shell = run.config.iter().find(|c| c.key == vocab::SHELL_SETTING)?;
-    Some(Spawned::Recorded(shell.value.clone()))
+    Some(match shell.value.as_str() {
+        vocab::SHELL_UNRECORDED => Spawned::Unrecorded,
+        recorded => Spawned::Recorded(recorded.to_string()),
+    })
 }
 
 fn described(spawned: &Spawned) -> String {
@@ -39,7 +36,7 @@ fn described(spawned: &Spawned) -> String {
 }
 
 /// A warning for each input whose commands may have been started otherwise than the base's
-/// (two latkit runs that differ are told apart as their environments are).
+/// (two that record it and differ are told apart as their environments are).
 pub(super) fn notes(inputs: &[CompareInput]) -> Vec<Note> {
     let of = |input: &CompareInput| input.runs.iter().find_map(spawned);
     let Some(base) = inputs.first().and_then(of) else {

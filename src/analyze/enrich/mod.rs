@@ -213,7 +213,18 @@ impl RunTables<'_> {
             } else {
                 tables.push(ctx.table(&group.members, None, notes));
                 if !ctx.timer && !ctx.wide && ctx.metric.is_none() {
-                    for unit in other_units(&group.members) {
+                    let others = other_units(&group.members);
+                    // Beside tables of other units, the first says its own (`ns/op`) too.
+                    let first = group.members.iter().find_map(|b| b.primary_metric(None));
+                    if let (false, Some(first), Some(table)) =
+                        (others.is_empty(), first, tables.last_mut())
+                    {
+                        table.title = Some(match &ctx.title {
+                            Some(t) => format!("{t} · {}", first.name),
+                            None => first.name.clone(),
+                        });
+                    }
+                    for unit in others {
                         // Each unit its own table, as benchstat shows them; shares of time
                         // say nothing of bytes.
                         let per_unit = TableContext {
