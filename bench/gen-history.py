@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes a generated project's benchmark history: one Go benchmark file per commit, NAMES
 benchmarks with REPS repetitions each, and slowdowns injected at known commits.
-   gen-history.py DIR [COMMITS] [NAMES] [REPS] [SEED]
+   gen-history.py DIR [COMMITS] [NAMES] [REPS] [SEED] [STEP]
 writes DIR/0000.txt ... and DIR/injected.tsv (commit index, benchmark, percent): from each listed
-commit on, that benchmark is slower by that percent; every other change is noise (±3 %)."""
+commit on, that benchmark is slower by that percent; every other change is noise (±3 %).
+Slowdowns come every STEP commits (default: five times in the history)."""
 import os
 import random
 import sys
@@ -18,7 +19,7 @@ stages = ["Capture", "Encode", "Send", "Decode", "Present"]
 bench = [f"BenchmarkPipeline_{stages[i % 5]}/case_{i:03d}-8" for i in range(names)]
 base = [rng.uniform(200, 200_000) for _ in range(names)]
 # Five times in the history (every 97 commits of 500), three benchmarks slower by 10, 25 and 50 %.
-step = max(commits // 5 - 3, 1)
+step = int(sys.argv[6]) if len(sys.argv) > 6 else max(commits // 5 - 3, 1)
 injected = [(c, (c * 7 + k * 101) % names, size)
             for c in range(step, commits, step) for k, size in enumerate((10, 25, 50))]
 with open(os.path.join(out, "injected.tsv"), "w") as f:

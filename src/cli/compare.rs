@@ -30,6 +30,11 @@ pub struct CompareArgs {
     /// or two with a single input to compare two families of one file.
     #[arg(long, value_name = "REGEX")]
     pub family: Vec<String>,
+    /// Keep only the results (and units) that match EXPR, in benchstat's filter syntax:
+    /// `.name:Encode`, `/size:(512 OR 4KB)`, `.unit:ns/op`, `pkg:/crc/`, `-/align:1`, terms
+    /// joined by AND (or a space), OR, `-` and parentheses (`-filter` is accepted too).
+    #[arg(long, value_name = "EXPR", value_parser = crate::spec::filter::Filter::parse)]
+    pub filter: Option<crate::spec::filter::Filter>,
     /// Compare only this metric (`ns/op`, `real_time`, `latency`, ...).
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
@@ -116,6 +121,7 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             reading: args.input.into(),
             gate: args.gate.into(),
             families: args.family,
+            filter: args.filter,
             metric: args.metric,
             statistics: args.statistics,
             allow_env_mismatch: args.allow_env_mismatch,

@@ -148,11 +148,35 @@ fn parse(
 ) -> Result<commands::Command> {
     use clap::{CommandFactory, FromArgMatches};
     let command = Cli::command();
-    let matches = command.clone().get_matches_from(args);
+    let matches = command.clone().get_matches_from(benchstat_spellings(args));
     overlap::refuse_overlaps(&command, &matches)?;
     Cli::from_arg_matches(&matches)
         .unwrap_or_else(|e| e.exit())
         .into_command()
+}
+
+/// benchstat's single-dash options (`-filter`, `-alpha`) as `compare` takes them, so that a
+/// benchstat command line works after `latkit compare` as typed.
+fn benchstat_spellings(
+    args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+) -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let comparing = args.get(1).is_some_and(|a| a == "compare");
+    args.into_iter()
+        .map(|arg| match arg.to_str() {
+            Some(single)
+                if comparing
+                    && ["-filter", "-alpha"].iter().any(|flag| {
+                        single
+                            .strip_prefix(flag)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+                    }) =>
+            {
+                format!("-{single}").into()
+            }
+            _ => arg,
+        })
+        .collect()
 }
 
 /// The command `latkit calibrate` runs against itself: a latkit command line (`go …`,

@@ -18,6 +18,8 @@ pub struct CompareOptions {
     pub gate: Gate,
     /// One family pattern per input (or two with one input), as compare.py's filters.
     pub families: Vec<String>,
+    /// benchstat's `-filter`: the results and units kept.
+    pub filter: Option<crate::spec::filter::Filter>,
     /// Compare only this metric.
     pub metric: Option<String>,
     /// The statistics compared for distributions.
@@ -87,6 +89,9 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     if !args.families.is_empty() {
         inputs = families(inputs, &args.families)?;
     }
+    if let Some(filter) = &args.filter {
+        filtered(&mut inputs, filter)?;
+    }
     if let Some(n) = args.against_history {
         let (pool, note) = history_pool(store.existing()?, &inputs, n)?;
         notes.extend(note);
@@ -133,6 +138,38 @@ fn read_all(
             })
             .collect()
     })
+}
+
+/// `--filter`: each benchmark keeps the units the filter keeps, and goes when none is left.
+fn filtered(inputs: &mut [CompareInput], filter: &crate::spec::filter::Filter) -> Result<()> {
+    use crate::spec::filter::Subject;
+    for input in inputs.iter_mut() {
+        for run in &mut input.runs {
+            let config = run.config.clone();
+            for bench in &mut run.benchmarks {
+                let kept: Vec<bool> = (bench.metrics.iter())
+                    .map(|m| {
+                        filter.keeps(&Subject {
+                            bench,
+                            unit: &m.name,
+                            file: &input.label,
+                            config: &config,
+                        })
+                    })
+                    .collect();
+                let mut kept = kept.into_iter();
+                bench.metrics.retain(|_| kept.next().unwrap_or(false));
+            }
+            run.benchmarks.retain(|b| !b.metrics.is_empty());
+        }
+        if input.runs.iter().all(|r| r.benchmarks.is_empty()) {
+            return Err(Error::Input(format!(
+                "--filter: nothing of {} matches it",
+                input.label
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--family`: each input narrowed to its family (a single input serves both of two).

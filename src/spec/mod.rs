@@ -2,6 +2,7 @@
 //! rules, and the page spec. Each is TOML read by one loader here, whose errors name the file
 //! and the line.
 
+pub mod filter;
 pub mod page;
 pub mod suite;
 pub mod targets;

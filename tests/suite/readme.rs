@@ -64,14 +64,19 @@ fn examples_of(document: &str) {
     );
     let text = std::fs::read_to_string(root.join(document)).unwrap();
     let blocks = sh_blocks(&text);
+    let scratch_dir = format!("{}/", scratch.path().display());
     assert!(!blocks.is_empty(), "{document} has no sh block");
     for (line, block) in blocks {
         let started = std::time::Instant::now();
         let out = std::process::Command::new(crate::common::peer("bash", "apt-get install bash"))
-            .args(["-c", &script(&block)])
+            // The files an example makes in /tmp (and what `mktemp` makes) go to this
+            // document's scratch directory: none is left behind, and two documents that
+            // build the same /tmp/replay_bench side by side do not write over each other.
+            .args(["-c", &script(&block).replace("/tmp/", &scratch_dir)])
             .current_dir(root)
             .env("PATH", &path)
             .env("XDG_DATA_HOME", scratch.path())
+            .env("TMPDIR", scratch.path())
             .env("LATKIT_DB", scratch.path().join("readme.db"))
             .env("NO_COLOR", "1")
             .env_remove("COLUMNS")
@@ -145,6 +150,54 @@ fn every_document_with_examples_has_a_test_of_them() {
             examples,
             TESTED.contains(&document.as_str()),
             "{document}: a document with sh blocks is listed in `examples!`, and only such"
+        );
+    }
+}
+
+/// The README's history example shows what happened: `history --regressions` over the stored
+/// fixture lists exactly the slowdowns injected into it, each at its run and of its size.
+#[test]
+fn the_readme_history_lists_exactly_its_injected_slowdowns() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+    let scratch = tempfile::tempdir().unwrap();
+    let db = scratch.path().join("h.db");
+    let mut runs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    runs.sort();
+    let out = crate::common::latkit()
+        .args(["store", "add", "-q", "--db"])
+        .arg(&db)
+        .args(&runs)
+        .output()
+        .unwrap();
+    crate::common::assert_succeeded(&out);
+    let out = crate::common::latkit()
+        .args(["history", "--regressions", "--format", "csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "regressions exit 1");
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let injected = std::fs::read_to_string(root.join("injected.tsv")).unwrap();
+    let rows: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.starts_with("Regressions,"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    let percent_of = regex::Regex::new(r"\+([0-9.]+)%").unwrap();
+    for line in injected.lines() {
+        let [_, bench, percent] = line.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("{line}")
+        };
+        let row = rows.iter().find(|r| r.contains(bench)).expect(bench);
+        let found: f64 = percent_of.captures(row).unwrap()[1].parse().unwrap();
+        let size: f64 = percent.parse().unwrap();
+        assert!(
+            (found - size).abs() < 3.0,
+            "{bench}: {found} % for {size} %: {row}"
         );
     }
 }

@@ -168,21 +168,40 @@ impl Family {
             return SeriesChanges::default();
         };
         let runs: Vec<Vec<f64>> = series.values.iter().map(|&v| vec![v]).collect();
-        let found = change_points(&runs, self.alpha, self.series, MIN_SEGMENT);
-        let bounds: Vec<usize> = std::iter::once(0)
-            .chain(found.iter().map(|c| c.at))
-            .chain(std::iter::once(points.len()))
-            .collect();
-        let segments: Vec<std::ops::Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+        let mut found = change_points(&runs, self.alpha, self.series, MIN_SEGMENT);
         let mut changes = SeriesChanges::default();
-        // Each segment's slope where its trend holds, else none (0).
-        let mut slopes = vec![0.0; segments.len()];
-        for (i, segment) in segments.iter().enumerate() {
-            if let Some((trend, slope)) = series.trend(segment.clone(), self, segments.len()) {
-                slopes[i] = slope;
-                changes.trends.push(trend);
+        // Each segment's slope where its trend holds, else none (0). A segment whose trend
+        // holds but whose figures one step fits better than a line jumped once: that is a
+        // change at one run (with the trend test's evidence), and the segments are split there.
+        let (segments, slopes) = loop {
+            let segments = segments_between(&found, points.len());
+            let mut slopes = vec![0.0; segments.len()];
+            let mut steps = Vec::new();
+            changes.trends.clear();
+            for (i, segment) in segments.iter().enumerate() {
+                let Some((trend, slope)) = series.trend(segment.clone(), self, segments.len())
+                else {
+                    continue;
+                };
+                match series.one_step(segment.clone()) {
+                    Some(at) => steps.push(ChangePoint {
+                        at,
+                        percent: trend.percent,
+                        p: trend.p,
+                        adjusted: trend.adjusted,
+                    }),
+                    None => {
+                        slopes[i] = slope;
+                        changes.trends.push(trend);
+                    }
+                }
             }
-        }
+            if steps.is_empty() {
+                break (segments, slopes);
+            }
+            found.extend(steps);
+            found.sort_by_key(|c| c.at);
+        };
         for (i, point) in found.iter().enumerate() {
             let sides = [segments[i].clone(), segments[i + 1].clone()];
             changes
@@ -234,6 +253,43 @@ impl Family {
         });
         found
     }
+}
+
+/// The runs between consecutive change points, the first from run 0, the last to `runs`.
+fn segments_between(found: &[ChangePoint], runs: usize) -> Vec<std::ops::Range<usize>> {
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(found.iter().map(|c| c.at))
+        .chain(std::iter::once(runs))
+        .collect();
+    bounds.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// Where one step (two levels, each side at least [`MIN_SEGMENT`] runs) splits `values` with
+/// less left unexplained than a straight line leaves: `None` when the line fits as well.
+fn one_step(values: &[f64]) -> Option<usize> {
+    let n = values.len();
+    if n < 2 * MIN_SEGMENT {
+        return None;
+    }
+    let squares = |part: &[f64]| {
+        let mean = part.iter().sum::<f64>() / part.len() as f64;
+        part.iter().map(|v| (v - mean).powi(2)).sum::<f64>()
+    };
+    let (x_mean, y_mean) = ((n - 1) as f64 / 2.0, values.iter().sum::<f64>() / n as f64);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, v) in values.iter().enumerate() {
+        sxy += (i as f64 - x_mean) * (v - y_mean);
+        sxx += (i as f64 - x_mean).powi(2);
+    }
+    let slope = sxy / sxx;
+    let line: f64 = (values.iter().enumerate())
+        .map(|(i, v)| (v - y_mean - slope * (i as f64 - x_mean)).powi(2))
+        .sum();
+    (MIN_SEGMENT..=n - MIN_SEGMENT)
+        .map(|at| (at, squares(&values[..at]) + squares(&values[at..])))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|&(_, step)| step < line)
+        .map(|(at, _)| at)
 }
 
 /// One series being judged: its points, figures, and what they are.
@@ -330,6 +386,16 @@ impl<'a> Series<'a> {
             ..self.finding(Kind::Trend, first.max(1), (p, adjusted), &[], &[])
         };
         Some((trend, slope))
+    }
+
+    /// Where one step explains `segment` better than its trend (see [`one_step`]), as a run
+    /// of the series.
+    fn one_step(&self, segment: std::ops::Range<usize>) -> Option<usize> {
+        let scaled: Vec<f64> = self.values[segment.clone()]
+            .iter()
+            .map(|&v| self.scale.scaled(v))
+            .collect();
+        one_step(&scaled).map(|at| segment.start + at)
     }
 
     /// The change point `point` between the segments `sides`, whose trends are `slopes`.

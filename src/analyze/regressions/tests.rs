@@ -316,3 +316,26 @@ fn series_of(values: &[f64], repetitions: usize) -> Vec<Point> {
     }
     points
 }
+
+/// A level that jumped once is a change at its run, sized as the jump, not a drift over the
+/// whole history (twelve runs: too few for the change-point test over every split alone).
+#[test]
+fn a_short_history_with_one_jump_lists_a_step_not_a_trend() {
+    let points = series(
+        3,
+        12,
+        0.01,
+        "ns/op",
+        |run| if run >= 8 { 1.25 } else { 1.0 },
+    );
+    let family = Family {
+        alpha: 0.05,
+        series: 4,
+    };
+    let found = family.decide(vec![family.judge("B", &points)]);
+    // Found at its run, by the newest runs' test or as a step, and never as a trend.
+    let at: Vec<usize> = found.iter().map(|f| f.at).collect();
+    assert_eq!(at, [8], "{found:?}");
+    assert!(found[0].kind != Kind::Trend, "{found:?}");
+    assert!((found[0].percent - 25.0).abs() < 4.0, "{found:?}");
+}

@@ -120,7 +120,7 @@ fn finding_cells(f: &Finding) -> String {
     let class = if f.worse() { "worse" } else { "better" };
     format!(
         "<td>{}</td><td class=\"num {class}\">{:+.2}%</td><td class=\"num\">{}</td>\
-         <td class=\"num\">{:.1e}</td><td><code>{}</code>{}</td>\
+         <td class=\"num\">{:.3}</td><td><code>{}</code>{}</td>\
          <td title=\"{}\">#{}&nbsp;·&nbsp;{}</td><td>{}</td>",
         escape(&f.what),
         f.percent,

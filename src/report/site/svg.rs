@@ -3,7 +3,7 @@
 //! by hand, not with plotters: every page of a site of hundreds holds one, and this one is a
 //! few kilobytes.
 
-use super::{SeriesPage, escape, format_value};
+use super::{SeriesPage, escape};
 use crate::analyze::regressions::Finding;
 use std::fmt::Write as _;
 
@@ -19,6 +19,45 @@ struct Frame {
     low: f64,
     high: f64,
     points: usize,
+    /// The figure axis' levels, in the unit `symbol` (the figure divided by `divisor`).
+    ticks: Ticks,
+    divisor: f64,
+    symbol: String,
+}
+
+/// Round levels for an axis: a step of 1, 2, 2.5 or 5 times a power of ten, and the decimals
+/// its labels need.
+struct Ticks {
+    values: Vec<f64>,
+    decimals: usize,
+}
+
+/// About five round levels from at or below `low` to at or above `high`.
+fn round_ticks(low: f64, high: f64) -> Ticks {
+    let span = (high - low).max(f64::EPSILON * high.abs().max(1.0));
+    let rough = span / 4.0;
+    let power = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|s| *s >= rough)
+        .unwrap_or(10.0 * power);
+    let first = (low / step).floor() as i64;
+    let last = (high / step).ceil() as i64;
+    let values = (first..=last.max(first + 1))
+        .map(|k| k as f64 * step)
+        .collect();
+    // 2.5 × 10^k needs one decimal more than its power.
+    let places = -(step.log10().floor())
+        + if (step / power - 2.5).abs() < 1e-9 {
+            1.0
+        } else {
+            0.0
+        };
+    Ticks {
+        values,
+        decimals: places.max(0.0) as usize,
+    }
 }
 
 impl Frame {
@@ -40,10 +79,16 @@ impl Frame {
             ),
             _ => (0.0, 1.0),
         };
+        let unit = crate::model::Unit::parse(&page.source_unit).unit;
+        let (divisor, symbol) = unit.scale(low.abs().max(high.abs()));
+        let ticks = round_ticks(low / divisor, high / divisor);
         Frame {
-            low,
-            high,
+            low: ticks.values[0] * divisor,
+            high: ticks.values[ticks.values.len() - 1] * divisor,
             points: drawn.len(),
+            ticks,
+            divisor,
+            symbol,
         }
     }
 
@@ -75,12 +120,12 @@ pub(super) fn trend(page: &SeriesPage, findings: &[&Finding]) -> String {
     out
 }
 
-/// Five levels of the figure across the plot, labelled in its unit, and the first and last
-/// runs under it.
+/// Round levels of the figure across the plot, labelled in its unit, and under it up to
+/// [`X_TICKS`] runs named by their commit (or their date, or number, where the commits or
+/// dates are all one).
 fn axis(out: &mut String, frame: &Frame, page: &SeriesPage) {
-    for k in 0..=4 {
-        let v = frame.low + (frame.high - frame.low) * k as f64 / 4.0;
-        let y = frame.y(v);
+    for &level in &frame.ticks.values {
+        let y = frame.y(level * frame.divisor);
         let _ = write!(
             out,
             "<line class=\"axis\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/>\
@@ -88,22 +133,63 @@ fn axis(out: &mut String, frame: &Frame, page: &SeriesPage) {
             WIDTH - RIGHT,
             LEFT - 6.0,
             y + 4.0,
-            escape(&format_value(v, &page.source_unit)),
+            escape(&format!(
+                "{:.*} {}",
+                frame.ticks.decimals, level, frame.symbol
+            )),
         );
     }
-    if let (Some(first), Some(last)) = (page.drawn.first(), page.drawn.last()) {
+    let drawn = &page.drawn;
+    let shown: Vec<usize> = match drawn.len() {
+        0 => Vec::new(),
+        1 => vec![0],
+        n => {
+            let count = X_TICKS.min(n);
+            let mut at: Vec<usize> = (0..count).map(|k| k * (n - 1) / (count - 1)).collect();
+            at.dedup();
+            at
+        }
+    };
+    let namings: [fn(&crate::store::StoredRun) -> String; 3] = [
+        |run| {
+            run.commit
+                .as_deref()
+                .map_or(String::new(), |c| c.chars().take(7).collect())
+        },
+        |run| run.stored_at.chars().take(10).collect(),
+        |run| format!("run #{}", run.id),
+    ];
+    let labels: Vec<String> = namings
+        .iter()
+        .map(|name| {
+            shown
+                .iter()
+                .map(|&i| name(&drawn[i].last))
+                .collect::<Vec<_>>()
+        })
+        .find(|labels| {
+            labels.iter().all(|l| !l.is_empty())
+                && (labels.len() < 2 || labels.windows(2).any(|w| w[0] != w[1]))
+        })
+        .unwrap_or_else(|| shown.iter().map(|&i| namings[2](&drawn[i].last)).collect());
+    for (&i, label) in shown.iter().zip(&labels) {
+        let anchor = match i {
+            0 => "start",
+            _ if i + 1 == drawn.len() => "end",
+            _ => "middle",
+        };
         let _ = write!(
             out,
-            "<text x=\"{LEFT}\" y=\"{}\">run #{}</text>\
-             <text x=\"{}\" y=\"{}\" text-anchor=\"end\">run #{}</text>",
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
+            frame.x(i),
             HEIGHT - 12.0,
-            first.first.id,
-            WIDTH - RIGHT,
-            HEIGHT - 12.0,
-            last.last.id
+            escape(label)
         );
     }
 }
+
+/// The most runs named under a trend.
+const X_TICKS: usize = 6;
 
 /// The figures as a line over the band of their ranges.
 fn line(out: &mut String, frame: &Frame, page: &SeriesPage) {
@@ -147,4 +233,28 @@ fn mark(out: &mut String, frame: &Frame, page: &SeriesPage, f: &Finding) {
         f.percent,
         f.after.id
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_round_steps_covering_the_range() {
+        // The dashboard's old levels for this range were 1.469, 4.839, 8.210.
+        let ticks = round_ticks(1.469, 8.210);
+        assert_eq!(ticks.values, [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(ticks.decimals, 0);
+        let ticks = round_ticks(10.05, 10.96);
+        assert_eq!(ticks.values.first(), Some(&10.0));
+        assert!(
+            ticks
+                .values
+                .windows(2)
+                .all(|w| (w[1] - w[0] - 0.25).abs() < 1e-9)
+        );
+        assert_eq!(ticks.decimals, 2);
+        let flat = round_ticks(5.0, 5.0);
+        assert!(flat.values.len() >= 2 && flat.values[0] <= 5.0);
+    }
 }
