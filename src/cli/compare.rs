@@ -46,6 +46,10 @@ pub struct CompareArgs {
     /// differences are listed in every format.
     #[arg(long)]
     pub allow_env_mismatch: bool,
+    /// Settings whose differences are neither refused nor reported, as benchstat's `-ignore`
+    /// (`--ignore note,goversion`; `-ignore` is accepted too).
+    #[arg(long, value_name = "KEYS", value_delimiter = ',')]
+    pub ignore: Vec<String>,
     /// What the geomean row summarises: `medians`, each benchmark's (benchstat's), or
     /// `repetitions`, every repetition of every benchmark (google/benchmark's compare.py
     /// OVERALL_GEOMEAN).
@@ -125,6 +129,7 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             metric: args.metric,
             statistics: args.statistics,
             allow_env_mismatch: args.allow_env_mismatch,
+            ignore: args.ignore,
             geomean: args.geomean,
             against_history: args.against_history.map(|n| n as usize),
             db: args.db.db,

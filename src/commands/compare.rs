@@ -25,6 +25,8 @@ pub struct CompareOptions {
     /// The statistics compared for distributions.
     pub statistics: Vec<String>,
     pub allow_env_mismatch: bool,
+    /// Settings whose differences are ignored.
+    pub ignore: Vec<String>,
     /// What the geomean row summarises.
     pub geomean: analysis::GeomeanOf,
     /// Pool the last N matching stored runs as the base.
@@ -101,6 +103,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         metric: args.metric.clone(),
         statistics: args.statistics.clone(),
         allow_env_mismatch: args.allow_env_mismatch,
+        ignore: args.ignore.clone(),
         geomean: args.geomean,
         ..args.gate.options(env)?
     };

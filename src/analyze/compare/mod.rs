@@ -88,6 +88,9 @@ pub struct CompareOptions {
     pub rules: Vec<RegressionRule>,
     /// Compare although the environments differ (the differences mark the report).
     pub allow_env_mismatch: bool,
+    /// Settings whose differences neither keep inputs apart nor are reported (benchstat's
+    /// `-ignore note`).
+    pub ignore: Vec<String>,
     /// This machine's noise floor (`latkit calibrate`): gates warn of thresholds below it.
     pub floors: Vec<crate::analyze::noise_floor::Floor>,
     /// Changes a gate decided on rounds of its own (`--runs auto`): their rows show them, not
@@ -119,6 +122,7 @@ impl Default for CompareOptions {
                 .collect(),
             rules: Vec::new(),
             allow_env_mismatch: false,
+            ignore: Vec::new(),
             floors: Vec::new(),
             decided: Vec::new(),
             geomean: GeomeanOf::Medians,
@@ -159,7 +163,7 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     }
     let mut notes = Vec::new();
     let columns: Vec<Side<'_>> = inputs.iter().map(Side::of).collect();
-    let differences = environment_differences(&inputs, &columns);
+    let differences = environment_differences(&inputs, &columns, &opts.ignore);
     if !differences.is_empty() {
         let list: Vec<String> = differences
             .iter()
@@ -271,42 +275,6 @@ fn metric_tables(
     });
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, table)| table).collect()
-}
-
-fn environment_differences(inputs: &[CompareInput], columns: &[Side]) -> Vec<String> {
-    let Some(base) = inputs[0].runs.first() else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = Vec::new();
-    for (input, column) in inputs[1..].iter().zip(&columns[1..]) {
-        let (a, b) = (columns[0].procs(), column.procs());
-        if !a.is_empty() && !b.is_empty() && a != b {
-            out.push(format!(
-                "GOMAXPROCS: {} ({}) vs {} ({})",
-                a.join(","),
-                inputs[0].label,
-                b.join(","),
-                input.label
-            ));
-        }
-        for run in &input.runs {
-            for Difference {
-                what,
-                base: b,
-                other,
-            } in envdiff::differences(base, run)
-            {
-                let line = format!(
-                    "{what}: {b} ({}) vs {other} ({})",
-                    inputs[0].label, input.label
-                );
-                if !out.contains(&line) {
-                    out.push(line);
-                }
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -183,3 +183,48 @@ pub(super) fn keys(columns: &[Side]) -> Vec<String> {
         .map(|(key, _)| key.clone())
         .collect()
 }
+
+/// What differs between the base's environment and each other input's (GOMAXPROCS, the
+/// machine, settings), a line naming both sides each; settings in `ignore` left out.
+pub(super) fn environment_differences(
+    inputs: &[CompareInput],
+    columns: &[Side],
+    ignore: &[String],
+) -> Vec<String> {
+    let Some(base) = inputs[0].runs.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (input, column) in inputs[1..].iter().zip(&columns[1..]) {
+        let (a, b) = (columns[0].procs(), column.procs());
+        if !a.is_empty() && !b.is_empty() && a != b {
+            out.push(format!(
+                "GOMAXPROCS: {} ({}) vs {} ({})",
+                a.join(","),
+                inputs[0].label,
+                b.join(","),
+                input.label
+            ));
+        }
+        for run in &input.runs {
+            for Difference {
+                what,
+                base: b,
+                other,
+            } in envdiff::differences(base, run)
+            {
+                if ignore.contains(&what) {
+                    continue;
+                }
+                let line = format!(
+                    "{what}: {b} ({}) vs {other} ({})",
+                    inputs[0].label, input.label
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
+}
