@@ -73,13 +73,18 @@ pub fn run(args: HistoryOptions, env: &Env) -> Result<()> {
             trend(bench, points, places, &own, args.alpha, *from_base)
         })
         .collect();
+    // With --since, the series (and so the changes found in them) start at that run.
+    let judged_over = match selection.since {
+        Some(_) => "runs from the --since run on",
+        None => "whole stored history",
+    };
     notes.insert(
         0,
-        Note::info(
+        Note::info(format!(
             "Change: ▲/▼ a step at its run and ↗/↘ a steady trend over its runs, found in each \
-             series' whole stored history (--regressions lists them); `vs previous` tests each \
-             run against the one before it",
-        ),
+             series' {judged_over} (--regressions lists them); `vs previous` tests each run \
+             against the one before it"
+        )),
     );
     if selection.since.is_some() {
         notes.push(Note::info(
