@@ -210,7 +210,8 @@ struct Markup {
     /// Between the header row and the rows.
     divider: fn(columns: usize) -> String,
     closing: &'static str,
-    /// A command as code.
+    /// A command as code: `|` escaped as hyperfine does, control characters shown as symbols
+    /// and tags defused, as in latkit's own markdown.
     code: fn(&str) -> String,
 }
 
@@ -219,7 +220,7 @@ const MARKDOWN: Markup = Markup {
     row: |cells| format!("| {} |\n", cells.join(" | ")),
     divider: |columns| format!("|:---|{}\n", "---:|".repeat(columns - 1)),
     closing: "",
-    code: |command| format!("`{}`", command.replace('|', "\\|")),
+    code: |command| format!("`{}`", super::markdown::escape(command)),
 };
 
 const ASCIIDOC: Markup = Markup {
@@ -227,7 +228,7 @@ const ASCIIDOC: Markup = Markup {
     row: |cells| format!("\n| {} \n", cells.join(" \n| ")),
     divider: |_| String::new(),
     closing: "|===\n",
-    code: |command| format!("`{}`", command.replace('|', "\\|")),
+    code: |command| format!("`{}`", super::markdown::escape(command)),
 };
 
 const ORGMODE: Markup = Markup {
@@ -235,7 +236,7 @@ const ORGMODE: Markup = Markup {
     row: |cells| format!("| {}  |  {} |\n", cells[0], cells[1..].join(" |  ")),
     divider: |columns| format!("|{}--|\n", "--+".repeat(columns - 1)),
     closing: "",
-    code: |command| format!("={}=", command.replace('|', "\\|")),
+    code: |command| format!("={}=", super::markdown::escape(command)),
 };
 
 impl Export {
@@ -392,6 +393,13 @@ mod tests {
                 "| `a\\|b` | 105.7 ± 1.6 | 102.3 | 108.0 | 1.00 |",
                 "| `sleep 2` | 2005.0 ± 2.0 | 2002.0 | 2008.0 | 18.97 ± 0.29 |"
             ]
+        );
+        // A name's control characters and tags never reach the file as such.
+        let hostile = [result("x\u{1b}[2Jy <script>", 0.1, 0.01, 0.09, 0.11)];
+        let shown = table(Layout::Markdown, None, Sort::Command, &hostile);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains("<script>"),
+            "{shown}"
         );
         let us = table(
             Layout::Orgmode,
