@@ -35,6 +35,20 @@ pub struct CompareArgs {
     /// joined by AND (or a space), OR, `-` and parentheses (`-filter` is accepted too).
     #[arg(long, value_name = "EXPR", value_parser = crate::spec::filter::Filter::parse)]
     pub filter: Option<crate::spec::filter::Filter>,
+    /// Group results into tables by KEYS, compared each apart (benchstat's `-table`; KEYS
+    /// as for --row). Without it, inputs from different settings are refused or marked.
+    #[arg(long, value_name = "KEYS", value_parser = crate::spec::projection::Projection::parse)]
+    pub table: Option<crate::spec::projection::Projection>,
+    /// Group results into rows by KEYS (benchstat's `-row`; default `.fullname`): keys
+    /// separated by commas or spaces, from `.name`, `.fullname`, `.file`, `/KEY`,
+    /// `/gomaxprocs`, a file configuration key or `.config`, each optionally sorted `@alpha`,
+    /// `@num` or `@(v1 v2 …)` (which also drops other values).
+    #[arg(long, value_name = "KEYS", value_parser = crate::spec::projection::Projection::parse)]
+    pub row: Option<crate::spec::projection::Projection>,
+    /// Compare across columns by KEYS (benchstat's `-col`; default `.file`, each input a
+    /// column): `--col /format` compares one file's formats, the first value the base.
+    #[arg(long, value_name = "KEYS", value_parser = crate::spec::projection::Projection::parse)]
+    pub col: Option<crate::spec::projection::Projection>,
     /// Compare only this metric (`ns/op`, `real_time`, `latency`, ...).
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
@@ -126,6 +140,12 @@ impl From<CompareArgs> for crate::commands::CompareOptions {
             gate: args.gate.into(),
             families: args.family,
             filter: args.filter,
+            projections: crate::spec::projection::Projections {
+                table: args.table,
+                row: args.row,
+                col: args.col,
+                ignore: args.ignore.clone(),
+            },
             metric: args.metric,
             statistics: args.statistics,
             allow_env_mismatch: args.allow_env_mismatch,

@@ -155,7 +155,7 @@ fn parse(
         .into_command()
 }
 
-/// benchstat's single-dash options (`-filter`, `-alpha`, `-ignore`) as `compare` takes them, so that a
+/// benchstat's single-dash options (`-filter`, `-alpha`, `-ignore`, `-row`, `-col`, `-table`) as `compare` takes them, so that a
 /// benchstat command line works after `latkit compare` as typed.
 fn benchstat_spellings(
     args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
@@ -166,11 +166,13 @@ fn benchstat_spellings(
         .map(|arg| match arg.to_str() {
             Some(single)
                 if comparing
-                    && ["-filter", "-alpha", "-ignore"].iter().any(|flag| {
-                        single
-                            .strip_prefix(flag)
-                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
-                    }) =>
+                    && ["-filter", "-alpha", "-ignore", "-row", "-col", "-table"]
+                        .iter()
+                        .any(|flag| {
+                            single
+                                .strip_prefix(flag)
+                                .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+                        }) =>
             {
                 format!("-{single}").into()
             }

@@ -156,7 +156,8 @@ enum Key {
 }
 
 /// What a value names: an existing regular file, or for an output a file still to be made. A
-/// store URL, `-`, a device such as `/dev/null` or a word that names no file is none.
+/// store URL, `-`, a device such as `/dev/null` or a word that names no file is none; an
+/// input `label=path` is its path.
 fn key(value: &OsStr, output: bool) -> Option<Key> {
     let path = std::path::Path::new(value.to_str().map_or(value, |v| {
         OsStr::new(v.strip_prefix("sqlite://").unwrap_or(v))
@@ -171,7 +172,12 @@ fn key(value: &OsStr, output: bool) -> Option<Key> {
             let folder = std::fs::canonicalize(folder).ok()?;
             Some(Key::New(folder.join(path.file_name()?)))
         }
-        Err(_) => None,
+        // An input written `label=path` (benchstat's column label) reads `path`.
+        Err(_) => {
+            let (_, path) = value.to_str()?.split_once('=')?;
+            let meta = std::fs::metadata(path).ok()?;
+            meta.is_file().then(|| Key::File(meta.dev(), meta.ino()))
+        }
     }
 }
 

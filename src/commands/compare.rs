@@ -1,7 +1,7 @@
 use super::Env;
 use super::store::{LazyStore, ReadInput, read_file_input, read_input};
 use super::{Gate, Plots, Reading, say_warnings};
-use crate::analyze::compare::{self as analysis, CompareInput, Family, compare};
+use crate::analyze::compare::{self as analysis, CompareInput, Family, ProjectedTable, compare};
 use crate::analyze::envdiff;
 use crate::env::Console;
 use crate::error::{Error, Result};
@@ -20,6 +20,8 @@ pub struct CompareOptions {
     pub families: Vec<String>,
     /// benchstat's `-filter`: the results and units kept.
     pub filter: Option<crate::spec::filter::Filter>,
+    /// benchstat's `-table`, `-row` and `-col`: where each result goes.
+    pub projections: crate::spec::projection::Projections,
     /// Compare only this metric.
     pub metric: Option<String>,
     /// The statistics compared for distributions.
@@ -107,13 +109,73 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         geomean: args.geomean,
         ..args.gate.options(env)?
     };
-    let mut report = compare(inputs, &opts)?;
+    let tables = match args.projections.any() {
+        true => {
+            let (tables, pooled) = analysis::project(inputs, &args.projections);
+            notes.extend(pooled);
+            tables
+        }
+        false => vec![ProjectedTable {
+            heading: String::new(),
+            columns: inputs,
+        }],
+    };
+    let mut report = compared_tables(tables, &opts)?;
     notes.append(&mut report.notes);
     report.notes = notes;
     if !args.quiet && (args.out.is_some() || !console.stdout.at_terminal()) {
         say_warnings(&report.notes, console);
     }
     super::deliver(&mut report, sinks)
+}
+
+/// Each table compared, one report of them all: the tables' headings lead their titles (and
+/// their gate's benchmark names), runs are numbered across them.
+fn compared_tables(
+    tables: Vec<ProjectedTable>,
+    opts: &analysis::CompareOptions,
+) -> Result<crate::analyze::view::Report> {
+    if tables.is_empty() {
+        return Err(Error::Input(
+            "--table/--row/--col: no result has a value the fixed orders list".into(),
+        ));
+    }
+    let mut merged: Option<crate::analyze::view::Report> = None;
+    for table in tables {
+        let heading = table.heading;
+        let mut report = compare(table.columns, opts).map_err(|e| match heading.is_empty() {
+            true => e,
+            false => Error::Input(format!("table {heading}: {e}")),
+        })?;
+        if !heading.is_empty() {
+            for t in &mut report.tables {
+                t.title = Some(match &t.title {
+                    Some(title) => format!("{heading} · {title}"),
+                    None => heading.clone(),
+                });
+            }
+            for target in report.verdict.iter_mut().flat_map(|v| &mut v.targets) {
+                target.bench = format!("{heading}: {}", target.bench);
+            }
+        }
+        let Some(all) = &mut merged else {
+            merged = Some(report);
+            continue;
+        };
+        for t in &mut report.tables {
+            t.run += all.runs.len();
+        }
+        all.runs.append(&mut report.runs);
+        all.tables.append(&mut report.tables);
+        all.notes.append(&mut report.notes);
+        if let Some(verdict) = report.verdict {
+            match &mut all.verdict {
+                Some(v) => v.targets.extend(verdict.targets),
+                None => all.verdict = Some(verdict),
+            }
+        }
+    }
+    Ok(merged.expect("at least one table"))
 }
 
 /// Every input in order; files are read each on a thread of its own, so that two large
@@ -129,7 +191,13 @@ fn read_all(
             .iter()
             .map(|spec| {
                 let file = spec != "-" && StoredRef::parse(spec).is_ok_and(|r| r.is_none());
-                file.then(|| scope.spawn(move || read_file_input(spec, reading, console)))
+                file.then(|| {
+                    scope.spawn(move || {
+                        let (label, path) = labelled(spec);
+                        let (file_label, runs, notes) = read_file_input(path, reading, console)?;
+                        Ok((label.map_or(file_label, str::to_string), runs, notes))
+                    })
+                })
             })
             .collect();
         specs
@@ -141,6 +209,20 @@ fn read_all(
             })
             .collect()
     })
+}
+
+/// benchstat's `label=path`: a file read under a column label of its own (`O=old.txt`), when
+/// `spec` itself names no file and `path` does.
+fn labelled(spec: &str) -> (Option<&str>, &str) {
+    if std::path::Path::new(spec).exists() {
+        return (None, spec);
+    }
+    match spec.split_once('=') {
+        Some((label, path)) if !label.is_empty() && std::path::Path::new(path).is_file() => {
+            (Some(label), path)
+        }
+        _ => (None, spec),
+    }
 }
 
 /// `--filter`: each benchmark keeps the units the filter keeps, and goes when none is left.

@@ -82,7 +82,7 @@ impl Expr {
 }
 
 /// The value of `key` for the subject; `None` where it has none (matched as "").
-fn extract(key: &str, subject: &Subject) -> Option<String> {
+pub(super) fn extract(key: &str, subject: &Subject) -> Option<String> {
     let full = &subject.bench.name.full_name;
     let bare = full.strip_prefix("Benchmark").unwrap_or(full);
     let (stem, procs) = split_procs(bare);
@@ -111,7 +111,7 @@ fn extract(key: &str, subject: &Subject) -> Option<String> {
 }
 
 /// A name and its `-N` GOMAXPROCS suffix, as benchstat splits them.
-fn split_procs(name: &str) -> (&str, Option<&str>) {
+pub(super) fn split_procs(name: &str) -> (&str, Option<&str>) {
     match name.rsplit_once('-') {
         Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
             (stem, Some(n))
@@ -129,27 +129,27 @@ fn tidied(unit: &str) -> Option<&'static str> {
     }
 }
 
-struct Parser<'a> {
-    text: &'a str,
-    at: usize,
+pub(super) struct Parser<'a> {
+    pub(super) text: &'a str,
+    pub(super) at: usize,
 }
 
 impl Parser<'_> {
-    fn rest(&self) -> &str {
+    pub(super) fn rest(&self) -> &str {
         &self.text[self.at..]
     }
 
-    fn blanks(&mut self) {
+    pub(super) fn blanks(&mut self) {
         let trimmed = self.rest().trim_start();
         self.at = self.text.len() - trimmed.len();
     }
 
-    fn error(&self, what: &str) -> String {
-        format!("filter `{}`: {what} at column {}", self.text, self.at + 1)
+    pub(super) fn error(&self, what: &str) -> String {
+        format!("`{}`: {what} at column {}", self.text, self.at + 1)
     }
 
     /// Takes `token` (after blanks) if it comes next.
-    fn eat(&mut self, token: &str) -> bool {
+    pub(super) fn eat(&mut self, token: &str) -> bool {
         self.blanks();
         let next = self.rest();
         // `OR` and `AND` are words of their own, not the start of `ORDER`.
@@ -236,7 +236,7 @@ impl Parser<'_> {
     }
 
     /// A bare word (`[^-*"():@,][^ ():@,]*`) or a double-quoted string.
-    fn word(&mut self) -> Result<String, String> {
+    pub(super) fn word(&mut self) -> Result<String, String> {
         self.blanks();
         let rest = self.rest();
         if rest.starts_with('"') {

@@ -4,6 +4,7 @@
 
 pub mod filter;
 pub mod page;
+pub mod projection;
 pub mod suite;
 pub mod targets;
 

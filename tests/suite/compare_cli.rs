@@ -1,7 +1,7 @@
 //! `latkit compare`: benchstat's verdicts and p-values on the same files (the real benchstat),
 //! environment checks, the regression gate and its exit codes.
 
-use crate::common::{json_of, latkit};
+use crate::common::{fixture, json_of, latkit};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -694,4 +694,112 @@ fn a_geomean_left_out_names_its_metric() {
         "{notes}"
     );
     assert!(!notes.contains("allocs/op: left out"), "{notes}");
+}
+
+/// benchstat's `-row`, `-col` and `-table` as typed for benchstat, on its crc testdata: rows
+/// and columns in the orders asked for, one table per `/align` headed as benchstat heads it,
+/// results pooled across a hidden key said, inputs labelled `label=path`, and bad projections
+/// refused with exit 2.
+#[test]
+fn rows_columns_and_tables_follow_benchstats_projections() {
+    let crc = fixture("conformance/benchstat/crc-new.txt");
+    let doc = json_of(latkit().arg("compare").arg(&crc).args([
+        "-table",
+        "/align",
+        "-row",
+        "/size@num",
+        "-col",
+        "/poly@(Koopman IEEE)",
+        "--metric",
+        "ns/op",
+        "--format",
+        "json",
+    ]));
+    let tables = doc["tables"].as_array().unwrap();
+    let titles: Vec<&str> = tables
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["/align: 0 · ns/op", "/align: 1 · ns/op"]);
+    let rows: Vec<&str> = (tables[0]["rows"].as_array().unwrap().iter())
+        .map(|r| r["benchmark"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows, ["15", "40", "512", "1kB", "4kB", "32kB", "geomean"]);
+    let headers: Vec<&str> = (tables[0]["columns"].as_array().unwrap().iter())
+        .map(|c| c["header"].as_str().unwrap())
+        .collect();
+    let koopman = headers
+        .iter()
+        .position(|h| h.starts_with("Koopman"))
+        .unwrap();
+    let ieee = headers.iter().position(|h| h.starts_with("IEEE")).unwrap();
+    assert!(koopman < ieee, "{headers:?}");
+    // Castagnoli is not in the fixed order: none of its results is shown.
+    assert!(
+        !headers.iter().any(|h| h.contains("Castagnoli")),
+        "{headers:?}"
+    );
+
+    let out = latkit()
+        .arg("compare")
+        .arg(fixture("conformance/benchstat/new.txt"))
+        .args(["-row", ".name"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warned.contains("benchmarks vary in .fullname in Encode (new.txt)"),
+        "{warned}"
+    );
+    let out = latkit()
+        .arg("compare")
+        .arg(fixture("conformance/benchstat/new.txt"))
+        .args(["-row", ".name", "-ignore", ".fullname"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("vary in"));
+
+    // benchstat's `label=path` inputs: columns headed by the labels; the files are still
+    // inputs that no output may replace.
+    let (old, new) = (
+        fixture("conformance/benchstat/old.txt"),
+        fixture("conformance/benchstat/new.txt"),
+    );
+    let labelled = |label: &str, path: &Path| format!("{label}={}", path.display());
+    let doc = json_of(latkit().arg("compare").args([
+        labelled("O", &old),
+        labelled("N", &new),
+        "--format".into(),
+        "json".into(),
+    ]));
+    let headers = doc["tables"][0]["columns"].to_string();
+    assert!(headers.contains("\"N vs base\""), "{headers}");
+    let out = latkit()
+        .arg("compare")
+        .args([labelled("O", &old), labelled("N", &new)])
+        .arg("--out")
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names the same file as input O="));
+
+    for (args, said) in [
+        (["-row", ".unit"], ".unit is only allowed in filters"),
+        (["-col", "/poly@sideways"], "unknown order `sideways`"),
+        (["-table", "/poly@(IEEE"], "expected `)`"),
+    ] {
+        let out = latkit()
+            .arg("compare")
+            .arg(&crc)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(said),
+            "{args:?}"
+        );
+    }
 }

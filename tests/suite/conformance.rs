@@ -75,13 +75,24 @@ fn bench_key(name: &str) -> String {
 }
 
 /// benchstat's CSV: tables of `,label,,label,,,` / `,unit,CI,unit,CI,vs base,P` and rows.
-fn benchstat_rows(dir: &Path, args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
+/// Rows are keyed by table (benchstat's tables of one configuration, latkit's `--table`
+/// headings, counted in order), unit and benchmark.
+type RowKey = (usize, String, String);
+
+fn benchstat_rows(dir: &Path, args: &[&str]) -> BTreeMap<RowKey, BenchstatRow> {
     let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
     let csv = crate::common::benchstat_csv(dir, &args);
     let mut rows = BTreeMap::new();
     let mut unit = String::new();
     let mut in_table = 0;
+    // A configuration line after a table starts the next group of tables.
+    let (mut group, mut rows_seen) = (0, false);
     for line in csv.lines() {
+        if !line.contains(',') && line.contains(": ") {
+            group += usize::from(rows_seen);
+            rows_seen = false;
+            continue;
+        }
         let fields: Vec<&str> = line.split(',').collect();
         if fields.len() < 2 || (fields[0].is_empty() && fields[1].is_empty()) {
             continue;
@@ -117,7 +128,8 @@ fn benchstat_rows(dir: &Path, args: &[&str]) -> BTreeMap<(String, String), Bench
         while row.last().is_some_and(String::is_empty) {
             row.pop();
         }
-        rows.insert((unit.clone(), bench_key(fields[0])), row);
+        rows_seen = true;
+        rows.insert((group, unit.clone(), bench_key(fields[0])), row);
     }
     rows
 }
@@ -133,12 +145,18 @@ fn compare_json(inputs: &[PathBuf], args: &[&str]) -> Value {
 }
 
 /// latkit's comparison in benchstat's cells, from its JSON report.
-fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), BenchstatRow> {
+fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<RowKey, BenchstatRow> {
     let doc = compare_json(inputs, args);
     let mut rows = BTreeMap::new();
+    let mut headings: Vec<String> = Vec::new();
     for table in doc["tables"].as_array().unwrap() {
         let title = table["title"].as_str().unwrap();
         let title = title.trim_end_matches(" (environments differ)");
+        let (heading, title) = title.rsplit_once(" · ").unwrap_or(("", title));
+        if !headings.iter().any(|h| h == heading) {
+            headings.push(heading.to_string());
+        }
+        let group = headings.len() - 1;
         // benchstat tidies ns/op into sec/op and MB/s into B/s; latkit keeps base units.
         let (unit, scale) = match title {
             "ns/op" => ("sec/op".to_string(), 1e-9),
@@ -193,36 +211,10 @@ fn latkit_rows(inputs: &[PathBuf], args: &[&str]) -> BTreeMap<(String, String), 
             while cells.last().is_some_and(String::is_empty) {
                 cells.pop();
             }
-            rows.insert((unit.clone(), bench_key(name)), cells);
+            rows.insert((group, unit.clone(), bench_key(name)), cells);
         }
     }
     rows
-}
-
-/// A one-file benchstat input split at its `note:` lines into a file per note, as
-/// `benchstat -col note` splits it into columns; `Unit` lines stay where they were (the first
-/// file), as benchstat honours unit metadata from anywhere in its inputs.
-fn split_by_note(source: &Path, dir: &Path) -> Vec<PathBuf> {
-    let text = std::fs::read_to_string(source).unwrap();
-    let mut files: Vec<(PathBuf, String)> = Vec::new();
-    let mut preamble = String::new();
-    for line in text.lines() {
-        if let Some(note) = line.strip_prefix("note: ") {
-            let stem = source.file_stem().unwrap().to_string_lossy();
-            let path = dir.join(format!("{stem}.{note}.txt"));
-            files.push((path, std::mem::take(&mut preamble)));
-        } else if let Some((_, body)) = files.last_mut() {
-            body.push_str(line);
-            body.push('\n');
-        } else {
-            preamble.push_str(line);
-            preamble.push('\n');
-        }
-    }
-    for (path, body) in &files {
-        std::fs::write(path, body).unwrap();
-    }
-    files.into_iter().map(|(p, _)| p).collect()
 }
 
 #[test]
@@ -232,12 +224,12 @@ fn split_by_note(source: &Path, dir: &Path) -> Vec<PathBuf> {
 )]
 fn benchstat_testdata_row_for_row() {
     let data = conformance("benchstat");
-    let dir = tempfile::tempdir().unwrap();
     let mut differ = Vec::new();
     let mut total = 0;
+    let owned = |args: &[&str]| -> Vec<String> { args.iter().map(|a| a.to_string()).collect() };
     // (benchstat's arguments, latkit's inputs, latkit's arguments): benchstat's own golden
     // cases (cmd/benchstat/main_test.go), and each pair in the other order too.
-    let mut cases: Vec<(Vec<String>, Vec<PathBuf>, Vec<&str>)> = Vec::new();
+    let mut cases: Vec<(Vec<String>, Vec<PathBuf>, Vec<String>)> = Vec::new();
     for (a, b, extra) in [
         ("old.txt", "new.txt", vec![]),
         ("new.txt", "old.txt", vec![]),
@@ -249,16 +241,49 @@ fn benchstat_testdata_row_for_row() {
         if a.starts_with("crc") {
             args.splice(0..0, ["-ignore".to_string(), "note".to_string()]);
         }
-        cases.push((args, vec![data.join(a), data.join(b)], extra));
+        cases.push((args, vec![data.join(a), data.join(b)], owned(&extra)));
     }
+    // benchstat's `-col note` golden cases, typed as benchstat takes them.
     for single in ["units", "zero", "smallSample", "issue19565", "issue19634"] {
-        let source = data.join(format!("{single}.txt"));
-        let files = split_by_note(&source, dir.path());
         cases.push((
             vec!["-col".into(), "note".into(), format!("{single}.txt")],
-            files,
-            vec![],
+            vec![data.join(format!("{single}.txt"))],
+            owned(&["-col", "note"]),
         ));
+    }
+    // benchstat's projections: its golden crcSizeVsPoly and csvErrors, and the examples of
+    // its documentation; crcOldNew's split by configuration is latkit's `--table .config`.
+    for (args, latkit_args) in [
+        (
+            "-filter /align:0 -row /size -col /poly crc-new.txt",
+            "-filter /align:0 -row /size -col /poly",
+        ),
+        ("-row .name new.txt", "-row .name"),
+        ("-col /format new.txt", "-col /format"),
+        ("-col /format -row .name new.txt", "-col /format -row .name"),
+        (
+            "-col /format@(gob|json) -row .name -ignore .file new.txt",
+            "-col /format@(gob|json) -row .name -ignore .file",
+        ),
+        ("crc-old.txt crc-new.txt", "-table .config"),
+        (
+            "-table /align -row /size@num -col /poly@(Koopman|IEEE) crc-new.txt",
+            "-table /align -row /size@num -col /poly@(Koopman|IEEE)",
+        ),
+        (
+            "-ignore note -table .name -row /poly -col /align crc-old.txt crc-new.txt",
+            "-ignore note -table .name -row /poly -col /align",
+        ),
+    ] {
+        // `|` stands for a space inside one argument.
+        let split =
+            |text: &str| -> Vec<String> { text.split(' ').map(|w| w.replace('|', " ")).collect() };
+        let args = split(args);
+        let inputs = (args.iter())
+            .filter(|a| a.ends_with(".txt"))
+            .map(|a| data.join(a))
+            .collect();
+        cases.push((args, inputs, split(latkit_args)));
     }
     // One file alone: a summary with its geomean.
     cases.push((vec!["old.txt".into()], vec![data.join("old.txt")], vec![]));
@@ -281,7 +306,7 @@ fn benchstat_testdata_row_for_row() {
             .map(String::from)
             .to_vec(),
             vec![data.join("crc-old.txt"), data.join("crc-new.txt")],
-            vec!["-ignore", "note", "-filter", filter],
+            owned(&["-ignore", "note", "-filter", filter]),
         ));
     }
     cases.push((
@@ -294,13 +319,14 @@ fn benchstat_testdata_row_for_row() {
         .map(String::from)
         .to_vec(),
         vec![data.join("old.txt"), data.join("new.txt")],
-        vec!["-filter", ".fullname:Encode/format=json-48"],
+        owned(&["-filter", ".fullname:Encode/format=json-48"]),
     ));
     let mut deliberate = 0;
     for (args, inputs, extra) in &cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let mut theirs = benchstat_rows(&data, &args);
-        let mut ours = latkit_rows(inputs, extra);
+        let mut ours = latkit_rows(inputs, &extra);
         // A side of one value is no sample: benchstat tests it (`~ p=1.000 n=1`), latkit
         // gives the change's size and says it was not tested (`+1.00% n=1`).
         theirs.retain(|key, row| {
@@ -321,8 +347,9 @@ fn benchstat_testdata_row_for_row() {
             !(one && untested)
         });
         total += theirs.len();
-        // A filter keeps what benchstat keeps, no more.
-        if args.contains(&"-filter") && !theirs.keys().eq(ours.keys()) {
+        // A filter or projection keeps what benchstat keeps, no more.
+        let selective = ["-filter", "-row", "-col", "-table"];
+        if extra.iter().any(|a| selective.contains(a)) && !theirs.keys().eq(ours.keys()) {
             let extra: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
             differ.push(format!(
                 "benchstat {}: latkit also kept {extra:?}",

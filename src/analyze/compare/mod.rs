@@ -6,6 +6,7 @@
 mod distribution;
 mod footnotes;
 mod geomean;
+mod projected;
 pub(crate) mod regression;
 mod repetitions;
 mod sides;
@@ -15,6 +16,7 @@ pub(super) use distribution::bounded;
 use distribution::*;
 use footnotes::*;
 use geomean::*;
+pub use projected::{ProjectedTable, project};
 use repetitions::*;
 use sides::*;
 
