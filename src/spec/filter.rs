@@ -151,14 +151,14 @@ impl Parser<'_> {
     /// Takes `token` (after blanks) if it comes next.
     pub(super) fn eat(&mut self, token: &str) -> bool {
         self.blanks();
-        let next = self.rest();
+        let Some(after) = self.rest().strip_prefix(token) else {
+            return false;
+        };
         // `OR` and `AND` are words of their own, not the start of `ORDER`.
         let part_of_a_word = token.chars().all(|c| c.is_ascii_alphabetic())
-            && next[token.len().min(next.len())..]
-                .chars()
-                .next()
+            && (after.chars().next())
                 .is_some_and(|c| !c.is_whitespace() && !matches!(c, '(' | ')'));
-        if next.starts_with(token) && !part_of_a_word {
+        if !part_of_a_word {
             self.at += token.len();
             return true;
         }
@@ -352,6 +352,16 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any text is a filter or an error saying where, never a panic (`日` once sliced
+        /// mid-character).
+        #[test]
+        fn any_text_parses_or_is_refused(text in "[ -~日é]{0,24}") {
+            let _ = Filter::parse(&text);
+            let _ = crate::spec::projection::Projection::parse(&text);
+        }
+    }
+
     #[test]
     fn bad_filters_say_where() {
         for (filter, said) in [
@@ -361,6 +371,7 @@ mod tests {
             ("/size:/abc", "unterminated /regexp/"),
             (".name:\"x", "unterminated string"),
             (".name:x )", "unexpected `)`"),
+            (".name:x 日", "expected `:` after key `日`"),
         ] {
             let error = Filter::parse(filter).unwrap_err();
             assert!(error.contains(said), "{filter}: {error}");

@@ -147,6 +147,15 @@ impl Projections {
         self.table.as_ref().map_or(vec![], |p| p.keys().collect())
     }
 
+    /// The keys of one projection, defaults included (`.fullname` rows, `.file` columns).
+    pub fn keys_of(&self, which: Which) -> Vec<&str> {
+        match which {
+            Which::Table => self.table_keys(),
+            Which::Row => self.row_keys(),
+            Which::Col => self.col_keys(),
+        }
+    }
+
     /// Every key projected or ignored, which `.fullname` and `.config` leave out.
     fn specific(&self) -> Vec<&str> {
         let mut keys = self.row_keys();

@@ -759,6 +759,17 @@ fn rows_columns_and_tables_follow_benchstats_projections() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("vary in"));
+    let out = latkit()
+        .arg("compare")
+        .arg(fixture("conformance/benchstat/new.txt"))
+        .args(["-col", "/fromat"])
+        .output()
+        .unwrap();
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warned.contains("-col /fromat: no result has a value for /fromat"),
+        "{warned}"
+    );
 
     // benchstat's `label=path` inputs: columns headed by the labels; the files are still
     // inputs that no output may replace.

@@ -40,6 +40,7 @@ pub fn project(
     projections: &Projections,
 ) -> (Vec<ProjectedTable>, Vec<Note>) {
     let mut tables: Vec<(Vec<String>, Table)> = Vec::new();
+    let mut valued = Valued::default();
     for (i, input) in inputs.into_iter().enumerate() {
         for (r, mut run) in input.runs.into_iter().enumerate() {
             let benchmarks = std::mem::take(&mut run.benchmarks);
@@ -51,6 +52,7 @@ pub fn project(
                 let Some(place) = projections.place(&bench, &origin) else {
                     continue;
                 };
+                valued.see(&place);
                 let table = find_or_add(&mut tables, place.table);
                 if !table.rows.contains(&place.row) {
                     table.rows.push(place.row.clone());
@@ -76,7 +78,7 @@ pub fn project(
     }
     let mut keys: Vec<Vec<String>> = tables.iter().map(|(k, _)| k.clone()).collect();
     projections.sort(Which::Table, &mut keys);
-    let mut notes = Vec::new();
+    let mut notes = valued.unvalued_keys(projections);
     let laid_out = keys
         .into_iter()
         .map(|key| {
@@ -91,6 +93,48 @@ pub fn project(
         })
         .collect();
     (laid_out, notes)
+}
+
+/// Which projected keys some result had a value for: a key none has is most likely mistyped
+/// (`-col /fromat`), and would pool every result in one place.
+#[derive(Default)]
+struct Valued([Vec<bool>; 3]);
+
+impl Valued {
+    fn see(&mut self, place: &crate::spec::projection::Place) {
+        for (seen, tuple) in self
+            .0
+            .iter_mut()
+            .zip([&place.table, &place.row, &place.col])
+        {
+            seen.resize(tuple.len(), false);
+            for (s, value) in seen.iter_mut().zip(tuple) {
+                *s |= !value.is_empty();
+            }
+        }
+    }
+
+    fn unvalued_keys(&self, projections: &Projections) -> Vec<Note> {
+        let which = [
+            ("table", Which::Table),
+            ("row", Which::Row),
+            ("col", Which::Col),
+        ];
+        (which.iter().zip(&self.0))
+            .flat_map(|((option, which), seen)| {
+                let keys = projections.keys_of(*which);
+                (keys.into_iter().zip(seen))
+                    .filter(|(_, seen)| !**seen)
+                    .map(|(key, _)| {
+                        Note::warning(format!(
+                            "-{option} {key}: no result has a value for {key}, so it groups \
+                             nothing apart"
+                        ))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
 }
 
 fn find_or_add<T: Default>(list: &mut Vec<(Vec<String>, T)>, key: Vec<String>) -> &mut T {
@@ -169,7 +213,11 @@ fn pooled_notes(table: &Table, heading: &str) -> Vec<Note> {
             if varying.is_empty() {
                 continue;
             }
-            let cell = format!("{} ({})", label(row), label(col));
+            let named = |values: &[String]| match label(values) {
+                empty if empty.is_empty() => "\"\"".to_string(),
+                shown => shown,
+            };
+            let cell = format!("{} ({})", named(row), named(col));
             match by_keys.iter_mut().find(|(keys, _)| *keys == varying) {
                 Some((_, cells)) => cells.push(cell),
                 None => by_keys.push((varying, vec![cell])),
