@@ -6,10 +6,11 @@ use super::Env;
 use super::store::LazyStore;
 use super::survey::{self, Selection};
 use crate::analyze::downsample::downsample;
+use crate::analyze::regressions::{Finding, SeriesChanges};
 use crate::error::{Error, Result};
 use crate::model::Environment;
 use crate::report::site::{Machine, SeriesPage, Site, page_path};
-use crate::store::Store;
+use crate::store::{Point, Store};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,23 +35,14 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
     check_destination(&args.out, &location)?;
     let mut lazy = LazyStore::new(Some(&location), &env.vars);
     let store = lazy.existing()?;
-    let (findings, pages, notes) = survey::regressions(
+    let (findings, mut pages, notes) = survey::regressions(
         store,
         &args.selection,
         args.alpha,
-        |bench, points, changes, _| {
-            let change_points: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
-            let figure = &points[0].figure;
-            SeriesPage {
-                bench: bench.to_string(),
-                what: figure.label(),
-                source_unit: figure.source_unit.clone(),
-                runs: points.len(),
-                drawn: downsample(points, &change_points, RECENT_DRAWN, DRAWN),
-                change_points,
-            }
-        },
+        |bench, points, changes, _| series_page(bench, points, changes, true),
     )?;
+    let (mut others, other_findings) = other_figures(store, &args.selection, args.alpha, &pages)?;
+    pages.append(&mut others);
     let machines = machines(store, &pages)?;
     let regressions = findings.iter().filter(|f| f.worse()).count();
     let site = Site {
@@ -62,6 +54,7 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
         ),
         pages,
         findings,
+        other_findings,
         notes,
         machines,
     };
@@ -76,6 +69,72 @@ pub fn run(args: SiteOptions, env: &Env) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A benchmark's page of one figure: its series downsampled around its change points;
+/// `listed` for the figure the site was asked for (the index lists those pages).
+fn series_page(bench: &str, points: &[Point], changes: &SeriesChanges, listed: bool) -> SeriesPage {
+    let change_points: Vec<usize> = changes.change_points.iter().map(|f| f.at).collect();
+    let figure = &points[0].figure;
+    SeriesPage {
+        bench: bench.to_string(),
+        what: figure.label(),
+        source_unit: figure.source_unit.clone(),
+        runs: points.len(),
+        drawn: downsample(points, &change_points, RECENT_DRAWN, DRAWN),
+        change_points,
+        listed,
+    }
+}
+
+/// Every other stored figure of the benchmarks (B/op and allocs/op beside ns/op, each
+/// statistic of a distribution), a page each, so that a benchmark's page offers them all.
+/// Each figure's series are judged as a family of their own at `alpha`; their changes are
+/// shown on their pages, and the index lists the changes of the figure asked for alone.
+fn other_figures(
+    store: &mut Store,
+    selection: &Selection,
+    alpha: f64,
+    shown: &[SeriesPage],
+) -> Result<(Vec<SeriesPage>, Vec<Finding>)> {
+    let (mut pages, mut findings) = (Vec::new(), Vec::new());
+    for (metric, statistic) in store.figures()? {
+        let (text, label) = match statistic.as_str() {
+            "" => (metric.clone(), metric),
+            statistic => (
+                format!("{metric}:{statistic}"),
+                format!("{metric} {statistic}"),
+            ),
+        };
+        // Every page shown is of this figure already: its survey would draw them again.
+        if selection.metric.as_deref() == Some(text.as_str())
+            || shown.iter().all(|p| p.what == label)
+        {
+            continue;
+        }
+        let selection = Selection {
+            metric: Some(text),
+            ..selection.clone()
+        };
+        let (found, judged, _) =
+            match survey::regressions(store, &selection, alpha, |bench, points, changes, _| {
+                series_page(bench, points, changes, false)
+            }) {
+                Ok(surveyed) => surveyed,
+                // No benchmark of the selection has this figure.
+                Err(Error::Input(_)) => continue,
+                Err(e) => return Err(e),
+            };
+        let new: Vec<SeriesPage> = (judged.into_iter())
+            .filter(|p| !shown.iter().any(|s| s.bench == p.bench && s.what == p.what))
+            .collect();
+        findings.extend(
+            (found.into_iter())
+                .filter(|f| new.iter().any(|p| p.bench == f.bench && p.what == f.what)),
+        );
+        pages.extend(new);
+    }
+    Ok((pages, findings))
 }
 
 /// Refuses a destination that is a file, a directory latkit did not write (unless empty), or

@@ -133,6 +133,16 @@ impl Store {
             .collect())
     }
 
+    /// Every figure stored, as (metric, statistic), `""` the statistic of repetitions.
+    pub fn figures(&mut self) -> Result<Vec<(String, String)>> {
+        let rows = self.conn.query(
+            "SELECT DISTINCT metric, statistic FROM figures ORDER BY metric, statistic",
+            &[],
+        )?;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
+    }
+
     /// The figures of `bench` for `metric` (and `statistic`, `""` for repetitions), oldest
     /// first, from the runs `span` takes.
     pub fn series(

@@ -697,3 +697,60 @@ fn the_same_inputs_at_the_same_source_date_give_byte_identical_reports_and_sites
             "SOURCE_DATE_EPOCH `yesterday` is not whole seconds since 1970",
         ));
 }
+
+/// Every stored figure can be chosen on a benchmark's page: a Go benchmark's ns/op page links
+/// its B/op and allocs/op pages, the B/op page draws B/op and shows the change made there
+/// (16 → 24 B/op from the sixth run), and the index lists the ns/op pages and their changes
+/// alone.
+#[test]
+fn each_stored_figure_has_its_page_and_every_page_offers_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    for run in 0..8 {
+        let bytes = if run >= 5 { 24 } else { 16 };
+        let mut text = String::from("goos: linux\npkg: example.com/site\n");
+        for k in 0..5 {
+            text.push_str(&format!(
+                "BenchmarkA-8\t1000\t{} ns/op\t{bytes} B/op\t1 allocs/op\n",
+                1000 + k
+            ));
+        }
+        let file = dir.path().join(format!("run{run}.txt"));
+        std::fs::write(&file, text).unwrap();
+        store_add(&db, &file);
+    }
+    let site = dir.path().join("site");
+    latkit()
+        .args(["site", "-q", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&site)
+        .assert()
+        .success();
+    let all = pages(&site);
+    let page = |what: &str| {
+        let (_, html) = (all.iter())
+            .find(|(_, html)| html.contains(&format!("<strong>{what}</strong>")))
+            .unwrap_or_else(|| panic!("no page of {what}"));
+        html.clone()
+    };
+    let ns = page("ns/op");
+    assert!(
+        ns.contains(">B/op</a>") && ns.contains(">allocs/op</a>"),
+        "{ns}"
+    );
+    let bytes = page("B/op");
+    assert!(bytes.contains("<h2>Changes</h2>"), "{bytes}");
+    assert!(
+        bytes.contains("<td>24.00 B/op</td>") && bytes.contains("+50.00%"),
+        "{bytes}"
+    );
+    assert!(!page("allocs/op").contains("<h2>Changes</h2>"));
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert_eq!(
+        index.matches("<tr data-name=\"benchmarka\">").count(),
+        1,
+        "{index}"
+    );
+    assert!(index.contains("Regressions (0)"), "{index}");
+}

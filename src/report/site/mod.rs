@@ -24,6 +24,9 @@ pub struct SeriesPage {
     pub drawn: Vec<Drawn>,
     /// The series' indices of the first runs after its change points.
     pub change_points: Vec<usize>,
+    /// Of the figure the site was asked for: listed on the index (the benchmark's other
+    /// figures are offered on its pages).
+    pub listed: bool,
 }
 
 /// What a run's environment was, shortly: a digest that tells machines apart, and the facts.
@@ -40,6 +43,9 @@ pub struct Site {
     pub pages: Vec<SeriesPage>,
     /// The changes that hold, regressions first and newest first.
     pub findings: Vec<Finding>,
+    /// The changes of the other figures, each figure judged as a family of its own: shown on
+    /// their pages, not listed on the index.
+    pub other_findings: Vec<Finding>,
     pub notes: Vec<Note>,
     pub machines: HashMap<i64, Machine>,
 }
@@ -146,13 +152,14 @@ impl Site {
     pub fn index(&self) -> String {
         let mut out = head(&self.title, Some(FILTER_SCRIPT));
         let runs = self.pages.iter().map(|p| p.runs).max().unwrap_or(0);
+        let listed = self.pages.iter().filter(|p| p.listed).count();
         let _ = writeln!(
             out,
             "<h1>{}</h1><p class=\"meta\">{} benchmarks, up to {runs} runs each · built by {}</p>\n\
              <p class=\"filter\"><label>Filter benchmarks: <input id=\"filter\" type=\"search\" \
              placeholder=\"part of a name\"></label></p>",
             escape(&self.title),
-            self.pages.len(),
+            listed,
             escape(&self.built)
         );
         let (worse, better): (Vec<&Finding>, Vec<&Finding>) =
@@ -207,14 +214,14 @@ impl Site {
         out.push_str(
             "<h2 id=\"all\">All benchmarks</h2><table id=\"all-table\"><thead><tr>\
              <th>Benchmark</th><th>Figure</th><th>Latest</th><th>Newest vs oldest</th>\
-             <th>Runs</th><th>Changes</th></tr></thead><tbody>\n",
+             <th>Runs</th><th>Changes</th><th>Other figures</th></tr></thead><tbody>\n",
         );
         // Each benchmark's changes that hold: the ones the index and its page list.
         let mut changes: HashMap<&str, usize> = HashMap::new();
         for f in &self.findings {
             *changes.entry(f.bench.as_str()).or_default() += 1;
         }
-        for (i, page) in self.pages.iter().enumerate() {
+        for (i, page) in self.pages.iter().enumerate().filter(|(_, p)| p.listed) {
             let (first, last) = (page.drawn.first(), page.drawn.last());
             let latest = last.map_or(String::new(), |d| format_value(d.value, &page.source_unit));
             let overall = match (first, last) {
@@ -227,14 +234,15 @@ impl Site {
                 out,
                 "<tr data-name=\"{}\"><td><a href=\"{}\">{}</a></td><td>{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{overall}</td><td class=\"num\">{}</td>\
-                 <td class=\"num\">{}</td></tr>",
+                 <td class=\"num\">{}</td><td>{}</td></tr>",
                 escape(&page.bench.to_lowercase()),
                 page_path(i, &page.bench),
                 escape(&page.bench),
                 escape(&page.what),
                 escape(&latest),
                 page.runs,
-                changes.get(page.bench.as_str()).copied().unwrap_or(0)
+                changes.get(page.bench.as_str()).copied().unwrap_or(0),
+                self.figure_links(i, false)
             );
         }
         out.push_str("</tbody></table>\n");
@@ -255,11 +263,24 @@ impl Site {
             escape(&page.what),
             page.runs
         );
-        let findings: Vec<&Finding> = self
-            .findings
-            .iter()
-            .filter(|f| f.bench == page.bench)
+        let findings: Vec<&Finding> = (self.findings.iter())
+            .chain(&self.other_findings)
+            .filter(|f| f.bench == page.bench && f.what == page.what)
             .collect();
+        let others = self.figure_links(index, true);
+        if !others.is_empty() {
+            let _ = writeln!(
+                out,
+                "<p>Figures: <strong>{}</strong> · {others}</p>",
+                escape(&page.what)
+            );
+        }
+        if !page.listed {
+            out.push_str(
+                "<p class=\"meta\">Changes of this figure are judged among its own series, \
+                 as a family at the site's alpha, and are not listed on the index.</p>\n",
+            );
+        }
         out.push_str(&svg::trend(page, &findings));
         if !findings.is_empty() {
             let _ = writeln!(
@@ -274,6 +295,24 @@ impl Site {
         self.runs_table(&mut out, page);
         out.push_str("</body></html>\n");
         out
+    }
+
+    /// Links to the pages of page `index`'s benchmark's other figures (`B/op · allocs/op`),
+    /// addressed from a benchmark's page (its siblings) or from the index.
+    fn figure_links(&self, index: usize, from_page: bool) -> String {
+        let bench = &self.pages[index].bench;
+        let links: Vec<String> = (self.pages.iter().enumerate())
+            .filter(|(i, p)| *i != index && p.bench == *bench)
+            .map(|(i, p)| {
+                let path = page_path(i, &p.bench);
+                let file = path
+                    .strip_prefix("b/")
+                    .filter(|_| from_page)
+                    .unwrap_or(&path);
+                format!("<a href=\"{file}\">{}</a>", escape(&p.what))
+            })
+            .collect();
+        links.join(" · ")
     }
 
     /// The runs behind every drawn point, newest first, then each machine they name once.
