@@ -16,7 +16,7 @@ pub struct PrintedComparison {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Inputs to compare, the first being the base: files in any format latkit reads (`-` for
-    /// standard input) or stored runs (`@latest`, `@-1`, `@ID`, `@COMMIT`, `@tag:NAME`,
+    /// standard input; `LABEL=FILE` heads the file's column LABEL, as benchstat's) or stored runs (`@latest`, `@-1`, `@ID`, `@COMMIT`, `@tag:NAME`,
     /// `@branch:NAME`).
     #[arg(value_name = "INPUT", required = true, num_args = 1..)]
     pub inputs: Vec<String>,
