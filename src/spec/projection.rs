@@ -237,8 +237,15 @@ impl Projections {
         let Some(projection) = projection else {
             return;
         };
-        let firsts: Vec<Vec<String>> = values.to_vec();
-        let first_seen = |field: usize, v: &str| firsts.iter().position(|t| t[field] == v);
+        // Each field's values by where they are first seen.
+        let mut firsts: Vec<rustc_hash::FxHashMap<String, usize>> =
+            vec![Default::default(); projection.fields.len()];
+        for (at, tuple) in values.iter().enumerate() {
+            for (field, value) in firsts.iter_mut().zip(tuple) {
+                field.entry(value.clone()).or_insert(at);
+            }
+        }
+        let first_seen = |field: usize, v: &str| firsts[field].get(v).copied();
         values.sort_by(|a, b| {
             (projection.fields.iter().enumerate())
                 .map(|(i, field)| match &field.order {

@@ -6,7 +6,7 @@
 use super::CompareInput;
 use crate::model::{BenchName, Note, Run};
 use crate::spec::projection::{Origin, Projections, Which, label};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One table's columns, each an input of the comparison, the first the base.
 pub struct ProjectedTable {
@@ -25,6 +25,8 @@ struct Column {
 struct Table {
     cols: Vec<(Vec<String>, Column)>,
     rows: Vec<Vec<String>>,
+    /// The rows found so far, to keep `rows` one each in the order first seen.
+    seen_rows: FxHashSet<Vec<String>>,
     /// Each cell's distinct residues (what its results differ in beyond their place).
     cells: FxHashMap<(Vec<String>, Vec<String>), Vec<Residue>>,
 }
@@ -54,7 +56,7 @@ pub fn project(
                 };
                 valued.see(&place);
                 let table = find_or_add(&mut tables, place.table);
-                if !table.rows.contains(&place.row) {
+                if table.seen_rows.insert(place.row.clone()) {
                     table.rows.push(place.row.clone());
                 }
                 let residues = (table.cells)
