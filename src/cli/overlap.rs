@@ -174,7 +174,7 @@ fn key(value: &OsStr, output: bool) -> Option<Key> {
         }
         // An input written `label=path` (benchstat's column label) reads `path`.
         Err(_) => {
-            let (_, path) = value.to_str()?.split_once('=')?;
+            let (_, path) = crate::commands::labelled_file(value.to_str()?);
             let meta = std::fs::metadata(path).ok()?;
             meta.is_file().then(|| Key::File(meta.dev(), meta.ino()))
         }

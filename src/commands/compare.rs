@@ -1,5 +1,5 @@
 use super::Env;
-use super::store::{LazyStore, ReadInput, read_file_input, read_input};
+use super::store::{LazyStore, ReadInput, labelled_file, read_file_input, read_input};
 use super::{Gate, Plots, Reading, say_warnings};
 use crate::analyze::compare::{self as analysis, CompareInput, Family, ProjectedTable, compare};
 use crate::analyze::envdiff;
@@ -193,7 +193,7 @@ fn read_all(
                 let file = spec != "-" && StoredRef::parse(spec).is_ok_and(|r| r.is_none());
                 file.then(|| {
                     scope.spawn(move || {
-                        let (label, path) = labelled(spec);
+                        let (label, path) = labelled_file(spec);
                         let (file_label, runs, notes) = read_file_input(path, reading, console)?;
                         Ok((label.map_or(file_label, str::to_string), runs, notes))
                     })
@@ -209,20 +209,6 @@ fn read_all(
             })
             .collect()
     })
-}
-
-/// benchstat's `label=path`: a file read under a column label of its own (`O=old.txt`), when
-/// `spec` itself names no file and `path` does.
-fn labelled(spec: &str) -> (Option<&str>, &str) {
-    if std::path::Path::new(spec).exists() {
-        return (None, spec);
-    }
-    match spec.split_once('=') {
-        Some((label, path)) if !label.is_empty() && std::path::Path::new(path).is_file() => {
-            (Some(label), path)
-        }
-        _ => (None, spec),
-    }
 }
 
 /// `--filter`: each benchmark keeps the units the filter keeps, and goes when none is left.

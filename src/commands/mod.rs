@@ -41,6 +41,7 @@ pub use options::{Gate, Interleave, Output, Plots, Reading, ReportOptions, Runs,
 pub use page::{PageFormat, PageOptions};
 pub use parse::ParseOptions;
 pub use site::SiteOptions;
+pub use store::labelled_file;
 pub use store::{ListFormat, StoreAction};
 pub use survey::Selection;
 pub use timer::TimerOptions;

@@ -99,12 +99,11 @@ fn other_figures(
 ) -> Result<(Vec<SeriesPage>, Vec<Finding>)> {
     let (mut pages, mut findings) = (Vec::new(), Vec::new());
     for (metric, statistic) in store.figures()? {
-        let (text, label) = match statistic.as_str() {
-            "" => (metric.clone(), metric),
-            statistic => (
-                format!("{metric}:{statistic}"),
-                format!("{metric} {statistic}"),
-            ),
+        let label = crate::store::figure_label(&metric, &statistic);
+        // As `--metric` takes it: `METRIC` or `METRIC:STATISTIC`.
+        let text = match statistic.as_str() {
+            "" => metric,
+            statistic => format!("{metric}:{statistic}"),
         };
         // Every page shown is of this figure already: its survey would draw them again.
         if selection.metric.as_deref() == Some(text.as_str())

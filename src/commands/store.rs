@@ -120,6 +120,20 @@ pub fn read_file_input(spec: &str, reading: &Reading, console: &Console) -> Resu
     Ok((file_label(spec), runs, notes))
 }
 
+/// benchstat's `label=path`: a file read under a column label of its own (`O=old.txt`), when
+/// `spec` itself names no file and `path` does.
+pub fn labelled_file(spec: &str) -> (Option<&str>, &str) {
+    if std::path::Path::new(spec).exists() {
+        return (None, spec);
+    }
+    match spec.split_once('=') {
+        Some((label, path)) if !label.is_empty() && std::path::Path::new(path).is_file() => {
+            (Some(label), path)
+        }
+        _ => (None, spec),
+    }
+}
+
 /// A column's heading for a file: its name, as benchstat heads its columns.
 pub fn file_label(spec: &str) -> String {
     match spec {

@@ -131,36 +131,24 @@ impl Projections {
         self.table.is_some() || self.row.is_some() || self.col.is_some()
     }
 
-    fn row_keys(&self) -> Vec<&str> {
-        self.row
-            .as_ref()
-            .map_or(vec![DEFAULT_ROW], |p| p.keys().collect())
-    }
-
-    fn col_keys(&self) -> Vec<&str> {
-        self.col
-            .as_ref()
-            .map_or(vec![DEFAULT_COL], |p| p.keys().collect())
-    }
-
-    fn table_keys(&self) -> Vec<&str> {
-        self.table.as_ref().map_or(vec![], |p| p.keys().collect())
-    }
-
     /// The keys of one projection, defaults included (`.fullname` rows, `.file` columns).
     pub fn keys_of(&self, which: Which) -> Vec<&str> {
-        match which {
-            Which::Table => self.table_keys(),
-            Which::Row => self.row_keys(),
-            Which::Col => self.col_keys(),
+        let (projection, default) = match which {
+            Which::Table => (&self.table, None),
+            Which::Row => (&self.row, Some(DEFAULT_ROW)),
+            Which::Col => (&self.col, Some(DEFAULT_COL)),
+        };
+        match projection {
+            Some(p) => p.keys().collect(),
+            None => default.into_iter().collect(),
         }
     }
 
     /// Every key projected or ignored, which `.fullname` and `.config` leave out.
     fn specific(&self) -> Vec<&str> {
-        let mut keys = self.row_keys();
-        keys.extend(self.col_keys());
-        keys.extend(self.table_keys());
+        let mut keys = self.keys_of(Which::Row);
+        keys.extend(self.keys_of(Which::Col));
+        keys.extend(self.keys_of(Which::Table));
         keys.extend(self.ignore.iter().map(String::as_str));
         keys
     }
@@ -227,6 +215,14 @@ impl Projections {
         }
     }
 
+    /// The table projection's heading for a table's values.
+    pub fn table_heading(&self, values: &[String]) -> String {
+        match &self.table {
+            Some(projection) => keyed_label(projection, values),
+            None => String::new(),
+        }
+    }
+
     /// Sorts `values` (tuples of one projection, first seen first) as its fields order them.
     pub fn sort(&self, which: Which, values: &mut [Vec<String>]) {
         let projection = match which {
@@ -281,7 +277,7 @@ pub fn label(values: &[String]) -> String {
 }
 
 /// A tuple with its keys (`note: hw on, goos: linux`), as benchstat heads a table.
-pub fn keyed_label(projection: &Projection, values: &[String]) -> String {
+fn keyed_label(projection: &Projection, values: &[String]) -> String {
     let shown: Vec<String> = (projection.keys().zip(values))
         .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| match k {
@@ -290,16 +286,6 @@ pub fn keyed_label(projection: &Projection, values: &[String]) -> String {
         })
         .collect();
     shown.join(", ")
-}
-
-impl Projections {
-    /// The table projection's heading for a table's values.
-    pub fn table_heading(&self, values: &[String]) -> String {
-        match &self.table {
-            Some(projection) => keyed_label(projection, values),
-            None => String::new(),
-        }
-    }
 }
 
 /// The file configuration a result ran under: its input's, then its own lines (a Go file's
@@ -364,7 +350,8 @@ fn number(text: &str) -> Option<f64> {
     let power = match prefix {
         "" => 0,
         "k" | "K" => 1,
-        p => 1 + "MGTPEZY".find(p).filter(|_| p.len() == 1)? as i32,
+        // `M` is 1000², `G` 1000³, …
+        p => 2 + "MGTPEZY".find(p).filter(|_| p.len() == 1)? as i32,
     };
     let base: f64 = if binary { 1024.0 } else { 1000.0 };
     Some(value * base.powi(power))
@@ -466,12 +453,20 @@ mod tests {
     #[test]
     fn orders_sort_as_benchproc_does() {
         let p = projections("", "/size@num", "", &[]);
-        let mut rows: Vec<Vec<String>> = ["32kB", "15", "1kB", "x", "4Ki", "512"]
-            .map(|v| vec![v.to_string()])
-            .to_vec();
+        let mut rows: Vec<Vec<String>> = [
+            "2M", "32kB", "15", "1Gi", "1kB", "x", "4Ki", "512", "999k", "1G",
+        ]
+        .map(|v| vec![v.to_string()])
+        .to_vec();
         p.sort(Which::Row, &mut rows);
         let sorted: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
-        assert_eq!(sorted, ["15", "512", "1kB", "4Ki", "32kB", "x"]);
+        // benchstat's order for `-row /size@num` on these sizes (benchstat v0.0.0-2023…).
+        assert_eq!(
+            sorted,
+            [
+                "15", "512", "1kB", "4Ki", "32kB", "999k", "2M", "1G", "1Gi", "x"
+            ]
+        );
         let p = projections("", "/size@alpha,.name", "", &[]);
         let mut rows = vec![
             vec!["b".to_string(), "y".to_string()],

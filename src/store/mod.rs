@@ -148,10 +148,15 @@ pub struct Figure {
 impl Figure {
     /// What the figure is, as tables head it: `ns/op`, `latency p99`.
     pub fn label(&self) -> String {
-        match self.statistic.as_str() {
-            "" => self.metric.clone(),
-            statistic => format!("{} {statistic}", self.metric),
-        }
+        figure_label(&self.metric, &self.statistic)
+    }
+}
+
+/// A figure's name as tables head it, from its metric and statistic (`""` for repetitions).
+pub fn figure_label(metric: &str, statistic: &str) -> String {
+    match statistic {
+        "" => metric.to_string(),
+        statistic => format!("{metric} {statistic}"),
     }
 }
 

@@ -84,6 +84,11 @@ f.addEventListener('input',apply);document.body.dataset.filter='ready';";
 
 /// The file of page `index` (in the order of [`Site::pages`]), relative to the site's root.
 pub fn page_path(index: usize, bench: &str) -> String {
+    format!("b/{}", page_file(index, bench))
+}
+
+/// The same page's file name in `b/`, as its sibling pages link it.
+fn page_file(index: usize, bench: &str) -> String {
     let name: String = bench
         .chars()
         .map(|c| {
@@ -95,7 +100,7 @@ pub fn page_path(index: usize, bench: &str) -> String {
         })
         .take(60)
         .collect();
-    format!("b/{index:04}-{name}.html")
+    format!("{index:04}-{name}.html")
 }
 
 fn head(title: &str, script: Option<&str>) -> String {
@@ -304,11 +309,10 @@ impl Site {
         let links: Vec<String> = (self.pages.iter().enumerate())
             .filter(|(i, p)| *i != index && p.bench == *bench)
             .map(|(i, p)| {
-                let path = page_path(i, &p.bench);
-                let file = path
-                    .strip_prefix("b/")
-                    .filter(|_| from_page)
-                    .unwrap_or(&path);
+                let file = match from_page {
+                    true => page_file(i, &p.bench),
+                    false => page_path(i, &p.bench),
+                };
                 format!("<a href=\"{file}\">{}</a>", escape(&p.what))
             })
             .collect();
