@@ -108,6 +108,29 @@ fn analysis(c: &mut Criterion) {
     group.bench_function("u_test_25k_vs_25k", |bench| {
         bench.iter(|| black_box(latkit::analyze::utest::mann_whitney(&a, &b).unwrap().p))
     });
+    // The Hodges-Lehmann interval of the same size, on times as Go prints them (0.1 ns
+    // steps, few ties) and on throughputs in 0.01 MB/s steps (hundreds of ties each).
+    let spread = |i: u64, seed: u64| ((i * seed) % 10_007) as f64 / 10_007.0;
+    let times = |scale: f64, seed: u64| -> Vec<f64> {
+        (0..25_000u64)
+            .map(|i| (scale * (0.95 + 0.13 * spread(i, seed)) * 10.0).round() / 10.0)
+            .collect()
+    };
+    let (old, new) = (times(33_000.0, 7_919), times(33_990.0, 104_729));
+    let per_second = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .map(|t| (t / 1000.0 * 100.0).round() / 100.0)
+            .collect()
+    };
+    let (old_rate, new_rate) = (per_second(&old), per_second(&new));
+    for (name, a, b) in [
+        ("ratio_interval_25k_times", &old, &new),
+        ("ratio_interval_25k_tied_rates", &old_rate, &new_rate),
+    ] {
+        group.bench_function(name, |bench| {
+            bench.iter(|| black_box(latkit::analyze::ratio::ratio_of_medians(b, a).unwrap()))
+        });
+    }
     let go = temp_file(&go_lines(200_000));
     let input = latkit::ingest::read_path(go.path().to_str().unwrap(), None).unwrap();
     group.bench_function("json_report_200k_lines", |bench| {

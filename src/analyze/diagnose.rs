@@ -6,7 +6,7 @@
 
 use super::drift::Drift;
 use super::view::{Diagnostic, Finding};
-use crate::model::summary::{OUTLIER_SCORE, modified_z_scores};
+use crate::model::summary::{OUTLIER_SCORE, modified_z_scores_about};
 
 /// Fewer repetitions than this cannot show two modes.
 const FEWEST_FOR_MODES: usize = 8;
@@ -28,19 +28,24 @@ impl Modes {
     /// The values' two modes (count and median of each), or `None`: split at the widest gap
     /// between neighbours, each side large enough, the gap wide beside both sides' ranges.
     pub fn of(values: &[f64]) -> Option<Modes> {
-        let n = values.len();
-        if n < FEWEST_FOR_MODES || values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
         let mut sorted = values.to_vec();
         sorted.sort_unstable_by(f64::total_cmp);
+        Modes::of_sorted(&sorted)
+    }
+
+    /// As [`Modes::of`], of values sorted.
+    fn of_sorted(sorted: &[f64]) -> Option<Modes> {
+        let n = sorted.len();
+        if n < FEWEST_FOR_MODES || sorted.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
         let smallest = ((n as f64 * SMALLEST_MODE).ceil() as usize).max(3);
         let (split, gap) = (smallest..=n - smallest)
             .map(|i| (i, sorted[i] - sorted[i - 1]))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         let (low, high) = sorted.split_at(split);
         let range = |side: &[f64]| side[side.len() - 1] - side[0];
-        let centre = sorted_median(&sorted).abs();
+        let centre = sorted_median(sorted).abs();
         let apart = gap > GAP_OVER_RANGE * range(low).max(range(high));
         (apart && gap > SMALLEST_GAP * centre).then(|| Modes {
             low: (low.len(), sorted_median(low)),
@@ -55,9 +60,14 @@ fn sorted_median(sorted: &[f64]) -> f64 {
     (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
 }
 
-/// Every finding on one side's repetitions (`values` in the order measured, of input
-/// `input`); `show` writes a value as the tables do.
-pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Vec<Diagnostic> {
+/// Every finding on one side's repetitions (`values` in the order measured, `sorted` the same
+/// sorted, of input `input`); `show` writes a value as the tables do.
+pub fn diagnose(
+    values: &[f64],
+    sorted: &[f64],
+    input: &str,
+    show: &dyn Fn(f64) -> String,
+) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut say = |kind: Finding, reason: String| {
         found.push(Diagnostic {
@@ -70,7 +80,7 @@ pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Ve
     if let Some(drift) = Drift::of(values) {
         say(Finding::Drift, drift.text());
     }
-    if let Some(Modes { low, high }) = Modes::of(values) {
+    if let Some(Modes { low, high }) = Modes::of_sorted(sorted) {
         say(
             Finding::Bimodal,
             format!(
@@ -83,7 +93,7 @@ pub fn diagnose(values: &[f64], input: &str, show: &dyn Fn(f64) -> String) -> Ve
             ),
         );
     }
-    let outliers = modified_z_scores(values)
+    let outliers = modified_z_scores_about(sorted, sorted_median(sorted))
         .iter()
         .filter(|z| z.abs() > OUTLIER_SCORE)
         .count();
@@ -127,6 +137,12 @@ mod tests {
         format!("{v}")
     }
 
+    fn sorted(values: &[f64]) -> Vec<f64> {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted
+    }
+
     #[test]
     fn two_levels_are_two_modes_and_one_level_is_not() {
         let two = [10.0, 10.1, 9.9, 10.0, 12.0, 12.1, 11.9, 12.0, 10.05, 12.05];
@@ -136,7 +152,7 @@ mod tests {
         // One lone high value is an outlier, not a mode.
         let lone = [10.0, 10.1, 9.9, 10.0, 10.2, 9.8, 10.05, 30.0, 10.0, 9.95];
         assert_eq!(Modes::of(&lone), None);
-        let found = diagnose(&lone, "new", &plain);
+        let found = diagnose(&lone, &sorted(&lone), "new", &plain);
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].kind, found[0].unfit), (Finding::Outliers, false));
         assert!(
@@ -149,7 +165,7 @@ mod tests {
             Modes::of(&[48.0, 48.0, 48.0, 48.0, 48.0, 48.0, 48.0, 48.000001]),
             None
         );
-        let found = diagnose(&two, "base", &plain);
+        let found = diagnose(&two, &sorted(&two), "base", &plain);
         assert_eq!((found[0].kind, found[0].unfit), (Finding::Bimodal, true));
         assert!(
             found[0].reason.contains("5 near 10, 5 near 12"),
@@ -227,6 +243,7 @@ mod tests {
 
     #[test]
     fn outliers_score_as_hyperfine_scores_them() {
+        use crate::model::summary::modified_z_scores;
         let scores = modified_z_scores(&[1.0, 1.1, 0.9, 1.0, 1.05, 9.0]);
         assert!(scores[5] > OUTLIER_SCORE);
         assert!(scores[..5].iter().all(|z| z.abs() < 3.0));

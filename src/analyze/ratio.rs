@@ -53,8 +53,12 @@ fn logs(values: &[f64]) -> Vec<f64> {
 fn log_shift_interval(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
     let (n, m) = (x.len(), y.len());
     let k = interval_rank(n, m, 1.0 - CONFIDENCE)?;
-    let mut pairwise = Pairwise::new(x, y);
-    Some((pairwise.select(k), pairwise.select(n * m + 1 - k)))
+    // Every difference alike (a count that never changed): nothing to select among.
+    let (least, most) = (x[0] - y[m - 1], x[n - 1] - y[0]);
+    if least == most {
+        return Some((least, least));
+    }
+    Some(Pairwise::new(x, y).select_both(k, n * m + 1 - k))
 }
 
 /// Every difference `x[i] − y[j]` of two sorted samples as a matrix whose rows and columns
@@ -101,12 +105,39 @@ impl<'a> Pairwise<'a> {
         self.rows.clone().map(|i| self.hi[i] - self.lo[i]).sum()
     }
 
-    /// The `k`-th smallest difference (1-based, `1..=n·m`).
+    /// Every difference a candidate again.
+    fn reset(&mut self) {
+        self.lo.fill(0);
+        self.hi.fill(self.y_falling.len());
+        self.rows = 0..self.x.len();
+    }
+
+    /// The `k1`-th and `k2`-th smallest differences (1-based, `k1 ≤ k2`), as two selections
+    /// that share their first step: one pass keeps the candidates between a pivot below the
+    /// `k1`-th and one above the `k2`-th (an interval's ends lie close together), and each
+    /// selection goes on from there.
+    fn select_both(&mut self, k1: usize, k2: usize) -> (f64, f64) {
+        self.reset();
+        let left = self.left();
+        let (low, ..) = self.pivots(k1, left);
+        let (.., high) = self.pivots(k2, left);
+        let (below, upto) = self.tally(low, high);
+        if below < k1 && k2 <= upto {
+            self.keep(Keep::Between);
+            let (lo, hi, rows) = (self.lo.clone(), self.hi.clone(), self.rows.clone());
+            let first = self.select(k1 - below);
+            (self.lo, self.hi, self.rows) = (lo, hi, rows);
+            return (first, self.select(k2 - below));
+        }
+        self.reset();
+        let first = self.select(k1);
+        self.reset();
+        (first, self.select(k2))
+    }
+
+    /// The `k`-th smallest of the candidates left (1-based).
     fn select(&mut self, mut k: usize) -> f64 {
         let (n, m) = (self.x.len(), self.y_falling.len());
-        self.lo.fill(0);
-        self.hi.fill(m);
-        self.rows = 0..n;
         loop {
             let left = self.left();
             if left <= n + m {
@@ -165,26 +196,52 @@ impl<'a> Pairwise<'a> {
     /// Keeps the `left` candidates that may still be the `k`-th, given `low ≤ high`: those
     /// below `low`, above `high`, or between them, whichever side it is on.
     fn narrow(&mut self, low: f64, high: f64, k: usize, left: usize) -> Narrowed {
-        self.count(low, true);
-        self.count(high, false);
-        let rows = self.rows.clone();
-        let below: usize = rows.clone().map(|i| self.below[i] - self.lo[i]).sum();
-        let upto: usize = rows.clone().map(|i| self.upto[i] - self.lo[i]).sum();
-        let narrowed = if k <= below {
-            self.hi[rows].copy_from_slice(&self.below[self.rows.clone()]);
+        let (below, upto) = self.tally(low, high);
+        if k <= below {
+            self.keep(Keep::Below);
             Narrowed::Rank(k)
         } else if k > upto {
-            self.lo[rows].copy_from_slice(&self.upto[self.rows.clone()]);
+            self.keep(Keep::Above);
             Narrowed::Rank(k - upto)
         } else if low == high {
-            return Narrowed::Found(low);
+            Narrowed::Found(low)
         } else if below == 0 && upto == left {
-            return Narrowed::Stuck;
+            Narrowed::Stuck
         } else {
-            self.lo[rows.clone()].copy_from_slice(&self.below[rows.clone()]);
-            self.hi[rows.clone()].copy_from_slice(&self.upto[rows]);
+            self.keep(Keep::Between);
             Narrowed::Rank(k - below)
-        };
+        }
+    }
+
+    /// How many candidates lie below `low` and how many up to `high`, each row's bounds kept
+    /// for [`Pairwise::keep`].
+    fn tally(&mut self, low: f64, high: f64) -> (usize, usize) {
+        self.count(low, high);
+        let rows = self.rows.clone();
+        let below = rows.clone().map(|i| self.below[i] - self.lo[i]).sum();
+        let upto = rows.map(|i| self.upto[i] - self.lo[i]).sum();
+        (below, upto)
+    }
+
+    /// Narrows every row's candidates to one side of the last [`Pairwise::tally`].
+    fn keep(&mut self, keep: Keep) {
+        let rows = self.rows.clone();
+        if keep != Keep::Below {
+            let from = if keep == Keep::Above {
+                &self.upto
+            } else {
+                &self.below
+            };
+            self.lo[rows.clone()].copy_from_slice(&from[rows.clone()]);
+        }
+        if keep != Keep::Above {
+            let from = if keep == Keep::Below {
+                &self.below
+            } else {
+                &self.upto
+            };
+            self.hi[rows.clone()].copy_from_slice(&from[rows]);
+        }
         // Rows left without candidates at either end drop out of every later pass.
         while !self.rows.is_empty() && self.lo[self.rows.start] == self.hi[self.rows.start] {
             self.rows.start += 1;
@@ -192,41 +249,27 @@ impl<'a> Pairwise<'a> {
         while !self.rows.is_empty() && self.lo[self.rows.end - 1] == self.hi[self.rows.end - 1] {
             self.rows.end -= 1;
         }
-        narrowed
     }
 
-    /// Per row, where its differences below `pivot` (`strict`) or up to it end among its
-    /// candidates, into `below` or `upto`. The bounds and the counts only fall as the rows
-    /// go on, so each row's search starts where the last row's ended and gallops down its
-    /// candidates: a pass costs the rows plus the logarithm of the steps each takes (Go's
-    /// quantised times make long runs of equal differences).
-    fn count(&mut self, pivot: f64, strict: bool) {
-        let counts = match strict {
-            true => &mut self.below,
-            false => &mut self.upto,
-        };
+    /// Per row, where its candidate differences below `low` end, into `below`, and those up
+    /// to `high`, into `upto`. The bounds and the counts only fall as the rows go on, so each
+    /// row's walk starts where the last row's ended: a pass costs the rows plus the columns,
+    /// and its two walks, independent, run side by side.
+    fn count(&mut self, low: f64, high: f64) {
         let y = &self.y_falling;
-        let mut end = y.len();
+        let (mut below, mut upto) = (y.len(), y.len());
         for i in self.rows.clone() {
-            let (a, lo) = (self.x[i], self.lo[i]);
-            // Whether the difference with this y is at or above the pivot (above, not strict).
-            let beyond = |yj: f64| {
-                let d = a - yj;
-                if strict { d >= pivot } else { d > pivot }
-            };
-            end = end.min(self.hi[i]);
-            let mut step = 1;
-            while end > lo {
-                let probe = end.saturating_sub(step).max(lo);
-                if beyond(y[probe]) {
-                    end = probe;
-                    step *= 2;
-                } else {
-                    end = probe + 1 + y[probe + 1..end].partition_point(|&yj| !beyond(yj));
-                    break;
-                }
+            let (a, lo, hi) = (self.x[i], self.lo[i], self.hi[i]);
+            below = below.min(hi);
+            while below > lo && a - y[below - 1] >= low {
+                below -= 1;
             }
-            counts[i] = end.max(lo);
+            self.below[i] = below;
+            upto = upto.min(hi);
+            while upto > lo && a - y[upto - 1] > high {
+                upto -= 1;
+            }
+            self.upto[i] = upto;
         }
     }
 
@@ -237,6 +280,14 @@ impl<'a> Pairwise<'a> {
         self.state ^= self.state << 17;
         self.state as usize
     }
+}
+
+/// Which candidates a step keeps, against its two pivots.
+#[derive(Clone, Copy, PartialEq)]
+enum Keep {
+    Below,
+    Between,
+    Above,
 }
 
 /// What one step of [`Pairwise::select`] found.
@@ -396,6 +447,8 @@ mod tests {
             (60, 60, 3),
             (97, 131, 1000),
             (200, 5, 2),
+            (40, 30, 1),
+            (3000, 2000, 40),
         ] {
             let mut x: Vec<f64> = (0..n).map(|_| next(levels)).collect();
             let mut y: Vec<f64> = (0..m).map(|_| next(levels)).collect();
@@ -407,8 +460,19 @@ mod tests {
                 .collect();
             all.sort_by(f64::total_cmp);
             let mut pairwise = Pairwise::new(&x, &y);
-            for k in [1, 2, n * m / 3 + 1, n * m / 2 + 1, n * m].map(|k| k.min(n * m)) {
-                assert_eq!(pairwise.select(k), all[k - 1], "{n}×{m}, k = {k}");
+            let nm = n * m;
+            for (k1, k2) in [(1, nm), (2, 2), (nm / 3 + 1, nm / 2 + 1), (nm / 2 + 1, nm)] {
+                let (k1, k2) = (k1.min(nm), k2.min(nm));
+                let both = (all[k1 - 1], all[k2 - 1]);
+                assert_eq!(
+                    pairwise.select_both(k1, k2),
+                    both,
+                    "{n}×{m}, k = {k1}, {k2}"
+                );
+            }
+            if let Some(k) = interval_rank(n, m, 0.05) {
+                let ends = (all[k - 1], all[nm - k]);
+                assert_eq!(log_shift_interval(&x, &y), Some(ends), "{n}×{m}");
             }
         }
     }

@@ -54,7 +54,7 @@ impl Summary {
             let lower = below.iter().copied().fold(f64::MIN, f64::max);
             (lower + upper_median) / 2.0
         };
-        let mut order = |k: usize| match k.cmp(&middle) {
+        let order = |k: usize| match k.cmp(&middle) {
             std::cmp::Ordering::Less => *below.select_nth_unstable_by(k, f64::total_cmp).1,
             std::cmp::Ordering::Equal => upper_median,
             std::cmp::Ordering::Greater => {
@@ -63,6 +63,30 @@ impl Summary {
                     .1
             }
         };
+        Some(Summary::with_orders(values, (min, max, median), order))
+    }
+
+    /// As [`Summary::of`], of `values` also given sorted: the orders are read, not selected.
+    pub fn of_sorted(values: &[f64], sorted: &[f64]) -> Option<Summary> {
+        let n = sorted.len();
+        let (&min, &max) = (sorted.first()?, sorted.last()?);
+        let median = match n % 2 {
+            1 => sorted[n / 2],
+            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        };
+        Some(Summary::with_orders(values, (min, max, median), |k| {
+            sorted[k]
+        }))
+    }
+
+    /// The summary of `values` (not empty) given their least, greatest and median, and
+    /// `order(k)`, their `k`-th smallest from 0.
+    fn with_orders(
+        values: &[f64],
+        (min, max, median): (f64, f64, f64),
+        mut order: impl FnMut(usize) -> f64,
+    ) -> Summary {
+        let n = values.len();
         let median_ci = median_ci_orders(n, CONFIDENCE).map(|(lo, hi, coverage)| Interval {
             low: order(lo - 1),
             high: order(hi - 1),
@@ -74,7 +98,7 @@ impl Summary {
             let ss: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
             (ss / (n - 1) as f64).sqrt()
         });
-        Some(Summary {
+        Summary {
             n,
             min,
             max,
@@ -82,7 +106,7 @@ impl Summary {
             median,
             stddev,
             median_ci,
-        })
+        }
     }
 }
 
@@ -291,8 +315,11 @@ mod tests {
             proptest::prop_assert_eq!(s.median.to_bits(), median.to_bits());
             let orders = median_ci_orders(n, CONFIDENCE);
             let expected = orders.map(|(lo, hi, _)| (at(lo - 1), at(hi - 1)));
-            let got = s.median_ci.map(|ci| (ci.low.to_bits(), ci.high.to_bits()));
+            let got = s.median_ci.as_ref().map(|ci| (ci.low.to_bits(), ci.high.to_bits()));
             proptest::prop_assert_eq!(got, expected);
+            // Read from the sorted copy, the summary is the same, bit for bit.
+            let read = format!("{:?}", Summary::of_sorted(&values, &sorted));
+            proptest::prop_assert_eq!(read, format!("{:?}", Some(s)));
         }
     }
 }

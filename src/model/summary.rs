@@ -78,7 +78,11 @@ pub const OUTLIER_SCORE: f64 = 14.0;
 
 /// Modified Z-scores (0.6745 · (x − median) / MAD), as hyperfine flags outliers.
 pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
-    let m = median(&mut values.to_vec());
+    modified_z_scores_about(values, median(&mut values.to_vec()))
+}
+
+/// As [`modified_z_scores`], about the values' median `m`, known already.
+pub fn modified_z_scores_about(values: &[f64], m: f64) -> Vec<f64> {
     let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
     let mad = median(&mut deviations);
     values

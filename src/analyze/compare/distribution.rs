@@ -137,8 +137,8 @@ pub(super) fn distribution_table(
         if metrics.iter().all(Option::is_none) {
             continue;
         }
-        footnotes.partial(&key, columns, |c| {
-            !c.with_metric(&key, &metric.name).is_empty()
+        footnotes.partial(&key, columns, |i| {
+            !columns[i].with_metric(&key, &metric.name).is_empty()
         });
         footnotes.distributions = true;
         for (statistic, named) in statistics(opts) {

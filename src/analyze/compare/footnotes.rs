@@ -178,13 +178,15 @@ impl Footnotes {
         &mut self,
         bench: &str,
         metric: &Metric,
-        sides: &[(&[f64], &str)],
+        sides: &[(&Sample, &str)],
     ) -> Vec<Diagnostic> {
         let scale = Unit::parse(&metric.source_unit).to_base;
         let show = |v: f64| format!("{} {}", format_exact(v / scale), metric.source_unit);
         let found: Vec<Diagnostic> = sides
             .iter()
-            .flat_map(|(values, label)| crate::analyze::diagnose::diagnose(values, label, &show))
+            .flat_map(|(sample, label)| {
+                crate::analyze::diagnose::diagnose(&sample.measured, &sample.sorted, label, &show)
+            })
             .collect();
         let figure = format!("{bench} {}", metric.name);
         self.diagnosed
@@ -213,12 +215,11 @@ impl Footnotes {
         &mut self,
         bench: &str,
         columns: &[Side],
-        present: impl Fn(&Side) -> bool,
+        present: impl Fn(usize) -> bool,
     ) {
-        let have: Vec<String> = columns
-            .iter()
-            .filter(|c| present(c))
-            .map(|c| c.label.to_string())
+        let have: Vec<String> = (columns.iter().enumerate())
+            .filter(|(i, _)| present(*i))
+            .map(|(_, c)| c.label.to_string())
             .collect();
         if have.len() < columns.len() {
             self.partial.push((bench.to_string(), have));

@@ -99,17 +99,18 @@ pub(super) struct Figure {
     pub(super) varies: Option<(f64, f64)>,
 }
 
-pub(super) fn figure(values: &[f64], assume: Assume) -> Option<Figure> {
+pub(super) fn figure(sample: &Sample, assume: Assume) -> Option<Figure> {
+    let sorted = &sample.sorted;
     match assume {
-        Assume::Nothing | Assume::Counted => Summary::of(values).map(|s| Figure {
-            centre: s.median,
-            interval: s.median_ci,
-            n: s.n,
-            varies: None,
-        }),
+        Assume::Nothing | Assume::Counted => {
+            Summary::of_sorted(&sample.measured, sorted).map(|s| Figure {
+                centre: s.median,
+                interval: s.median_ci,
+                n: s.n,
+                varies: None,
+            })
+        }
         Assume::Exact => {
-            let mut sorted = values.to_vec();
-            sorted.sort_by(f64::total_cmp);
             let (&low, &high) = (sorted.first()?, sorted.last()?);
             // The most frequent value, the smallest among equally frequent ones.
             let mut mode = (low, 0);
@@ -126,7 +127,7 @@ pub(super) fn figure(values: &[f64], assume: Assume) -> Option<Figure> {
                     level: 1.0,
                     coverage: 1.0,
                 }),
-                n: values.len(),
+                n: sorted.len(),
                 varies: (low != high).then_some((low, high)),
             })
         }
@@ -145,25 +146,25 @@ pub(super) fn repetition_table(
     let mut unit_info: Option<(&Metric, String)> = None;
     let mut geomean = Geomean::new(columns.len(), opts.geomean);
     for key in keys(columns) {
-        let samples: Vec<Option<(Vec<f64>, &Metric)>> = columns
+        let samples: Vec<Option<Sample>> = columns
             .iter()
-            .map(|c| c.values(&key, &metric.name))
+            .map(|c| c.values(&key, &metric.name).map(Sample::new))
             .collect();
         if samples.iter().all(Option::is_none) {
             continue;
         }
-        footnotes.partial(&key, columns, |c| c.values(&key, &metric.name).is_some());
+        footnotes.partial(&key, columns, |i| samples[i].is_some());
         let figures: Vec<Option<Figure>> = samples
             .iter()
-            .map(|s| s.as_ref().and_then(|(v, _)| figure(v, decide.assume)))
+            .map(|s| s.as_ref().and_then(|s| figure(s, decide.assume)))
             .collect();
-        let some_metric = samples.iter().flatten().next().map(|(_, m)| *m);
+        let some_metric = samples.iter().flatten().next().map(|s| s.metric);
         if let (None, Some(m)) = (&unit_info, some_metric) {
             unit_info = Some((m, m.source_unit.clone()));
         }
         let mut cells = vec![Cell::Text { text: key.clone() }];
         for (i, (sample, fig)) in samples.iter().zip(&figures).enumerate() {
-            let metric_of = sample.as_ref().map(|(_, m)| *m);
+            let metric_of = sample.as_ref().map(|s| s.metric);
             let label = columns[i].label;
             cells.extend(figure_cells(
                 metric_of,
@@ -186,7 +187,7 @@ pub(super) fn repetition_table(
         if !columns.iter().any(|c| c.is_aggregate(&key)) {
             let repetitions: Vec<Option<&[f64]>> = samples
                 .iter()
-                .map(|s| s.as_ref().map(|(v, _)| v.as_slice()))
+                .map(|s| s.as_ref().map(|s| s.measured.as_slice()))
                 .collect();
             geomean.add(&figures, &repetitions);
         }
@@ -218,8 +219,28 @@ struct Compare<'a> {
     columns: &'a [Side<'a>],
 }
 
+/// One side's repetitions of a row: as measured (a drift is read in their order) and sorted
+/// once, for every statistic of their values (median, interval, modes, U test, ratio).
+pub(super) struct Sample<'m> {
+    pub(super) measured: Vec<f64>,
+    pub(super) sorted: Vec<f64>,
+    pub(super) metric: &'m Metric,
+}
+
+impl<'m> Sample<'m> {
+    pub(super) fn new((measured, metric): (Vec<f64>, &'m Metric)) -> Sample<'m> {
+        let mut sorted = measured.clone();
+        sorted.sort_unstable_by(f64::total_cmp);
+        Sample {
+            measured,
+            sorted,
+            metric,
+        }
+    }
+}
+
 /// Each column's samples of a row and their figures.
-type RowSamples<'a, 'm> = (&'a [Option<(Vec<f64>, &'m Metric)>], &'a [Option<Figure>]);
+type RowSamples<'a, 'm> = (&'a [Option<Sample<'m>>], &'a [Option<Figure>]);
 
 /// A column's figure and its spread, or two empty cells; notes what the footnotes say of it.
 pub(super) fn figure_cells(
@@ -282,22 +303,21 @@ impl Decide {
         footnotes: &mut Footnotes,
         compared: &mut Vec<Compared>,
     ) -> Cell {
-        let (Some((a, _)), Some((b, m)), Some(fa), Some(fb)) =
+        let (Some(a), Some(b), Some(fa), Some(fb)) =
             (&samples[0], &samples[i], &figures[0], &figures[i])
         else {
             return Cell::Empty;
         };
+        let m = b.metric;
         let given = (self.decided.iter())
             .find(|d| d.bench == row.key || d.full_name == row.key)
             .map(|d| d.change.clone());
         let mut change = given.unwrap_or_else(|| self.change(a, b, fa, fb, footnotes));
-        let sides = [
-            (a.as_slice(), row.columns[0].label),
-            (b, row.columns[i].label),
-        ];
+        let sides = [(a, row.columns[0].label), (b, row.columns[i].label)];
         change.diagnostics = footnotes.diagnose(row.key, m, &sides);
         let at = (row.key, row.columns[i].label);
-        compared.push(self.compared(row.metric, m, at, (a, b, fa, fb), &change));
+        let measured = (&a.measured[..], &b.measured[..], fa, fb);
+        compared.push(self.compared(row.metric, m, at, measured, &change));
         Cell::Change(change)
     }
 
@@ -327,10 +347,10 @@ impl Decide {
     }
 
     /// The change from base samples `a` to `b` (their figures `fa`, `fb`).
-    pub(super) fn change(
+    fn change(
         &self,
-        a: &[f64],
-        b: &[f64],
+        a: &Sample,
+        b: &Sample,
         fa: &Figure,
         fb: &Figure,
         footnotes: &mut Footnotes,
@@ -340,11 +360,12 @@ impl Decide {
             percent: percent_change(fa.centre, fb.centre),
             p: None,
             interval: None,
-            n_base: a.len() as u64,
-            n: b.len() as u64,
+            n_base: a.sorted.len() as u64,
+            n: b.sorted.len() as u64,
             verdict,
             diagnostics: Vec::new(),
         };
+        let (a, b) = (&a.sorted[..], &b.sorted[..]);
         match self.assume {
             Assume::Exact => untested(ChangeVerdict::Exact),
             // Counts that agree are decided by the change's size.
@@ -363,7 +384,7 @@ impl Decide {
         }
     }
 
-    /// The U test's change (benchstat's) from `a` to `b`.
+    /// The U test's change (benchstat's) from `a` to `b`, both sorted.
     fn tested(
         &self,
         a: &[f64],
@@ -372,14 +393,7 @@ impl Decide {
         fb: &Figure,
         footnotes: &mut Footnotes,
     ) -> Change {
-        // Sorted once here: the U test and the ratio sort their copies again, and a sorted
-        // sample costs those sorts one pass.
-        let sorted = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_unstable_by(f64::total_cmp);
-            v
-        };
-        let (a, b) = (&sorted(a)[..], &sorted(b)[..]);
+        // The U test and the ratio sort their copies again: of a sorted sample, in one pass.
         let test = mann_whitney(a, b);
         let all_equal = a.iter().chain(b).all(|v| *v == a[0]);
         footnotes.all_equal |= all_equal;
