@@ -186,7 +186,7 @@ fn change_from(
         true => (ChangeVerdict::Counted, None),
         false => verdict(f, from, earlier, alpha),
     };
-    Cell::Change(Change {
+    Cell::Change(Box::new(Change {
         better: metric.better,
         percent: (from.value != 0.0).then(|| (f.value / from.value - 1.0) * 100.0),
         p,
@@ -195,7 +195,7 @@ fn change_from(
         n: f.n,
         verdict,
         diagnostics: Vec::new(),
-    })
+    }))
 }
 
 /// The trend of one benchmark's figure: one row per stored run shown, oldest first, with the

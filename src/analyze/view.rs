@@ -190,7 +190,7 @@ pub enum Cell {
         percent: f64,
     },
     /// A column's change against the base column (`latkit compare`).
-    Change(Change),
+    Change(Box<Change>),
     /// A row against the table's best row (`--relative`).
     Ratio(Ratio),
     Empty,

@@ -152,7 +152,7 @@ fn table(title: &str, findings: &[&Finding]) -> Table {
             cells: vec![
                 text(f.bench.clone()),
                 text(f.what.clone()),
-                Cell::Change(Change {
+                Cell::Change(Box::new(Change {
                     percent: Some(f.percent),
                     p: Some(f.adjusted),
                     interval: f.interval,
@@ -161,7 +161,7 @@ fn table(title: &str, findings: &[&Finding]) -> Table {
                     verdict: ChangeVerdict::Significant,
                     better: f.better,
                     diagnostics: Vec::new(),
-                }),
+                })),
                 text(f.interval_text()),
                 text(match f.commits {
                     Some(_) => format!("{} ({})", f.commit_range(), f.commits_text()),

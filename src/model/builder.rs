@@ -312,8 +312,12 @@ impl RunBuilder {
     pub fn finish(mut self) -> Vec<Benchmark> {
         // A vector of metrics grows four at a time, and a metric is about half a KB: most
         // benchmarks have one to three, so a suite of many would hold twice what it needs.
+        // Values grow by doubling: forty rounds would hold sixty-four.
         for bench in &mut self.benchmarks {
             bench.metrics.shrink_to_fit();
+            for metric in &mut bench.metrics {
+                metric.values.shrink_to_fit();
+            }
         }
         self.benchmarks
     }

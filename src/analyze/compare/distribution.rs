@@ -178,7 +178,7 @@ pub(super) fn distribution_table(
                             unfit: None,
                             repetitions: None,
                         });
-                        Cell::Change(change)
+                        Cell::Change(Box::new(change))
                     }
                     _ => Cell::Empty,
                 };

@@ -99,7 +99,7 @@ impl Geomean {
                     .and_then(|r| geometric_mean(&r)),
                 GeomeanOf::Repetitions => means[i].zip(means[0]).map(|(new, base)| new / base),
             };
-            cells.push(Cell::Change(Change {
+            cells.push(Cell::Change(Box::new(Change {
                 better,
                 percent: ratio.map(|r| (r - 1.0) * 100.0),
                 p: None,
@@ -108,7 +108,7 @@ impl Geomean {
                 n: centres.len() as u64,
                 verdict: ChangeVerdict::Summary,
                 diagnostics: Vec::new(),
-            }));
+            })));
         }
         Row {
             benchmark: "geomean".into(),

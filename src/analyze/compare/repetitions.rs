@@ -318,7 +318,7 @@ impl Decide {
         let at = (row.key, row.columns[i].label);
         let measured = (&a.measured[..], &b.measured[..], fa, fb);
         compared.push(self.compared(row.metric, m, at, measured, &change));
-        Cell::Change(change)
+        Cell::Change(Box::new(change))
     }
 
     /// What the gate reads of one decided change of benchmark `at.0` in column `at.1`, from
