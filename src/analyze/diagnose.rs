@@ -6,7 +6,7 @@
 
 use super::drift::Drift;
 use super::view::{Diagnostic, Finding};
-use crate::model::summary::{OUTLIER_SCORE, modified_z_scores_about};
+use crate::model::summary::{OUTLIER_SCORE, modified_z_scores_about, sorted_median};
 
 /// Fewer repetitions than this cannot show two modes.
 const FEWEST_FOR_MODES: usize = 8;
@@ -52,12 +52,6 @@ impl Modes {
             high: (high.len(), sorted_median(high)),
         })
     }
-}
-
-/// The median of values already sorted (not empty).
-fn sorted_median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
 }
 
 /// Every finding on one side's repetitions (`values` in the order measured, `sorted` the same

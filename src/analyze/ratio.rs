@@ -185,8 +185,8 @@ impl<'a> Pairwise<'a> {
         sample.sort_unstable_by(f64::total_cmp);
         let p = k as f64 / left as f64;
         let at = p * SAMPLE as f64;
-        // Two standard deviations: a pivot misses the k-th one step in forty (the step is
-        // then taken again), and a step keeps under 5 % of the candidates.
+        // Two standard deviations: a step keeps under 5 % of the candidates, and in about one
+        // step of twenty a pivot misses the k-th, when the step keeps the whole side beyond it.
         let spread = 2.0 * (SAMPLE as f64 * p * (1.0 - p)).sqrt() + 1.0;
         let index = |rank: f64| (rank.max(0.0) as usize).min(SAMPLE - 1);
         (
@@ -229,21 +229,16 @@ impl<'a> Pairwise<'a> {
     /// Narrows every row's candidates to one side of the last [`Pairwise::tally`].
     fn keep(&mut self, keep: Keep) {
         let rows = self.rows.clone();
-        if keep != Keep::Below {
-            let from = if keep == Keep::Above {
-                &self.upto
-            } else {
-                &self.below
-            };
-            self.lo[rows.clone()].copy_from_slice(&from[rows.clone()]);
+        let (lo, hi) = match keep {
+            Keep::Below => (None, Some(&self.below)),
+            Keep::Between => (Some(&self.below), Some(&self.upto)),
+            Keep::Above => (Some(&self.upto), None),
+        };
+        if let Some(lo) = lo {
+            self.lo[rows.clone()].copy_from_slice(&lo[rows.clone()]);
         }
-        if keep != Keep::Above {
-            let from = if keep == Keep::Below {
-                &self.below
-            } else {
-                &self.upto
-            };
-            self.hi[rows.clone()].copy_from_slice(&from[rows]);
+        if let Some(hi) = hi {
+            self.hi[rows.clone()].copy_from_slice(&hi[rows]);
         }
         // Rows left without candidates at either end drop out of every later pass.
         while !self.rows.is_empty() && self.lo[self.rows.start] == self.hi[self.rows.start] {
@@ -286,7 +281,7 @@ impl<'a> Pairwise<'a> {
 }
 
 /// Which candidates a step keeps, against its two pivots.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Keep {
     Below,
     Between,

@@ -68,12 +68,8 @@ impl Summary {
 
     /// As [`Summary::of`], of `values` also given sorted: the orders are read, not selected.
     pub fn of_sorted(values: &[f64], sorted: &[f64]) -> Option<Summary> {
-        let n = sorted.len();
         let (&min, &max) = (sorted.first()?, sorted.last()?);
-        let median = match n % 2 {
-            1 => sorted[n / 2],
-            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-        };
+        let median = crate::model::summary::sorted_median(sorted);
         Some(Summary::with_orders(values, (min, max, median), |k| {
             sorted[k]
         }))

@@ -50,6 +50,15 @@ pub struct Percentiles {
     pub max: f64,
 }
 
+/// The median of values already sorted (not empty).
+pub fn sorted_median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    match n % 2 {
+        1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 /// The median of `values` (reordered in place); NaN-free input expected, empty gives NaN.
 pub fn median(values: &mut [f64]) -> f64 {
     let n = values.len();
