@@ -107,6 +107,8 @@ pub enum ConverterArg {
     Sse2,
     /// Sixteen pixels per step in 256-bit registers.
     Avx2,
+    /// Thirty-two pixels per step in 512-bit registers (AVX-512BW and VBMI).
+    Avx512,
 }
 
 impl From<ConverterArg> for Converter {
@@ -116,6 +118,7 @@ impl From<ConverterArg> for Converter {
             ConverterArg::Scalar => Converter::Scalar,
             ConverterArg::Sse2 => Converter::Sse2,
             ConverterArg::Avx2 => Converter::Avx2,
+            ConverterArg::Avx512 => Converter::Avx512,
         }
     }
 }

@@ -19,9 +19,9 @@ pub struct FrameArgs {
     #[arg(long, default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub iterations: u64,
-    /// The row converter --op convert runs: the fastest this CPU has (auto: avx2, else sse2
-    /// on x86-64, else scalar), or one by name, e.g. scalar to model a pipeline without
-    /// vector code. All give the same bytes.
+    /// The row converter --op convert runs: the fastest this CPU has (auto: avx512, else
+    /// avx2, else sse2 on x86-64, else scalar), or one by name, e.g. scalar to model a
+    /// pipeline without vector code. All give the same bytes.
     #[arg(long, value_enum, default_value = "auto")]
     pub converter: ConverterArg,
     /// Untimed frames first (caches, page faults).

@@ -59,7 +59,11 @@ fn copy_and_convert_invariants() {
 /// The converter `--converter auto` should pick on this CPU.
 fn fastest_converter() -> &'static str {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+    {
+        return "avx512";
+    } else if std::arch::is_x86_feature_detected!("avx2") {
         return "avx2";
     } else {
         return "sse2";
@@ -94,7 +98,7 @@ fn a_converter_can_be_chosen_by_name() {
         .args(["frame", "--op", "convert", "--converter", "neon"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("auto, scalar, sse2, avx2"));
+        .stderr(predicate::str::contains("auto, scalar, sse2, avx2, avx512"));
 }
 
 #[test]

@@ -272,7 +272,7 @@ fn the_checks_read_grouped_imports_and_find_circles() {
         .map(module)
         .into();
     assert_eq!(
-        node(&module("probe::frame::x86::avx2_row"), &modules),
+        node(&module("probe::frame::x86::avx2_rows"), &modules),
         module("probe::frame::x86")
     );
     assert_eq!(

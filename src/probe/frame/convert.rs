@@ -14,17 +14,25 @@ pub enum Converter {
     Sse2,
     /// Sixteen pixels per step in 256-bit registers.
     Avx2,
+    /// Thirty-two pixels per step in 512-bit registers (AVX-512BW and VBMI).
+    Avx512,
 }
 
 impl Converter {
     /// Every converter, fastest first.
-    pub const ALL: [Converter; 3] = [Converter::Avx2, Converter::Sse2, Converter::Scalar];
+    pub const ALL: [Converter; 4] = [
+        Converter::Avx512,
+        Converter::Avx2,
+        Converter::Sse2,
+        Converter::Scalar,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Converter::Scalar => "scalar",
             Converter::Sse2 => "sse2",
             Converter::Avx2 => "avx2",
+            Converter::Avx512 => "avx512",
         }
     }
 
@@ -36,8 +44,14 @@ impl Converter {
             Converter::Sse2 => true,
             #[cfg(target_arch = "x86_64")]
             Converter::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Converter::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vbmi")
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Converter::Sse2 | Converter::Avx2 => false,
+            Converter::Sse2 | Converter::Avx2 | Converter::Avx512 => false,
         }
     }
 
@@ -98,23 +112,32 @@ fn scalar_row(out: &mut [u8], luma: &[u8], chroma: impl Iterator<Item = (u8, u8)
     }
 }
 
-/// Converts what it can of one row in vector registers; returns how many pixels it did (a
-/// multiple of two).
-fn vector_row(converter: Converter, out: &mut [u8], luma: &[u8], chroma: &Chroma) -> usize {
+/// Converts what it can of two rows that share `chroma` in vector registers; returns how many
+/// pixels of each it did (a multiple of two).
+fn vector_rows(
+    converter: Converter,
+    out: [&mut [u8]; 2],
+    luma: [&[u8]; 2],
+    chroma: &Chroma,
+) -> usize {
     match converter {
         Converter::Scalar => 0,
         // SAFETY: every x86-64 CPU has SSE2.
         #[cfg(target_arch = "x86_64")]
-        Converter::Sse2 => unsafe { super::x86::sse2_row(out, luma, chroma) },
+        Converter::Sse2 => unsafe { super::x86::sse2_rows(out, luma, chroma) },
         // SAFETY: `convert` asserts that the CPU has AVX2 before choosing it.
         #[cfg(target_arch = "x86_64")]
-        Converter::Avx2 => unsafe { super::x86::avx2_row(out, luma, chroma) },
+        Converter::Avx2 => unsafe { super::x86::avx2_rows(out, luma, chroma) },
+        // SAFETY: as for AVX2, with AVX-512F, AVX-512BW and AVX-512VBMI.
+        #[cfg(target_arch = "x86_64")]
+        Converter::Avx512 => unsafe { super::x86::avx512_rows(out, luma, chroma) },
         #[cfg(not(target_arch = "x86_64"))]
-        Converter::Sse2 | Converter::Avx2 => 0,
+        Converter::Sse2 | Converter::Avx2 | Converter::Avx512 => 0,
     }
 }
 
-/// Converts one NV12 or I420 frame to RGBA with `converter`, which this CPU must have.
+/// Converts one NV12 or I420 frame to RGBA with `converter`, which this CPU must have; the
+/// height must be even (each row of chroma serves two rows of pixels).
 pub fn convert(
     converter: Converter,
     src: &[u8],
@@ -127,34 +150,40 @@ pub fn convert(
         "{} is not available",
         converter.name()
     );
+    assert!(
+        height % 2 == 0,
+        "an odd height ({height}) has no chroma row for its last row"
+    );
     let (luma, chroma) = src.split_at(width * height);
     let half = width / 2;
     let (u_plane, v_plane) = chroma.split_at(half * (height / 2));
-    let rows = dst
-        .chunks_exact_mut(width * 4)
-        .zip(luma.chunks_exact(width));
-    for (row, (out, luma)) in rows.enumerate() {
-        let c = row / 2;
+    let pairs = dst
+        .chunks_exact_mut(2 * width * 4)
+        .zip(luma.chunks_exact(2 * width));
+    for (c, (out, luma)) in pairs.enumerate() {
         let chroma = match pixfmt {
             PixelFormat::Nv12 => Chroma::Interleaved(&chroma[c * width..(c + 1) * width]),
             _ => Chroma::Planar(&u_plane[c * half..][..half], &v_plane[c * half..][..half]),
         };
-        let done = vector_row(converter, out, luma, &chroma);
-        let rest = (&mut out[done * 4..], &luma[done..]);
-        match chroma {
-            Chroma::Interleaved(uv) => scalar_row(
-                rest.0,
-                rest.1,
-                uv[done..].chunks_exact(2).map(|p| (p[0], p[1])),
-            ),
-            Chroma::Planar(u, v) => scalar_row(
-                rest.0,
-                rest.1,
-                u[done / 2..]
-                    .iter()
-                    .copied()
-                    .zip(v[done / 2..].iter().copied()),
-            ),
+        let (out0, out1) = out.split_at_mut(width * 4);
+        let (luma0, luma1) = luma.split_at(width);
+        let done = vector_rows(converter, [&mut *out0, &mut *out1], [luma0, luma1], &chroma);
+        for (out, luma) in [(out0, luma0), (out1, luma1)] {
+            scalar_rest(out, luma, &chroma, done);
+        }
+    }
+}
+
+/// A row's pixels from `done` on, one chroma sample at a time.
+fn scalar_rest(out: &mut [u8], luma: &[u8], chroma: &Chroma, done: usize) {
+    let (out, luma) = (&mut out[done * 4..], &luma[done..]);
+    match *chroma {
+        Chroma::Interleaved(uv) => {
+            scalar_row(out, luma, uv[done..].chunks_exact(2).map(|p| (p[0], p[1])))
+        }
+        Chroma::Planar(u, v) => {
+            let (u, v) = (&u[done / 2..], &v[done / 2..]);
+            scalar_row(out, luma, u.iter().copied().zip(v.iter().copied()))
         }
     }
 }
@@ -205,8 +234,9 @@ mod tests {
     /// all 256 lumas in one row, through both chroma layouts.
     #[test]
     fn the_vector_converters_match_the_reference_for_every_yuv_triple() {
-        let luma: Vec<u8> = (0..=255).collect();
-        let mut out = vec![0u8; 256 * 4];
+        // Two rows sharing the chroma row: every luma, in opposite orders.
+        let luma: [Vec<u8>; 2] = [(0..=255).collect(), (0..=255).rev().collect()];
+        let mut out = [vec![0u8; 256 * 4], vec![0u8; 256 * 4]];
         let mut want = [0u8; 4];
         for converter in runnable() {
             for u in 0..=255u8 {
@@ -214,14 +244,18 @@ mod tests {
                     let uv = [u, v].repeat(128);
                     let (us, vs) = ([u; 128], [v; 128]);
                     for layout in [Chroma::Interleaved(&uv), Chroma::Planar(&us, &vs)] {
-                        let done = vector_row(converter, &mut out, &luma, &layout);
+                        let [out0, out1] = &mut out;
+                        let done =
+                            vector_rows(converter, [out0, out1], [&luma[0], &luma[1]], &layout);
                         if converter != Converter::Scalar {
                             assert_eq!(done, 256, "{converter:?}");
                         }
-                        for (i, &y) in luma[..done].iter().enumerate() {
-                            yuv_to_rgba(y, u, v, &mut want);
-                            let got = &out[i * 4..i * 4 + 4];
-                            assert_eq!(got, want, "{converter:?} y={y} u={u} v={v}");
+                        for (out, luma) in out.iter().zip(&luma) {
+                            for (i, &y) in luma[..done].iter().enumerate() {
+                                yuv_to_rgba(y, u, v, &mut want);
+                                let got = &out[i * 4..i * 4 + 4];
+                                assert_eq!(got, want, "{converter:?} y={y} u={u} v={v}");
+                            }
                         }
                     }
                 }
