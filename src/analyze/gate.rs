@@ -371,7 +371,7 @@ mod tests {
         let mut run = runs.remove(0);
         let latency = &mut run.benchmarks[1].metrics[0];
         latency.values.clear();
-        latency.percentiles = Some(Percentiles {
+        latency.percentiles = Some(Box::new(Percentiles {
             count: 1000,
             min: 10.0,
             p50: 20.0,
@@ -380,7 +380,7 @@ mod tests {
             p99_9: 50.0,
             p99_99: 60.0,
             max: 70.0,
-        });
+        }));
         run.benchmarks[2].timer = Some(TimerSummary {
             min_ns: 1000,
             avg_ns: 1500.0,

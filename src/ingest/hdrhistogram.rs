@@ -170,7 +170,7 @@ impl InputFormat for Hgrm {
         builder.benchmark("hgrm", None, BenchName::plain);
         let mut benchmarks = builder.finish();
         let mut latency = Metric::time_distribution(vocab::LATENCY, histogram);
-        latency.reported = reported;
+        latency.reported = reported.map(Box::new);
         benchmarks[0].metrics.push(latency);
         let note = "HdrHistogram percentile distribution: rebuilt from its rows, so percentiles \
                     between rows take the next row's value; values read as microseconds (the file \

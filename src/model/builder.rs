@@ -245,7 +245,7 @@ impl RunBuilder {
     pub fn set_reported(&mut self, bench: usize, metric: &str, reported: Option<Summary>) {
         let metrics = &mut self.benchmarks[bench].metrics;
         if let Some(m) = self.slots[bench].find(metrics, metric) {
-            metrics[m].reported = reported;
+            metrics[m].reported = reported.map(Box::new);
         }
     }
 
@@ -312,7 +312,8 @@ impl RunBuilder {
     pub fn finish(mut self) -> Vec<Benchmark> {
         // A vector of metrics grows four at a time, and a metric is about half a KB: most
         // benchmarks have one to three, so a suite of many would hold twice what it needs.
-        // Values grow by doubling: forty rounds would hold sixty-four.
+        // Values grow by doubling: forty rounds would hold sixty-four; so do the benchmarks.
+        self.benchmarks.shrink_to_fit();
         for bench in &mut self.benchmarks {
             bench.metrics.shrink_to_fit();
             for metric in &mut bench.metrics {

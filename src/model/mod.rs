@@ -268,7 +268,7 @@ pub struct Metric {
     #[serde(serialize_with = "inline_values")]
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub histogram: Option<Distribution>,
+    pub histogram: Option<Box<Distribution>>,
     /// Derived from `values` (or the histogram) by analysis before reporting; never the only
     /// thing stored, so never read back (a mean past f64's range is written as `null`).
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
@@ -276,10 +276,10 @@ pub struct Metric {
     /// The harness's own summary of repetitions it did not keep (pytest-benchmark saved
     /// without `data`): these are the figures, never re-derived from the value standing in.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub reported: Option<Summary>,
+    pub reported: Option<Box<Summary>>,
     /// Derived from `histogram` by analysis before reporting, so never read back.
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
-    pub percentiles: Option<Percentiles>,
+    pub percentiles: Option<Box<Percentiles>>,
 }
 
 impl Metric {
@@ -306,7 +306,7 @@ impl Metric {
             to_base: 1.0,
         };
         Metric {
-            histogram: Some(samples.into()),
+            histogram: Some(Box::new(samples.into())),
             ..Metric::new(name, &ns, "ns")
         }
     }

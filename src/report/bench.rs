@@ -79,7 +79,7 @@ fn line(bench: &Benchmark) -> Option<String> {
         .iter()
         .find(|m| m.percentiles.is_some() && m.values.is_empty());
     let fields: Vec<String> = match (&bench.timer, distribution) {
-        (Some(t), d) => timer_pairs(t, d.and_then(|m| m.percentiles.as_ref())),
+        (Some(t), d) => timer_pairs(t, d.and_then(|m| m.percentiles.as_deref())),
         (None, Some(m)) => pairs(m),
         (None, None) => bench
             .metrics

@@ -298,7 +298,7 @@ pub fn summarize_all(runs: &mut [Run]) {
                 let mut work = Vec::new();
                 for (metric, timer) in share {
                     metric.summary = match (&metric.reported, &metric.histogram) {
-                        (Some(reported), _) => Some(reported.clone()),
+                        (Some(reported), _) => Some(Summary::clone(reported)),
                         (None, Some(h)) if metric.values.is_empty() => {
                             Summary::of_histogram(&h.histogram())
                         }
@@ -313,7 +313,8 @@ pub fn summarize_all(runs: &mut [Run]) {
                                 p.within(t.min_ns as f64, t.max_ns as f64)
                             }
                             _ => p,
-                        });
+                        })
+                        .map(Box::new);
                 }
             });
         }

@@ -203,7 +203,17 @@ impl TableContext<'_> {
         relative: Option<Cell>,
         notes: &mut Vec<Note>,
     ) -> Row {
-        let mut cells = vec![Cell::Text { text: name.clone() }];
+        // Sized to its columns: a table can have millions of rows.
+        let columns = 2
+            + usize::from(layout.show_runs)
+            + usize::from(layout.iterated)
+            + usize::from(layout.show_spread)
+            + layout.beside.len()
+            + usize::from(layout.baseline.is_some())
+            + usize::from(relative.is_some())
+            + 2 * usize::from(self.attribution.is_some());
+        let mut cells = Vec::with_capacity(columns);
+        cells.push(Cell::Text { text: name.clone() });
         if layout.show_runs {
             cells.push(v.runs);
         }
