@@ -60,7 +60,7 @@ impl InputFormat for Hyperfine {
         )?;
         let mut builder = RunBuilder::default();
         let mut notes = Vec::new();
-        for r in &document.results {
+        for r in document.results {
             record(&mut builder, r, path, &mut notes)?;
         }
         if builder.is_empty() {
@@ -91,8 +91,9 @@ impl InputFormat for Hyperfine {
 }
 
 /// One command's result: every run's wall time, hyperfine's mean user and system times, and
-/// each run's peak memory.
-fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Note>) -> Result<()> {
+/// each run's peak memory. Its vectors are handed over, not copied (a result may hold
+/// millions of runs).
+fn record(builder: &mut RunBuilder, r: Result_, path: &str, notes: &mut Vec<Note>) -> Result<()> {
     let config: Vec<ConfigEntry> = r
         .parameters
         .iter()
@@ -110,8 +111,8 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
     let bench = builder.benchmark_in(&command, None, &config, BenchName::plain);
     builder.name_params(bench, &config);
     let finite = |v: &f64| v.is_finite() && *v >= 0.0;
-    let times: Vec<f64> = match &r.times {
-        Some(times) => times.clone(),
+    let times: Vec<f64> = match r.times {
+        Some(times) => times,
         None => {
             notes.push(Note::warning(format!(
                 "{path}: `{command}` has no per-run times (hyperfine before 1.7?): its mean stands \
@@ -126,11 +127,9 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
         )));
     }
     let refused = |e| Error::Input(format!("{path}: `{command}`: {e}"));
-    for t in times {
-        builder
-            .record_checked(bench, vocab::WALL_TIME, "s", t)
-            .map_err(refused)?;
-    }
+    builder
+        .record_all_checked(bench, vocab::WALL_TIME, "s", times)
+        .map_err(refused)?;
     // hyperfine reports user and system time as means over the runs.
     for (name, value) in [(vocab::USER_TIME, r.user), (vocab::SYSTEM_TIME, r.system)] {
         if let Some(v) = value.filter(finite) {
@@ -151,9 +150,6 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
             .record_checked(bench, vocab::MAX_RSS, "B", rss)
             .map_err(refused)?;
     }
-    for &code in &r.exit_codes {
-        builder.record_exit(bench, code);
-    }
     let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
     if failed > 0 {
         notes.push(Note::warning(format!(
@@ -161,5 +157,6 @@ fn record(builder: &mut RunBuilder, r: &Result_, path: &str, notes: &mut Vec<Not
             r.exit_codes.len()
         )));
     }
+    builder.record_exits(bench, r.exit_codes);
     Ok(())
 }

@@ -151,6 +151,16 @@ impl RunBuilder {
         self.benchmarks[bench].exit_codes.push(code);
     }
 
+    /// Every run's exit status, taking the reader's vector (hyperfine's can hold millions).
+    pub fn record_exits(&mut self, bench: usize, codes: Vec<Option<i32>>) {
+        let exits = &mut self.benchmarks[bench].exit_codes;
+        if exits.is_empty() {
+            *exits = codes;
+        } else {
+            exits.extend(codes);
+        }
+    }
+
     pub fn record_iterations(&mut self, bench: usize, iterations: u64) {
         self.benchmarks[bench].iterations.push(iterations);
     }
@@ -167,11 +177,49 @@ impl RunBuilder {
     ) -> Result<(), String> {
         // The same rule latkit JSON is read back by: a benchmark never takes negative time.
         if value < 0.0 && Unit::parse(source_unit).unit.dimension == super::Dimension::Time {
-            return Err(format!(
-                "`{name}` = {value} {source_unit} is a negative time, which a benchmark cannot take"
-            ));
+            return Err(negative_time(name, value, source_unit));
         }
         self.record_as(bench, name, source_unit, value, MetricKind::Repetitions)
+    }
+
+    /// Appends every value of `values` as [`record_checked`](Self::record_checked) appends
+    /// one, converting them where they are: a reader holding millions hands its vector over
+    /// instead of copying it.
+    pub fn record_all_checked(
+        &mut self,
+        bench: usize,
+        name: &str,
+        source_unit: &str,
+        mut values: Vec<f64>,
+    ) -> Result<(), String> {
+        let Some(&first) = values.first() else {
+            return Ok(());
+        };
+        // The first value makes the metric, or is refused by it, as one alone would be; it is
+        // taken back to join the rest.
+        self.record_checked(bench, name, source_unit, first)?;
+        let metrics = &mut self.benchmarks[bench].metrics;
+        let m = self.slots[bench]
+            .find(metrics, name)
+            .expect("recorded above");
+        metrics[m].values.pop();
+        let parsed = Unit::parse(source_unit);
+        for value in &mut values {
+            if *value < 0.0 && parsed.unit.dimension == super::Dimension::Time {
+                return Err(negative_time(name, *value, source_unit));
+            }
+            if !super::fits_base_unit(*value, source_unit) {
+                return Err(too_large(name, *value, source_unit));
+            }
+            *value *= parsed.to_base;
+        }
+        let kept = &mut metrics[m].values;
+        if kept.is_empty() {
+            *kept = values;
+        } else {
+            kept.extend(values);
+        }
+        Ok(())
     }
 
     /// Appends one repetition's value for a source that writes each metric in one fixed unit
@@ -196,9 +244,7 @@ impl RunBuilder {
         kind: MetricKind,
     ) -> Result<(), String> {
         if !super::fits_base_unit(value, source_unit) {
-            return Err(format!(
-                "`{name}` = {value:e} {source_unit} is too large to store in base units"
-            ));
+            return Err(too_large(name, value, source_unit));
         }
         let metrics = &mut self.benchmarks[bench].metrics;
         let slots = &mut self.slots[bench];
@@ -324,6 +370,14 @@ impl RunBuilder {
     }
 }
 
+fn negative_time(name: &str, value: f64, source_unit: &str) -> String {
+    format!("`{name}` = {value} {source_unit} is a negative time, which a benchmark cannot take")
+}
+
+fn too_large(name: &str, value: f64, source_unit: &str) -> String {
+    format!("`{name}` = {value:e} {source_unit} is too large to store in base units")
+}
+
 /// Pools `from` into `into` (the same benchmark), noting in `refused` what cannot be pooled.
 fn pool(into: &mut Benchmark, slots: &mut MetricSlots, from: Benchmark, refused: &mut Vec<String>) {
     let name = crate::error::visible(&from.name.full_name).into_owned();
@@ -446,6 +500,40 @@ fn content_id(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values handed over at once are kept, converted and refused as one by one.
+    #[test]
+    fn values_handed_over_at_once_are_recorded_as_one_by_one() {
+        let cases: [&[(&str, &[f64])]; 5] = [
+            &[("s", &[0.5, 1.0, 2e-9])],
+            &[("ms", &[5.0]), ("s", &[0.25, 1.0]), ("us", &[])],
+            &[("s", &[1.0, -2.0, 3.0])],
+            &[("s", &[1.0, 1e300])],
+            &[("s", &[1.0]), ("B", &[2.0])],
+        ];
+        // Three cases are refused: a negative time, a value too large, a unit of another kind.
+        for case in cases {
+            let (mut one, mut all) = (RunBuilder::default(), RunBuilder::default());
+            let (i, j) = (
+                one.benchmark("x", None, BenchName::plain),
+                all.benchmark("x", None, BenchName::plain),
+            );
+            let mut refused = false;
+            for &(unit, values) in case {
+                let singly = values
+                    .iter()
+                    .try_for_each(|v| one.record_checked(i, "t", unit, *v));
+                let at_once = all.record_all_checked(j, "t", unit, values.to_vec());
+                assert_eq!(singly, at_once, "{case:?}");
+                refused |= singly.is_err();
+            }
+            // A refusal ends a reader's read, so what it leaves behind is never used.
+            let values = |b: RunBuilder| b.finish()[0].metrics.first().map(|m| m.values.clone());
+            if !refused {
+                assert_eq!(values(one), values(all), "{case:?}");
+            }
+        }
+    }
 
     #[test]
     fn each_value_converts_with_its_own_unit() {
