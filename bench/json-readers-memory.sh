@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Peak memory against file size, and MB/s, of `latkit parse` on large JSON documents of the
-# readers that take whole files: pytest-benchmark (BENCHMARKS benchmarks of 40 rounds) and
-# hyperfine `--export-json` (one command of TIMES times). The best of 3 runs each.
+# readers that take whole files: pytest-benchmark (BENCHMARKS benchmarks of 40 rounds),
+# hyperfine `--export-json` (one command of TIMES times) and latkit's own JSON (the pytest
+# file's run, written by `latkit parse --format json`). The best of 3 runs each.
 #   bench/json-readers-memory.sh [BENCHMARKS] [TIMES]     (defaults 100000, 10000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,9 @@ sys.stdout.write('{"results": [{"command": "sleep 0", "mean": 0.001, "stddev": 0
 sys.stdout.write(",".join(f"{0.001 + rng.random() * 1e-4:.9f}" for _ in range(n)))
 sys.stdout.write('], "exit_codes": [' + ",".join("0" for _ in range(n)) + ']}]}\n')
 PY
-for file in "$pytest" "$hyperfine"; do
+latkit=$out/latkit-of-pytest-$benchmarks.json
+[ -s "$latkit" ] || ${LATKIT:-target/release/latkit} parse --format json "$pytest" > "$latkit"
+for file in "$pytest" "$hyperfine" "$latkit"; do
   bytes=$(stat -c %s "$file")
   read -r seconds kib < <(measure ${LATKIT:-target/release/latkit} parse --format csv "$file")
   awk -v f="$(basename "$file")" -v b="$bytes" -v s="$seconds" -v k="$kib" 'BEGIN {

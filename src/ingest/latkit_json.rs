@@ -1,10 +1,11 @@
 //! latkit's own JSON (`--format json`): its runs come back as they were written, after the same
 //! checks every other input gets.
 
-use super::{Input, InputFormat, Named, read_json, validate};
+use super::{Input, InputFormat, Named, read_json_document, validate};
 use crate::error::{Error, Result};
 use crate::model::{JSON_SCHEMA, MetricKind, Note, Run, vocab};
 use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use std::io::BufRead;
 
 pub struct LatkitJson;
@@ -28,32 +29,23 @@ impl InputFormat for LatkitJson {
 }
 
 /// latkit's own JSON: its runs come back as they were written (summaries are derived again),
-/// after the same checks every other input gets.
+/// after the same checks every other input gets. Read as it streams, into runs directly: a
+/// document of a million benchmarks never becomes a tree of JSON values first.
 fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
-    #[derive(serde::Deserialize)]
-    struct Schema {
-        schema: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Document {
-        runs: Vec<Run>,
-        /// What the reader of these numbers must know (how a tool's figures were read):
-        /// kept, so that a report read back says what the first one said.
-        #[serde(default)]
-        notes: Vec<Note>,
-    }
-    let value = read_json(path, reader)?;
-    let not_latkit =
-        |e: serde_json::Error| Error::Input(format!("{path}: not a latkit JSON result: {e}"));
-    let schema = Schema::deserialize(&value).map_err(not_latkit)?.schema;
+    let doc: Document = read_json_document(path, reader, "a latkit JSON result")?;
+    let Some(schema) = doc.schema else {
+        return Err(Error::Input(format!(
+            "{path}: not a latkit JSON result: no `schema`"
+        )));
+    };
     let v1 = schema == SCHEMA_V1;
     if schema != JSON_SCHEMA && !v1 {
         return Err(Error::Input(format!(
             "{path}: schema `{schema}` is not `{JSON_SCHEMA}` (or `{SCHEMA_V1}`), which this latkit reads"
         )));
     }
-    let mut doc = Document::deserialize(value).map_err(not_latkit)?;
-    for run in &mut doc.runs {
+    let mut runs = doc.runs;
+    for run in &mut runs {
         if v1 {
             migrate_v1(run);
         }
@@ -69,10 +61,67 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
         )));
     }
     Ok(Input {
-        runs: doc.runs,
+        runs,
         notes,
         malformed: 0,
     })
+}
+
+/// What a latkit JSON result holds for reading back; its other fields (the report's tables,
+/// the version that wrote it) are passed over.
+struct Document {
+    schema: Option<String>,
+    runs: Vec<Run>,
+    /// What the reader of these numbers must know (how a tool's figures were read): kept, so
+    /// that a report read back says what the first one said.
+    notes: Vec<Note>,
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_map(DocumentFields)
+    }
+}
+
+struct DocumentFields;
+
+impl<'de> Visitor<'de> for DocumentFields {
+    type Value = Document;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object with `schema` and `runs`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Document, A::Error> {
+        let mut doc = Document {
+            schema: None,
+            runs: Vec::new(),
+            notes: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "schema" => doc.schema = Some(map.next_value()?),
+                // A schema named first and not one this latkit reads: its runs may not have
+                // the shape of ours, so they are passed over and the schema is what is refused.
+                "runs"
+                    if doc
+                        .schema
+                        .as_deref()
+                        .is_some_and(|s| s != JSON_SCHEMA && s != SCHEMA_V1) =>
+                {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                "runs" => doc.runs = map.next_value()?,
+                "notes" => doc.notes = map.next_value()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(doc)
+    }
 }
 
 /// The first schema, which stored a timer's per-interval figures as repetitions.
