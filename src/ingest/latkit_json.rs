@@ -149,3 +149,28 @@ fn migrate_v1(run: &mut Run) {
         metric.kind = MetricKind::Series;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(text: &str) -> String {
+        match read_latkit_json("doc.json", &mut text.as_bytes()) {
+            Ok(_) => panic!("read: {text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_schema_named_first_is_refused_before_runs_of_another_shape() {
+        let newer = r#"{"schema": "latkit.result.v9", "runs": [{"shape": "new"}], "notes": []}"#;
+        let err = refusal(newer);
+        assert!(
+            err.contains("schema `latkit.result.v9` is not `latkit.result.v2`"),
+            "{err}"
+        );
+        let unnamed = r#"{"runs": []}"#;
+        let err = refusal(unnamed);
+        assert!(err.contains("no `schema`"), "{err}");
+    }
+}
