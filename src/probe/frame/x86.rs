@@ -1,7 +1,8 @@
 //! The row converters in x86 vector registers: SSE2 (every x86-64 CPU) eight pixels per step,
-//! AVX2 sixteen, AVX-512 (with VBMI's byte permutations) thirty-two. All run one row loop, [`row`], and one body of arithmetic,
-//! [`rgba`], the 16-bit form of `convert::channel` in which `packus` does the clamp to a byte;
-//! they differ only in how a step's samples are loaded and its pixels stored ([`Step`]).
+//! AVX2 sixteen, AVX-512 (with VBMI's byte permutations) thirty-two. All run one loop over a
+//! pair of rows, [`rows`], and one body of arithmetic, [`rgba`], the 16-bit form of
+//! `convert::channel` in which `packus` does the clamp to a byte; they differ only in how a
+//! step's samples are loaded and its pixels stored ([`Step`]).
 
 use super::chroma::Chroma;
 use std::arch::x86_64::*;
@@ -251,7 +252,8 @@ impl Step for Avx2 {
 #[inline(always)]
 fn byte_indices(index: impl Fn(usize) -> usize) -> __m512i {
     let bytes: [u8; 64] = std::array::from_fn(|i| index(i) as u8);
-    // SAFETY: an unaligned load of the 64 bytes of a local array (any x86-64 CPU).
+    // SAFETY: an unaligned load of the 64 bytes of a local array; called only from the
+    // AVX-512 register's methods, which exist only where the CPU has it.
     unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
 }
 
