@@ -220,7 +220,9 @@ const GO_NAP: &str = "package nap\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n\
     ignore = "needs go; `--features interop` runs it"
 )]
 fn go_against_itself_states_the_floor_for_its_count() {
-    let _cores = crate::common::measuring();
+    // It builds and runs go, but asserts nothing a busy machine could change: waiting for the
+    // cores alone would idle one for as long as a guest kernel boots beside it.
+    let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("go.mod"),
