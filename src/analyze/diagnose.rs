@@ -29,7 +29,7 @@ impl Modes {
     /// between neighbours, each side large enough, the gap wide beside both sides' ranges.
     pub fn of(values: &[f64]) -> Option<Modes> {
         let mut sorted = values.to_vec();
-        sorted.sort_unstable_by(f64::total_cmp);
+        crate::model::summary::sort_floats(&mut sorted);
         Modes::of_sorted(&sorted)
     }
 

@@ -43,7 +43,7 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<Ratio> {
 /// The natural logarithms of `values`, sorted.
 fn logs(values: &[f64]) -> Vec<f64> {
     let mut logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-    logs.sort_unstable_by(f64::total_cmp);
+    crate::model::summary::sort_floats(&mut logs);
     logs
 }
 
@@ -182,7 +182,7 @@ impl<'a> Pairwise<'a> {
                 self.at(i, self.lo[i] + r - before)
             })
             .collect();
-        sample.sort_unstable_by(f64::total_cmp);
+        crate::model::summary::sort_floats(&mut sample);
         let p = k as f64 / left as f64;
         let at = p * SAMPLE as f64;
         // Two standard deviations: a step keeps under 5 % of the candidates, and in about one

@@ -50,6 +50,23 @@ pub struct Percentiles {
     pub max: f64,
 }
 
+/// Sorts `values` in `f64::total_cmp`'s order, as integer keys that order alike: a comparison
+/// of keys is one instruction, where `total_cmp` transforms both values each time, so a large
+/// sample sorts in about half the time.
+pub fn sort_floats(values: &mut [f64]) {
+    // total_cmp's own transform (negative values' magnitude bits flipped), with the sign bit
+    // flipped too so that the keys order as unsigned integers.
+    const SIGN: u64 = 1 << 63;
+    let flip = |bits: u64| bits ^ ((((bits as i64) >> 63) as u64) >> 1) ^ SIGN;
+    let mut keys: Vec<u64> = values.iter().map(|v| flip(v.to_bits())).collect();
+    keys.sort_unstable();
+    for (value, key) in values.iter_mut().zip(keys) {
+        // The sign bit back first: the flip of the magnitude depends on it.
+        let bits = key ^ SIGN;
+        *value = f64::from_bits(bits ^ ((((bits as i64) >> 63) as u64) >> 1));
+    }
+}
+
 /// The median of values already sorted (not empty).
 pub fn sorted_median(sorted: &[f64]) -> f64 {
     let n = sorted.len();
@@ -104,4 +121,41 @@ pub fn modified_z_scores_about(values: &[f64], m: f64) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_floats;
+
+    /// Bit for bit the order `total_cmp` gives: signed zeros, both NaNs, infinities,
+    /// subnormals and a generated sample (fixed seed) with repeats.
+    #[test]
+    fn floats_sort_as_total_cmp_orders_them() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut values: Vec<f64> = (0..5000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % 2001) as f64 / 10.0 - 100.0
+            })
+            .collect();
+        values.extend([
+            -0.0,
+            0.0,
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE / 4.0,
+            -f64::MIN_POSITIVE / 4.0,
+            f64::MAX,
+            f64::MIN,
+        ]);
+        let mut expected = values.clone();
+        expected.sort_unstable_by(f64::total_cmp);
+        sort_floats(&mut values);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&values), bits(&expected));
+    }
 }

@@ -230,7 +230,7 @@ pub(super) struct Sample<'m> {
 impl<'m> Sample<'m> {
     pub(super) fn new((measured, metric): (Vec<f64>, &'m Metric)) -> Sample<'m> {
         let mut sorted = measured.clone();
-        sorted.sort_unstable_by(f64::total_cmp);
+        crate::model::summary::sort_floats(&mut sorted);
         Sample {
             measured,
             sorted,
