@@ -151,15 +151,18 @@ state > /out/twins.state
 # rtla starting and ending inside a -T run. A guest slowed by its host can take longer than
 # the run to start rtla: then rtla did not end inside, and the case is run again, longer.
 say "rtla inside"
-for seconds in 12 30; do
-  $GUARD latkit timer -t 1 -T $seconds -p 1000 --format json > /out/inside.out 2> /out/inside.err &
+for seconds in 20 40; do
+  (
+    $GUARD latkit timer -t 1 -T $seconds -p 1000 --format json > /out/inside.out 2> /out/inside.err
+    echo $? > /out/inside.rc
+    up > /out/inside.ended
+  ) &
   pid=$!
   tracing_in latkit
   $GUARD rtla timerlat top -q -d 3s -p 500 > /dev/null 2>&1
-  # (a run that has ended is a zombie until waited for)
-  outlasted=$(cut -d' ' -f3 /proc/$pid/stat)
-  wait $pid; echo $? > /out/inside.rc
-  [ "$outlasted" = Z ] || break
+  rtla_ended=$(up)
+  wait $pid
+  awk "BEGIN { exit !($(cat /out/inside.ended) > $rtla_ended) }" && break
   say "rtla ended after a $seconds s run: again"
 done
 state > /out/inside.state
