@@ -341,12 +341,15 @@ enum Ending {
     Stalled(String),
 }
 
+/// How long the guest's cases may take in all: it shares its host with other tests, and one
+/// host core emulates all its CPUs.
+const GUEST_LIMIT: Duration = Duration::from_secs(420);
+
 /// Runs `qemu` until the guest powers off. A guest that never reaches `/init` (seen under TCG
 /// on a loaded host: stuck after the firmware) or whose heartbeat stops (seen about once in
 /// ten boots: both vCPUs spinning in the kernel with interrupts off, a pending timer
 /// interrupt never taken, in rtla's runs as in latkit's) has stalled as a whole; a case that
-/// hangs inside a live guest is its guard's to kill, and the cases get 420 s in all
-/// (a guest shares its host with other tests: one core emulates all its CPUs).
+/// hangs inside a live guest is its guard's to kill, and the cases get [`GUEST_LIMIT`] in all.
 fn run_guest(mut qemu: Command, console: &Path) -> Ending {
     crate::common::interop_only("run_guest");
     let console_text = || std::fs::read_to_string(console).unwrap_or_default();
@@ -378,14 +381,17 @@ fn run_guest(mut qemu: Command, console: &Path) -> Ending {
         };
         // A guest that wrote its results but does not power off has done its work.
         let done = written.is_some_and(|at| at.elapsed() > Duration::from_secs(30));
-        let late = started.elapsed() > Duration::from_secs(420);
+        let late = started.elapsed() > GUEST_LIMIT;
         if done || late || stalled.is_some() {
             let _ = child.kill();
             let _ = child.wait();
             return match (done, stalled) {
                 (true, _) => Ending::Finished,
                 (false, Some(why)) => Ending::Stalled(format!("the guest {why}")),
-                (false, None) => panic!("the guest did not finish in 420 s; its console:\n{text}"),
+                (false, None) => panic!(
+                    "the guest did not finish in {} s; its console:\n{text}",
+                    GUEST_LIMIT.as_secs()
+                ),
             };
         }
         std::thread::sleep(Duration::from_millis(200));
