@@ -64,12 +64,32 @@ impl Scale {
     /// The one-sided p-value that `new` is worse than `old` by more than the threshold, round
     /// by round; 1 when nothing can be tested.
     fn p_worse(&self, pairs: &[(f64, f64)]) -> f64 {
-        let t = self.log_threshold();
+        self.p_beyond(pairs, self.log_threshold())
+    }
+
+    /// The one-sided p-value that `new` is worse than `old` by more than `shift` (a log ratio,
+    /// negative for "better by less than"), round by round: the signed-rank test.
+    fn p_beyond(&self, pairs: &[(f64, f64)], shift: f64) -> f64 {
         let differences: Vec<f64> = pairs
             .iter()
-            .map(|&(new, old)| self.worse_log(new, old) - t)
+            .map(|&(new, old)| self.worse_log(new, old) - shift)
             .collect();
         above(&differences).unwrap_or(1.0)
+    }
+
+    /// The same for samples measured apart: the U test on the logarithms, `new`'s moved by
+    /// `shift`; the one-sided p is half the two-sided one when the medians lie that way.
+    fn p_beyond_apart(&self, new: &[f64], old: &[f64], shift: f64) -> f64 {
+        let logs = |values: &[f64], by: f64| -> Vec<f64> {
+            let kept = values.iter().filter(|v| v.is_finite() && **v > 0.0);
+            kept.map(|&v| self.worse_log(v, 1.0) - by).collect()
+        };
+        let (new, old) = (logs(new, shift), logs(old, 0.0));
+        if new.is_empty() || old.is_empty() || median(&mut new.clone()) <= median(&mut old.clone())
+        {
+            return 1.0;
+        }
+        mann_whitney(&old, &new).map_or(1.0, |t| t.p / 2.0)
     }
 }
 
@@ -211,11 +231,16 @@ pub enum EndsShow {
     Worse,
     /// Better, beyond noise and the threshold: nothing got worse.
     Better,
-    /// Not beyond noise, or not by the threshold.
-    WithinNoise,
+    /// Worse by less than the threshold, beyond noise (counted: within the counting floor
+    /// and the threshold): no change worth a search.
+    Within,
+    /// None of those: the rounds cannot tell whether bad is worse (a change below the noise
+    /// is not shown to be absent, and a search on it would guess).
+    Undecided,
 }
 
-/// The ends compared: the change from good to bad (percent) and its two-sided p.
+/// The ends compared: the change from good to bad (percent) and its p: two-sided, or for
+/// [`EndsShow::Within`] the one-sided p that it is worse by less than the threshold.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ends {
     pub change: f64,
@@ -229,45 +254,51 @@ pub struct Ends {
 
 /// Compares the ends' rounds once, at two-sided `alpha`: testing again after every added
 /// round until they differ would raise the false-alarm rate well above it. Measured ends are
-/// paired round by round (the signed-rank test on each round's bad / good, beyond the
-/// threshold either way); stored ends, measured apart, are two samples (the U test, and the
-/// medians' change against the threshold). Only a change for the worse is bisected.
+/// paired round by round (the signed-rank test on each round's bad / good); stored ends,
+/// measured apart, are two samples (the U test). Three one-sided tests at `alpha / 2`: worse
+/// beyond the threshold, better beyond it, and (with a threshold) worse by less than it. Only
+/// a change for the worse is bisected; when no test decides, the ends are undecided.
 pub fn compare_ends(good: &[f64], bad: &[f64], paired: bool, alpha: f64, scale: Scale) -> Ends {
-    let (change, p_worse, p_better) = if paired {
-        let pairs: Vec<(f64, f64)> = bad
-            .iter()
-            .zip(good)
-            .map(|(&b, &g)| (b, g))
-            .filter(|&(b, g)| b > 0.0 && g > 0.0 && b.is_finite() && g.is_finite())
-            .collect();
-        let reversed: Vec<(f64, f64)> = pairs.iter().map(|&(b, g)| (g, b)).collect();
-        (
-            median_change(pairs.iter().copied()),
-            scale.p_worse(&pairs),
-            scale.p_worse(&reversed),
-        )
-    } else {
-        let change = (median(&mut bad.to_vec()) / median(&mut good.to_vec()) - 1.0) * 100.0;
-        let two_sided = mann_whitney(good, bad).map_or(1.0, |t| t.p);
-        let beyond = change.abs() >= scale.threshold && change != 0.0;
-        let worse = (change > 0.0) == (scale.better == Better::Lower);
-        let p = |side: bool| match beyond && side {
-            true => two_sided / 2.0,
-            false => 1.0,
-        };
-        (change, p(worse), p(!worse))
+    let pairs: Vec<(f64, f64)> = bad
+        .iter()
+        .zip(good)
+        .map(|(&b, &g)| (b, g))
+        .filter(|&(b, g)| b > 0.0 && g > 0.0 && b.is_finite() && g.is_finite())
+        .collect();
+    let change = match paired {
+        true => median_change(pairs.iter().copied()),
+        false => (median(&mut bad.to_vec()) / median(&mut good.to_vec()) - 1.0) * 100.0,
     };
+    // That bad (or good, `bad_new` false) is worse than the other by more than `shift`.
+    let p = |bad_new: bool, shift: f64| match (paired, bad_new) {
+        (true, true) => scale.p_beyond(&pairs, shift),
+        (true, false) => {
+            let reversed: Vec<(f64, f64)> = pairs.iter().map(|&(b, g)| (g, b)).collect();
+            scale.p_beyond(&reversed, shift)
+        }
+        (false, true) => scale.p_beyond_apart(bad, good, shift),
+        (false, false) => scale.p_beyond_apart(good, bad, shift),
+    };
+    let t = scale.log_threshold();
+    let (p_worse, p_better) = (p(true, t), p(false, t));
     let for_the_worse = change != 0.0 && (change > 0.0) == (scale.better == Better::Lower);
-    let show = if p_worse <= alpha / 2.0 {
-        EndsShow::Worse
+    let two_sided = (2.0 * p_worse.min(p_better)).min(1.0);
+    let p_within = match scale.threshold > 0.0 {
+        true => p(false, -t),
+        false => 1.0,
+    };
+    let (show, p) = if p_worse <= alpha / 2.0 {
+        (EndsShow::Worse, two_sided)
     } else if p_better <= alpha / 2.0 {
-        EndsShow::Better
+        (EndsShow::Better, two_sided)
+    } else if p_within <= alpha / 2.0 {
+        (EndsShow::Within, p_within)
     } else {
-        EndsShow::WithinNoise
+        (EndsShow::Undecided, two_sided)
     };
     Ends {
         change,
-        p: (2.0 * p_worse.min(p_better)).min(1.0),
+        p,
         for_the_worse,
         show,
         paired,
@@ -290,7 +321,7 @@ pub fn compare_counted_ends(good: &[f64], bad: &[f64], scale: Scale) -> Option<E
     } else if -worse > (1.0 + least / 100.0).ln() {
         EndsShow::Better
     } else {
-        EndsShow::WithinNoise
+        EndsShow::Within
     };
     Some(Ends {
         change,

@@ -119,12 +119,13 @@ gates warns when a threshold is below what this machine can tell."
     )]
     Calibrate(calibrate::CalibrateArgs),
     /// Which commit made it slower: a binary search between --good and --bad in which each
-    /// tested commit is measured interleaved with both ends until the U test places it.
+    /// tested commit is measured interleaved with both ends until the signed-rank test places it.
     #[command(
-        after_help = "Exit 0 when a first bad commit is named, 1 when good and bad do \
-not differ beyond noise (no commit is blamed), 2 for bad usage, 6 when an end fails to \
-build or run, 130 when interrupted (the \
-table so far is printed; every checkout is removed)."
+        after_help = "Exit 0 when a first bad commit is named, 1 when bad is shown better than \
+good or worse by less than --threshold (no commit is blamed), 2 for bad usage, 3 when the ends \
+or a commit cannot be told apart in --max-rounds (undecided, never a guess), 6 when an end \
+fails to build or run, 130 when interrupted (the table so far is printed; every checkout is \
+removed)."
     )]
     Bisect(bisect::BisectArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for latkit.

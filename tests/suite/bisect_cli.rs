@@ -289,7 +289,7 @@ fn a_range_with_no_real_change_blames_nobody() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("good and bad do not differ beyond noise"),
+        stderr.contains("good and bad do not differ by 15% or more"),
         "{stderr}"
     );
     assert!(!stdout.contains("first bad commit"), "{stdout}");

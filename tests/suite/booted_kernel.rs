@@ -93,13 +93,13 @@ run() {
   awk "BEGIN { print $b - $a }" > /out/$name.took
   state > /out/$name.state
 }
-# Waits (60 s at most: rtla takes a while to start under TCG) until instance $1 traces with
-# timerlat (a new instance has tracing on before its tracer is set).
+# Waits (${2:-60} s at most: rtla takes a while to start under TCG) until instance $1 traces
+# with timerlat (a new instance has tracing on before its tracer is set).
 tracing_in() {
   since=$(up)
   until [ "$(cat $T/instances/$1/current_tracer 2>/dev/null)" = timerlat ] &&
       [ "$(cat $T/instances/$1/tracing_on)" = 1 ]; do
-    if awk "BEGIN { exit !($(up) - $since > 60) }"; then
+    if awk "BEGIN { exit !($(up) - $since > ${2:-60}) }"; then
       say "instance $1 never started tracing"
       return 1
     fi
@@ -109,7 +109,7 @@ tracing_in() {
 state > /out/boot.state
 
 run thread latkit timer -t 1 -T 5 -p 1000 --format json
-run irq latkit timer -t 2 -T 5 -p 250 --format json
+run irq latkit timer -t 2 -T 5 -p 500 --format json
 
 # rtla's own figures and outputs, then latkit reading them.
 say "rtla top and hist"
@@ -197,15 +197,16 @@ cat $T/osnoise/timerlat_period_us > /out/beside.period
 wait $rtla
 
 # rtla started while latkit runs (last: rtla puts back settings as it found them). rtla takes
-# seconds to start under TCG: latkit runs until rtla traces, and a little more.
+# 6 s to start under TCG alone, ~25 s beside latkit at 1 ms, over a minute beside it at 200 µs:
+# latkit runs (at 2 ms, not to starve rtla's start) until rtla traces, and a little more.
 say "during"
-$GUARD latkit timer -t 1 -p 200 > /out/during.out 2> /out/during.err &
+timeout -s KILL 240 latkit timer -t 1 -p 2000 > /out/during.out 2> /out/during.err &
 pid=$!
 tracing_in latkit
-echo "latkit tracing at $(up)"
+say "latkit tracing"
 $GUARD rtla timerlat top -q -d 3s -p 1000 > /dev/null 2>&1 &
-tracing_in timerlat_top
-echo "rtla tracing at $(up)"
+tracing_in timerlat_top 180
+say "rtla tracing"
 sleep 1
 kill -INT $pid
 wait $pid
@@ -343,7 +344,7 @@ enum Ending {
 
 /// How long the guest's cases may take in all: it shares its host with other tests, and one
 /// host core emulates all its CPUs.
-const GUEST_LIMIT: Duration = Duration::from_secs(420);
+const GUEST_LIMIT: Duration = Duration::from_secs(600);
 
 /// Runs `qemu` until the guest powers off. A guest that never reaches `/init` (seen under TCG
 /// on a loaded host: stuck after the firmware) or whose heartbeat stops (seen about once in
@@ -576,7 +577,7 @@ fn the_kernel_modes_on_a_real_timerlat_kernel() {
     // -t 1 and -t 2 start on every CPU (osnoise/cpus read with a page, not an exact buffer),
     // end on the clock, and count the periods timerlat skipped as overruns.
     assert_measured(&guest, "thread", 5.0, 1000.0);
-    assert_measured(&guest, "irq", 5.0, 250.0);
+    assert_measured(&guest, "irq", 5.0, 500.0);
 
     // rtla's own outputs, captured here, read back with rtla's figures.
     let top_text = guest.file("rtla-top.txt");

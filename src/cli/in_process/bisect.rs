@@ -161,15 +161,20 @@ fn runs_n_measures_every_commit_exactly_n_rounds() {
     }
 }
 
+/// Ends the rounds cannot tell apart are undecided (exit 3: 1 % within ±2 % noise is neither
+/// shown nor shown absent); with a threshold the same rounds decide that nothing changed by
+/// that much (exit 1), and a faster bad end blames nobody (exit 1).
 #[test]
-fn ends_within_noise_or_better_blame_nobody() {
+fn ends_undecided_within_the_threshold_or_better_blame_nobody() {
     let world = history();
     let (ended, report) = bisect(&world, &[], "slight.sh");
-    let Err(Error::Failed(why)) = ended else {
+    let Err(Error::Undecided(why)) = ended else {
         panic!("{ended:?}")
     };
     assert!(
-        why.starts_with("good and bad do not differ beyond noise: wall +"),
+        why.starts_with(
+            "undecided: the ends' rounds cannot tell whether bad is worse than good: wall +"
+        ),
         "{why}"
     );
     assert!(
@@ -182,6 +187,17 @@ fn ends_within_noise_or_better_blame_nobody() {
             .any(|n| n.starts_with("first bad commit"))
     );
     assert_eq!(verdicts(&report).len(), 2, "only the ends were measured");
+
+    let world = history();
+    let (ended, _) = bisect(&world, &["--threshold", "5"], "slight.sh");
+    let Err(Error::Failed(why)) = ended else {
+        panic!("{ended:?}")
+    };
+    assert!(
+        why.starts_with("good and bad do not differ by 5% or more: wall ")
+            && why.contains("that it is worse by less, 10 rounds a side"),
+        "{why}"
+    );
 
     let world = history();
     let (ended, _) = bisect(&world, &[], "faster.sh");

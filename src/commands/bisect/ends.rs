@@ -72,7 +72,7 @@ impl Bisection<'_> {
     /// `--max-rounds`, each look at half of that, so the second look does not raise the
     /// false-alarm rate (testing after every round until they differ would); stored ends are
     /// tested once.
-    pub(super) fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<String>), Stop> {
+    pub(super) fn verify(&mut self) -> std::result::Result<(Tested, Tested, Option<Error>), Stop> {
         let (good, bad, alpha, paired) = match self.stored_ends.clone() {
             Some(StoredEnds {
                 samples: [good, bad],
@@ -105,7 +105,7 @@ impl Bisection<'_> {
                         return true;
                     }
                     rounds.len() == first
-                        && compare_ends(&g, &b, true, alpha, scale).show != EndsShow::WithinNoise
+                        && compare_ends(&g, &b, true, alpha, scale).show != EndsShow::Undecided
                 })?;
                 self.file(None).map_err(Stop::Fatal)?;
                 let (good, bad) = rounds.iter().map(|r| (r.good, r.bad)).unzip();
@@ -146,12 +146,19 @@ impl Bisection<'_> {
         ))
     }
 
-    /// Why the ends give nothing to bisect, with the evidence and, for a change for the
-    /// worse too noisy to tell, about how many rounds would tell it.
-    fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64], alpha: f64) -> Option<String> {
+    /// Why the ends give nothing to bisect, with the evidence: a failed verdict when they
+    /// show bad is not worse (exit 1), undecided when they cannot tell (exit 3), with about
+    /// how many rounds would tell a change for the worse.
+    fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64], alpha: f64) -> Option<Error> {
         let rounds = good.len().min(bad.len());
+        // Within the threshold, p is that of "worse by less", not of a change.
+        let tested = match ends.show == EndsShow::Within && !ends.p.is_nan() {
+            true => " that it is worse by less",
+            false => "",
+        };
+        let threshold = self.args.threshold.unwrap_or(0.0);
         let evidence = format!(
-            "{} {:+.2}% (p={}, {rounds} rounds a side; alpha {alpha})",
+            "{} {:+.2}% (p={}{tested}, {rounds} rounds a side; alpha {alpha})",
             self.metric,
             ends.change,
             search::p_text(ends.p)
@@ -159,12 +166,24 @@ impl Bisection<'_> {
         let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
         match ends.show {
             EndsShow::Worse => None,
-            EndsShow::Better => Some(format!(
+            EndsShow::Better => Some(Error::Failed(format!(
                 "the bad end is better than the good one: {evidence}; nothing got worse \
                  between them, so no commit is blamed{busy}"
-            )),
-            EndsShow::WithinNoise => {
-                let threshold = self.args.threshold.unwrap_or(0.0);
+            ))),
+            EndsShow::Within => {
+                let least = match ends.p.is_nan() {
+                    true => format!(
+                        "the counting floor ({}%)",
+                        crate::analyze::counted::FLOOR_PERCENT.max(threshold)
+                    ),
+                    false => format!("{threshold}%"),
+                };
+                Some(Error::Failed(format!(
+                    "good and bad do not differ by {least} or more: {evidence}: no commit is \
+                     blamed{busy}"
+                )))
+            }
+            EndsShow::Undecided => {
                 let pairs = bad.iter().zip(good).map(|(&b, &g)| (b, g));
                 let advice = log_spread(pairs)
                     .filter(|_| ends.for_the_worse && ends.change.abs() >= threshold)
@@ -178,14 +197,14 @@ impl Bisection<'_> {
                         format!("; about {n} rounds a side (--rounds {n}{more}) would tell it")
                     })
                     .unwrap_or_default();
-                Some(format!(
-                    "good and bad do not differ beyond noise{}: {evidence}: no commit is \
-                     blamed{advice}{busy}",
+                Some(Error::Undecided(format!(
+                    "undecided: the ends' rounds cannot tell whether bad is worse than good{}: \
+                     {evidence}: no commit is blamed{advice}{busy}",
                     self.args
                         .threshold
-                        .map(|t| format!(" and {t}%"))
+                        .map(|t| format!(" by {t}% or more"))
                         .unwrap_or_default(),
-                ))
+                )))
             }
         }
     }

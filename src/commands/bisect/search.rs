@@ -15,8 +15,8 @@ impl Bisection<'_> {
         };
         let mut tested = vec![good, bad];
         if let Some(why) = why_not {
-            notes.push(Note::warning(why.clone()));
-            return (tested, notes, Err(Error::Failed(why)));
+            notes.push(Note::warning(why.to_string()));
+            return (tested, notes, Err(why));
         }
         let mut search = Search::new(self.commits.len());
         let mut step = 0;
