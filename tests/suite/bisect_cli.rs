@@ -63,6 +63,15 @@ fn checkouts_left(repo: &Path) -> usize {
 /// `latkit bisect OPTIONS --dir REPO -- HARNESS`, run to its end, alone.
 fn bisect(repo: &Path, options: &[&str], harness: &[&str]) -> std::process::Output {
     let _cores = crate::common::measuring();
+    bisect_holding_the_cores(repo, options, harness)
+}
+
+/// The same, for a test that holds the cores already.
+fn bisect_holding_the_cores(
+    repo: &Path,
+    options: &[&str],
+    harness: &[&str],
+) -> std::process::Output {
     latkit()
         .arg("bisect")
         .args(options)
@@ -180,9 +189,9 @@ fn go_bisect_names_the_commit_that_made_it_slower() {
 fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
     let repo = go_history();
     let out = {
-        let _load = crate::common::BurstyLoad::start(0x5eed_b15e);
+        let _load = crate::common::BurstyLoad::alone(0x5eed_b15e);
         let options = ["--good", "HEAD~12", "--bad", "HEAD", "--format", "json"];
-        bisect(repo.path(), &options, &GO)
+        bisect_holding_the_cores(repo.path(), &options, &GO)
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     let report: Value =
@@ -230,8 +239,9 @@ fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
 fn by_counted_instructions_a_bisection_beside_load_names_the_commit_and_its_size() {
     crate::common::peer("valgrind", "apt-get install valgrind");
     let repo = go_history();
+    // Beside the other busy tests: counts do not mind what runs beside them (but a measurement
+    // would mind the load).
     let _load = crate::common::BurstyLoad::start(0xb15e_00c7);
-    // No measuring lock: counts do not mind what runs beside them.
     let out = latkit()
         .args([
             "bisect", "--good", "HEAD~12", "--bad", "HEAD", "--format", "json",

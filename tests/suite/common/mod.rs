@@ -442,14 +442,33 @@ pub fn busy() -> std::sync::RwLockReadGuard<'static, ()> {
 
 /// Load that comes and goes, as on a shared CI runner: every 0.5-2 s its busy loops (`sh`
 /// processes spinning) are killed and 0-4 new ones started, in a sequence fixed by `seed`,
-/// until it is dropped.
+/// until it is dropped. It holds the cores while it runs: shared ([`BurstyLoad::start`], for a
+/// test whose figures load cannot move) or alone ([`BurstyLoad::alone`], for a measurement
+/// under load; the test then measures without taking them again). Started before its test
+/// held them, it ran beside another test's measurement, and that test failed.
 pub struct BurstyLoad {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    _shared: Option<std::sync::RwLockReadGuard<'static, ()>>,
+    _alone: Option<std::sync::RwLockWriteGuard<'static, ()>>,
 }
 
 impl BurstyLoad {
+    /// The load beside the other busy tests, never beside a measurement.
     pub fn start(seed: u64) -> BurstyLoad {
+        BurstyLoad::spin(seed, Some(busy()), None)
+    }
+
+    /// The load with the cores to itself and the test that holds it.
+    pub fn alone(seed: u64) -> BurstyLoad {
+        BurstyLoad::spin(seed, None, Some(measuring()))
+    }
+
+    fn spin(
+        seed: u64,
+        _shared: Option<std::sync::RwLockReadGuard<'static, ()>>,
+        _alone: Option<std::sync::RwLockWriteGuard<'static, ()>>,
+    ) -> BurstyLoad {
         interop_only("BurstyLoad");
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -490,6 +509,8 @@ impl BurstyLoad {
         BurstyLoad {
             stop,
             thread: Some(thread),
+            _shared,
+            _alone,
         }
     }
 }
