@@ -4,7 +4,7 @@
 //! against a directory laid out like tracefs, whose instance `latkit` has a `trace_pipe` FIFO
 //! the test writes timerlat's lines into, as the kernel would. A directory cannot make an
 //! instance's files on `mkdir` as tracefs does, so the fake has latkit's instances already
-//! (as a latkit killed before it could remove them leaves them). `kernel_guest` runs the
+//! (as a latkit killed before it could remove them leaves them). `booted_kernel` runs the
 //! modes on a real timerlat kernel.
 
 use crate::common::{Job, latkit};
