@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::model::{BenchName, Benchmark};
 use crate::spec::suite::AttributionSpec;
-use globset::{Glob, GlobMatcher, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobMatcher, GlobSetBuilder};
 use rustc_hash::FxHashMap;
 
 /// A benchmark-name glob.
@@ -12,6 +12,26 @@ pub struct Pattern {
     pub glob: String,
     compiled: Glob,
     matcher: GlobMatcher,
+}
+
+/// The forms of a benchmark's name a pattern is tried on, as [`Pattern::matches`] says.
+struct NameForms<'a> {
+    path: Candidate<'a>,
+    short: Candidate<'a>,
+    full: &'a str,
+}
+
+impl NameForms<'_> {
+    /// `name`'s forms, made once for all the patterns `tried` on them (a table has 100,000
+    /// rows, and each pattern made its own before).
+    fn with<T>(name: &BenchName, tried: impl FnOnce(&NameForms) -> T) -> T {
+        let (path, short) = (name.path.join("/"), name.short_name());
+        tried(&NameForms {
+            path: Candidate::new(&path),
+            short: Candidate::new(&short),
+            full: &name.full_name,
+        })
+    }
 }
 
 impl Pattern {
@@ -30,9 +50,13 @@ impl Pattern {
     /// written out as the harness printed it (`BenchmarkEncode/small-8`, pasted from `go
     /// test`), as [`Pattern::matching_each`] takes it.
     pub fn matches(&self, name: &BenchName) -> bool {
-        self.matcher.is_match(name.path.join("/"))
-            || self.matcher.is_match(name.short_name())
-            || self.glob == name.full_name
+        NameForms::with(name, |forms| self.matches_forms(forms))
+    }
+
+    fn matches_forms(&self, forms: &NameForms) -> bool {
+        self.matcher.is_match_candidate(&forms.path)
+            || self.matcher.is_match_candidate(&forms.short)
+            || self.glob == forms.full
     }
 
     /// For each of `patterns`, in order, the benchmarks it matches as [`Pattern::matches`]
@@ -123,25 +147,34 @@ impl Attribution {
 
     /// The first role whose pattern matches; the part and rest roles take precedence.
     pub fn role_of(&self, name: &BenchName) -> Option<Role> {
-        if self.part.matches(name) {
-            Some(Role::Part)
-        } else if self.rest.matches(name) {
-            Some(Role::Rest)
-        } else {
-            self.composites
-                .iter()
-                .find(|(p, _)| p.matches(name))
-                .map(|(_, n)| Role::Composite(*n))
-        }
+        NameForms::with(name, |forms| {
+            if self.part.matches_forms(forms) {
+                Some(Role::Part)
+            } else if self.rest.matches_forms(forms) {
+                Some(Role::Rest)
+            } else {
+                self.composites
+                    .iter()
+                    .find(|(p, _)| p.matches_forms(forms))
+                    .map(|(_, n)| Role::Composite(*n))
+            }
+        })
     }
 
     /// Whether a preset fits: the part and at least one other role are present.
     pub fn fits(&self, benchmarks: &[Benchmark]) -> bool {
-        let roles: Vec<Role> = benchmarks
-            .iter()
-            .filter_map(|b| self.role_of(&b.name))
-            .collect();
-        roles.contains(&Role::Part) && roles.iter().any(|r| *r != Role::Part)
+        let (mut part, mut other) = (false, false);
+        for role in benchmarks.iter().filter_map(|b| self.role_of(&b.name)) {
+            if role == Role::Part {
+                part = true;
+            } else {
+                other = true;
+            }
+            if part && other {
+                return true;
+            }
+        }
+        false
     }
 
     /// The role patterns that match none of `names`, for the "missing roles" note.

@@ -7,8 +7,10 @@ use crate::ingest::json_split::{part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, Summary, new_run};
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::io::BufRead;
 
 pub struct PytestBenchmark;
@@ -37,14 +39,106 @@ struct Stats {
     iterations: Option<u64>,
     /// Every round's time (`--benchmark-save-data`); a shortened list carries a text marker.
     #[serde(default)]
-    data: Option<Vec<Value>>,
+    data: Option<Rounds>,
+}
+
+/// `stats.data` as it is parsed: the numbers straight into one vector (a list of JSON values
+/// took four times the memory and a copy), or `Shortened` when an entry is no number.
+enum Rounds {
+    All(Vec<f64>),
+    Shortened,
+}
+
+impl<'de> Deserialize<'de> for Rounds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Rounds, D::Error> {
+        deserializer.deserialize_seq(RoundsVisitor)
+    }
+}
+
+struct RoundsVisitor;
+
+impl<'de> Visitor<'de> for RoundsVisitor {
+    type Value = Rounds;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of round times")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Rounds, A::Error> {
+        let mut times = Vec::new();
+        let mut all = true;
+        while let Some(entry) = seq.next_element::<Entry>()? {
+            match entry.0 {
+                Some(time) if all => times.push(time),
+                _ => all = false,
+            }
+        }
+        Ok(if all {
+            Rounds::All(times)
+        } else {
+            Rounds::Shortened
+        })
+    }
+}
+
+/// One entry of `stats.data`: its number, or `None` for anything else (which is skipped).
+struct Entry(Option<f64>);
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Entry, D::Error> {
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+struct EntryVisitor;
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = Entry;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a round's time")
+    }
+
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Entry, E> {
+        Ok(Entry(Some(v)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Entry, E> {
+        Ok(Entry(Some(v as f64)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Entry, E> {
+        Ok(Entry(Some(v as f64)))
+    }
+
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Entry, E> {
+        Ok(Entry(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Entry, E> {
+        Ok(Entry(None))
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<Entry, E> {
+        Ok(Entry(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Entry, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| Entry(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Entry, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| Entry(None))
+    }
 }
 
 impl Stats {
-    /// Every round's time, when `data` holds all of them as numbers.
-    fn rounds(&self) -> Option<Vec<f64>> {
-        let data = self.data.as_ref().filter(|d| !d.is_empty())?;
-        data.iter().map(Value::as_f64).collect()
+    /// Every round's time, when `data` holds all of them as numbers (taken out of `self`).
+    fn rounds(&mut self) -> Option<Vec<f64>> {
+        match self.data.take()? {
+            Rounds::All(times) if !times.is_empty() => Some(times),
+            _ => None,
+        }
     }
 
     /// The file's own summary, for a benchmark saved without its rounds.
@@ -121,7 +215,7 @@ impl InputFormat for PytestBenchmark {
                 serde_json::from_slice::<Benchmark>(bytes)
                     .map_err(|e| part_refused(path, line, EXPECTED, &e))
             },
-            |benchmark| rows.add(&benchmark),
+            |benchmark| rows.add(benchmark),
         )?;
         let Rows {
             builder,
@@ -187,7 +281,7 @@ impl<'a> Rows<'a> {
         }
     }
 
-    fn add(&mut self, b: &Benchmark) {
+    fn add(&mut self, b: Benchmark) {
         if self.failed.is_none()
             && let Err(e) = self.record(b)
         {
@@ -195,33 +289,31 @@ impl<'a> Rows<'a> {
         }
     }
 
-    fn record(&mut self, b: &Benchmark) -> Result<()> {
+    fn record(&mut self, mut b: Benchmark) -> Result<()> {
         let (path, builder) = (self.path, &mut self.builder);
         let name = b.fullname.as_deref().unwrap_or(&b.name);
         let bench = builder.benchmark(name, None, BenchName::plain);
         let rounds = b.stats.rounds();
-        let times = match &rounds {
-            Some(data) => data.clone(),
-            None => {
-                self.summarised += 1;
-                vec![b.stats.median]
-            }
-        };
+        let summarised = rounds.is_none();
+        let times = rounds.unwrap_or_else(|| {
+            self.summarised += 1;
+            vec![b.stats.median]
+        });
         if times.iter().any(|t| !t.is_finite() || *t < 0.0) {
             return Err(Error::Input(format!(
                 "{path}: `{name}`: a time that is negative or not a number"
             )));
         }
         let refused = |e| Error::Input(format!("{path}: `{name}`: {e}"));
-        for t in times {
-            builder
-                .record_checked(bench, "time", "s", t)
-                .map_err(refused)?;
-            if let Some(n) = b.stats.iterations {
+        if let Some(n) = b.stats.iterations {
+            for _ in &times {
                 builder.record_iterations(bench, n);
             }
         }
-        if rounds.is_none() {
+        builder
+            .record_all_checked(bench, "time", "s", times)
+            .map_err(refused)?;
+        if summarised {
             builder.set_reported(bench, "time", b.stats.reported());
         }
         // Files older than `ops` give it as pytest-benchmark computes it: 1 / mean.
@@ -259,5 +351,30 @@ fn environment(machine: &BTreeMap<String, Value>) -> Environment {
             .into_iter()
             .collect(),
         ..Environment::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rounds(data: &str) -> Option<Vec<f64>> {
+        let mut stats: Stats =
+            serde_json::from_str(&format!(r#"{{"median": 1.5, "data": {data}}}"#)).unwrap();
+        stats.rounds()
+    }
+
+    #[test]
+    fn data_is_every_round_only_when_every_entry_is_a_number() {
+        assert_eq!(
+            rounds("[1.5, 2, -3, 4e-6]"),
+            Some(vec![1.5, 2.0, -3.0, 4e-6])
+        );
+        // pytest-benchmark's marker for a shortened list, and any other non-number, anywhere.
+        assert_eq!(rounds(r#"[1.5, "... 30 more ...", 2.5]"#), None);
+        assert_eq!(rounds(r#"[1.5, [2.5], {"a": [1]}, true, null]"#), None);
+        assert_eq!(rounds("[]"), None);
+        assert_eq!(rounds("null"), None);
+        assert!(serde_json::from_str::<Stats>(r#"{"median": 1, "data": 5}"#).is_err());
     }
 }
