@@ -4,13 +4,20 @@ use crate::common::{json_of, latkit, metric};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::fs;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-/// Timer tests measure the machine: running two at once would disturb both.
-fn one_timer_at_a_time() -> MutexGuard<'static, ()> {
-    static TIMER: Mutex<()> = Mutex::new(());
-    TIMER.lock().unwrap_or_else(|p| p.into_inner())
+/// Timers that sleep between wake-ups may run side by side (these tests check structure and
+/// invariants, which hold under load; run one by one they were the suite's last, idle minute);
+/// one that busy-waits on every CPU runs alone.
+static TIMERS: RwLock<()> = RwLock::new(());
+
+fn sleeping_timer() -> RwLockReadGuard<'static, ()> {
+    TIMERS.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn timer_alone() -> RwLockWriteGuard<'static, ()> {
+    TIMERS.write().unwrap_or_else(|p| p.into_inner())
 }
 
 fn f(v: &Value) -> f64 {
@@ -56,7 +63,7 @@ fn check_distribution(bench: &Value, periods: u64) {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn two_seconds_at_1000_us_structure_and_invariants() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let doc = json_of(latkit().args([
         "timer", "-T", "2", "-p", "1000", "--format", "json", "-q", "-s", "--warmup", "1",
     ]));
@@ -109,7 +116,7 @@ fn two_seconds_at_1000_us_structure_and_invariants() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn xenomai_output_histograms_gnuplot_and_hgrm() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let dir = tempfile::tempdir().unwrap();
     let (gp, hg) = (dir.path().join("lat.gp"), dir.path().join("lat.hgrm"));
     let out = crate::common::stdout_of(
@@ -189,7 +196,7 @@ fn xenomai_output_histograms_gnuplot_and_hgrm() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn several_cpus_and_busy_wait() {
-    let _turn = one_timer_at_a_time();
+    let _turn = timer_alone();
     let doc = json_of(latkit().args([
         "timer", "-T", "1", "-p", "1000", "-c", "all", "--timer", "busy", "--format", "json", "-q",
     ]));
@@ -210,7 +217,7 @@ fn several_cpus_and_busy_wait() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn interrupt_writes_a_complete_result_and_exits_130() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("timer.json");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
@@ -238,7 +245,7 @@ fn interrupt_writes_a_complete_result_and_exits_130() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn max_and_break_thresholds_exit_1() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     latkit()
         .args(["timer", "-T", "1", "-p", "1000", "-q", "-m", "0.001"])
         .assert()
@@ -331,7 +338,7 @@ fn doctor_prints_every_check_with_advice_for_problems() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn measurements_record_the_doctor_checks() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let doc = json_of(latkit().args(["timer", "-T", "1", "-p", "1000", "--format", "json", "-q"]));
     let checks = doc["runs"][0]["environment"]["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 14);
@@ -344,7 +351,7 @@ fn measurements_record_the_doctor_checks() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let tracing_on = "/sys/kernel/tracing/tracing_on";
     let before = fs::read_to_string(tracing_on).unwrap_or_else(|_| "1".into());
     let assert = latkit()
@@ -379,7 +386,7 @@ fn freeze_trace_marks_the_kernel_trace_or_says_why_not() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn missing_privileges_are_warned_once_and_measuring_goes_on() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     // Drop to an unprivileged user: no SCHED_FIFO, no /dev/cpu_dma_latency, small memlock.
     // The binary is copied where that user can reach it, wherever this checkout lives.
     let nobody = crate::common::Nobody::new();
@@ -445,7 +452,7 @@ fn missing_privileges_are_warned_once_and_measuring_goes_on() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latkit"))
         .args(["timer", "-T", "0", "-p", "1000"])
         .stdout(std::process::Stdio::piped())
@@ -479,7 +486,7 @@ fn a_reader_that_goes_away_ends_an_endless_run_quietly() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn several_sinks_at_once_from_one_run() {
-    let _turn = one_timer_at_a_time();
+    let _turn = sleeping_timer();
     // Xenomai's text live on stdout, the JSON, the .hgrm and the gnuplot file from one run.
     let dir = tempfile::tempdir().unwrap();
     let (json, hgrm, plot) = (
@@ -642,6 +649,7 @@ fn a_refused_priority_is_said_first_and_not_claimed() {
     ignore = "the timer probe on the real clock; `--features interop` runs it"
 )]
 fn rt_throttling_of_a_busy_thread_is_warned() {
+    let _turn = timer_alone();
     let limit = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
     let stderr_of = |out: std::process::Output| {
         assert!(
