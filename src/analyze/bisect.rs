@@ -239,17 +239,25 @@ pub enum EndsShow {
     Undecided,
 }
 
-/// The ends compared: the change from good to bad (percent) and its p: two-sided, or for
-/// [`EndsShow::Within`] the one-sided p that it is worse by less than the threshold.
+/// The ends compared: the change from good to bad (percent) and its p.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ends {
     pub change: f64,
+    /// Two-sided; for [`EndsShow::Within`] the one-sided p that bad is worse by less than the
+    /// threshold; NaN for counted ends, which their size decides ([`Ends::counted`]).
     pub p: f64,
     /// Whether the change is for the worse, significant or not.
     pub for_the_worse: bool,
     pub show: EndsShow,
     /// Whether the rounds were paired (measured together) or two samples (stored apart).
     pub paired: bool,
+}
+
+impl Ends {
+    /// Whether the ends were compared by their counts, decided by size with no test.
+    pub fn counted(&self) -> bool {
+        self.p.is_nan()
+    }
 }
 
 /// Compares the ends' rounds once, at two-sided `alpha`: testing again after every added
@@ -314,7 +322,7 @@ pub fn compare_counted_ends(good: &[f64], bad: &[f64], scale: Scale) -> Option<E
     }
     let (g, b) = (median(&mut good.to_vec()), median(&mut bad.to_vec()));
     let change = (b / g - 1.0) * 100.0;
-    let least = counted::FLOOR_PERCENT.max(scale.threshold);
+    let least = counted::least_change(scale.threshold);
     let worse = scale.worse_log(b, g);
     let show = if worse > (1.0 + least / 100.0).ln() {
         EndsShow::Worse
@@ -336,7 +344,7 @@ pub fn compare_counted_ends(good: &[f64], bad: &[f64], scale: Scale) -> Option<E
 /// more than the counting floor (and the threshold), else good when bad is worse than it by
 /// as much; `None` when it lies within that of both (the change is spread over commits).
 pub fn judge_counted(good: f64, mid: f64, bad: f64, scale: Scale) -> Judged {
-    let least = (1.0 + counted::FLOOR_PERCENT.max(scale.threshold) / 100.0).ln();
+    let least = (1.0 + counted::least_change(scale.threshold) / 100.0).ln();
     let side = if scale.worse_log(mid, good) > least {
         Some(Side::Bad)
     } else if scale.worse_log(bad, mid) > least {

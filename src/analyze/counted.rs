@@ -48,6 +48,11 @@ pub fn decided(metric: &str, before: &[f64], after: &[f64]) -> bool {
         && agree(after)
 }
 
+/// The least change that counts decide, in %: the floor, or a larger `threshold`.
+pub fn least_change(threshold: f64) -> f64 {
+    FLOOR_PERCENT.max(threshold)
+}
+
 /// Whether a change of `percent` lies beyond the floor.
 pub fn beyond_floor(percent: f64) -> bool {
     percent.abs() > FLOOR_PERCENT

@@ -152,7 +152,7 @@ impl Bisection<'_> {
     fn why_not_bisect(&self, ends: &Ends, good: &[f64], bad: &[f64], alpha: f64) -> Option<Error> {
         let rounds = good.len().min(bad.len());
         // Within the threshold, p is that of "worse by less", not of a change.
-        let tested = match ends.show == EndsShow::Within && !ends.p.is_nan() {
+        let tested = match ends.show == EndsShow::Within && !ends.counted() {
             true => " that it is worse by less",
             false => "",
         };
@@ -171,10 +171,10 @@ impl Bisection<'_> {
                  between them, so no commit is blamed{busy}"
             ))),
             EndsShow::Within => {
-                let least = match ends.p.is_nan() {
+                let least = match ends.counted() {
                     true => format!(
                         "the counting floor ({}%)",
-                        crate::analyze::counted::FLOOR_PERCENT.max(threshold)
+                        crate::analyze::counted::least_change(threshold)
                     ),
                     false => format!("{threshold}%"),
                 };

@@ -100,17 +100,7 @@ impl Bisection<'_> {
     fn undecided(&self, t: &Tested, search: &Search, tested: &[Tested]) -> String {
         let commit = &self.commits[t.commit];
         let judged = t.judged.as_ref().expect("an undecided commit was measured");
-        let advice = match t.needed {
-            Some(n) => format!(
-                "about {n} rounds would place it (--max-rounds {n}), or `--guess` goes on with \
-                 the end it moved less from"
-            ),
-            None => format!(
-                "its change from good and bad's from it both lie within --threshold {}%: the \
-                 change is spread over several commits, none beyond the threshold alone",
-                self.args.threshold.unwrap_or(0.0)
-            ),
-        };
+        let advice = undecided_advice(t.needed, t.rounds, self.args.threshold);
         let busy = self.busy().map(|b| format!("; {b}")).unwrap_or_default();
         format!(
             "undecided: {} ({}) could not be placed within --max-rounds {}: {} {:+.2}% from good \
@@ -181,7 +171,7 @@ impl Bisection<'_> {
                  from the ends' counts, which agreed run to run (beyond {}% is a change); {} \
                  checkouts built (the ends included) for {} commits",
                 steps.len(),
-                crate::analyze::counted::FLOOR_PERCENT.max(self.args.threshold.unwrap_or(0.0)),
+                crate::analyze::counted::least_change(self.args.threshold.unwrap_or(0.0)),
                 tested.len(),
                 self.commits.len()
             )),
@@ -277,6 +267,27 @@ impl Bisection<'_> {
 }
 
 /// A p-value as the table shows it: `counted` where the figure was placed by a count's size.
+/// What would place an undecided commit: more rounds when the rounds' spread says how many
+/// (fewer than were run means the spread is too uneven to say: the estimate assumes rounds
+/// that scatter evenly), or why no number of rounds would.
+fn undecided_advice(needed: Option<u64>, rounds: usize, threshold: Option<f64>) -> String {
+    const GUESS: &str = "`--guess` goes on with the end it moved less from";
+    match needed {
+        Some(n) if n > rounds as u64 => {
+            format!("about {n} rounds would place it (--max-rounds {n}), or {GUESS}")
+        }
+        Some(_) => format!(
+            "its rounds scatter too unevenly to say how many more would place it: counted \
+             instructions (`--measure instructions`) do not scatter so, or {GUESS}"
+        ),
+        None => format!(
+            "its change from good and bad's from it both lie within --threshold {}%: the \
+             change is spread over several commits, none beyond the threshold alone",
+            threshold.unwrap_or(0.0)
+        ),
+    }
+}
+
 pub(super) fn p_text(p: f64) -> String {
     match p.is_nan() {
         true => "counted".into(),
@@ -303,5 +314,28 @@ fn verdict(t: &Tested) -> String {
         (None, Some((side, Basis::Test))) => side.name().to_string(),
         (None, None) if t.undecided() => "undecided".into(),
         (None, None) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::undecided_advice;
+
+    #[test]
+    fn advice_never_asks_for_fewer_rounds_than_were_run() {
+        let more = undecided_advice(Some(48), 30, None);
+        assert!(
+            more.starts_with("about 48 rounds would place it (--max-rounds 48)"),
+            "{more}"
+        );
+        // An estimate of 8 after 30 rounds that did not place it: the estimate is no guide.
+        for needed in [8, 30] {
+            let uneven = undecided_advice(Some(needed), 30, None);
+            assert!(!uneven.contains("--max-rounds"), "{uneven}");
+            assert!(uneven.contains("`--measure instructions`"), "{uneven}");
+            assert!(uneven.contains("`--guess`"), "{uneven}");
+        }
+        let within = undecided_advice(None, 30, Some(5.0));
+        assert!(within.contains("within --threshold 5%"), "{within}");
     }
 }
