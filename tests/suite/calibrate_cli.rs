@@ -44,6 +44,8 @@ fn row<'a>(report: &'a Value, bench: &str, metric: &str) -> &'a Vec<Value> {
     ignore = "real processes on the real clock; src/cli/in_process.rs holds its logic; `--features interop` runs it"
 )]
 fn exec_against_itself_saves_a_floor_that_gates_then_heed() {
+    // Its runs spawn processes for seconds: never beside another test's measurement.
+    let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
     let report = calibration(
         "--rounds 5 --effect 2% --save floor.json -- exec --runs 10",

@@ -374,6 +374,8 @@ fn benchstat_testdata_row_for_row() {
     ignore = "needs go and benchstat; `--features interop` runs it"
 )]
 fn benchstat_on_a_real_go_pair() {
+    // go builds and benchmarks: never beside another test's measurement.
+    let _cores = crate::common::busy();
     let dir = tempfile::tempdir().unwrap();
     let module = dir.path().join("pair");
     std::fs::create_dir(&module).unwrap();

@@ -449,26 +449,37 @@ pub fn busy() -> std::sync::RwLockReadGuard<'static, ()> {
 pub struct BurstyLoad {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
-    _shared: Option<std::sync::RwLockReadGuard<'static, ()>>,
-    _alone: Option<std::sync::RwLockWriteGuard<'static, ()>>,
+    /// Released after the loops stop (fields drop after [`Drop::drop`]).
+    _cores: HeldCores,
+}
+
+/// How a [`BurstyLoad`] holds the cores.
+enum HeldCores {
+    Shared {
+        _guard: std::sync::RwLockReadGuard<'static, ()>,
+    },
+    Alone {
+        _guard: std::sync::RwLockWriteGuard<'static, ()>,
+    },
 }
 
 impl BurstyLoad {
     /// The load beside the other busy tests, never beside a measurement.
     pub fn start(seed: u64) -> BurstyLoad {
-        BurstyLoad::spin(seed, Some(busy()), None)
+        BurstyLoad::spin(seed, HeldCores::Shared { _guard: busy() })
     }
 
     /// The load with the cores to itself and the test that holds it.
     pub fn alone(seed: u64) -> BurstyLoad {
-        BurstyLoad::spin(seed, None, Some(measuring()))
+        BurstyLoad::spin(
+            seed,
+            HeldCores::Alone {
+                _guard: measuring(),
+            },
+        )
     }
 
-    fn spin(
-        seed: u64,
-        _shared: Option<std::sync::RwLockReadGuard<'static, ()>>,
-        _alone: Option<std::sync::RwLockWriteGuard<'static, ()>>,
-    ) -> BurstyLoad {
+    fn spin(seed: u64, cores: HeldCores) -> BurstyLoad {
         interop_only("BurstyLoad");
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -509,8 +520,7 @@ impl BurstyLoad {
         BurstyLoad {
             stop,
             thread: Some(thread),
-            _shared,
-            _alone,
+            _cores: cores,
         }
     }
 }
