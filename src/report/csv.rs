@@ -42,21 +42,32 @@ impl Reporter for Csv {
         line.extend(headers.iter().map(|h| quote(h)));
         writeln!(out, "{}", line.join(","))?;
         for table in &report.tables {
-            for row in &table.rows {
-                line.clear();
-                line.push(quote(table.title.as_deref().unwrap_or("")));
-                line.push(table.cycle.map(|c| c.to_string()).unwrap_or_default());
-                for header in &headers {
-                    let cell = table
+            // Each header's column in this table, found once for all its rows (a table may
+            // have 100,000, and a header is made anew each time it is asked for).
+            let placed: Vec<Option<usize>> = headers
+                .iter()
+                .map(|h| {
+                    table
                         .columns
                         .iter()
-                        .position(|c| c.header_with_unit() == *header);
-                    line.push(
-                        cell.map(|i| quote(&value(&row.cells[i], &table.columns[i])))
-                            .unwrap_or_default(),
-                    );
+                        .position(|c| c.header_with_unit() == *h)
+                })
+                .collect();
+            let title = quote(table.title.as_deref().unwrap_or(""));
+            let cycle = table.cycle.map(|c| c.to_string()).unwrap_or_default();
+            for row in &table.rows {
+                write!(out, "{title},{cycle}")?;
+                for at in &placed {
+                    match at {
+                        Some(i) => write!(
+                            out,
+                            ",{}",
+                            quote(&value(&row.cells[*i], &table.columns[*i]))
+                        )?,
+                        None => out.write_all(b",")?,
+                    }
                 }
-                writeln!(out, "{}", line.join(","))?;
+                writeln!(out)?;
             }
         }
         for note in note_lines(report, &reader) {
