@@ -162,19 +162,20 @@ impl Attribution {
     }
 
     /// Whether a preset fits: the part and at least one other role are present.
-    pub fn fits(&self, benchmarks: &[Benchmark]) -> bool {
-        let (mut part, mut other) = (false, false);
-        for role in benchmarks.iter().filter_map(|b| self.role_of(&b.name)) {
-            if role == Role::Part {
-                part = true;
-            } else {
-                other = true;
-            }
-            if part && other {
-                return true;
-            }
-        }
-        false
+    /// All the roles' patterns are tried at once ([`Pattern::matching_each`]): a preset is
+    /// tried on every run, and a run may hold 100,000 benchmarks that match none.
+    pub fn fits(&self, benchmarks: &[Benchmark]) -> Result<bool> {
+        let mut patterns = vec![&self.part, &self.rest];
+        patterns.extend(self.composites.iter().map(|(p, _)| p));
+        let found = Pattern::matching_each(&patterns, benchmarks.iter())?;
+        // A benchmark the part matches has that role, whatever else matches it.
+        let address = |b: &&Benchmark| std::ptr::from_ref::<Benchmark>(*b) as usize;
+        let parts: rustc_hash::FxHashSet<usize> = found[0].iter().map(address).collect();
+        Ok(!parts.is_empty()
+            && found[1..]
+                .iter()
+                .flatten()
+                .any(|b| !parts.contains(&address(b))))
     }
 
     /// The role patterns that match none of `names`, for the "missing roles" note.
@@ -259,6 +260,39 @@ mod tests {
         }
         let counts: Vec<usize> = together.iter().map(Vec::len).collect();
         assert_eq!(counts, [1, 1, 2, 1, 1, 1, 0, 1]);
+    }
+
+    fn run_of(names: &[&str]) -> Vec<Benchmark> {
+        let mut builder = crate::model::RunBuilder::default();
+        for n in names {
+            builder.benchmark(n, None, BenchName::parse_go);
+        }
+        builder.finish()
+    }
+
+    #[test]
+    fn a_preset_fits_with_its_part_and_another_role_as_role_of_gives_them() {
+        let a = Attribution::compile(&input_latency_preset()).unwrap();
+        let fits = |names: &[&str]| {
+            let run = run_of(names);
+            let by_roles = run.iter().any(|b| a.role_of(&b.name) == Some(Role::Part))
+                && run
+                    .iter()
+                    .any(|b| a.role_of(&b.name).is_some_and(|r| r != Role::Part));
+            let fits = a.fits(&run).unwrap();
+            assert_eq!(fits, by_roles, "{names:?}");
+            fits
+        };
+        assert!(fits(&["B/1_Go-Client-Write-8", "B/3_E2E-InputDelay-8"]));
+        assert!(fits(&[
+            "B/2_InputDelay-Without-Client-8",
+            "B/1_Go-Client-Write-8"
+        ]));
+        // One name the part and the rest both match is the part alone.
+        assert!(!fits(&["B/1_Client-Write-Without-Client-8"]));
+        assert!(!fits(&["B/1_Go-Client-Write-8", "BenchmarkOther-8"]));
+        assert!(!fits(&["B/2_InputDelay-Without-Client-8"]));
+        assert!(!fits(&[]));
     }
 
     #[test]

@@ -116,7 +116,10 @@ pub fn build_report(
     };
     let mut tables = Vec::new();
     for (run_index, run) in runs.iter().enumerate() {
-        let fitting = preset.as_ref().filter(|p| p.fits(&run.benchmarks));
+        let fitting = match &preset {
+            Some(p) if p.fits(&run.benchmarks)? => Some(p),
+            _ => None,
+        };
         if let Some(p) = fitting {
             notes.push(Note::info(format!(
                 "attribution: the built-in {} (names match its roles; a suite file's \
