@@ -81,16 +81,12 @@ impl Pattern {
         let mut found = vec![Vec::new(); patterns.len()];
         let (mut hits, mut more) = (Vec::new(), Vec::new());
         for bench in benchmarks {
-            let name = &bench.name;
-            set.matches_into(name.path.join("/"), &mut hits);
-            set.matches_into(name.short_name(), &mut more);
-            hits.append(&mut more);
-            hits.extend(
-                by_full_name
-                    .get(name.full_name.as_str())
-                    .into_iter()
-                    .flatten(),
-            );
+            NameForms::with(&bench.name, |forms| {
+                set.matches_candidate_into(&forms.path, &mut hits);
+                set.matches_candidate_into(&forms.short, &mut more);
+                hits.append(&mut more);
+                hits.extend(by_full_name.get(forms.full).into_iter().flatten());
+            });
             hits.sort_unstable();
             hits.dedup();
             for &i in &hits {
@@ -169,13 +165,13 @@ impl Attribution {
         patterns.extend(self.composites.iter().map(|(p, _)| p));
         let found = Pattern::matching_each(&patterns, benchmarks.iter())?;
         // A benchmark the part matches has that role, whatever else matches it.
-        let address = |b: &&Benchmark| std::ptr::from_ref::<Benchmark>(*b) as usize;
-        let parts: rustc_hash::FxHashSet<usize> = found[0].iter().map(address).collect();
+        let parts: rustc_hash::FxHashSet<*const Benchmark> =
+            found[0].iter().map(|b| std::ptr::from_ref(*b)).collect();
         Ok(!parts.is_empty()
             && found[1..]
                 .iter()
                 .flatten()
-                .any(|b| !parts.contains(&address(b))))
+                .any(|b| !parts.contains(&std::ptr::from_ref(*b))))
     }
 
     /// The role patterns that match none of `names`, for the "missing roles" note.

@@ -7,7 +7,7 @@ use crate::ingest::json_split::{part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, Summary, new_run};
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,8 +67,9 @@ impl<'de> Visitor<'de> for RoundsVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Rounds, A::Error> {
         let mut times = Vec::new();
         let mut all = true;
-        while let Some(entry) = seq.next_element::<Entry>()? {
-            match entry.0 {
+        // A number is a `Value` held inline; only a marker's text is kept, then dropped.
+        while let Some(entry) = seq.next_element::<Value>()? {
+            match entry.as_f64() {
                 Some(time) if all => times.push(time),
                 _ => all = false,
             }
@@ -78,57 +79,6 @@ impl<'de> Visitor<'de> for RoundsVisitor {
         } else {
             Rounds::Shortened
         })
-    }
-}
-
-/// One entry of `stats.data`: its number, or `None` for anything else (which is skipped).
-struct Entry(Option<f64>);
-
-impl<'de> Deserialize<'de> for Entry {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Entry, D::Error> {
-        deserializer.deserialize_any(EntryVisitor)
-    }
-}
-
-struct EntryVisitor;
-
-impl<'de> Visitor<'de> for EntryVisitor {
-    type Value = Entry;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a round's time")
-    }
-
-    fn visit_f64<E>(self, v: f64) -> std::result::Result<Entry, E> {
-        Ok(Entry(Some(v)))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> std::result::Result<Entry, E> {
-        Ok(Entry(Some(v as f64)))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> std::result::Result<Entry, E> {
-        Ok(Entry(Some(v as f64)))
-    }
-
-    fn visit_str<E>(self, _: &str) -> std::result::Result<Entry, E> {
-        Ok(Entry(None))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Entry, E> {
-        Ok(Entry(None))
-    }
-
-    fn visit_unit<E>(self) -> std::result::Result<Entry, E> {
-        Ok(Entry(None))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Entry, A::Error> {
-        IgnoredAny.visit_seq(seq).map(|_| Entry(None))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Entry, A::Error> {
-        IgnoredAny.visit_map(map).map(|_| Entry(None))
     }
 }
 

@@ -266,7 +266,6 @@ impl Bisection<'_> {
     }
 }
 
-/// A p-value as the table shows it: `counted` where the figure was placed by a count's size.
 /// What would place an undecided commit: more rounds when the rounds' spread says how many
 /// (fewer than were run means the spread is too uneven to say: the estimate assumes rounds
 /// that scatter evenly), or why no number of rounds would.
@@ -288,6 +287,7 @@ fn undecided_advice(needed: Option<u64>, rounds: usize, threshold: Option<f64>) 
     }
 }
 
+/// A p-value as the table shows it: `counted` where the figure was placed by a count's size.
 pub(super) fn p_text(p: f64) -> String {
     match p.is_nan() {
         true => "counted".into(),
