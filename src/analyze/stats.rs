@@ -1,8 +1,8 @@
 //! Summaries of repeated measurements. Nothing is assumed about the distribution: the centre
 //! is the median and its confidence interval comes from order statistics (as benchstat does).
 
+use crate::model::Distribution;
 pub use crate::model::{Interval, Percentiles, Summary};
-use hdrhistogram::Histogram;
 use statrs::distribution::{Binomial, ContinuousCDF, Discrete, Normal};
 
 /// The confidence level reports use.
@@ -108,7 +108,7 @@ impl Summary {
 
 impl Percentiles {
     /// Tail percentiles of every recorded sample; `None` for an empty histogram.
-    pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
+    pub fn of(h: &Distribution) -> Option<Percentiles> {
         (!h.is_empty()).then(|| {
             let q = |quantile: f64| h.value_at_quantile(quantile) as f64;
             Percentiles {
@@ -146,7 +146,7 @@ impl Percentiles {
 impl Summary {
     /// Summarizes a distribution: centre and spread of every sample. There is no interval of
     /// the median here: the samples of one run are not independent repetitions.
-    pub fn of_histogram(h: &Histogram<u64>) -> Option<Summary> {
+    pub fn of_distribution(h: &Distribution) -> Option<Summary> {
         (!h.is_empty()).then(|| Summary {
             n: h.len() as usize,
             min: h.min() as f64,

@@ -63,13 +63,19 @@ impl InputFormat for Hlog {
             let at = match logs.iter().position(|(n, _, _)| *n == name) {
                 Some(at) => at,
                 None => {
-                    logs.push((name, Recorder::like_histogram(&interval), Vec::new()));
+                    logs.push((name, Recorder::like(&interval), Vec::new()));
                     logs.len() - 1
                 }
             };
             let (_, merged, maxima) = &mut logs[at];
-            merged.add_histogram(&interval);
-            maxima.push(interval.max() as f64 * HLOG_NS);
+            merged.add(&interval);
+            // The decoded histogram's max, as HdrHistogram's decoder sets it: the end of the
+            // highest bucket holding a count (values below the lowest discernible one too).
+            let max = match interval.is_empty() {
+                true => 0,
+                false => interval.highest_equivalent(interval.max()),
+            };
+            maxima.push(max as f64 * HLOG_NS);
         })?;
         if logs.is_empty() {
             return Err(Error::Input(format!(

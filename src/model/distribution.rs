@@ -3,7 +3,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 
@@ -56,12 +56,31 @@ impl Buckets {
         h
     }
 
-    /// HdrHistogram's `lowest_equivalent`, without a counts array: a value's bucket keeps its
-    /// top `sub_bucket_bits` bits, and no fewer than the first bucket's.
+    /// Bits of a value below its bucket's: a value's bucket keeps its top `sub_bucket_bits`
+    /// bits, and no fewer than the first bucket's.
+    fn shift(self, value: u64) -> u32 {
+        (64 - value.leading_zeros()).max(self.mask_bits) - self.sub_bucket_bits
+    }
+
+    /// HdrHistogram's `lowest_equivalent`, without a counts array.
     fn lowest_equivalent(self, value: u64) -> u64 {
-        let length = (64 - value.leading_zeros()).max(self.mask_bits);
-        let shift = length - self.sub_bucket_bits;
+        let shift = self.shift(value);
         (value >> shift) << shift
+    }
+
+    /// HdrHistogram's `highest_equivalent`: the last value of `value`'s bucket.
+    fn highest_equivalent(self, value: u64) -> u64 {
+        if value == u64::MAX {
+            return u64::MAX;
+        }
+        self.lowest_equivalent(value)
+            .saturating_add(1 << self.shift(value))
+            - 1
+    }
+
+    /// HdrHistogram's `median_equivalent`: the middle of `value`'s bucket, rounded up.
+    fn median_equivalent(self, value: u64) -> u64 {
+        self.lowest_equivalent(value) + ((1u64 << self.shift(value)) >> 1)
     }
 }
 
@@ -97,6 +116,72 @@ impl Distribution {
         self.counts.is_empty()
     }
 
+    // HdrHistogram's figures, worked out on the buckets held: the histogram they stand for
+    // walks its whole counts array for each (millions of slots for a wide 5-digit one).
+
+    /// HdrHistogram's `value_at_quantile`: the last value of the bucket where the count
+    /// reaches `quantile` of the samples (its first value for quantile 0).
+    pub fn value_at_quantile(&self, quantile: f64) -> u64 {
+        let quantile = if quantile > 1.0 { 1.0 } else { quantile };
+        let target = ((quantile * self.len() as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for &(value, count) in &self.counts {
+            seen = seen.saturating_add(count);
+            if seen >= target {
+                return if quantile == 0.0 {
+                    value
+                } else {
+                    self.buckets.highest_equivalent(value)
+                };
+            }
+        }
+        0
+    }
+
+    /// HdrHistogram's `min`: the first value of the lowest bucket held; 0 when empty.
+    pub fn min(&self) -> u64 {
+        self.counts.first().map_or(0, |&(value, _)| value)
+    }
+
+    /// HdrHistogram's `max`: the last value of the highest bucket held; 0 when empty.
+    pub fn max(&self) -> u64 {
+        match self.counts.last() {
+            Some(&(value, _)) if value > 0 => self.buckets.highest_equivalent(value),
+            _ => 0,
+        }
+    }
+
+    /// HdrHistogram's `mean`: each bucket counts at its middle, summed in its order.
+    pub fn mean(&self) -> f64 {
+        let total = self.len() as f64;
+        self.counts.iter().fold(0.0, |sum, &(value, count)| {
+            sum + self.buckets.median_equivalent(value) as f64 * count as f64 / total
+        })
+    }
+
+    /// HdrHistogram's `stdev`: of the buckets' middles, over every sample.
+    pub fn stdev(&self) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        let mean = self.mean();
+        let squares = self.counts.iter().fold(0.0, |sum, &(value, count)| {
+            let deviation = self.buckets.median_equivalent(value) as f64 - mean;
+            sum + (deviation * deviation) * count as f64
+        });
+        (squares / self.len() as f64).sqrt()
+    }
+
+    /// The first value of `value`'s bucket.
+    pub fn lowest_equivalent(&self, value: u64) -> u64 {
+        self.buckets.lowest_equivalent(value)
+    }
+
+    /// The last value of `value`'s bucket.
+    pub fn highest_equivalent(&self, value: u64) -> u64 {
+        self.buckets.highest_equivalent(value)
+    }
+
     /// Pools `other`'s samples into this distribution, in this one's buckets.
     pub fn add(&mut self, other: &Distribution) {
         let mut pooled = Recorder::like(self);
@@ -129,7 +214,8 @@ impl Recorder {
         }
     }
 
-    fn like(d: &Distribution) -> Recorder {
+    /// A recorder in the buckets of `d`.
+    pub fn like(d: &Distribution) -> Recorder {
         Recorder {
             buckets: d.buckets,
             counts: Default::default(),
@@ -154,6 +240,13 @@ impl Recorder {
         }
     }
 
+    /// Records every sample of `d`, at the lowest value of its bucket there.
+    pub fn add(&mut self, d: &Distribution) {
+        for &(value, count) in &d.counts {
+            self.record_n(value, count);
+        }
+    }
+
     pub fn record_n(&mut self, value: u64, count: u64) {
         if count > 0 {
             let slot = self
@@ -173,9 +266,22 @@ impl Recorder {
     }
 
     pub fn finish(self) -> Distribution {
-        Distribution {
+        let held = Distribution {
             buckets: self.buckets,
             counts: self.counts.into_iter().collect(),
+        };
+        // Past half of u64 HdrHistogram's counts stop growing and values count at its top:
+        // the buckets become those it keeps, so that every figure is the one it gives.
+        match held.counts.last() {
+            Some(&(largest, _)) if largest > u64::MAX / 2 => {
+                let mut recorder = Recorder::like(&held);
+                recorder.add_histogram(&held.histogram());
+                Distribution {
+                    buckets: recorder.buckets,
+                    counts: recorder.counts.into_iter().collect(),
+                }
+            }
+            _ => held,
         }
     }
 }
@@ -194,15 +300,13 @@ impl Serialize for Distribution {
 impl<'de> Deserialize<'de> for Distribution {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        decode_histogram(&text)
-            .map(|h| Distribution::of(&h))
-            .map_err(serde::de::Error::custom)
+        decode_histogram(&text).map_err(serde::de::Error::custom)
     }
 }
 
 /// A histogram in HdrHistogram's exchange form: its V2 encoding, compressed or not, in base64
 /// (as latkit's JSON and HdrHistogram's interval logs carry it).
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub fn decode_histogram(text: &str) -> Result<Distribution, String> {
     let bytes = STANDARD
         .decode(text.as_bytes())
         .map_err(|e| format!("histogram base64: {e}"))?;
@@ -214,21 +318,19 @@ const V2_COOKIE: u32 = 0x1c84_9313;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 /// V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
 const V2_HEADER: usize = 40;
-/// HdrHistogram's finest: 5 digits (latkit writes 3). Decoding one sizes a counts array to
-/// its range for a moment (tens of MB at most); what is kept is sparse.
+/// HdrHistogram's finest: 5 digits (latkit writes 3).
 const MAX_DIGITS: u32 = 5;
 /// The largest decompressed encoding read: a fully populated 4-digit histogram of 64-bit
 /// values is a few megabytes, so anything larger is a decompression bomb.
 const MAX_PLAIN: usize = 16 << 20;
 
-/// Decodes a V2 histogram, compressed or not, trusting no length or range in its header:
-/// memory follows the bytes really present, never what the header claims.
-fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
-    let word = |b: &[u8], at: usize| -> Option<u32> {
-        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
-    };
+/// Decodes a V2 histogram, compressed or not, straight into the buckets it holds, as
+/// HdrHistogram's decoder reads it: trusting no length or range in its header, memory
+/// follows the counts really present (HdrHistogram's own decoder first allocates the whole
+/// range the header declares).
+fn decode(bytes: &[u8]) -> Result<Distribution, String> {
     let plain = match word(bytes, 0) {
-        Some(V2_COOKIE) => bytes.to_vec(),
+        Some(V2_COOKIE) => bytes,
         Some(V2_COMPRESSED_COOKIE) => {
             let len = word(bytes, 4).ok_or("histogram truncated")? as usize;
             let compressed = bytes.get(8..).ok_or("histogram truncated")?;
@@ -242,16 +344,37 @@ fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
             if plain.len() as u64 > limit {
                 return Err("histogram payload is larger than any latkit reads".into());
             }
-            plain
+            if word(&plain, 0) != Some(V2_COOKIE) {
+                return Err(
+                    "histogram decoding: the compressed encoding holds no V2 histogram".into(),
+                );
+            }
+            return decode_plain(&plain);
         }
         _ => return Err("not an HdrHistogram V2 encoding".into()),
     };
-    let claimed = word(&plain, 4).ok_or("histogram truncated")? as usize;
-    let digits = word(&plain, 12).ok_or("histogram truncated")?;
-    if claimed > plain.len().saturating_sub(V2_HEADER) {
+    decode_plain(plain)
+}
+
+/// A big-endian u32 at `at`, if the bytes reach it.
+fn word(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// An uncompressed V2 encoding: its header, then ZigZag LEB128 numbers, each a count of the
+/// next slot or (negative) a run of empty slots.
+fn decode_plain(plain: &[u8]) -> Result<Distribution, String> {
+    let header = plain.get(..V2_HEADER).ok_or("histogram truncated")?;
+    let long = |at: usize| u64::from_be_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+    let claimed = word(header, 4).expect("in the header") as usize;
+    let offset = word(header, 8).expect("in the header");
+    let digits = word(header, 12).expect("in the header");
+    let (low, high, ratio) = (long(16), long(24), f64::from_bits(long(32)));
+    let payload = &plain[V2_HEADER..];
+    if claimed > payload.len() {
         return Err(format!(
             "histogram header claims {claimed} payload bytes but {} follow",
-            plain.len().saturating_sub(V2_HEADER)
+            payload.len()
         ));
     }
     if digits > MAX_DIGITS {
@@ -259,9 +382,104 @@ fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
             "histogram keeps {digits} significant digits; latkit reads at most {MAX_DIGITS}"
         ));
     }
-    Deserializer::new()
-        .deserialize(&mut plain.as_slice())
-        .map_err(|e| format!("histogram decoding: {e:?}"))
+    if offset != 0 || ratio != 1.0 {
+        return Err(
+            "histogram decoding: a normalizing offset or a value ratio latkit does not read".into(),
+        );
+    }
+    let slots = Slots::new(low, high, digits as u8)
+        .ok_or_else(|| format!("histogram decoding: no histogram has lowest value {low}, highest {high} and {digits} digits"))?;
+    let mut recorder = Recorder {
+        buckets: Buckets::new(digits as u8, low),
+        counts: Default::default(),
+    };
+    let mut payload = &payload[..claimed];
+    let mut slot = 0u64;
+    while !payload.is_empty() {
+        let (encoded, used) =
+            leb128(payload).ok_or("histogram decoding: the counts end inside a number")?;
+        payload = &payload[used..];
+        let number = ((encoded >> 1) as i64) ^ -((encoded & 1) as i64);
+        if number < 0 {
+            slot = slot.saturating_add(number.unsigned_abs());
+            continue;
+        }
+        if number > 0 {
+            let value = slots
+                .value(slot)
+                .ok_or("histogram decoding: counts run past the highest value its header gives")?;
+            recorder.record_n(value, number as u64);
+        }
+        slot += 1;
+    }
+    Ok(recorder.finish())
+}
+
+/// A LEB128 number of at most nine bytes, the ninth kept whole, and the bytes it took.
+fn leb128(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (at, &byte) in bytes.iter().enumerate().take(9) {
+        if at == 8 {
+            return Some((value | u64::from(byte) << 56, 9));
+        }
+        value |= u64::from(byte & 0x7f) << (7 * at);
+        if byte & 0x80 == 0 {
+            return Some((value, at + 1));
+        }
+    }
+    None
+}
+
+/// The slots of an HdrHistogram's counts array, as `Histogram::new_with_bounds` lays them
+/// out, without the array.
+struct Slots {
+    unit_bits: u32,
+    half_count_bits: u32,
+    len: u64,
+}
+
+impl Slots {
+    /// `None` for bounds HdrHistogram refuses.
+    fn new(low: u64, high: u64, digits: u8) -> Option<Slots> {
+        if !(1..=u64::MAX / 2).contains(&low) || high < 2 * low || digits > 5 {
+            return None;
+        }
+        let unit_bits = (low as f64).log2().floor() as u32;
+        let count_bits = (2.0 * 10f64.powi(i32::from(digits))).log2().ceil() as u32;
+        if unit_bits + count_bits > 63 {
+            return None;
+        }
+        // Buckets doubling from the first's range until one holds `high`.
+        let mut untrackable = 1u64 << (unit_bits + count_bits);
+        let mut buckets = 1u64;
+        while untrackable <= high {
+            if untrackable > u64::MAX / 2 {
+                buckets += 1;
+                break;
+            }
+            untrackable <<= 1;
+            buckets += 1;
+        }
+        let half_count_bits = count_bits - 1;
+        Some(Slots {
+            unit_bits,
+            half_count_bits,
+            len: (buckets + 1) << half_count_bits,
+        })
+    }
+
+    /// The lowest value of slot `index`; `None` past the array.
+    fn value(&self, index: u64) -> Option<u64> {
+        if index >= self.len {
+            return None;
+        }
+        let half_count = 1u64 << self.half_count_bits;
+        let (bucket, sub_bucket) = match (index >> self.half_count_bits).checked_sub(1) {
+            Some(bucket) => (bucket, (index & (half_count - 1)) + half_count),
+            None => (0, index & (half_count - 1)),
+        };
+        Some(sub_bucket << (bucket + u64::from(self.unit_bits)))
+    }
 }
 
 #[cfg(test)]
@@ -317,6 +535,95 @@ mod tests {
             sparse.add(&Distribution::of(&hb));
             ha.add(&hb).unwrap();
             proptest::prop_assert_eq!(sparse, Distribution::of(&ha));
+        }
+    }
+
+    /// What HdrHistogram's own decoder makes of `bytes`: the buckets held and its max.
+    fn decoded_by_hdrhistogram(bytes: &[u8]) -> Option<(Distribution, u64)> {
+        let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .ok()?;
+        Some((Distribution::of(&h), h.max()))
+    }
+
+    /// A histogram layout (digits, lowest value's bits) and samples across all of u64.
+    fn layout_and_samples() -> impl proptest::strategy::Strategy<Value = (u8, u32, Vec<u64>)> {
+        use proptest::prelude::*;
+        (
+            0u8..=3,
+            0u32..12,
+            proptest::collection::vec(prop_oneof![0u64..5_000, 0u64..1 << 40, any::<u64>()], 0..60),
+        )
+    }
+
+    proptest::proptest! {
+        /// Figures worked out on the buckets held are, to the bit, those of the HdrHistogram
+        /// they stand for, over the whole range of u64 (past half of it too).
+        #[test]
+        fn figures_are_the_histograms(
+            (digits, lowest_bits, values) in layout_and_samples(),
+            counts in proptest::collection::vec(1u64..1_000, 60),
+            probe: u64,
+        ) {
+            let mut recorder = Recorder {
+                buckets: Buckets::new(digits, 1 << lowest_bits),
+                counts: Default::default(),
+            };
+            for (value, count) in values.iter().zip(&counts) {
+                recorder.record_n(*value, *count);
+            }
+            let sparse = recorder.finish();
+            let dense = sparse.histogram();
+            for q in [0.0, 1e-9, 0.25, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0, 1.5, -1.0, f64::NAN] {
+                proptest::prop_assert_eq!(sparse.value_at_quantile(q), dense.value_at_quantile(q), "q {}", q);
+            }
+            proptest::prop_assert_eq!(
+                (sparse.min(), sparse.max(), sparse.len()),
+                (dense.min(), dense.max(), dense.len())
+            );
+            proptest::prop_assert_eq!(sparse.mean().to_bits(), dense.mean().to_bits());
+            proptest::prop_assert_eq!(sparse.stdev().to_bits(), dense.stdev().to_bits());
+            proptest::prop_assert_eq!(sparse.lowest_equivalent(probe), dense.lowest_equivalent(probe));
+            proptest::prop_assert_eq!(sparse.highest_equivalent(probe), dense.highest_equivalent(probe));
+            proptest::prop_assert_eq!(&Distribution::of(&dense), &sparse);
+        }
+
+        /// The sparse decoder reads every V2 encoding, compressed or not, to the buckets and
+        /// max HdrHistogram's decoder gives, and refuses what it refuses; with a byte of the
+        /// header or the counts changed, too.
+        #[test]
+        fn decodes_as_hdrhistogram(
+            (digits, lowest_bits, values) in layout_and_samples(),
+            compressed: bool,
+            flip in proptest::option::of((0usize..400, 0u8..=255)),
+        ) {
+            let lowest = 1u64 << lowest_bits;
+            let mut h = Histogram::<u64>::new_with_bounds(lowest, lowest * 2, digits).unwrap();
+            h.auto(true);
+            values.iter().for_each(|&v| h.saturating_record(v));
+            let mut bytes = Vec::new();
+            if compressed {
+                V2DeflateSerializer::new().serialize(&h, &mut bytes).unwrap();
+            } else {
+                hdrhistogram::serialization::V2Serializer::new().serialize(&h, &mut bytes).unwrap();
+            }
+            // A changed byte in the plain encoding (past its cookie); a compressed one with a
+            // changed byte fails zlib's checksum, which latkit checks and HdrHistogram does not.
+            if let (Some((at, byte)), false) = (flip, compressed) {
+                let at = 4 + at % (bytes.len() - 4);
+                bytes[at] = byte;
+            }
+            let ours = decode(&bytes).ok();
+            let theirs = decoded_by_hdrhistogram(&bytes);
+            proptest::prop_assert_eq!(ours.is_some(), theirs.is_some());
+            if let (Some(ours), Some((theirs, max))) = (ours, theirs) {
+                let our_max = match ours.is_empty() {
+                    true => 0,
+                    false => ours.highest_equivalent(ours.max()),
+                };
+                proptest::prop_assert_eq!(our_max, max);
+                proptest::prop_assert_eq!(ours, theirs);
+            }
         }
     }
 

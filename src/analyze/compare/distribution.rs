@@ -19,7 +19,7 @@ pub(in crate::analyze) fn bounded(
     metric: &Metric,
     statistic: Statistic,
 ) -> Option<Bounded> {
-    let h: &Histogram<u64> = &metric.histogram.as_ref()?.histogram();
+    let h = metric.histogram.as_ref()?;
     if h.is_empty() {
         return None;
     }

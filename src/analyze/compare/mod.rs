@@ -34,7 +34,6 @@ use crate::model::{
     format_exact, identities, vocab,
 };
 pub use crate::spec::targets::RegressionRule;
-use hdrhistogram::Histogram;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
@@ -284,6 +283,7 @@ mod tests {
     use super::*;
     use crate::analyze::view::Finding;
     use crate::model::{BenchName, Environment, RunBuilder, Source, new_run};
+    use hdrhistogram::Histogram;
 
     /// A run with one latency distribution of `n` samples spread over [low, low·1.5).
     fn distribution_run(low: f64, tail: f64, n: u64) -> Run {

@@ -302,15 +302,13 @@ pub fn summarize_all(runs: &mut [Run]) {
                 for (metric, timer) in share {
                     metric.summary = match (&metric.reported, &metric.histogram) {
                         (Some(reported), _) => Some(Summary::clone(reported)),
-                        (None, Some(h)) if metric.values.is_empty() => {
-                            Summary::of_histogram(&h.histogram())
-                        }
+                        (None, Some(h)) if metric.values.is_empty() => Summary::of_distribution(h),
                         _ => Summary::of_using(&metric.values, &mut work),
                     };
                     metric.percentiles = metric
                         .histogram
                         .as_ref()
-                        .and_then(|h| Percentiles::of(&h.histogram()))
+                        .and_then(|h| Percentiles::of(h))
                         .map(|p| match timer {
                             Some(t) if metric.unit.dimension == Dimension::Time => {
                                 p.within(t.min_ns as f64, t.max_ns as f64)
