@@ -627,6 +627,27 @@ mod tests {
         }
     }
 
+    /// A run of empty slots as long as an i64 allows: HdrHistogram's decoder negated it and
+    /// panicked on the overflow (latkit exited 101 on a 58-byte interval log line).
+    #[test]
+    fn the_longest_run_of_empty_slots_is_read_without_a_panic() {
+        let mut bytes = Vec::new();
+        for word in [V2_COOKIE, 9, 0, 3] {
+            bytes.extend(word.to_be_bytes());
+        }
+        bytes.extend(1u64.to_be_bytes());
+        bytes.extend(2u64.to_be_bytes());
+        bytes.extend(1f64.to_be_bytes());
+        // ZigZag's encoding of i64::MIN is u64::MAX: nine bytes of LEB128.
+        bytes.extend([0xff; 9]);
+        let read = decode(&bytes).unwrap();
+        assert!(read.is_empty());
+        bytes.extend([0x02]);
+        bytes[4..8].copy_from_slice(&10u32.to_be_bytes());
+        let err = decode(&bytes).unwrap_err();
+        assert!(err.contains("past the highest value"), "{err}");
+    }
+
     #[test]
     fn memory_follows_the_buckets_used_not_the_range() {
         let mut r = Recorder::new(3);
