@@ -11,10 +11,11 @@ mod statistic;
 pub mod summary;
 mod timer;
 mod unit;
+mod v2_encoding;
 pub mod vocab;
 
 pub use builder::{RunBuilder, new_run};
-pub use distribution::{Distribution, Recorder, decode_histogram};
+pub use distribution::{Distribution, Recorder};
 pub use environment::{Check, CheckStatus, Environment};
 use inline::{inline_counts, inline_values};
 pub use name::{BenchName, bench_line_name, from_bench_line_name, identities};
@@ -28,6 +29,7 @@ pub use unit::{
     Better, BetterOverride, Dimension, ParsedUnit, Unit, fits_base_unit, format_exact,
     format_significant, number_prefix, parse_quantity,
 };
+pub use v2_encoding::decode_histogram;
 
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
