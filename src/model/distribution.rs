@@ -1,10 +1,6 @@
-//! Latency distributions as HDR histograms, serialized compactly for JSON and stores.
+//! Latency distributions as HDR histograms, kept sparse (their exchange form: `v2_encoding`).
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-use serde::{Deserialize, Serialize};
 
 /// An HDR histogram of samples in a metric's base unit, kept sparse: only the buckets that
 /// hold samples take memory, so a distribution costs what it holds, never the range its
@@ -287,24 +283,6 @@ impl Recorder {
             }
             _ => held,
         }
-    }
-}
-
-impl Serialize for Distribution {
-    /// HdrHistogram's V2 compressed encoding in base64, as its other implementations exchange it.
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.histogram(), &mut bytes)
-            .map_err(|e| serde::ser::Error::custom(format!("histogram encoding: {e:?}")))?;
-        serializer.serialize_str(&STANDARD.encode(bytes))
-    }
-}
-
-impl<'de> Deserialize<'de> for Distribution {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        super::v2_encoding::decode_histogram(&text).map_err(serde::de::Error::custom)
     }
 }
 

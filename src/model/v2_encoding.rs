@@ -1,10 +1,31 @@
-//! HdrHistogram's V2 exchange encoding, read straight into the buckets it holds.
+//! HdrHistogram's V2 exchange encoding of a distribution (as latkit's JSON and stores carry
+//! it), read straight into the buckets it holds.
 
 use super::Distribution;
 use super::distribution::Recorder;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
 use std::io::Read;
+
+impl Serialize for Distribution {
+    /// HdrHistogram's V2 compressed encoding in base64, as its other implementations exchange it.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.histogram(), &mut bytes)
+            .map_err(|e| serde::ser::Error::custom(format!("histogram encoding: {e:?}")))?;
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        decode_histogram(&text).map_err(serde::de::Error::custom)
+    }
+}
 
 /// A histogram in HdrHistogram's exchange form: its V2 encoding, compressed or not, in base64
 /// (as latkit's JSON and HdrHistogram's interval logs carry it).
@@ -186,7 +207,6 @@ mod tests {
     use super::*;
     use crate::model::distribution::tests::layout_and_samples;
     use hdrhistogram::Histogram;
-    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
     /// What HdrHistogram's own decoder makes of `bytes`: the buckets held and its max.
     fn decoded_by_hdrhistogram(bytes: &[u8]) -> Option<(Distribution, u64)> {
