@@ -131,6 +131,17 @@ fn analysis(c: &mut Criterion) {
             bench.iter(|| black_box(latkit::analyze::ratio::ratio_of_medians(b, a).unwrap()))
         });
     }
+    // The gate's exact permutation test at its largest, 16 rounds a side (as `--runs auto`
+    // and interleaved A/B runs reach): every split of 32 values counted.
+    let rounds = |base: f64| -> Vec<f64> {
+        (0..16u32)
+            .map(|i| base * (1.0 + f64::from((i * 7919) % 97) / 1000.0))
+            .collect()
+    };
+    let (before, after) = (rounds(1000.0), rounds(1010.0));
+    group.bench_function("permutation_16_vs_16", |bench| {
+        bench.iter(|| black_box(latkit::analyze::permutation::higher(&before, &after)))
+    });
     let go = temp_file(&go_lines(200_000));
     let input = latkit::ingest::read_path(go.path().to_str().unwrap(), None).unwrap();
     group.bench_function("json_report_200k_lines", |bench| {
