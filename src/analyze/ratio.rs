@@ -11,6 +11,8 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Largest sample size for which the exact null distribution of U sets the interval's ranks.
 const EXACT_LIMIT: usize = 50;
+/// Candidates drawn to choose a selection's pivots.
+const PIVOT_SAMPLE: usize = 2048;
 
 /// `median(a) / median(b)` with its [`CONFIDENCE`] interval; the interval is `None` when the
 /// samples are too small to give one (three against three cannot reach 95 %). `None` when a
@@ -119,6 +121,18 @@ impl<'a> Pairwise<'a> {
     fn select_both(&mut self, k1: usize, k2: usize) -> (f64, f64) {
         self.reset();
         let left = self.left();
+        // Few enough to list: fewer than one pivot sample would draw.
+        if left <= PIVOT_SAMPLE {
+            let mut every: Vec<f64> = (0..self.x.len())
+                .flat_map(|i| (0..self.y_falling.len()).map(move |j| (i, j)))
+                .map(|(i, j)| self.at(i, j))
+                .collect();
+            let first = *every.select_nth_unstable_by(k1 - 1, f64::total_cmp).1;
+            return (
+                first,
+                *every.select_nth_unstable_by(k2 - 1, f64::total_cmp).1,
+            );
+        }
         let (low, ..) = self.pivots(k1, left);
         let (.., high) = self.pivots(k2, left);
         let (below, upto) = self.tally(low, high);
@@ -140,8 +154,9 @@ impl<'a> Pairwise<'a> {
         let (n, m) = (self.x.len(), self.y_falling.len());
         loop {
             let left = self.left();
-            // A selection among twice the rows and columns costs less than a narrowing pass.
-            if left <= 2 * (n + m) {
+            // A selection among twice the rows and columns, or fewer candidates than a pivot
+            // sample would draw, costs less than a narrowing pass.
+            if left <= (2 * (n + m)).max(PIVOT_SAMPLE) {
                 let mut rest: Vec<f64> = (self.rows.clone())
                     .flat_map(|i| (self.lo[i]..self.hi[i]).map(move |j| (i, j)))
                     .map(|(i, j)| self.at(i, j))
@@ -166,14 +181,13 @@ impl<'a> Pairwise<'a> {
     /// one between them: order statistics of a random sample of the candidates (as Floyd and
     /// Rivest choose theirs), so that a step keeps a few per cent of them, not half.
     fn pivots(&mut self, k: usize, left: usize) -> (f64, f64, f64) {
-        const SAMPLE: usize = 2048;
         let mut ends = Vec::with_capacity(self.rows.len());
         let mut total = 0;
         for i in self.rows.clone() {
             total += self.hi[i] - self.lo[i];
             ends.push(total);
         }
-        let mut sample: Vec<f64> = (0..SAMPLE)
+        let mut sample: Vec<f64> = (0..PIVOT_SAMPLE)
             .map(|_| {
                 let r = self.draw() % left;
                 let row = ends.partition_point(|&end| end <= r);
@@ -184,11 +198,11 @@ impl<'a> Pairwise<'a> {
             .collect();
         crate::model::summary::sort_floats(&mut sample);
         let p = k as f64 / left as f64;
-        let at = p * SAMPLE as f64;
+        let at = p * PIVOT_SAMPLE as f64;
         // Two standard deviations: a step keeps under 5 % of the candidates, and in about one
         // step of twenty a pivot misses the k-th, when the step keeps the whole side beyond it.
-        let spread = 2.0 * (SAMPLE as f64 * p * (1.0 - p)).sqrt() + 1.0;
-        let index = |rank: f64| (rank.max(0.0) as usize).min(SAMPLE - 1);
+        let spread = 2.0 * (PIVOT_SAMPLE as f64 * p * (1.0 - p)).sqrt() + 1.0;
+        let index = |rank: f64| (rank.max(0.0) as usize).min(PIVOT_SAMPLE - 1);
         (
             sample[index(at - spread)],
             sample[index(at)],

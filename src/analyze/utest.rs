@@ -140,23 +140,42 @@ fn exact_two_sided(groups: &[(usize, usize)], n1: usize, twice_r1: usize) -> f64
     // ways[k * width + s]: ways to pick k members so far with twice their rank sum s.
     let mut ways = vec![0.0f64; (n1 + 1) * width];
     ways[0] = 1.0;
+    // Per k, the sums `s` that may hold ways so far (empty when lowest > highest): the walk
+    // skips the rest of each row, which is most of it, in the order it took them all.
+    let mut lowest = vec![usize::MAX; n1 + 1];
+    let mut highest = vec![0; n1 + 1];
+    lowest[0] = 0;
     let mut seen = 0;
+    let mut next = vec![0.0f64; ways.len()];
     for &(size, twice_rank) in groups {
-        let mut next = vec![0.0f64; ways.len()];
+        let (mut next_lowest, mut next_highest) = (lowest.clone(), highest.clone());
+        // C(size, m) for m members of this group, once per group rather than per sum.
+        let mut choose = vec![1.0];
+        for m in 0..size.min(n1) {
+            choose.push(choose[m] * (size - m) as f64 / (m + 1) as f64);
+        }
         for k in 0..=n1.min(seen) {
-            for s in 0..width {
+            for s in lowest[k]..=highest[k] {
                 let w = ways[k * width + s];
                 if w == 0.0 {
                     continue;
                 }
-                let mut choose = 1.0;
-                for m in 0..=size.min(n1 - k) {
-                    next[(k + m) * width + s + m * twice_rank] += w * choose;
-                    choose = choose * (size - m) as f64 / (m + 1) as f64;
+                for (m, choose) in choose.iter().enumerate().take(n1 - k + 1) {
+                    let to = s + m * twice_rank;
+                    next[(k + m) * width + to] += w * choose;
+                    next_lowest[k + m] = next_lowest[k + m].min(to);
+                    next_highest[k + m] = next_highest[k + m].max(to);
                 }
             }
         }
-        ways = next;
+        // The old counts' rows are cleared where they held sums, to take the next group's.
+        for k in 0..=n1 {
+            if lowest[k] <= highest[k] {
+                ways[k * width + lowest[k]..=k * width + highest[k]].fill(0.0);
+            }
+        }
+        std::mem::swap(&mut ways, &mut next);
+        (lowest, highest) = (next_lowest, next_highest);
         seen += size;
     }
     // Twice the mean rank sum, n1·(N + 1), is an integer: distances compare exactly.
