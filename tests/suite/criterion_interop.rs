@@ -148,7 +148,17 @@ fn cargo_bench_directory_reads_sample_for_sample() {
 fn cargo_criterion_messages_read_sample_for_sample() {
     let _cores = crate::common::busy();
     let (_turn, target) = target_dir();
-    let out = cargo_in_fixture(&target, &["criterion", "--message-format=json"]);
+    // No plots: cargo-criterion's density estimates for them took 40 s of the test's 46 (the
+    // messages carry the same figures either way).
+    let out = cargo_in_fixture(
+        &target,
+        &[
+            "criterion",
+            "--message-format=json",
+            "--plotting-backend",
+            "disabled",
+        ],
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("criterion.jsonl");
     std::fs::write(&file, &out.stdout).unwrap();
