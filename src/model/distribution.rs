@@ -180,9 +180,8 @@ impl Distribution {
     /// Pools `other`'s samples into this distribution, in this one's buckets.
     pub fn add(&mut self, other: &Distribution) {
         let mut pooled = Recorder::like(self);
-        for &(value, count) in self.counts.iter().chain(&other.counts) {
-            pooled.record_n(value, count);
-        }
+        pooled.add(self);
+        pooled.add(other);
         *self = pooled.finish();
     }
 }
