@@ -6,8 +6,9 @@
 
 use super::stats::CONFIDENCE;
 use super::view::Ratio;
-use crate::model::summary::median;
+use crate::model::summary::{sort_floats, sorted_median};
 use statrs::distribution::{ContinuousCDF, Normal};
+use std::borrow::Cow;
 
 /// Largest sample size for which the exact null distribution of U sets the interval's ranks.
 const EXACT_LIMIT: usize = 50;
@@ -33,8 +34,10 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<Ratio> {
     if !positive(a) || !positive(b) {
         return None;
     }
-    let ratio = median(&mut a.to_vec()) / median(&mut b.to_vec());
-    let interval = log_shift_interval(&logs(a), &logs(b)).map(|(low, high)| {
+    // Callers mostly hold their samples sorted already: then nothing is copied.
+    let (a, b) = (sorted(a), sorted(b));
+    let ratio = sorted_median(&a) / sorted_median(&b);
+    let interval = log_shift_interval(&logs(&a), &logs(&b)).map(|(low, high)| {
         // The quotient of medians and the shift estimate part only in odd samples: the
         // interval then reaches the figure shown rather than excluding it.
         (low.exp().min(ratio), high.exp().max(ratio))
@@ -42,11 +45,19 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<Ratio> {
     Some(Ratio { ratio, interval })
 }
 
-/// The natural logarithms of `values`, sorted.
-fn logs(values: &[f64]) -> Vec<f64> {
-    let mut logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-    crate::model::summary::sort_floats(&mut logs);
-    logs
+/// `values` in ascending order, copied only when they are not.
+fn sorted(values: &[f64]) -> Cow<'_, [f64]> {
+    if values.is_sorted() {
+        return Cow::Borrowed(values);
+    }
+    let mut copy = values.to_vec();
+    sort_floats(&mut copy);
+    Cow::Owned(copy)
+}
+
+/// The natural logarithms of sorted positive `values`: sorted too, as the logarithm ascends.
+fn logs(sorted: &[f64]) -> Vec<f64> {
+    sorted.iter().map(|v| v.ln()).collect()
 }
 
 /// The interval of the shift `x − y` that the two-sided Mann-Whitney test at [`CONFIDENCE`]
@@ -80,6 +91,8 @@ struct Pairwise<'a> {
     /// Scratch: per row, the candidates' bound below a pivot and up to one.
     below: Vec<usize>,
     upto: Vec<usize>,
+    /// Scratch: a pivot sample, or the candidates listed for a final selection.
+    values: Vec<f64>,
     /// Picks pivots; any choice gives the same element, this one keeps runs reproducible.
     state: u64,
 }
@@ -95,6 +108,7 @@ impl<'a> Pairwise<'a> {
             rows: 0..n,
             below: vec![0; n],
             upto: vec![0; n],
+            values: Vec::new(),
             state: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -103,6 +117,7 @@ impl<'a> Pairwise<'a> {
         self.x[i] - self.y_falling[j]
     }
 
+    /// How many candidates are left: the count a selection carries, checked in debug builds.
     fn left(&self) -> usize {
         self.rows.clone().map(|i| self.hi[i] - self.lo[i]).sum()
     }
@@ -120,17 +135,14 @@ impl<'a> Pairwise<'a> {
     /// selection goes on from there.
     fn select_both(&mut self, k1: usize, k2: usize) -> (f64, f64) {
         self.reset();
-        let left = self.left();
+        let left = self.x.len() * self.y_falling.len();
         // Few enough to list: fewer than one pivot sample would draw.
         if left <= PIVOT_SAMPLE {
-            let mut every: Vec<f64> = (0..self.x.len())
-                .flat_map(|i| (0..self.y_falling.len()).map(move |j| (i, j)))
-                .map(|(i, j)| self.at(i, j))
-                .collect();
-            let first = *every.select_nth_unstable_by(k1 - 1, f64::total_cmp).1;
+            self.list_candidates();
+            let first = *self.values.select_nth_unstable_by(k1 - 1, f64::total_cmp).1;
             return (
                 first,
-                *every.select_nth_unstable_by(k2 - 1, f64::total_cmp).1,
+                *self.values.select_nth_unstable_by(k2 - 1, f64::total_cmp).1,
             );
         }
         let (low, ..) = self.pivots(k1, left);
@@ -139,29 +151,26 @@ impl<'a> Pairwise<'a> {
         if below < k1 && k2 <= upto {
             self.keep(Keep::Between);
             let (lo, hi, rows) = (self.lo.clone(), self.hi.clone(), self.rows.clone());
-            let first = self.select(k1 - below);
+            let first = self.select(k1 - below, upto - below);
             (self.lo, self.hi, self.rows) = (lo, hi, rows);
-            return (first, self.select(k2 - below));
+            return (first, self.select(k2 - below, upto - below));
         }
         self.reset();
-        let first = self.select(k1);
+        let first = self.select(k1, left);
         self.reset();
-        (first, self.select(k2))
+        (first, self.select(k2, left))
     }
 
-    /// The `k`-th smallest of the candidates left (1-based).
-    fn select(&mut self, mut k: usize) -> f64 {
+    /// The `k`-th smallest (1-based) of the `left` candidates left.
+    fn select(&mut self, mut k: usize, mut left: usize) -> f64 {
         let (n, m) = (self.x.len(), self.y_falling.len());
         loop {
-            let left = self.left();
+            debug_assert_eq!(left, self.left());
             // A selection among twice the rows and columns, or fewer candidates than a pivot
             // sample would draw, costs less than a narrowing pass.
             if left <= (2 * (n + m)).max(PIVOT_SAMPLE) {
-                let mut rest: Vec<f64> = (self.rows.clone())
-                    .flat_map(|i| (self.lo[i]..self.hi[i]).map(move |j| (i, j)))
-                    .map(|(i, j)| self.at(i, j))
-                    .collect();
-                return *rest.select_nth_unstable_by(k - 1, f64::total_cmp).1;
+                self.list_candidates();
+                return *self.values.select_nth_unstable_by(k - 1, f64::total_cmp).1;
             }
             let (low, middle, high) = self.pivots(k, left);
             let narrowed = match self.narrow(low, high, k, left) {
@@ -171,43 +180,69 @@ impl<'a> Pairwise<'a> {
             };
             match narrowed {
                 Narrowed::Found(value) => return value,
-                Narrowed::Rank(rank) => k = rank,
+                Narrowed::Rank(rank, kept) => (k, left) = (rank, kept),
                 Narrowed::Stuck => unreachable!("one pivot always finds or narrows"),
             }
+        }
+    }
+
+    /// Every candidate left, into `values`, a row's at a time.
+    fn list_candidates(&mut self) {
+        self.values.clear();
+        for i in self.rows.clone() {
+            let a = self.x[i];
+            let columns = &self.y_falling[self.lo[i]..self.hi[i]];
+            self.values.extend(columns.iter().map(|y| a - y));
         }
     }
 
     /// Two pivots that bracket the `k`-th of the `left` candidates with high probability, and
     /// one between them: order statistics of a random sample of the candidates (as Floyd and
     /// Rivest choose theirs), so that a step keeps a few per cent of them, not half.
+    ///
+    /// The sample is stratified: one candidate drawn from each of [`PIVOT_SAMPLE`] equal runs
+    /// of them in row order, so that one walk over the rows finds them all, and its order
+    /// statistics stray less than those of independent draws.
     fn pivots(&mut self, k: usize, left: usize) -> (f64, f64, f64) {
-        let mut ends = Vec::with_capacity(self.rows.len());
-        let mut total = 0;
-        for i in self.rows.clone() {
-            total += self.hi[i] - self.lo[i];
-            ends.push(total);
+        debug_assert!(left > PIVOT_SAMPLE);
+        let mut sample = std::mem::take(&mut self.values);
+        sample.clear();
+        let (mut i, mut before) = (self.rows.start, 0);
+        let stratum = |s: usize| (left as u128 * s as u128 / PIVOT_SAMPLE as u128) as usize;
+        for s in 0..PIVOT_SAMPLE {
+            let (start, end) = (stratum(s), stratum(s + 1));
+            let r = start + self.draw() % (end - start);
+            while before + (self.hi[i] - self.lo[i]) <= r {
+                before += self.hi[i] - self.lo[i];
+                i += 1;
+            }
+            sample.push(self.at(i, self.lo[i] + r - before));
         }
-        let mut sample: Vec<f64> = (0..PIVOT_SAMPLE)
-            .map(|_| {
-                let r = self.draw() % left;
-                let row = ends.partition_point(|&end| end <= r);
-                let before = if row == 0 { 0 } else { ends[row - 1] };
-                let i = self.rows.start + row;
-                self.at(i, self.lo[i] + r - before)
-            })
-            .collect();
-        crate::model::summary::sort_floats(&mut sample);
         let p = k as f64 / left as f64;
         let at = p * PIVOT_SAMPLE as f64;
-        // Two standard deviations: a step keeps under 5 % of the candidates, and in about one
-        // step of twenty a pivot misses the k-th, when the step keeps the whole side beyond it.
+        // Two standard deviations of independent draws (more than the stratified sample
+        // strays): a step keeps under 5 % of the candidates, and seldom does a pivot miss the
+        // k-th, when the step keeps the whole side beyond it.
         let spread = 2.0 * (PIVOT_SAMPLE as f64 * p * (1.0 - p)).sqrt() + 1.0;
         let index = |rank: f64| (rank.max(0.0) as usize).min(PIVOT_SAMPLE - 1);
-        (
-            sample[index(at - spread)],
-            sample[index(at)],
-            sample[index(at + spread)],
-        )
+        let (low, middle, high) = (index(at - spread), index(at), index(at + spread));
+        // Three selections, not a sort: each in the part the one before left beyond it.
+        let middle_value = *sample.select_nth_unstable_by(middle, f64::total_cmp).1;
+        let (below, above) = sample.split_at_mut(middle);
+        let low_value = match low < middle {
+            true => *below.select_nth_unstable_by(low, f64::total_cmp).1,
+            false => middle_value,
+        };
+        let high_value = match high > middle {
+            true => {
+                *above
+                    .select_nth_unstable_by(high - middle, f64::total_cmp)
+                    .1
+            }
+            false => middle_value,
+        };
+        self.values = sample;
+        (low_value, middle_value, high_value)
     }
 
     /// Keeps the `left` candidates that may still be the `k`-th, given `low ≤ high`: those
@@ -216,28 +251,45 @@ impl<'a> Pairwise<'a> {
         let (below, upto) = self.tally(low, high);
         if k <= below {
             self.keep(Keep::Below);
-            Narrowed::Rank(k)
+            Narrowed::Rank(k, below)
         } else if k > upto {
             self.keep(Keep::Above);
-            Narrowed::Rank(k - upto)
+            Narrowed::Rank(k - upto, left - upto)
         } else if low == high {
             Narrowed::Found(low)
         } else if below == 0 && upto == left {
             Narrowed::Stuck
         } else {
             self.keep(Keep::Between);
-            Narrowed::Rank(k - below)
+            Narrowed::Rank(k - below, upto - below)
         }
     }
 
     /// How many candidates lie below `low` and how many up to `high`, each row's bounds kept
     /// for [`Pairwise::keep`].
     fn tally(&mut self, low: f64, high: f64) -> (usize, usize) {
-        self.count(low, high);
-        let rows = self.rows.clone();
-        let below = rows.clone().map(|i| self.below[i] - self.lo[i]).sum();
-        let upto = rows.map(|i| self.upto[i] - self.lo[i]).sum();
-        (below, upto)
+        let y = &self.y_falling;
+        let (mut below, mut upto) = (y.len(), y.len());
+        let (mut below_total, mut upto_total) = (0, 0);
+        // The bounds and the counts only fall as the rows go on, so each row's walk starts
+        // where the last row's ended: a pass costs the rows plus the columns, and its two
+        // walks, independent, run side by side.
+        for i in self.rows.clone() {
+            let (a, lo, hi) = (self.x[i], self.lo[i], self.hi[i]);
+            below = below.min(hi);
+            while below > lo && a - y[below - 1] >= low {
+                below -= 1;
+            }
+            self.below[i] = below;
+            below_total += below - lo;
+            upto = upto.min(hi);
+            while upto > lo && a - y[upto - 1] > high {
+                upto -= 1;
+            }
+            self.upto[i] = upto;
+            upto_total += upto - lo;
+        }
+        (below_total, upto_total)
     }
 
     /// Narrows every row's candidates to one side of the last [`Pairwise::tally`].
@@ -263,28 +315,6 @@ impl<'a> Pairwise<'a> {
         }
     }
 
-    /// Per row, where its candidate differences below `low` end, into `below`, and those up
-    /// to `high`, into `upto`. The bounds and the counts only fall as the rows go on, so each
-    /// row's walk starts where the last row's ended: a pass costs the rows plus the columns,
-    /// and its two walks, independent, run side by side.
-    fn count(&mut self, low: f64, high: f64) {
-        let y = &self.y_falling;
-        let (mut below, mut upto) = (y.len(), y.len());
-        for i in self.rows.clone() {
-            let (a, lo, hi) = (self.x[i], self.lo[i], self.hi[i]);
-            below = below.min(hi);
-            while below > lo && a - y[below - 1] >= low {
-                below -= 1;
-            }
-            self.below[i] = below;
-            upto = upto.min(hi);
-            while upto > lo && a - y[upto - 1] > high {
-                upto -= 1;
-            }
-            self.upto[i] = upto;
-        }
-    }
-
     /// xorshift64: reproducible pivots, no dependence on the input's order.
     fn draw(&mut self) -> usize {
         self.state ^= self.state << 13;
@@ -305,8 +335,8 @@ enum Keep {
 /// What one step of [`Pairwise::select`] found.
 enum Narrowed {
     Found(f64),
-    /// The rank sought among the candidates kept.
-    Rank(usize),
+    /// The rank sought among the candidates kept, and how many they are.
+    Rank(usize, usize),
     /// Every candidate lies between the pivots: nothing was removed.
     Stuck,
 }
