@@ -6,7 +6,7 @@
 
 use super::drift::Drift;
 use super::view::{Diagnostic, Finding};
-use crate::model::summary::{OUTLIER_SCORE, modified_z_scores_about, sorted_median};
+use crate::model::summary::{OUTLIER_SCORE, outliers_in_sorted, sorted_median};
 
 /// Fewer repetitions than this cannot show two modes.
 const FEWEST_FOR_MODES: usize = 8;
@@ -87,10 +87,7 @@ pub fn diagnose(
             ),
         );
     }
-    let outliers = modified_z_scores_about(sorted, sorted_median(sorted))
-        .iter()
-        .filter(|z| z.abs() > OUTLIER_SCORE)
-        .count();
+    let outliers = outliers_in_sorted(sorted);
     if outliers > 0 {
         say(
             Finding::Outliers,

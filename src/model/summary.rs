@@ -128,9 +128,91 @@ pub fn modified_z_scores_about(values: &[f64], m: f64) -> Vec<f64> {
         .collect()
 }
 
+/// How many of `sorted` (ascending) have a modified Z-score beyond [`OUTLIER_SCORE`], as
+/// counting [`modified_z_scores_about`] their median would, without a vector of either.
+/// Sorted values make both steps cheap: the median deviation is merged from the middle out,
+/// and the score rises with the value, so the outliers are a prefix and a suffix.
+pub fn outliers_in_sorted(sorted: &[f64]) -> usize {
+    let n = sorted.len();
+    if n == 0 {
+        return 0;
+    }
+    let m = sorted_median(sorted);
+    // Infinities (or NaN) order no deviations: scored one by one.
+    if sorted.iter().any(|v| !v.is_finite()) {
+        let scores = modified_z_scores_about(sorted, m);
+        return scores.iter().filter(|z| z.abs() > OUTLIER_SCORE).count();
+    }
+    let mad = sorted_deviation_median(sorted, m);
+    if mad <= 0.0 {
+        return 0;
+    }
+    let score = |v: f64| 0.6745 * (v - m) / mad;
+    let low = sorted.partition_point(|&v| score(v) < -OUTLIER_SCORE);
+    let high = sorted.partition_point(|&v| score(v) <= OUTLIER_SCORE);
+    low + (n - high)
+}
+
+/// The median of the deviations `|v − m|` of finite `sorted` values (not empty) from their
+/// median `m`: they fall to the left of `m` and rise to its right, so the middle ones are
+/// merged from there outwards, in half a pass and no vector.
+fn sorted_deviation_median(sorted: &[f64], m: f64) -> f64 {
+    let n = sorted.len();
+    let deviation = |i: usize| (sorted[i] - m).abs();
+    // The (n/2)-th smallest deviation (0-based) and the one before it, merged in order from
+    // the first value at or above the median (rightwards) and the last below it (leftwards).
+    let mut left = sorted.partition_point(|&v| v < m);
+    let mut right = left;
+    let (mut before, mut at) = (0.0, 0.0);
+    for _ in 0..=n / 2 {
+        let take_left = right == n || (left > 0 && deviation(left - 1) <= deviation(right));
+        before = at;
+        at = if take_left {
+            left -= 1;
+            deviation(left)
+        } else {
+            right += 1;
+            deviation(right - 1)
+        };
+    }
+    if n % 2 == 1 { at } else { (before + at) / 2.0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::sort_floats;
+
+    proptest::proptest! {
+        /// The count from sorted values is the count of the scores: samples of odd and even
+        /// sizes, with ties (few levels), a zero MAD, far outliers on either side.
+        #[test]
+        fn outliers_of_sorted_values_are_those_the_scores_flag(
+            levels in proptest::collection::vec(0u32..40, 1..60),
+            far in proptest::collection::vec(proptest::option::weighted(0.1, -1e5..1e6f64), 60),
+        ) {
+            use super::{OUTLIER_SCORE, modified_z_scores, outliers_in_sorted};
+            let mut values: Vec<f64> = (levels.iter().zip(&far))
+                .map(|(&level, far)| far.unwrap_or(10.0 + f64::from(level) * 0.1))
+                .collect();
+            sort_floats(&mut values);
+            let m = super::sorted_median(&values);
+            let mut deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+            proptest::prop_assert_eq!(
+                super::sorted_deviation_median(&values, m).to_bits(),
+                super::median(&mut deviations).to_bits()
+            );
+            let scores = modified_z_scores(&values);
+            let expected = scores.iter().filter(|z| z.abs() > OUTLIER_SCORE).count();
+            proptest::prop_assert_eq!(outliers_in_sorted(&values), expected);
+        }
+    }
+
+    #[test]
+    fn outliers_of_no_values_or_infinite_ones() {
+        use super::outliers_in_sorted;
+        assert_eq!(outliers_in_sorted(&[]), 0);
+        assert_eq!(outliers_in_sorted(&[1.0, 1.0, 1.0, 50.0, f64::INFINITY]), 0);
+    }
 
     /// Bit for bit the order `total_cmp` gives: signed zeros, both NaNs, infinities,
     /// subnormals and a generated sample (fixed seed) with repeats.

@@ -38,7 +38,13 @@ impl Geomean {
 
     /// A benchmark's figures (one per column) and its repetitions (`samples`).
     pub(super) fn add(&mut self, figures: &[Option<Figure>], samples: &[Option<&[f64]>]) {
-        for (sums, values) in self.repetitions.iter_mut().zip(samples) {
+        // Only the geomean of repetitions reads them: the logarithm of every one of them is
+        // otherwise a cost for nothing.
+        let of_repetitions = self.of == GeomeanOf::Repetitions;
+        for (sums, values) in (self.repetitions.iter_mut())
+            .zip(samples)
+            .filter(|_| of_repetitions)
+        {
             for &v in values.iter().copied().flatten() {
                 *sums = sums
                     .filter(|_| v > 0.0)
