@@ -14,7 +14,7 @@ const MAX_DOCUMENT: u64 = 4 << 30;
 const CHUNK: usize = 64 << 10;
 
 /// Where the document stands, as the bytes pass to the parser.
-#[derive(Default)]
+#[derive(Default, Clone, Debug, PartialEq)]
 struct Position {
     line: u64,
     in_string: bool,
@@ -44,6 +44,31 @@ impl Position {
             self.string_length = 0;
         }
         Ok(())
+    }
+
+    /// Follows `bytes`, as [`Position::step`] each would: runs of bytes that change nothing
+    /// but a string's length (anything but a quote, a backslash or a newline) are passed over
+    /// a vector at a time.
+    fn follow(&mut self, mut bytes: &[u8]) -> std::result::Result<(), Refused> {
+        loop {
+            let run = match (self.in_string, self.escaped) {
+                (true, false) => memchr::memchr3(b'"', b'\\', b'\n', bytes),
+                (false, _) => memchr::memchr2(b'"', b'\n', bytes),
+                (true, true) => Some(0),
+            }
+            .unwrap_or(bytes.len());
+            if self.in_string {
+                self.string_length += run as u64;
+                if self.string_length > MAX_STRING {
+                    return Err(Refused::LongString);
+                }
+            }
+            let Some((&byte, rest)) = bytes[run..].split_first() else {
+                return Ok(());
+            };
+            self.step(byte)?;
+            bytes = rest;
+        }
     }
 }
 
@@ -125,8 +150,7 @@ impl Read for Tracked<'_> {
         let refused = if self.taken > MAX_DOCUMENT {
             Err(Refused::TooLarge)
         } else {
-            let position = &mut self.position;
-            buf[..n].iter().try_for_each(|&byte| position.step(byte))
+            self.position.follow(&buf[..n])
         };
         refused.map_err(|why| {
             self.refused = Some(why);
@@ -158,6 +182,23 @@ pub fn read_document<T: for<'de> serde::Deserialize<'de>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Following bytes a run at a time ends where stepping them one by one does, however
+        /// the input is cut into pieces.
+        #[test]
+        fn following_runs_is_stepping_bytes(
+            bytes in proptest::collection::vec(proptest::sample::select(b"\"\\\nab ".to_vec()), 0..300),
+            cut in 0usize..300,
+        ) {
+            let mut stepped = Position::default();
+            bytes.iter().try_for_each(|&b| stepped.step(b)).unwrap();
+            let mut followed = Position::default();
+            let (head, tail) = bytes.split_at(cut.min(bytes.len()));
+            followed.follow(head).and_then(|()| followed.follow(tail)).unwrap();
+            proptest::prop_assert_eq!(followed, stepped);
+        }
+    }
 
     #[test]
     fn strings_are_bounded_and_errors_name_their_line() {
