@@ -14,7 +14,7 @@ const MAX_DOCUMENT: u64 = 4 << 30;
 const CHUNK: usize = 64 << 10;
 
 /// Where the document stands, as the bytes pass to the parser.
-#[derive(Default, Clone, Debug, PartialEq)]
+#[derive(Default, Debug, PartialEq)]
 struct Position {
     line: u64,
     in_string: bool,

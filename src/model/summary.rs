@@ -118,14 +118,19 @@ pub fn modified_z_scores_about(values: &[f64], m: f64) -> Vec<f64> {
     let mad = median(&mut deviations);
     values
         .iter()
-        .map(|v| {
+        .map(|&v| {
             if mad > 0.0 {
-                0.6745 * (v - m) / mad
+                modified_z(v, m, mad)
             } else {
                 0.0
             }
         })
         .collect()
+}
+
+/// The modified Z-score of `v` about the median `m`, whose median deviation is `mad` (> 0).
+fn modified_z(v: f64, m: f64, mad: f64) -> f64 {
+    0.6745 * (v - m) / mad
 }
 
 /// How many of `sorted` (ascending) have a modified Z-score beyond [`OUTLIER_SCORE`], as
@@ -147,9 +152,8 @@ pub fn outliers_in_sorted(sorted: &[f64]) -> usize {
     if mad <= 0.0 {
         return 0;
     }
-    let score = |v: f64| 0.6745 * (v - m) / mad;
-    let low = sorted.partition_point(|&v| score(v) < -OUTLIER_SCORE);
-    let high = sorted.partition_point(|&v| score(v) <= OUTLIER_SCORE);
+    let low = sorted.partition_point(|&v| modified_z(v, m, mad) < -OUTLIER_SCORE);
+    let high = sorted.partition_point(|&v| modified_z(v, m, mad) <= OUTLIER_SCORE);
     low + (n - high)
 }
 

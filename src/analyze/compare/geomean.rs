@@ -40,15 +40,13 @@ impl Geomean {
     pub(super) fn add(&mut self, figures: &[Option<Figure>], samples: &[Option<&[f64]>]) {
         // Only the geomean of repetitions reads them: the logarithm of every one of them is
         // otherwise a cost for nothing.
-        let of_repetitions = self.of == GeomeanOf::Repetitions;
-        for (sums, values) in (self.repetitions.iter_mut())
-            .zip(samples)
-            .filter(|_| of_repetitions)
-        {
-            for &v in values.iter().copied().flatten() {
-                *sums = sums
-                    .filter(|_| v > 0.0)
-                    .map(|(sum, n)| (sum + v.ln(), n + 1));
+        if self.of == GeomeanOf::Repetitions {
+            for (sums, values) in self.repetitions.iter_mut().zip(samples) {
+                for &v in values.iter().copied().flatten() {
+                    *sums = sums
+                        .filter(|_| v > 0.0)
+                        .map(|(sum, n)| (sum + v.ln(), n + 1));
+                }
             }
         }
         let base = figures[0].as_ref().map(|f| f.centre);
