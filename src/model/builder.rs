@@ -22,6 +22,9 @@ struct MetricSlots {
     /// Per metric: the factor from its source unit to its base unit, so that the common case
     /// (every value in the first value's unit) parses no unit.
     to_base: Vec<f64>,
+    /// Per metric: whether its name is its source unit (every Go metric), so that a value
+    /// recorded under one string for both is known to be in that unit without comparing.
+    named_by_unit: Vec<bool>,
     /// The metric after the one last found: readers record a result's metrics in the same order
     /// every time, so this is nearly always the one asked for next.
     next: usize,
@@ -57,6 +60,8 @@ impl MetricSlots {
     /// Notes that `metrics[at]` was just added, with the factor `to_base`.
     fn added(&mut self, metrics: &[Metric], at: usize, to_base: f64) {
         self.to_base.push(to_base);
+        self.named_by_unit
+            .push(metrics[at].name == metrics[at].source_unit);
         self.next = 0;
         if let Some(by_name) = &mut self.by_name {
             by_name.entry(metrics[at].name.clone()).or_insert(at);
@@ -258,7 +263,8 @@ impl RunBuilder {
             return Ok(());
         };
         let metric = &mut metrics[m];
-        let to_base = if metric.source_unit == source_unit {
+        let same_string = std::ptr::eq(name, source_unit) && slots.named_by_unit[m];
+        let to_base = if same_string || metric.source_unit == source_unit {
             slots.to_base[m]
         } else {
             let parsed = Unit::parse(source_unit);

@@ -35,6 +35,7 @@ use crate::model::{
 };
 pub use crate::spec::targets::RegressionRule;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 
 /// A family of benchmarks (`--family`): the names a pattern matches, renamed with the match
 /// replaced so that two families line up row by row (compare.py's `filter_benchmark`).

@@ -187,7 +187,7 @@ pub(super) fn repetition_table(
         if !columns.iter().any(|c| c.is_aggregate(&key)) {
             let repetitions: Vec<Option<&[f64]>> = samples
                 .iter()
-                .map(|s| s.as_ref().map(|s| s.measured.as_slice()))
+                .map(|s| s.as_ref().map(|s| &*s.measured))
                 .collect();
             geomean.add(&figures, &repetitions);
         }
@@ -222,14 +222,14 @@ struct Compare<'a> {
 /// One side's repetitions of a row: as measured (a drift is read in their order) and sorted
 /// once, for every statistic of their values (median, interval, modes, U test, ratio).
 pub(super) struct Sample<'m> {
-    pub(super) measured: Vec<f64>,
+    pub(super) measured: Cow<'m, [f64]>,
     pub(super) sorted: Vec<f64>,
     pub(super) metric: &'m Metric,
 }
 
 impl<'m> Sample<'m> {
-    pub(super) fn new((measured, metric): (Vec<f64>, &'m Metric)) -> Sample<'m> {
-        let mut sorted = measured.clone();
+    pub(super) fn new((measured, metric): (Cow<'m, [f64]>, &'m Metric)) -> Sample<'m> {
+        let mut sorted = measured.to_vec();
         crate::model::summary::sort_floats(&mut sorted);
         Sample {
             measured,

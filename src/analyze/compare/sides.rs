@@ -117,17 +117,25 @@ impl<'a> Side<'a> {
             .map_or(&[], |&number| self.by_metric[number].as_slice())
     }
 
-    /// Every repetition of `metric` of the benchmark `key`.
-    pub(super) fn values(&self, key: &str, metric: &str) -> Option<(Vec<f64>, &'a Metric)> {
-        let mut values = Vec::new();
-        let mut first = None;
-        for &(_, m) in self.with_metric(key, metric) {
-            if m.kind == MetricKind::Repetitions && !m.values.is_empty() {
-                values.extend(m.values.iter().copied().filter(|v| v.is_finite()));
-                first.get_or_insert(m);
-            }
-        }
-        first.filter(|_| !values.is_empty()).map(|m| (values, m))
+    /// Every finite repetition of `metric` of the benchmark `key`: borrowed when one metric
+    /// holds them all (the common case, and a copy of millions of values otherwise).
+    pub(super) fn values(&self, key: &str, metric: &str) -> Option<(Cow<'a, [f64]>, &'a Metric)> {
+        let mut repeated = self
+            .with_metric(key, metric)
+            .iter()
+            .map(|&(_, m)| m)
+            .filter(|m| m.kind == MetricKind::Repetitions && !m.values.is_empty());
+        let first = repeated.next()?;
+        let rest: Vec<&Metric> = repeated.collect();
+        let all_finite = |m: &Metric| m.values.iter().all(|v| v.is_finite());
+        let values = if rest.is_empty() && all_finite(first) {
+            Cow::Borrowed(first.values.as_slice())
+        } else {
+            let every = std::iter::once(first).chain(rest);
+            let finite = every.flat_map(|m| m.values.iter().copied().filter(|v| v.is_finite()));
+            Cow::Owned(finite.collect())
+        };
+        (!values.is_empty()).then_some((values, first))
     }
 }
 
