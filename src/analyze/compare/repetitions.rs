@@ -275,6 +275,9 @@ pub(super) struct Decide {
     pub(super) gbench_time: bool,
     /// Changes decided elsewhere, of this metric.
     pub(super) decided: Vec<Decided>,
+    /// Whether a gate (`--fail-on`) reads the changes: only then are their repetitions copied
+    /// out for it.
+    gated: bool,
 }
 
 impl Decide {
@@ -289,11 +292,12 @@ impl Decide {
                 .filter(|d| d.metric == metric)
                 .cloned()
                 .collect(),
+            gated: !opts.rules.is_empty(),
         }
     }
 
     /// Column `i`'s change from the first in `row`, as a cell (empty where a side lacks the
-    /// figure); what the gate reads of it goes to `compared`. A change decided elsewhere
+    /// figure); what a gate reads of it goes to `compared`. A change decided elsewhere
     /// (`--runs auto`) is shown as it was decided.
     fn cell(
         &self,
@@ -315,9 +319,11 @@ impl Decide {
         let mut change = given.unwrap_or_else(|| self.change(a, b, fa, fb, footnotes));
         let sides = [(a, row.columns[0].label), (b, row.columns[i].label)];
         change.diagnostics = footnotes.diagnose(row.key, m, &sides);
-        let at = (row.key, row.columns[i].label);
-        let measured = (&a.measured[..], &b.measured[..], fa, fb);
-        compared.push(self.compared(row.metric, m, at, measured, &change));
+        if self.gated {
+            let at = (row.key, row.columns[i].label);
+            let measured = (&a.measured[..], &b.measured[..], fa, fb);
+            compared.push(self.compared(row.metric, m, at, measured, &change));
+        }
         Cell::Change(Box::new(change))
     }
 
