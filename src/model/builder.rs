@@ -494,13 +494,23 @@ fn content_id(
             metric.name.hash(&mut digest);
             metric.source_unit.hash(&mut digest);
             metric.values.len().hash(&mut digest);
-            metric
-                .values
-                .iter()
-                .for_each(|v| digest.write_u64(v.to_bits()));
+            write_values(&mut digest, &metric.values);
         }
     }
     format!("{:032x}", digest.finish128().as_u128())
+}
+
+/// Digests `values` as the bytes of their bits, little-endian: what a `write_u64` of each
+/// digests on a little-endian machine, written a block at a time (per value, the call cost
+/// more than the digest of its eight bytes).
+fn write_values(digest: &mut impl std::hash::Hasher, values: &[f64]) {
+    let mut block = [0u8; 512];
+    for chunk in values.chunks(block.len() / 8) {
+        for (bytes, v) in block.chunks_exact_mut(8).zip(chunk) {
+            bytes.copy_from_slice(&v.to_bits().to_le_bytes());
+        }
+        digest.write(&block[..chunk.len() * 8]);
+    }
 }
 
 #[cfg(test)]

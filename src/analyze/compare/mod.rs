@@ -160,9 +160,8 @@ pub fn compare(mut inputs: Vec<CompareInput>, opts: &CompareOptions) -> Result<R
     if inputs.is_empty() {
         return Err(Error::Input("compare needs an input".into()));
     }
-    for input in &mut inputs {
-        super::enrich::summarize_all(&mut input.runs);
-    }
+    // Every input's metrics at once, spread over the cores together.
+    super::enrich::summarize_all(inputs.iter_mut().flat_map(|i| &mut i.runs));
     let mut notes = Vec::new();
     let columns: Vec<Side<'_>> = inputs.iter().map(Side::of).collect();
     let differences = environment_differences(&inputs, &columns, &opts.ignore);

@@ -284,9 +284,9 @@ fn note_missing_roles(a: &Attribution, ctx: &TableContext, group: &Group, notes:
 
 /// Derives every metric's summary and percentiles from what was measured, spread over the
 /// available cores.
-pub fn summarize_all(runs: &mut [Run]) {
+pub fn summarize_all<'a>(runs: impl IntoIterator<Item = &'a mut Run>) {
     let mut metrics: Vec<(&mut Metric, Option<&TimerSummary>)> = runs
-        .iter_mut()
+        .into_iter()
         .flat_map(|r| r.benchmarks.iter_mut())
         .flat_map(|b| {
             let timer = b.timer.as_ref();

@@ -432,7 +432,11 @@ fn parse_f64(field: &[u8]) -> Option<f64> {
     if digits == 0 || mantissa >= 1 << 53 || decimals >= EXACT_POW10.len() {
         return parse_f64_slow(field);
     }
-    Some(mantissa as f64 / EXACT_POW10[decimals])
+    // A whole number (B/op, allocs/op) is its mantissa: no division by one.
+    Some(match decimals {
+        0 => mantissa as f64,
+        _ => mantissa as f64 / EXACT_POW10[decimals],
+    })
 }
 
 fn parse_f64_slow(field: &[u8]) -> Option<f64> {

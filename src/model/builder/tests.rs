@@ -123,3 +123,22 @@ fn pooling_finds_the_metrics_of_a_wide_benchmark() {
     assert_eq!(metrics.len(), SCANNED_METRICS * 2);
     assert_eq!(metrics[3].values, [3e3, 103e3, 1e6]);
 }
+
+/// A block of values digests as a `write_u64` of each did (the run ids stay what they were),
+/// whatever the length and whatever was written before it.
+#[cfg(target_endian = "little")]
+#[test]
+fn values_digest_as_each_written_alone() {
+    use siphasher::sip128::{Hasher128, SipHasher13};
+    use std::hash::Hasher;
+    for len in [0, 1, 63, 64, 65, 1000] {
+        let values: Vec<f64> = (0..len).map(|i| (i as f64 * 1.37).sin() * 1e6).collect();
+        let (mut blocks, mut alone) = (SipHasher13::new(), SipHasher13::new());
+        for digest in [&mut blocks, &mut alone] {
+            digest.write(b"odd");
+        }
+        write_values(&mut blocks, &values);
+        values.iter().for_each(|v| alone.write_u64(v.to_bits()));
+        assert_eq!(blocks.finish128(), alone.finish128(), "{len} values");
+    }
+}
