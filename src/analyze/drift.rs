@@ -81,32 +81,60 @@ impl Drift {
 }
 
 /// Sorts `values` and returns how many pairs fell (a later value strictly below an earlier
-/// one), counted while merging, so that Kendall's S costs O(n log n) instead of a pass over
-/// every pair.
+/// one), counted while sorting, so that Kendall's S costs O(n log n) instead of a pass over
+/// every pair: short runs by insertion (each shift past a larger earlier value is a fall),
+/// then merges of runs, to and fro between `values` and one scratch buffer.
 fn strict_inversions(values: &mut [f64]) -> u64 {
-    let mut scratch = values.to_vec();
+    const RUN: usize = 16;
     let mut falls = 0u64;
-    let mut width = 1;
+    for run in values.chunks_mut(RUN) {
+        for k in 1..run.len() {
+            let value = run[k];
+            let mut at = k;
+            while at > 0 && run[at - 1] > value {
+                run[at] = run[at - 1];
+                at -= 1;
+            }
+            run[at] = value;
+            falls += (k - at) as u64;
+        }
+    }
+    let mut scratch = vec![0.0; values.len()];
+    let (mut width, mut in_values) = (RUN, true);
     while width < values.len() {
-        for start in (0..values.len()).step_by(2 * width) {
-            let middle = (start + width).min(values.len());
-            let end = (start + 2 * width).min(values.len());
-            let (left, right) = (&values[start..middle], &values[middle..end]);
-            let (mut i, mut j) = (0, 0);
-            for slot in &mut scratch[start..end] {
-                // An equal value is taken from the left: a tie is no fall.
-                if j == right.len() || (i < left.len() && left[i] <= right[j]) {
-                    *slot = left[i];
-                    i += 1;
-                } else {
-                    *slot = right[j];
-                    j += 1;
-                    falls += (left.len() - i) as u64;
-                }
+        falls += match in_values {
+            true => merge_pairs(values, &mut scratch, width),
+            false => merge_pairs(&scratch, values, width),
+        };
+        in_values = !in_values;
+        width *= 2;
+    }
+    if !in_values {
+        values.copy_from_slice(&scratch);
+    }
+    falls
+}
+
+/// Merges each two neighbouring sorted runs of `width` from `from` into `to`; the falls
+/// between them.
+fn merge_pairs(from: &[f64], to: &mut [f64], width: usize) -> u64 {
+    let mut falls = 0u64;
+    for start in (0..from.len()).step_by(2 * width) {
+        let middle = (start + width).min(from.len());
+        let end = (start + 2 * width).min(from.len());
+        let (left, right) = (&from[start..middle], &from[middle..end]);
+        let (mut i, mut j) = (0, 0);
+        for slot in &mut to[start..end] {
+            // An equal value is taken from the left: a tie is no fall.
+            if j == right.len() || (i < left.len() && left[i] <= right[j]) {
+                *slot = left[i];
+                i += 1;
+            } else {
+                *slot = right[j];
+                j += 1;
+                falls += (left.len() - i) as u64;
             }
         }
-        values.copy_from_slice(&scratch);
-        width *= 2;
     }
     falls
 }
@@ -139,7 +167,7 @@ mod tests {
     #[test]
     fn merged_falls_are_the_pairwise_count() {
         let mut state = 0x5eed_u64;
-        for n in [0, 1, 2, 7, 64, 301] {
+        for n in [0, 1, 2, 7, 15, 16, 17, 33, 64, 301, 1000] {
             let values: Vec<f64> = (0..n)
                 .map(|_| {
                     state = state
