@@ -85,7 +85,10 @@ pub struct Input {
     pub malformed: u64,
 }
 
-const READ_BUFFER: usize = 256 * 1024;
+/// Small enough that what a read copies in is still in the core's cache (512 KiB of L2 here)
+/// when the parser reads it: with 256 KiB buffers the kernel's copy took 5-7 % of `compare`
+/// on two 1M-line Go files, with 64 KiB 1.5-2 %.
+const READ_BUFFER: usize = 64 * 1024;
 /// How much of the input format detection looks at (less only at the end of the input).
 const DETECT_BYTES: u64 = 64 * 1024;
 
