@@ -178,8 +178,9 @@ impl Bisection<'_> {
             0 => Note::info(format!(
                 "{} tested commit(s), each placed by the signed-rank test on its rounds' ratios \
                  to both ends, measured in a drawn order; a wrong commit, or a second change \
-                 that is not there, is named with a chance of at most alpha {} (half for the ends, half shared by {} planned steps, each \
-                 spent over its looks); {} checkouts built (the ends included) for {} commits",
+                 that is not there, is named with a chance of at most alpha {} (half for the \
+                 ends, half shared by {} planned steps, each spent over its looks); {} \
+                 checkouts built (the ends included) for {} commits",
                 steps.len(),
                 self.args.alpha,
                 self.planned_steps(),
