@@ -123,6 +123,18 @@ fn analysis(c: &mut Criterion) {
             .collect()
     };
     let (old_rate, new_rate) = (per_second(&old), per_second(&new));
+    // Sorted, as compare holds every sample once it has its median.
+    let sorted = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (old, new, old_rate, new_rate) = (
+        sorted(&old),
+        sorted(&new),
+        sorted(&old_rate),
+        sorted(&new_rate),
+    );
     for (name, a, b) in [
         ("ratio_interval_25k_times", &old, &new),
         ("ratio_interval_25k_tied_rates", &old_rate, &new_rate),

@@ -207,7 +207,7 @@ pub struct Change {
     pub p: Option<f64>,
     /// For repetitions: the change's 95 % interval in percent, from the Hodges-Lehmann shift
     /// of the log values (the interval that inverts the U test); absent when the samples are
-    /// too small to give one.
+    /// too small to give one, or when no output shows it (text tables) and no gate states it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval: Option<(f64, f64)>,
     /// Values on each side (repetitions, or samples of a distribution).

@@ -107,6 +107,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
         allow_env_mismatch: args.allow_env_mismatch,
         ignore: args.ignore.clone(),
         geomean: args.geomean,
+        change_interval: sinks.show_change_interval(),
         ..args.gate.options(env)?
     };
     let tables = match args.projections.any() {

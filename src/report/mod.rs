@@ -157,6 +157,10 @@ pub struct Can {
     pub follow_a_timer: bool,
     /// Draw distribution sparklines under its tables for a person at a terminal.
     pub draw: bool,
+    /// Show the interval of a comparison's change; a comparison none of whose outputs shows
+    /// it does not select it (the selection costs more than the U test). Only the formats
+    /// known to leave it out say no, so a new format gets it.
+    pub change_interval: bool,
 }
 
 /// A format that renders the finished report and nothing more.
@@ -164,6 +168,13 @@ const RENDERS: Can = Can {
     compare: false,
     follow_a_timer: false,
     draw: false,
+    change_interval: true,
+};
+/// One that shows comparisons as benchstat's columns: each change with its p-value, no
+/// interval.
+const COMPARES_AS_COLUMNS: Can = Can {
+    change_interval: false,
+    ..COMPARES
 };
 /// One that shows comparisons too.
 const COMPARES: Can = Can {
@@ -196,14 +207,14 @@ pub static FORMATS: &[&OutputFormat] = &[
         reporter: || Box::new(terminal::Terminal),
         can: Can {
             draw: true,
-            ..COMPARES
+            ..COMPARES_AS_COLUMNS
         },
     },
     &OutputFormat {
         name: "markdown",
         help: "GitHub markdown, numbers right-aligned, as the harness wrote them",
         reporter: || Box::new(markdown::Markdown),
-        can: COMPARES,
+        can: COMPARES_AS_COLUMNS,
     },
     &JSON,
     &HTML,
@@ -211,7 +222,7 @@ pub static FORMATS: &[&OutputFormat] = &[
         name: "csv",
         help: "One CSV row per table row, with a header row",
         reporter: || Box::new(csv::Csv),
-        can: COMPARES,
+        can: COMPARES_AS_COLUMNS,
     },
     &OutputFormat {
         name: "xenomai",
@@ -307,5 +318,62 @@ mod tests {
         assert_eq!(ratio(Some((1.9, 2.12))).plain(), "2.00 ± 0.12");
         assert_eq!(ratio(Some((1.5, 6.0))).plain(), "2.00 (1.50–6.00)");
         assert_eq!(ratio(None).plain(), "2.00");
+    }
+
+    /// A comparison skips the change's interval when every output says it leaves it out: the
+    /// formats that say so write the same bytes with and without it, and JSON shows it.
+    #[test]
+    fn formats_that_leave_the_change_interval_out_show_nothing_of_it() {
+        let report = |interval| Report {
+            generated: None,
+            runs: Vec::new(),
+            tables: vec![Table {
+                title: Some("ns/op".into()),
+                run: 0,
+                cycle: None,
+                columns: vec![
+                    Column::new("Benchmark", keys::BENCHMARK),
+                    Column::new("new vs base", keys::change_of(1)),
+                ],
+                rows: vec![Row {
+                    benchmark: "BenchmarkA".into(),
+                    cells: vec![
+                        Cell::Text {
+                            text: "BenchmarkA".into(),
+                        },
+                        Cell::Change(Box::new(Change {
+                            percent: Some(3.0),
+                            p: Some(0.001),
+                            interval,
+                            n_base: 10,
+                            n: 10,
+                            verdict: ChangeVerdict::Significant,
+                            better: crate::model::Better::Lower,
+                            diagnostics: Vec::new(),
+                        })),
+                    ],
+                }],
+            }],
+            notes: Vec::new(),
+            verdict: None,
+        };
+        let render = |format: &OutputFormat, interval| {
+            let mut out = Vec::new();
+            (format.reporter)()
+                .render(&report(interval), Reader::default(), &mut out)
+                .unwrap();
+            out
+        };
+        let leaving_it_out: Vec<&str> = (FORMATS.iter())
+            .filter(|f| f.can.compare && !f.can.change_interval)
+            .map(|f| {
+                let shown = render(f, Some((2.5, 3.5)));
+                assert_eq!(shown, render(f, None), "{} shows the interval", f.name);
+                f.name
+            })
+            .collect();
+        assert_eq!(leaving_it_out, ["table", "markdown", "csv"]);
+        assert!(JSON.can.change_interval);
+        assert_ne!(render(&JSON, Some((2.5, 3.5))), render(&JSON, None));
     }
 }

@@ -30,6 +30,7 @@ static NAMES: OutputFormat = OutputFormat {
         compare: false,
         follow_a_timer: false,
         draw: false,
+        change_interval: true,
     },
 };
 

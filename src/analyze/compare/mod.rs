@@ -100,6 +100,9 @@ pub struct CompareOptions {
     pub decided: Vec<Decided>,
     /// What the geomean row is a geometric mean of.
     pub geomean: GeomeanOf,
+    /// Select each change's interval (the Hodges-Lehmann bounds of the ratio), which no text
+    /// table shows; a gate selects it anyway, as its verdict states it.
+    pub change_interval: bool,
 }
 
 /// The values a geomean row summarises.
@@ -128,6 +131,7 @@ impl Default for CompareOptions {
             floors: Vec::new(),
             decided: Vec::new(),
             geomean: GeomeanOf::Medians,
+            change_interval: true,
         }
     }
 }
@@ -444,6 +448,25 @@ mod tests {
         };
         let (low, high) = change.interval.unwrap();
         assert!(low < change.percent.unwrap() && change.percent.unwrap() < high);
+        // Outputs that show no interval leave it unselected, the rest of the change alike; a
+        // gate states it whatever the outputs.
+        let inputs = || vec![repetitions("old", &level), repetitions("new", &rising)];
+        let unshown = CompareOptions {
+            change_interval: false,
+            ..CompareOptions::default()
+        };
+        let report = compare(inputs(), &unshown).unwrap();
+        let Cell::Change(without) = &report.tables[0].rows[0].cells[5] else {
+            panic!("{:?}", report.tables[0].rows[0]);
+        };
+        assert_eq!(without.interval, None);
+        assert_eq!((without.percent, without.p), (change.percent, change.p));
+        let gated = CompareOptions {
+            change_interval: false,
+            ..options.clone()
+        };
+        let report = compare(inputs(), &gated).unwrap();
+        assert!(report.verdict.unwrap().targets[0].shown.contains("95 % CI"));
         // Level repetitions on both sides: no drift said.
         let report = compare(
             vec![repetitions("old", &level), repetitions("new", &level)],

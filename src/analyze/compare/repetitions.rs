@@ -278,6 +278,8 @@ pub(super) struct Decide {
     /// Whether a gate (`--fail-on`) reads the changes: only then are their repetitions copied
     /// out for it.
     gated: bool,
+    /// Whether each change's interval is selected: for an output that shows it, or a gate.
+    interval: bool,
 }
 
 impl Decide {
@@ -293,6 +295,7 @@ impl Decide {
                 .cloned()
                 .collect(),
             gated: !opts.rules.is_empty(),
+            interval: opts.change_interval || !opts.rules.is_empty(),
         }
     }
 
@@ -412,7 +415,9 @@ impl Decide {
         let significant = p <= self.alpha;
         let need = min_samples_to_detect(self.alpha).unwrap_or(usize::MAX);
         footnotes.too_few_to_detect |= !significant && a.len() < need && b.len() < need;
-        let interval = crate::analyze::ratio::ratio_of_medians(b, a)
+        let interval = (self.interval)
+            .then(|| crate::analyze::ratio::ratio_of_medians(b, a))
+            .flatten()
             .and_then(|r| r.interval)
             .map(|(low, high)| ((low - 1.0) * 100.0, (high - 1.0) * 100.0));
         Change {

@@ -54,6 +54,11 @@ pub trait Sink {
     fn close(self: Box<Self>) -> Result<Option<String>>;
     /// What the sink writes to, for messages.
     fn name(&self) -> String;
+    /// Whether it may show a comparison's change interval: yes unless it is known to leave
+    /// the interval out, so that an output added later gets it.
+    fn shows_change_interval(&self) -> bool {
+        true
+    }
 }
 
 /// Where a sink writes: a standard stream, or a file written whole or not at all.
@@ -182,6 +187,11 @@ impl FanOut {
 
     pub fn push(&mut self, sink: impl Sink + 'static) {
         self.sinks.push(Box::new(sink));
+    }
+
+    /// Whether any output may show a comparison's change interval, which is then selected.
+    pub fn show_change_interval(&self) -> bool {
+        self.sinks.iter().any(|s| s.shows_change_interval())
     }
 
     /// A [`PlotFile`] for each `(path, kind)`, each file opened now.

@@ -15,6 +15,7 @@ pub struct Rendered {
     /// Distribution sparklines under a table read on a terminal (not piped, no NO_COLOR).
     pictures: bool,
     dest: Destination,
+    change_interval: bool,
 }
 
 impl Rendered {
@@ -26,6 +27,7 @@ impl Rendered {
             xenomai: format.can.follow_a_timer,
             pictures,
             dest,
+            change_interval: format.can.change_interval,
         }
     }
 
@@ -44,6 +46,7 @@ impl Rendered {
             xenomai: false,
             pictures: false,
             dest,
+            change_interval: true,
         }
     }
 }
@@ -89,6 +92,10 @@ impl Sink for Rendered {
 
     fn name(&self) -> String {
         self.dest.name()
+    }
+
+    fn shows_change_interval(&self) -> bool {
+        self.change_interval
     }
 }
 
