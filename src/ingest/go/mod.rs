@@ -143,18 +143,20 @@ impl GoParser {
         split_fields(line.as_bytes(), &mut self.fields);
         let fields = &self.fields;
         let field = |i: usize| &line[fields[i].0..fields[i].1];
+        // Numbers are read as bytes: a text slice checks both ends for a character boundary.
+        let number = |i: usize| &line.as_bytes()[fields[i].0..fields[i].1];
         match fields.len() {
             1 => return Ok(None),
             2 => return Err("missing measurements after the iteration count".into()),
             n if n % 2 == 1 => return Err("value without a unit".into()),
             _ => {}
         }
-        let iterations = parse_u64(field(1).as_bytes())
+        let iterations = parse_u64(number(1))
             .ok_or_else(|| format!("iteration count `{}` is not a whole number", field(1)))?;
         // Parse every value before recording any, so a bad line leaves no partial result.
         self.values.clear();
         for pair in (2..fields.len()).step_by(2) {
-            let value = parse_f64(field(pair).as_bytes())
+            let value = parse_f64(number(pair))
                 .ok_or_else(|| format!("`{}` is not a number, or not a finite one", field(pair)))?;
             let unit = field(pair + 1);
             if !crate::model::fits_base_unit(value, unit) {
