@@ -160,6 +160,7 @@ pub fn run_rounds(
     let mut sinks = super::output_sinks(output, env)?;
     sinks.push_verdict_if(!args.gate.fail_on.is_empty());
     let mut options = args.gate.options(env)?;
+    options.change_interval = sinks.show_change_interval();
     // Before the checkout exists: from here an interrupt removes it on the way out.
     env.interrupt.install();
     let base = env.launch.checkout(within, rev)?;
