@@ -11,7 +11,7 @@ use super::counted;
 use super::signed_rank::{above, min_pairs_to_detect};
 use super::stats::geometric_mean;
 use super::utest::{mann_whitney, min_samples_to_detect};
-use crate::model::summary::median;
+use crate::model::summary::{median, median_and_robust_sd};
 use crate::model::{Better, Run};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -482,9 +482,7 @@ pub fn log_spread(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
     if logs.len() < 2 {
         return None;
     }
-    let centre = median(&mut logs);
-    let mut deviations: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
-    Some(1.4826 * median(&mut deviations))
+    Some(median_and_robust_sd(&mut logs).1)
 }
 
 /// About how many paired rounds tell a change of `percent` out of rounds whose log ratios

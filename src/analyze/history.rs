@@ -7,7 +7,7 @@ use super::regressions::{Finding, Kind};
 use super::stats::CONFIDENCE;
 use super::utest::mann_whitney;
 use super::view::{Cell, Change, ChangeVerdict, Column, Row, Table, keys};
-use crate::model::summary::median;
+use crate::model::summary::median_and_robust_sd;
 use crate::model::{Metric, MetricKind, Run, Statistic, Summary, Unit, identities};
 use crate::store::{Figure, Point};
 
@@ -121,9 +121,7 @@ fn verdict(
         return (ChangeVerdict::Untested, None);
     }
     let mut values: Vec<f64> = earlier.iter().map(|f| f.value).collect();
-    let centre = median(&mut values);
-    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-    let mad = median(&mut deviations) * 1.4826;
+    let (centre, mad) = median_and_robust_sd(&mut values);
     // The step from the previous run, not the distance from the band's centre: a run that
     // repeats a moved previous one has not moved.
     let outside = (point.value - previous.value).abs() > BAND_WIDTH * mad.max(centre.abs() * 1e-9);

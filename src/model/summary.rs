@@ -81,6 +81,15 @@ pub fn sorted_median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The median of `values` and their spread as a normal's standard deviation, estimated from
+/// the median absolute deviation (1.4826 of it): neither moves with a few wild values.
+/// `values` is reordered; empty gives NaN for both.
+pub fn median_and_robust_sd(values: &mut [f64]) -> (f64, f64) {
+    let centre = median(values);
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    (centre, 1.4826 * median(&mut deviations))
+}
+
 /// The median of `values` (reordered in place); NaN-free input expected, empty gives NaN.
 pub fn median(values: &mut [f64]) -> f64 {
     let n = values.len();
@@ -185,6 +194,15 @@ fn sorted_deviation_median(sorted: &[f64], m: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::sort_floats;
+
+    #[test]
+    fn the_robust_sd_is_scaled_mads_and_ignores_a_wild_value() {
+        // Median 3; deviations 2, 1, 0, 1, 97: their median 1.
+        let (centre, sd) = super::median_and_robust_sd(&mut [1.0, 2.0, 3.0, 4.0, 100.0]);
+        assert_eq!((centre, sd), (3.0, 1.4826));
+        let (centre, sd) = super::median_and_robust_sd(&mut []);
+        assert!(centre.is_nan() && sd.is_nan());
+    }
 
     proptest::proptest! {
         /// The count from sorted values is the count of the scores: samples of odd and even

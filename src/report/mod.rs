@@ -170,16 +170,16 @@ const RENDERS: Can = Can {
     draw: false,
     change_interval: true,
 };
+/// One that shows comparisons too.
+const COMPARES: Can = Can {
+    compare: true,
+    ..RENDERS
+};
 /// One that shows comparisons as benchstat's columns: each change with its p-value, no
 /// interval.
 const COMPARES_AS_COLUMNS: Can = Can {
     change_interval: false,
     ..COMPARES
-};
-/// One that shows comparisons too.
-const COMPARES: Can = Can {
-    compare: true,
-    ..RENDERS
 };
 
 /// latkit JSON, which `--json FILE` and `store export` write beside any other format.

@@ -230,11 +230,10 @@ fn exec_agrees_with_the_real_hyperfine_and_reads_its_output() {
         let round = values(bench(&ours, "sleep 0.02"), "time");
         our_times.extend(round.iter().map(|t| t / 1e9));
     }
-    use latkit::model::summary::median;
+    use latkit::model::summary::{median, median_and_robust_sd};
     let (hf_mean, ours_mean) = (mean(&hf_times), mean(&our_times));
-    let (hf_median, ours_median) = (median(&mut hf_times.clone()), median(&mut our_times));
-    let mut deviations: Vec<f64> = hf_times.iter().map(|t| (t - hf_median).abs()).collect();
-    let hf_spread = 1.4826 * median(&mut deviations);
+    let (hf_median, hf_spread) = median_and_robust_sd(&mut hf_times.clone());
+    let ours_median = median(&mut our_times);
     // Same machine, same command, interleaved. Asserted: the typical runs, medians, within 3
     // robust sigmas (1.4826 MADs) of hyperfine's runs plus a millisecond of slack. Means are
     // printed, not asserted: this shared VM stalls runs now and then (in one CI run latkit's
