@@ -2,18 +2,36 @@
 //! repetition, max RSS per run where hyperfine measured it, parameters as configuration.
 
 use crate::error::{Error, Result};
+use crate::ingest::json_split::{Kind, Layout, part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note};
 use crate::model::{RunBuilder, new_run, vocab};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 
 pub struct Hyperfine;
 
-#[derive(Deserialize)]
-struct Document {
-    results: Vec<Result_>,
+/// What a document is, in errors.
+const EXPECTED: &str = "hyperfine JSON: {\"results\": [{\"command\", \"mean\", \"times\", ...}]}";
+
+/// A result's per-run arrays (millions long for a long run) come in pieces, parsed on every
+/// core as the document streams.
+const LAYOUT: Layout = Layout {
+    rows: "results",
+    keep: &[],
+    streamed: &["times", "exit_codes", "memory_usage_byte"],
+    expected: EXPECTED,
+};
+
+/// A part of the document, parsed.
+enum Parsed {
+    Times(Vec<f64>),
+    ExitCodes(Vec<Option<i32>>),
+    Memory(Vec<f64>),
+    /// A result, its per-run arrays empty: they came before it in pieces.
+    Result(Box<Result_>),
 }
 
 #[derive(Deserialize)]
@@ -53,15 +71,23 @@ impl InputFormat for Hyperfine {
 
     fn read(&self, input: &Named, reader: &mut dyn BufRead) -> Result<Input> {
         let path = input.path;
-        let document: Document = super::read_json_document(
+        let mut results = Results::new(path);
+        split_rows(
             path,
             reader,
-            "hyperfine JSON: {\"results\": [{\"command\", \"mean\", \"times\", ...}]}",
+            LAYOUT,
+            |_, _, _| Ok(()),
+            |line, kind, bytes| parse(path, line, kind, bytes),
+            |parsed| results.add(parsed),
         )?;
-        let mut builder = RunBuilder::default();
-        let mut notes = Vec::new();
-        for r in document.results {
-            record(&mut builder, r, path, &mut notes)?;
+        let Results {
+            builder,
+            mut notes,
+            failed,
+            ..
+        } = results;
+        if let Some(e) = failed {
+            return Err(e);
         }
         if builder.is_empty() {
             return Err(Error::Input(format!(
@@ -87,6 +113,79 @@ impl InputFormat for Hyperfine {
             notes,
             malformed: 0,
         })
+    }
+}
+
+/// A part of the document as what it is.
+fn parse(path: &str, line: u64, kind: Kind, bytes: &[u8]) -> Result<Parsed> {
+    fn json<T: DeserializeOwned>(path: &str, line: u64, bytes: &[u8]) -> Result<T> {
+        serde_json::from_slice(bytes).map_err(|e| part_refused(path, line, EXPECTED, &e))
+    }
+    Ok(match kind {
+        Kind::Row => Parsed::Result(Box::new(json(path, line, bytes)?)),
+        Kind::Piece(i) => match LAYOUT.streamed[i] {
+            "times" => Parsed::Times(json(path, line, bytes)?),
+            "exit_codes" => Parsed::ExitCodes(json(path, line, bytes)?),
+            _ => Parsed::Memory(json(path, line, bytes)?),
+        },
+    })
+}
+
+/// The results recorded so far, and the pieces of the next one's per-run arrays.
+struct Results<'a> {
+    path: &'a str,
+    builder: RunBuilder,
+    notes: Vec<Note>,
+    times: Vec<f64>,
+    exit_codes: Vec<Option<i32>>,
+    memory: Vec<f64>,
+    /// The first result refused: it ends the read.
+    failed: Option<Error>,
+}
+
+impl<'a> Results<'a> {
+    fn new(path: &'a str) -> Results<'a> {
+        Results {
+            path,
+            builder: RunBuilder::default(),
+            notes: Vec::new(),
+            times: Vec::new(),
+            exit_codes: Vec::new(),
+            memory: Vec::new(),
+            failed: None,
+        }
+    }
+
+    fn add(&mut self, parsed: Parsed) {
+        match parsed {
+            Parsed::Times(piece) => join(&mut self.times, piece),
+            Parsed::ExitCodes(piece) => join(&mut self.exit_codes, piece),
+            Parsed::Memory(piece) => join(&mut self.memory, piece),
+            Parsed::Result(mut r) => {
+                // An array in the row is empty; its elements are the pieces before it.
+                if let Some(times) = &mut r.times {
+                    *times = std::mem::take(&mut self.times);
+                }
+                r.exit_codes = std::mem::take(&mut self.exit_codes);
+                if let Some(memory) = &mut r.memory_usage_byte {
+                    *memory = std::mem::take(&mut self.memory);
+                }
+                if self.failed.is_none()
+                    && let Err(e) = record(&mut self.builder, *r, self.path, &mut self.notes)
+                {
+                    self.failed = Some(e);
+                }
+            }
+        }
+    }
+}
+
+/// Appends a piece: the first is taken as it is, not copied.
+fn join<T>(all: &mut Vec<T>, piece: Vec<T>) {
+    if all.is_empty() {
+        *all = piece;
+    } else {
+        all.extend(piece);
     }
 }
 

@@ -3,7 +3,7 @@
 //! the machine into the environment, the commit into the configuration.
 
 use crate::error::{Error, Result};
-use crate::ingest::json_split::{part_refused, split_rows};
+use crate::ingest::json_split::{Layout, part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note, RunBuilder, Summary, new_run};
 use serde::Deserialize;
@@ -152,16 +152,19 @@ impl InputFormat for PytestBenchmark {
         split_rows(
             path,
             reader,
-            "benchmarks",
-            &["machine_info", "commit_info"],
-            EXPECTED,
+            Layout {
+                rows: "benchmarks",
+                keep: &["machine_info", "commit_info"],
+                streamed: &[],
+                expected: EXPECTED,
+            },
             |line, key, value| {
                 let map = serde_json::from_slice(value)
                     .map_err(|e| part_refused(path, line, EXPECTED, &e))?;
                 kept.insert(key.to_string(), map);
                 Ok(())
             },
-            |line, bytes| {
+            |line, _, bytes| {
                 serde_json::from_slice::<Benchmark>(bytes)
                     .map_err(|e| part_refused(path, line, EXPECTED, &e))
             },

@@ -3,7 +3,7 @@
 
 use super::{Context, Problem, Recorder, Row, RowKind, cache_size};
 use crate::error::{Error, Result};
-use crate::ingest::json_split::{part_refused, split_rows};
+use crate::ingest::json_split::{Layout, part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::Source;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -45,15 +45,18 @@ pub fn read_from(path: &str, reader: &mut dyn BufRead, source: Source) -> Result
     split_rows(
         path,
         reader,
-        "benchmarks",
-        &["context"],
-        EXPECTED,
+        Layout {
+            rows: "benchmarks",
+            keep: &["context"],
+            streamed: &[],
+            expected: EXPECTED,
+        },
         |line, _, value| {
             let fields = serde_json::from_slice(value).map_err(|e| refused(path, line, e))?;
             context = read_context(&fields);
             Ok(())
         },
-        |line, bytes| parse_row(path, line, bytes),
+        |line, _, bytes| parse_row(path, line, bytes),
         |read| match read {
             (line, Err(why)) => recorder.skip(line, why),
             (_, Ok(row)) => recorder.add(row),

@@ -6,12 +6,12 @@ use super::*;
 /// How many bytes of elements go to a worker at a time.
 const BATCH: usize = 256 << 10;
 
-/// Elements gathered for a worker: their bytes end to end, and where each starts in them (and
-/// on which line of the file).
+/// Parts gathered for a worker: their bytes end to end, and where each starts in them (and
+/// on which line of the file, and what it is).
 struct Batch {
     seq: u64,
     bytes: Vec<u8>,
-    starts: Vec<(usize, u64)>,
+    starts: Vec<(usize, u64, Kind)>,
 }
 
 impl Batch {
@@ -23,13 +23,13 @@ impl Batch {
         }
     }
 
-    /// Each element parsed, in order, up to the first that cannot be.
-    fn parse<T>(&self, parse: &(impl Fn(u64, &[u8]) -> Result<T> + Sync)) -> Result<Vec<T>> {
-        let ends = self.starts.iter().skip(1).map(|&(at, _)| at);
+    /// Each part parsed, in order, up to the first that cannot be.
+    fn parse<T>(&self, parse: &(impl Fn(u64, Kind, &[u8]) -> Result<T> + Sync)) -> Result<Vec<T>> {
+        let ends = self.starts.iter().skip(1).map(|&(at, _, _)| at);
         self.starts
             .iter()
             .zip(ends.chain([self.bytes.len()]))
-            .map(|(&(start, line), end)| parse(line, &self.bytes[start..end]))
+            .map(|(&(start, line, kind), end)| parse(line, kind, &self.bytes[start..end]))
             .collect()
     }
 }
@@ -38,7 +38,7 @@ impl Batch {
 fn parse_batches<T>(
     work: &Mutex<mpsc::Receiver<Batch>>,
     parsed: &mpsc::SyncSender<(u64, Result<Vec<T>>)>,
-    parse: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+    parse: &(impl Fn(u64, Kind, &[u8]) -> Result<T> + Sync),
 ) {
     // The lock is held only while taking a batch.
     while let Ok(batch) = work
@@ -79,18 +79,15 @@ fn in_order<T>(
     failed.map_or(Ok(()), Err)
 }
 
-/// As [`split_document`], with the elements parsed by `parse` on worker threads (the split
-/// runs on this one, `field` too) and handed to `record` in document order. Memory holds the
-/// few batches in flight; the first error in document order ends the read.
-#[allow(clippy::too_many_arguments)] // the document's description, then its three handlers
+/// As [`split_document`], with the rows and pieces parsed by `parse` on worker threads (the
+/// split runs on this one, `field` too) and handed to `record` in document order. Memory
+/// holds the few batches in flight; the first error in document order ends the read.
 pub fn split_rows<T: Send>(
     path: &str,
     reader: &mut dyn BufRead,
-    array: &str,
-    keep: &[&str],
-    expected: &str,
+    layout: Layout,
     mut field: impl FnMut(u64, &str, &[u8]) -> Result<()>,
-    parse: impl Fn(u64, &[u8]) -> Result<T> + Sync,
+    parse: impl Fn(u64, Kind, &[u8]) -> Result<T> + Sync,
     mut record: impl FnMut(T) + Send,
 ) -> Result<()> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -107,14 +104,14 @@ pub fn split_rows<T: Send>(
         let stop = &stop;
         let collector = scope.spawn(move || in_order(done, stop, &mut record));
         let mut batch = Batch::new(0);
-        let split = split_document(path, reader, array, keep, expected, |line, part| {
-            match part {
-                Part::Field(key, value) => field(line, key, value)?,
-                Part::Element(bytes) => {
-                    batch.starts.push((batch.bytes.len(), line));
-                    batch.bytes.extend_from_slice(bytes);
-                }
-            }
+        let split = split_document(path, reader, layout, |line, part| {
+            let (kind, bytes) = match part {
+                Part::Field(key, value) => return field(line, key, value),
+                Part::Element(bytes) => (Kind::Row, bytes),
+                Part::Piece(i, bytes) => (Kind::Piece(i), bytes),
+            };
+            batch.starts.push((batch.bytes.len(), line, kind));
+            batch.bytes.extend_from_slice(bytes);
             if stop.load(Ordering::Relaxed) {
                 return Err(Error::Interrupted);
             }

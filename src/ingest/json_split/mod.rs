@@ -1,13 +1,17 @@
 //! A JSON object document split as it streams into the parts a reader wants: the values of
 //! the few fields it keeps (a context), and one by one the elements of the array field that
-//! holds its rows. Each part is handed over as its own bytes with the line it starts on, to be parsed
-//! as a slice (far faster than a parser taking its input a byte at a time), so memory holds
-//! one row at a time. Fields the reader does not keep, and whitespace outside strings, are
+//! holds its rows. A row may itself hold long arrays (hyperfine's ten million times, a run's
+//! benchmarks): those of the fields a reader streams come in pieces of consecutive elements,
+//! each piece a JSON array of its own, before the row, which holds `[]` in their place. Each
+//! part is handed over as its own bytes with the line it starts on, to be parsed as a slice
+//! (far faster than a parser taking its input a byte at a time), so memory holds a row or a
+//! piece at a time. Fields the reader does not keep, and whitespace outside strings, are
 //! skipped as they pass (newlines are kept inside parts so that a parser's line within a part
 //! is its line in the file). The split checks the structure around the parts; the parser
 //! checks the parts themselves.
 
 mod batches;
+mod pieces;
 
 use super::json_stream::MAX_STRING;
 use crate::error::{Error, Result};
@@ -23,6 +27,21 @@ const MAX_DOCUMENT: u64 = 4 << 30;
 const MAX_PART: usize = 64 << 20;
 /// The deepest nesting followed (serde_json's own limit).
 const MAX_DEPTH: usize = 128;
+/// A streamed array's piece is handed over at the first element boundary past this size.
+const PIECE: usize = 64 << 10;
+
+/// What a reader takes from a document.
+#[derive(Clone, Copy)]
+pub struct Layout<'k> {
+    /// The array field whose elements are the rows.
+    pub rows: &'k str,
+    /// The fields whose values are kept.
+    pub keep: &'k [&'k str],
+    /// The fields of an object row whose arrays come in pieces.
+    pub streamed: &'k [&'k str],
+    /// What the document is, in errors.
+    pub expected: &'k str,
+}
 
 /// What the split hands over.
 enum Part<'a> {
@@ -30,6 +49,16 @@ enum Part<'a> {
     Field(&'a str, &'a [u8]),
     /// One element of the array field.
     Element(&'a [u8]),
+    /// Consecutive elements of the array of `layout.streamed[i]` in a row, as a JSON array.
+    Piece(usize, &'a [u8]),
+}
+
+/// What a part handed to a row parser is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Row,
+    /// A piece of the array of `layout.streamed[i]` (for the row that follows).
+    Piece(usize),
 }
 
 /// Where the split is, between the document's fields.
@@ -70,8 +99,7 @@ enum Between {
 }
 
 struct Split<'k> {
-    array: &'k str,
-    keep: &'k [&'k str],
+    layout: Layout<'k>,
     line: u64,
     taken: u64,
     /// The brackets open outside strings: one (the document's) inside the document object.
@@ -89,13 +117,22 @@ struct Split<'k> {
     /// The part being gathered, and the line it started on.
     part: Vec<u8>,
     part_line: u64,
+    /// In an object row: whether a key comes next, and the last key read.
+    row_expects_key: bool,
+    row_key: Vec<u8>,
+    /// Inside the array of a streamed field of a row (its index in `layout.streamed`).
+    streaming: Option<usize>,
+    /// Whether the piece being gathered follows a comma where the last was handed over.
+    piece_after_comma: bool,
+    /// The piece being gathered (`[` and elements), and the line it started on.
+    piece: Vec<u8>,
+    piece_line: u64,
 }
 
 impl<'k> Split<'k> {
-    fn new(array: &'k str, keep: &'k [&'k str]) -> Split<'k> {
+    fn new(layout: Layout<'k>) -> Split<'k> {
         Split {
-            array,
-            keep,
+            layout,
             line: 1,
             taken: 0,
             open: Vec::new(),
@@ -110,6 +147,12 @@ impl<'k> Split<'k> {
             key: Vec::new(),
             part: Vec::new(),
             part_line: 1,
+            row_expects_key: false,
+            row_key: Vec::new(),
+            streaming: None,
+            piece_after_comma: false,
+            piece: Vec::new(),
+            piece_line: 1,
         }
     }
 
@@ -117,7 +160,13 @@ impl<'k> Split<'k> {
         self.open.len()
     }
 
-    /// Whether the bytes now read belong to a part being gathered.
+    /// Whether the split is at the fields of an object row.
+    fn in_object_row(&self) -> bool {
+        self.depth() == 3 && self.role == Role::Rows && self.open[2] == b'{'
+    }
+
+    /// Whether the bytes now read belong to a part being gathered (a piece's bytes do not,
+    /// but for its newlines).
     fn gathering(&self) -> bool {
         match self.role {
             Role::Keep => self.expect == Expect::Value && self.depth() >= 1,
@@ -138,6 +187,12 @@ impl<'k> Split<'k> {
                 i = self.string(chunk, i, take)?;
                 continue;
             }
+            if self.streaming.is_some() && self.depth() == 4 {
+                i = self.elements(chunk, i, take)?;
+                if i == chunk.len() {
+                    break;
+                }
+            }
             let byte = chunk[i];
             match byte {
                 b' ' | b'\t' | b'\r' => {
@@ -150,6 +205,10 @@ impl<'k> Split<'k> {
                 }
                 b'\n' => {
                     self.end_scalar(take)?;
+                    // Both keep it: each part's lines are the file's.
+                    if self.in_piece() {
+                        self.push_piece(b"\n")?;
+                    }
                     if self.gathering() {
                         self.push(b"\n")?;
                     }
@@ -184,6 +243,17 @@ impl<'k> Split<'k> {
         }
         self.part.extend_from_slice(bytes);
         Ok(())
+    }
+
+    /// Appends what is read to the piece or the part it belongs to, if any.
+    fn keep(&mut self, bytes: &[u8]) -> Step {
+        if self.in_piece() {
+            self.push_piece(bytes)
+        } else if self.gathering() {
+            self.push(bytes)
+        } else {
+            Ok(())
+        }
     }
 
     fn syntax(&self, what: impl std::fmt::Display) -> Failure {
@@ -229,15 +299,21 @@ impl<'k> Split<'k> {
             )));
         }
         let naming = self.depth() == 1 && matches!(self.expect, Expect::Key | Expect::FirstKey);
+        let row_key = self.row_expects_key && self.in_object_row();
         if naming {
             self.key.extend_from_slice(run);
-        } else if self.gathering() {
-            self.push(run)?;
+        } else {
+            if row_key {
+                self.row_key.extend_from_slice(run);
+            }
+            self.keep(run)?;
         }
         if !self.in_string {
             if naming {
                 self.key.pop(); // the closing quote
                 self.expect = Expect::Colon;
+            } else if row_key {
+                self.row_key.pop();
             } else if self.depth() == 1 && self.expect == Expect::Value {
                 self.end_value(take)?;
             }
@@ -247,9 +323,10 @@ impl<'k> Split<'k> {
 
     fn open_string(&mut self) -> Step {
         self.value_starts(b'"')?;
-        if self.gathering() {
-            self.push(b"\"")?;
+        if self.row_expects_key && self.in_object_row() {
+            self.row_key.clear();
         }
+        self.keep(b"\"")?;
         self.in_string = true;
         self.escaped = false;
         self.string_start = self.line;
@@ -270,15 +347,15 @@ impl<'k> Split<'k> {
             }
             (1, Expect::Value) => {
                 let key = String::from_utf8_lossy(&self.key);
-                self.role = if key == self.array {
+                self.role = if key == self.layout.rows {
                     Role::Rows
-                } else if self.keep.contains(&&*key) {
+                } else if self.layout.keep.contains(&&*key) {
                     Role::Keep
                 } else {
                     Role::Skip
                 };
                 if self.role == Role::Rows && first != b'[' {
-                    return Err(self.syntax(format_args!("`{}` is not an array", self.array)));
+                    return Err(self.syntax(format_args!("`{}` is not an array", self.layout.rows)));
                 }
                 self.part.clear();
                 self.part_line = self.line;
@@ -296,9 +373,13 @@ impl<'k> Split<'k> {
                 }
                 Between::In => Err(self.syntax(format_args!(
                     "expected `,` or `]` between the elements of `{}`",
-                    self.array
+                    self.layout.rows
                 ))),
             },
+            (3, _) if first == b'[' && !self.row_expects_key && self.in_object_row() => {
+                self.array_starts();
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -309,8 +390,14 @@ impl<'k> Split<'k> {
             self.expect = Expect::FirstKey;
         } else if self.depth() == 1 && self.role == Role::Rows {
             self.between = Between::Open;
-        } else if self.gathering() {
-            self.push(&[byte])?;
+        } else if self.depth() == 3 && self.streaming.is_some() {
+            // The row holds an empty array where its pieces were.
+            self.push(b"[]")?;
+        } else {
+            if self.depth() == 2 && self.role == Role::Rows {
+                self.row_expects_key = byte == b'{';
+            }
+            self.keep(&[byte])?;
         }
         if self.depth() == MAX_DEPTH {
             return Err(self.syntax(format_args!("nested deeper than {MAX_DEPTH}")));
@@ -334,13 +421,13 @@ impl<'k> Split<'k> {
                 if self.between == Between::Element {
                     return Err(self.syntax(format_args!(
                         "expected an element of `{}` after `,`",
-                        self.array
+                        self.layout.rows
                     )));
                 }
                 self.hand_over(take)?;
             }
-            _ if self.gathering() => self.push(&[byte])?,
-            _ => {}
+            4 if self.streaming.is_some() => self.array_ends(take)?,
+            _ => self.keep(&[byte])?,
         }
         self.open.pop();
         if self.depth() == 1 && self.expect == Expect::Value {
@@ -358,14 +445,18 @@ impl<'k> Split<'k> {
                 if self.between != Between::In {
                     return Err(self.syntax(format_args!(
                         "expected an element of `{}` before `,`",
-                        self.array
+                        self.layout.rows
                     )));
                 }
                 self.hand_over(take)?;
                 self.between = Between::Element;
             }
-            _ if self.gathering() => self.push(b",")?,
-            _ => {}
+            _ => {
+                if self.in_object_row() {
+                    self.row_expects_key = true;
+                }
+                self.keep(b",")?;
+            }
         }
         Ok(())
     }
@@ -374,8 +465,12 @@ impl<'k> Split<'k> {
         match self.depth() {
             1 if self.expect == Expect::Colon => self.expect = Expect::Value,
             0 | 1 => return Err(self.syntax("unexpected `:`")),
-            _ if self.gathering() => self.push(b":")?,
-            _ => {}
+            _ => {
+                if self.in_object_row() {
+                    self.row_expects_key = false;
+                }
+                self.keep(b":")?;
+            }
         }
         Ok(())
     }
@@ -393,10 +488,7 @@ impl<'k> Split<'k> {
                 return Err(self.syntax("expected a key"));
             }
         }
-        if self.gathering() {
-            self.push(bytes)?;
-        }
-        Ok(())
+        self.keep(bytes)
     }
 
     /// Ends a number or literal at the depth where values are split.
@@ -455,22 +547,20 @@ enum Failure {
     Reader(Error),
 }
 
-/// Streams the JSON object document `path` from `reader`: hands `take` the values of the
-/// fields `keep` and each element of the array field `array`, each with the line it starts on.
-/// `expected` names the document in errors.
+/// Streams the JSON object document `path` from `reader`: hands `take` the parts `layout`
+/// asks for, each with the line it starts on.
 fn split_document(
     path: &str,
     reader: &mut dyn BufRead,
-    array: &str,
-    keep: &[&str],
-    expected: &str,
+    layout: Layout,
     mut take: impl FnMut(u64, Part) -> Result<()>,
 ) -> Result<()> {
-    let mut split = Split::new(array, keep);
+    let mut split = Split::new(layout);
     let failed = |f: Failure| match f {
-        Failure::Syntax(line, what) => {
-            Error::Input(format!("{path}:{line}: expected {expected}: {what}"))
-        }
+        Failure::Syntax(line, what) => Error::Input(format!(
+            "{path}:{line}: expected {}: {what}",
+            layout.expected
+        )),
         Failure::Reader(e) => e,
     };
     loop {
