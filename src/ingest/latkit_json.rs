@@ -1,11 +1,10 @@
 //! latkit's own JSON (`--format json`): its runs come back as they were written, after the same
 //! checks every other input gets.
 
-use super::{Input, InputFormat, Named, read_json_document, validate};
+use super::json_split::{Kind, Layout, part_refused, split_rows};
+use super::{Input, InputFormat, Named, validate};
 use crate::error::{Error, Result};
-use crate::model::{JSON_SCHEMA, MetricKind, Note, Run, vocab};
-use serde::Deserialize;
-use serde::de::{IgnoredAny, MapAccess, Visitor};
+use crate::model::{Benchmark, JSON_SCHEMA, MetricKind, Note, Run, vocab};
 use std::io::BufRead;
 
 pub struct LatkitJson;
@@ -28,23 +27,76 @@ impl InputFormat for LatkitJson {
     }
 }
 
+/// What a document is, in errors.
+const EXPECTED: &str = "a latkit JSON result";
+
+/// A run's benchmarks (a million in a large one) come in pieces, parsed on every core as the
+/// document streams; the report's tables and the version that wrote it are passed over.
+const LAYOUT: Layout = Layout {
+    rows: "runs",
+    keep: &["schema", "notes"],
+    streamed: &["benchmarks"],
+    expected: EXPECTED,
+};
+
+/// A part of the document, parsed.
+enum Parsed {
+    Benchmarks(Vec<Benchmark>),
+    /// A run, its benchmarks empty: they came before it in pieces.
+    Run(Box<Run>),
+}
+
 /// latkit's own JSON: its runs come back as they were written (summaries are derived again),
 /// after the same checks every other input gets. Read as it streams, into runs directly: a
 /// document of a million benchmarks never becomes a tree of JSON values first.
 fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
-    let doc: Document = read_json_document(path, reader, "a latkit JSON result")?;
-    let Some(schema) = doc.schema else {
+    let (mut schema, mut notes) = (None, Vec::new());
+    let (mut runs, mut benchmarks) = (Vec::new(), Vec::new());
+    split_rows(
+        path,
+        reader,
+        LAYOUT,
+        |line, key, value| {
+            let refused = |e| part_refused(path, line, EXPECTED, &e);
+            if key == "notes" {
+                notes = serde_json::from_slice(value).map_err(refused)?;
+                return Ok(());
+            }
+            let named: String = serde_json::from_slice(value).map_err(refused)?;
+            // Named before runs of another shape: it is the schema that is refused.
+            if let Some(refused) = unknown_schema(path, &named) {
+                return Err(refused);
+            }
+            schema = Some(named);
+            Ok(())
+        },
+        |line, kind, bytes| {
+            let refused = |e| part_refused(path, line, EXPECTED, &e);
+            Ok(match kind {
+                Kind::Row => Parsed::Run(serde_json::from_slice(bytes).map_err(refused)?),
+                Kind::Piece(_) => {
+                    Parsed::Benchmarks(serde_json::from_slice(bytes).map_err(refused)?)
+                }
+            })
+        },
+        |parsed| match parsed {
+            Parsed::Benchmarks(piece) if benchmarks.is_empty() => benchmarks = piece,
+            Parsed::Benchmarks(piece) => benchmarks.extend(piece),
+            Parsed::Run(mut run) => {
+                run.benchmarks = std::mem::take(&mut benchmarks);
+                runs.push(*run);
+            }
+        },
+    )?;
+    let Some(schema) = schema else {
         return Err(Error::Input(format!(
             "{path}: not a latkit JSON result: no `schema`"
         )));
     };
-    let v1 = schema == SCHEMA_V1;
-    if schema != JSON_SCHEMA && !v1 {
-        return Err(Error::Input(format!(
-            "{path}: schema `{schema}` is not `{JSON_SCHEMA}` (or `{SCHEMA_V1}`), which this latkit reads"
-        )));
+    if let Some(refused) = unknown_schema(path, &schema) {
+        return Err(refused);
     }
-    let mut runs = doc.runs;
+    let v1 = schema == SCHEMA_V1;
     for run in &mut runs {
         if v1 {
             migrate_v1(run);
@@ -52,7 +104,6 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
         validate::run(run).map_err(|e| Error::Input(format!("{path}: {e}")))?;
         run.infer_missing_peer_metrics();
     }
-    let mut notes = doc.notes;
     if v1 {
         notes.push(Note::info(format!(
             "{path}: a {SCHEMA_V1} document, read as {JSON_SCHEMA}: timer per-interval \
@@ -67,61 +118,13 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
     })
 }
 
-/// What a latkit JSON result holds for reading back; its other fields (the report's tables,
-/// the version that wrote it) are passed over.
-struct Document {
-    schema: Option<String>,
-    runs: Vec<Run>,
-    /// What the reader of these numbers must know (how a tool's figures were read): kept, so
-    /// that a report read back says what the first one said.
-    notes: Vec<Note>,
-}
-
-impl<'de> Deserialize<'de> for Document {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        deserializer.deserialize_map(DocumentFields)
-    }
-}
-
-struct DocumentFields;
-
-impl<'de> Visitor<'de> for DocumentFields {
-    type Value = Document;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object with `schema` and `runs`")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Document, A::Error> {
-        let mut doc = Document {
-            schema: None,
-            runs: Vec::new(),
-            notes: Vec::new(),
-        };
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "schema" => doc.schema = Some(map.next_value()?),
-                // A schema named first and not one this latkit reads: its runs may not have
-                // the shape of ours, so they are passed over and the schema is what is refused.
-                "runs"
-                    if doc
-                        .schema
-                        .as_deref()
-                        .is_some_and(|s| s != JSON_SCHEMA && s != SCHEMA_V1) =>
-                {
-                    map.next_value::<IgnoredAny>()?;
-                }
-                "runs" => doc.runs = map.next_value()?,
-                "notes" => doc.notes = map.next_value()?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(doc)
-    }
+/// The refusal of a schema this latkit does not read.
+fn unknown_schema(path: &str, schema: &str) -> Option<Error> {
+    (schema != JSON_SCHEMA && schema != SCHEMA_V1).then(|| {
+        Error::Input(format!(
+            "{path}: schema `{schema}` is not `{JSON_SCHEMA}` (or `{SCHEMA_V1}`), which this latkit reads"
+        ))
+    })
 }
 
 /// The first schema, which stored a timer's per-interval figures as repetitions.
@@ -159,6 +162,40 @@ mod tests {
             Ok(_) => panic!("read: {text}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn a_run_of_many_benchmarks_comes_back_whole_and_errors_name_their_line() {
+        use crate::model::{BenchName, Environment, RunBuilder, Source, SourceKind, new_run};
+        let mut builder = RunBuilder::default();
+        for i in 0..3000 {
+            let bench = builder.benchmark(&format!("bench_{i}"), None, BenchName::plain);
+            for r in 0..5 {
+                builder.record(bench, "time", "ns", i as f64 + r as f64 / 8.0);
+            }
+        }
+        let source = Source {
+            kind: SourceKind::File,
+            format: "go".into(),
+            path: Some("x.txt".into()),
+            command: Vec::new(),
+        };
+        let run = new_run(source, Environment::default(), Vec::new(), builder);
+        let doc = serde_json::json!({"schema": JSON_SCHEMA, "runs": [run, run], "notes": []});
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        assert!(text.len() > 8 * (64 << 10), "several pieces a run");
+        let input = read_latkit_json("doc.json", &mut text.as_bytes()).unwrap();
+        let back = serde_json::to_value(&input.runs).unwrap();
+        assert_eq!(back, doc["runs"]);
+        // A benchmark deep in the second run's pieces, spoilt: the file's own line.
+        let at = text.rfind("\"bench_2999\"").unwrap();
+        let spoilt = format!("{}\"bench_2999\": 1{}", &text[..at], &text[at + 12..]);
+        let line = spoilt[..at].lines().count();
+        let err = refusal(&spoilt);
+        assert!(
+            err.starts_with(&format!("doc.json:{line}: expected")),
+            "{err}"
+        );
     }
 
     #[test]

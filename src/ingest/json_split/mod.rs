@@ -187,8 +187,8 @@ impl<'k> Split<'k> {
                 i = self.string(chunk, i, take)?;
                 continue;
             }
-            if self.streaming.is_some() && self.depth() == 4 {
-                i = self.elements(chunk, i, take)?;
+            if self.in_plain_run() {
+                i = self.plain_run(chunk, i, take)?;
                 if i == chunk.len() {
                     break;
                 }

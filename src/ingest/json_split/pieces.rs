@@ -1,5 +1,6 @@
-//! The arrays of a row's streamed fields, handed over in pieces: each a JSON array of
-//! consecutive elements, cut at a comma once it is long enough.
+//! Plain runs of bytes (no string, bracket or brace), taken whole; and the arrays of a row's
+//! streamed fields, handed over in pieces: each a JSON array of consecutive elements, cut at a
+//! comma once it is long enough.
 
 use super::*;
 
@@ -41,49 +42,69 @@ impl Split<'_> {
         Ok(())
     }
 
-    /// Within a streamed array, from `from`: the bytes up to the next string, bracket, brace
-    /// or colon (numbers, literals, commas and whitespace: nearly all of a long array) are
-    /// copied whole into the piece, and the piece is handed over at a comma once it is long
-    /// enough. Its elements are the parser's to check. Returns where the run ends.
-    pub(super) fn elements(
+    /// Whether the bytes now read, up to the next string, bracket or brace, are plain (the
+    /// split follows nothing in them but their lines): inside a skipped or kept field's
+    /// container, a row's nested container, or a streamed array.
+    pub(super) fn in_plain_run(&self) -> bool {
+        match self.role {
+            Role::Skip | Role::Keep => self.depth() >= 2,
+            Role::Rows => self.depth() >= 4,
+        }
+    }
+
+    /// A plain run from `from`, up to the next bracket or brace (numbers, literals, commas,
+    /// colons, whitespace and the strings that end in this chunk: nearly all of a long
+    /// array), skipped or copied whole into the piece or part it belongs to, with its lines;
+    /// between a streamed array's elements the piece is handed over at a comma once it is
+    /// long enough. What is copied is the parser's to check. Returns where the run ends.
+    pub(super) fn plain_run(
         &mut self,
         chunk: &[u8],
         from: usize,
         take: Take,
     ) -> std::result::Result<usize, Failure> {
-        let rest = &chunk[from..];
-        let end = match (
-            memchr::memchr3(b'"', b'[', b'{', rest),
-            memchr::memchr3(b']', b'}', b':', rest),
-        ) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b).unwrap_or(rest.len()),
+        let cuts = self.in_piece() && self.depth() == 4;
+        // The first byte not yet taken, and where the bytes outside strings resume.
+        let (mut start, mut at) = (from, from);
+        let end = loop {
+            let stop = next_string_or_bracket(&chunk[at..]).map_or(chunk.len(), |n| at + n);
+            // Outside strings and containers every comma is between two elements.
+            while cuts && self.piece.len() + (stop - start) >= PIECE {
+                let short = (start + PIECE.saturating_sub(self.piece.len())).max(at);
+                let Some(comma) = memchr::memchr(b',', &chunk[short..stop]).map(|n| short + n)
+                else {
+                    break;
+                };
+                self.take_plain(&chunk[start..comma])?;
+                self.hand_over_piece(take)?;
+                self.piece_after_comma = true;
+                start = comma + 1;
+            }
+            if stop == chunk.len() || chunk[stop] != b'"' {
+                break stop;
+            }
+            // A string that goes on into the next chunk, or too long, is the general path's.
+            match string_length(&chunk[stop + 1..]) {
+                Some(n) if n as u64 <= MAX_STRING => at = stop + n + 2,
+                _ => break stop,
+            }
         };
-        // Outside strings and containers: every comma here is between two elements.
-        let mut run = &rest[..end];
-        while self.piece.len() + run.len() >= PIECE {
-            let short = PIECE.saturating_sub(self.piece.len());
-            let Some(comma) = memchr::memchr(b',', &run[short..]).map(|n| short + n) else {
-                break;
-            };
-            self.take_into_piece(&run[..comma])?;
-            self.hand_over_piece(take)?;
-            self.piece_after_comma = true;
-            run = &run[comma + 1..];
-        }
-        self.take_into_piece(run)?;
-        Ok(from + end)
+        self.take_plain(&chunk[start..end])?;
+        Ok(end)
     }
 
-    /// Appends bytes of a streamed array to its piece; the row keeps the lines they span.
-    pub(super) fn take_into_piece(&mut self, bytes: &[u8]) -> Step {
+    /// Follows plain bytes' lines and keeps them where they belong; the part keeps the lines
+    /// of a piece's bytes too.
+    fn take_plain(&mut self, bytes: &[u8]) -> Step {
         let newlines = memchr::memchr_iter(b'\n', bytes).count();
         self.line += newlines as u64;
-        if self.part.len() + newlines > MAX_PART {
-            return Err(self.syntax(format_args!("a value longer than {} MiB", MAX_PART >> 20)));
+        if self.in_piece() {
+            if self.part.len() + newlines > MAX_PART {
+                return Err(self.syntax(format_args!("a value longer than {} MiB", MAX_PART >> 20)));
+            }
+            self.part.resize(self.part.len() + newlines, b'\n');
         }
-        self.part.resize(self.part.len() + newlines, b'\n');
-        self.push_piece(bytes)
+        self.keep(bytes)
     }
 
     /// Appends to the piece being gathered.
@@ -106,5 +127,35 @@ impl Split<'_> {
         self.piece.push(b'[');
         self.piece_line = self.line;
         Ok(())
+    }
+}
+
+/// Where the first `"`, `[`, `]`, `{` or `}` in `bytes` is: a block at a time is tested for
+/// any, in a form the compiler turns into vector compares.
+fn next_string_or_bracket(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 32;
+    // `[` and `{`, `]` and `}` differ only in bit 5.
+    let stops = |b: u8| b == b'"' || b | 0x20 == b'{' || b | 0x20 == b'}';
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut at = 0;
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &b| any | stops(b)) {
+            break;
+        }
+        at += BLOCK;
+    }
+    bytes[at..].iter().position(|&b| stops(b)).map(|n| at + n)
+}
+
+/// The length of the string whose content `bytes` starts with, if its closing quote is in
+/// them.
+fn string_length(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        let n = memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[at + n] == b'"' {
+            return Some(at + n);
+        }
+        at += n + 2; // the backslash and the byte it escapes
     }
 }
