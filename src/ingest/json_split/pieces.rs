@@ -52,23 +52,24 @@ impl Split<'_> {
         }
     }
 
-    /// A plain run from `from`, up to the next bracket or brace (numbers, literals, commas,
-    /// colons, whitespace and the strings that end in this chunk: nearly all of a long
-    /// array), skipped or copied whole into the piece or part it belongs to, with its lines;
-    /// between a streamed array's elements the piece is handed over at a comma once it is
-    /// long enough. What is copied is the parser's to check. Returns where the run ends.
+    /// A plain run from `from` (numbers, literals, commas, colons, whitespace, the strings
+    /// that end in this chunk and the brackets that stay within the plain context: nearly all
+    /// of a long array or a skipped report), skipped or copied whole into the piece or part it
+    /// belongs to, with its lines; between a streamed array's elements the piece is handed
+    /// over at a comma once it is long enough. What is copied is the parser's to check.
+    /// Returns where the run ends.
     pub(super) fn plain_run(
         &mut self,
         chunk: &[u8],
         from: usize,
         take: Take,
     ) -> std::result::Result<usize, Failure> {
-        let cuts = self.in_piece() && self.depth() == 4;
         // The first byte not yet taken, and where the bytes outside strings resume.
         let (mut start, mut at) = (from, from);
         let end = loop {
             let stop = next_string_or_bracket(&chunk[at..]).map_or(chunk.len(), |n| at + n);
             // Outside strings and containers every comma is between two elements.
+            let cuts = self.in_piece() && self.depth() == 4;
             while cuts && self.piece.len() + (stop - start) >= PIECE {
                 let short = (start + PIECE.saturating_sub(self.piece.len())).max(at);
                 let Some(comma) = memchr::memchr(b',', &chunk[short..stop]).map(|n| short + n)
@@ -80,13 +81,28 @@ impl Split<'_> {
                 self.piece_after_comma = true;
                 start = comma + 1;
             }
-            if stop == chunk.len() || chunk[stop] != b'"' {
+            let Some(&byte) = chunk.get(stop) else {
                 break stop;
-            }
-            // A string that goes on into the next chunk, or too long, is the general path's.
-            match string_length(&chunk[stop + 1..]) {
-                Some(n) if n as u64 <= MAX_STRING => at = stop + n + 2,
+            };
+            match byte {
+                // A string that goes on into the next chunk, or too long, is the general path's.
+                b'"' => match string_length(&chunk[stop + 1..]) {
+                    Some(n) if n as u64 <= MAX_STRING => at = stop + n + 2,
+                    _ => break stop,
+                },
+                b'[' | b'{' if self.depth() < MAX_DEPTH => self.open.push(byte),
+                // `]` and `}` are their openers plus two.
+                b']' | b'}' if self.open.last() == Some(&(byte - 2)) => {
+                    self.open.pop();
+                    if !self.in_plain_run() {
+                        self.open.push(byte - 2);
+                        break stop;
+                    }
+                }
                 _ => break stop,
+            }
+            if byte != b'"' {
+                at = stop + 1;
             }
         };
         self.take_plain(&chunk[start..end])?;
