@@ -107,8 +107,7 @@ pub fn split_rows<T: Send>(
         let split = split_document(path, reader, layout, |line, part| {
             let (kind, bytes) = match part {
                 Part::Field(key, value) => return field(line, key, value),
-                Part::Element(bytes) => (Kind::Row, bytes),
-                Part::Piece(i, bytes) => (Kind::Piece(i), bytes),
+                Part::Rows(kind, bytes) => (kind, bytes),
             };
             batch.starts.push((batch.bytes.len(), line, kind));
             batch.bytes.extend_from_slice(bytes);

@@ -5,9 +5,10 @@
 //! each piece a JSON array of its own, before the row, which holds `[]` in their place. Each
 //! part is handed over as its own bytes with the line it starts on, to be parsed as a slice
 //! (far faster than a parser taking its input a byte at a time), so memory holds a row or a
-//! piece at a time. Fields the reader does not keep, and whitespace outside strings, are
-//! skipped as they pass (newlines are kept inside parts so that a parser's line within a part
-//! is its line in the file). The split checks the structure around the parts; the parser
+//! piece at a time. Fields the reader does not keep are skipped as they pass, and whitespace
+//! between a part's top-level tokens is dropped (newlines are kept inside parts so that a
+//! parser's line within a part is its line in the file; inside a part's nested containers
+//! whitespace is copied with the rest, which the parser skips faster than the split could). The split checks the structure around the parts; the parser
 //! checks the parts themselves.
 
 mod batches;
@@ -47,17 +48,17 @@ pub struct Layout<'k> {
 enum Part<'a> {
     /// The value of a kept field, and its key.
     Field(&'a str, &'a [u8]),
-    /// One element of the array field.
-    Element(&'a [u8]),
-    /// Consecutive elements of the array of `layout.streamed[i]` in a row, as a JSON array.
-    Piece(usize, &'a [u8]),
+    /// A row, or a piece of one of its streamed arrays.
+    Rows(Kind, &'a [u8]),
 }
 
 /// What a part handed to a row parser is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// One element of the array field.
     Row,
-    /// A piece of the array of `layout.streamed[i]` (for the row that follows).
+    /// Consecutive elements of the array of `layout.streamed[i]` in a row, as a JSON array
+    /// (for the row that follows).
     Piece(usize),
 }
 
@@ -517,7 +518,7 @@ impl<'k> Split<'k> {
     /// Hands over the element gathered, if any.
     fn hand_over(&mut self, take: Take) -> Step {
         if self.between == Between::In {
-            take(self.part_line, Part::Element(&self.part)).map_err(Failure::Reader)?;
+            take(self.part_line, Part::Rows(Kind::Row, &self.part)).map_err(Failure::Reader)?;
         }
         Ok(())
     }

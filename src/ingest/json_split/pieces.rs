@@ -137,7 +137,8 @@ impl Split<'_> {
         if self.piece.len() > 1 {
             self.piece.push(b']');
             let field = self.streaming.expect("a piece is of a streamed field");
-            take(self.piece_line, Part::Piece(field, &self.piece)).map_err(Failure::Reader)?;
+            take(self.piece_line, Part::Rows(Kind::Piece(field), &self.piece))
+                .map_err(Failure::Reader)?;
         }
         self.piece.clear();
         self.piece.push(b'[');

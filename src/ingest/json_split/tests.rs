@@ -26,15 +26,15 @@ fn parts(text: &str, chunk: usize) -> Result<(Lined, Lined, Vec<usize>)> {
     split_document("t.json", &mut reader, LAYOUT, |line, part| {
         match part {
             Part::Field(_, bytes) => fields.push((line, serde_json::from_slice(bytes).unwrap())),
-            Part::Piece(0, bytes) => {
+            Part::Rows(Kind::Piece(0), bytes) => {
                 // The elements are the parser's to check.
                 let piece: Vec<Value> = serde_json::from_slice(bytes)
                     .map_err(|e| part_refused("t.json", line, "rows", &e))?;
                 inner.extend(piece);
                 count += 1;
             }
-            Part::Piece(..) => unreachable!("one streamed field"),
-            Part::Element(bytes) => {
+            Part::Rows(Kind::Piece(_), _) => unreachable!("one streamed field"),
+            Part::Rows(Kind::Row, bytes) => {
                 let mut row: Value = serde_json::from_slice(bytes).unwrap();
                 if count > 0 {
                     assert_eq!(
@@ -154,8 +154,10 @@ fn a_streamed_array_comes_in_pieces_and_its_row_keeps_its_lines() {
     let mut pieces: Vec<(u64, Vec<f64>)> = Vec::new();
     split_document("t.json", &mut text.as_bytes(), LAYOUT, |line, part| {
         match part {
-            Part::Piece(0, bytes) => pieces.push((line, serde_json::from_slice(bytes).unwrap())),
-            Part::Element(bytes) => rows.push((line, bytes.to_vec())),
+            Part::Rows(Kind::Piece(0), bytes) => {
+                pieces.push((line, serde_json::from_slice(bytes).unwrap()))
+            }
+            Part::Rows(Kind::Row, bytes) => rows.push((line, bytes.to_vec())),
             _ => unreachable!(),
         }
         Ok(())
