@@ -3,10 +3,15 @@
 
 use super::{Cell, Column, Reader, Reporter, note_lines};
 use crate::analyze::Report;
+use crate::analyze::view::Row;
 use crate::model::format_exact;
+use rayon::prelude::*;
 use std::io::{self, Write};
 
 pub struct Csv;
+
+/// Rows one core writes at a time.
+const ROWS_PER_PIECE: usize = 2048;
 
 /// A field quoted where CSV needs it; control characters (from benchmark names) are shown as
 /// symbols, since CSV is read on terminals too.
@@ -55,24 +60,81 @@ impl Reporter for Csv {
                 .collect();
             let title = quote(table.title.as_deref().unwrap_or(""));
             let cycle = table.cycle.map(|c| c.to_string()).unwrap_or_default();
-            for row in &table.rows {
-                write!(out, "{title},{cycle}")?;
+            let start = format!("{title},{cycle}");
+            let line = |row: &Row, text: &mut Vec<u8>| {
+                text.extend_from_slice(start.as_bytes());
                 for at in &placed {
-                    match at {
-                        Some(i) => write!(
-                            out,
-                            ",{}",
-                            quote(&value(&row.cells[*i], &table.columns[*i]))
-                        )?,
-                        None => out.write_all(b",")?,
+                    text.push(b',');
+                    if let Some(i) = at {
+                        let cell = quote(&value(&row.cells[*i], &table.columns[*i]));
+                        text.extend_from_slice(cell.as_bytes());
                     }
                 }
-                writeln!(out)?;
+                text.push(b'\n');
+            };
+            // Lines are written on every core, a batch at a time, and joined in order: a table
+            // can have 100,000s of rows, and the batch bounds what waits in memory.
+            for batch in table.rows.chunks(ROWS_PER_PIECE * 16) {
+                let pieces: Vec<Vec<u8>> = batch
+                    .par_chunks(ROWS_PER_PIECE)
+                    .map(|rows| {
+                        let mut text = Vec::with_capacity(rows.len() * 64);
+                        rows.iter().for_each(|row| line(row, &mut text));
+                        text
+                    })
+                    .collect();
+                pieces.iter().try_for_each(|piece| out.write_all(piece))?;
             }
         }
         for note in note_lines(report, &reader) {
             writeln!(out, "# {}", note.replace('\n', " "))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::view::{Table, keys};
+
+    /// Rows written on every core, in batches, come out in the table's order, each once.
+    #[test]
+    fn lines_written_on_every_core_keep_the_rows_order() {
+        let rows = ROWS_PER_PIECE * 16 * 2 + 7;
+        let table = Table {
+            title: Some("ns/op".into()),
+            run: 0,
+            cycle: None,
+            columns: vec![
+                Column::new("Benchmark", keys::BENCHMARK),
+                Column::new("Runs", keys::RUNS),
+            ],
+            rows: (0..rows)
+                .map(|i| Row {
+                    benchmark: format!("B{i}"),
+                    cells: vec![
+                        Cell::Text {
+                            text: format!("B{i}"),
+                        },
+                        Cell::Count { count: i as u64 },
+                    ],
+                })
+                .collect(),
+        };
+        let report = Report {
+            generated: None,
+            runs: Vec::new(),
+            tables: vec![table],
+            notes: Vec::new(),
+            verdict: None,
+        };
+        let mut out = Vec::new();
+        Csv.render(&report, Reader::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("table,cycle,Benchmark,Runs"));
+        let expected = (0..rows).map(|i| format!("ns/op,,B{i},{i}"));
+        assert!(lines.map(str::to_string).eq(expected));
     }
 }

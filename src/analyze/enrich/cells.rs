@@ -4,6 +4,7 @@
 use crate::analyze::attribution::Pattern;
 use crate::analyze::view::{Cell, Column, Ratio};
 use crate::model::{Benchmark, Better, Metric, Note};
+use rayon::prelude::*;
 
 /// The value a row shows and how it was derived.
 pub(super) struct RowValue {
@@ -159,7 +160,7 @@ pub(super) fn iterations_cell(iterations: &[u64]) -> Cell {
 /// that does not spell its `-L` value).
 pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
     let short: Vec<String> = members
-        .iter()
+        .par_iter()
         .map(|b| match b.name.parent() {
             Some(_) => b.name.short_name(),
             None => b.name.path.first().unwrap_or(&b.name.name).clone(),
@@ -171,7 +172,7 @@ pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
         *uses.entry(name).or_default() += 1;
     }
     short
-        .iter()
+        .par_iter()
         .zip(members)
         .map(|(name, bench)| {
             let clashes = uses[name.as_str()] > 1;

@@ -424,6 +424,43 @@ mod tests {
     }
 
     #[test]
+    fn rows_built_on_every_core_keep_the_run_order_and_so_do_their_warnings() {
+        // Enough rows that the cores share them: composites 1, 3, 5... are faster than the
+        // part measured alone (each a warning), the others slower.
+        let part = ("BenchmarkP/1_Go-Client-Write", &[100.0][..]);
+        let composites: Vec<(String, [f64; 1])> = (0..20_000)
+            .map(|i| {
+                (
+                    format!("BenchmarkP/E2E-InputDelay_{i}"),
+                    [if i % 2 == 1 { 50.0 } else { 400.0 }],
+                )
+            })
+            .collect();
+        let mut benches = vec![part];
+        benches.extend(composites.iter().map(|(n, v)| (n.as_str(), &v[..])));
+        let report = build_report(
+            vec![go_run(&benches)],
+            Vec::new(),
+            &EnrichOptions::default(),
+        )
+        .unwrap();
+        let expected: Vec<String> = std::iter::once("1_Go-Client-Write".to_string())
+            .chain((0..20_000).map(|i| format!("E2E-InputDelay_{i}")))
+            .collect();
+        assert_eq!(row_names(&report), vec![expected]);
+        let warned: Vec<&str> = report
+            .notes
+            .iter()
+            .filter_map(|n| n.message.strip_suffix(" in BenchmarkP: the Client part measured alone exceeds this composite (200.00%); the runs are too noisy to attribute, or a role matches the wrong benchmark"))
+            .collect();
+        let odd: Vec<String> = (1..20_000)
+            .step_by(2)
+            .map(|i| format!("E2E-InputDelay_{i}"))
+            .collect();
+        assert_eq!(warned, odd);
+    }
+
+    #[test]
     fn like_is_tabled_with_like_and_a_baseline_is_100_percent() {
         let run = go_run(&[
             ("BenchmarkEncode/small-8", &[100.0, 110.0, 90.0]),

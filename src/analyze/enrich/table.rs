@@ -9,6 +9,7 @@ use crate::model::{
 };
 
 use super::cells::*;
+use rayon::prelude::*;
 
 pub(super) struct TableContext<'a> {
     pub(super) run_index: usize,
@@ -64,8 +65,10 @@ impl TableContext<'_> {
         cycle: Option<(usize, usize)>,
         notes: &mut Vec<Note>,
     ) -> Table {
+        // Rows are independent: each core takes its share (a table can have 100,000s, and a
+        // benchmark's row is mostly waiting for its scattered fields to come from memory).
         let values: Vec<RowValue> = members
-            .iter()
+            .par_iter()
             .map(|b| row_value(b, metric_name, cycle.map(|c| c.0)))
             .collect();
         let title = match (cycle, &self.title) {
@@ -92,10 +95,9 @@ impl TableContext<'_> {
             };
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
-        let mut relative = self
+        let relative = self
             .relative
-            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0), self.relative_to))
-            .map(Vec::into_iter);
+            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0), self.relative_to));
         let part_value = self.attribution.and_then(|a| {
             members
                 .iter()
@@ -120,15 +122,15 @@ impl TableContext<'_> {
             baseline.as_ref().map(|(_, label)| label.as_str()),
             relative.is_some(),
         );
-        let rows = members
-            .iter()
-            .zip(values)
-            .zip(names)
-            .map(|((bench, v), name)| {
-                let relative = relative.as_mut().and_then(Iterator::next);
-                self.median_row(&layout, bench, v, name, relative, notes)
+        let (rows, warnings): (Vec<Row>, Vec<Option<Note>>) = (values, names)
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, (v, name))| {
+                let relative = relative.as_ref().and_then(|cells| cells.get(i).cloned());
+                self.median_row(&layout, members[i], v, name, relative)
             })
-            .collect();
+            .unzip();
+        notes.extend(warnings.into_iter().flatten());
         Table {
             title,
             run: self.run_index,
@@ -193,7 +195,8 @@ impl TableContext<'_> {
         columns
     }
 
-    /// One row of a median table, its cells in `layout`'s columns.
+    /// One row of a median table, its cells in `layout`'s columns, and the warning its shares
+    /// call for.
     fn median_row(
         &self,
         layout: &Layout,
@@ -201,8 +204,7 @@ impl TableContext<'_> {
         v: RowValue,
         name: String,
         relative: Option<Cell>,
-        notes: &mut Vec<Note>,
-    ) -> Row {
+    ) -> (Row, Option<Note>) {
         // Sized to its columns: a table can have millions of rows.
         let columns = 2
             + usize::from(layout.show_runs)
@@ -213,6 +215,7 @@ impl TableContext<'_> {
             + usize::from(relative.is_some())
             + 2 * usize::from(self.attribution.is_some());
         let mut cells = Vec::with_capacity(columns);
+        let mut warning = None;
         cells.push(Cell::Text { text: name.clone() });
         if layout.show_runs {
             cells.push(v.runs);
@@ -245,7 +248,7 @@ impl TableContext<'_> {
         if let Some(a) = self.attribution {
             let shares = Attribution::shares(a.role_of(&bench.name), v.value, layout.part_value);
             if let Some((part, _)) = shares.filter(|s| s.0 > 100.0) {
-                notes.push(Note::warning(format!(
+                warning = Some(Note::warning(format!(
                     "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
                      the runs are too noisy to attribute, or a role matches the wrong benchmark",
                     layout.title.map(|t| format!(" in {t}")).unwrap_or_default(),
@@ -255,10 +258,11 @@ impl TableContext<'_> {
             cells.push(percent(shares.map(|s| s.0)));
             cells.push(percent(shares.map(|s| s.1)));
         }
-        Row {
+        let row = Row {
             benchmark: bench.name.full_name.clone(),
             cells,
-        }
+        };
+        (row, warning)
     }
 }
 
