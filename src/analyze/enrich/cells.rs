@@ -4,7 +4,6 @@
 use crate::analyze::attribution::Pattern;
 use crate::analyze::view::{Cell, Column, Ratio};
 use crate::model::{Benchmark, Better, Metric, Note};
-use rayon::prelude::*;
 
 /// The value a row shows and how it was derived.
 pub(super) struct RowValue {
@@ -160,7 +159,7 @@ pub(super) fn iterations_cell(iterations: &[u64]) -> Cell {
 /// that does not spell its `-L` value).
 pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
     let short: Vec<String> = members
-        .par_iter()
+        .iter()
         .map(|b| match b.name.parent() {
             Some(_) => b.name.short_name(),
             None => b.name.path.first().unwrap_or(&b.name.name).clone(),
@@ -171,11 +170,13 @@ pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
     for name in &short {
         *uses.entry(name).or_default() += 1;
     }
+    let clashing: Vec<bool> = short.iter().map(|name| uses[name.as_str()] > 1).collect();
+    // A name that clashes with none is shown as it is: moved, not copied.
     short
-        .par_iter()
+        .into_iter()
         .zip(members)
-        .map(|(name, bench)| {
-            let clashes = uses[name.as_str()] > 1;
+        .zip(clashing)
+        .map(|((name, bench), clashes)| {
             let params = &bench.name.params;
             match (clashes, bench.name.param("procs")) {
                 (true, Some(procs)) => format!("{name}-{procs}"),
@@ -186,7 +187,7 @@ pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
                         .collect();
                     format!("{name} ({})", values.join(", "))
                 }
-                _ => name.clone(),
+                _ => name,
             }
         })
         .collect()

@@ -9,7 +9,6 @@ use crate::model::{
 };
 
 use super::cells::*;
-use rayon::prelude::*;
 
 pub(super) struct TableContext<'a> {
     pub(super) run_index: usize,
@@ -65,10 +64,8 @@ impl TableContext<'_> {
         cycle: Option<(usize, usize)>,
         notes: &mut Vec<Note>,
     ) -> Table {
-        // Rows are independent: each core takes its share (a table can have 100,000s, and a
-        // benchmark's row is mostly waiting for its scattered fields to come from memory).
         let values: Vec<RowValue> = members
-            .par_iter()
+            .iter()
             .map(|b| row_value(b, metric_name, cycle.map(|c| c.0)))
             .collect();
         let title = match (cycle, &self.title) {
@@ -95,9 +92,10 @@ impl TableContext<'_> {
             };
             resolve_baseline(pattern, label, &rows, &title, notes)
         });
-        let relative = self
+        let mut relative = self
             .relative
-            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0), self.relative_to));
+            .then(|| relative_cells(members, metric_name, cycle.map(|c| c.0), self.relative_to))
+            .map(Vec::into_iter);
         let part_value = self.attribution.and_then(|a| {
             members
                 .iter()
@@ -122,15 +120,15 @@ impl TableContext<'_> {
             baseline.as_ref().map(|(_, label)| label.as_str()),
             relative.is_some(),
         );
-        let (rows, warnings): (Vec<Row>, Vec<Option<Note>>) = (values, names)
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, (v, name))| {
-                let relative = relative.as_ref().and_then(|cells| cells.get(i).cloned());
-                self.median_row(&layout, members[i], v, name, relative)
+        let rows = members
+            .iter()
+            .zip(values)
+            .zip(names)
+            .map(|((bench, v), name)| {
+                let relative = relative.as_mut().and_then(Iterator::next);
+                self.median_row(&layout, bench, v, name, relative, notes)
             })
-            .unzip();
-        notes.extend(warnings.into_iter().flatten());
+            .collect();
         Table {
             title,
             run: self.run_index,
@@ -195,8 +193,7 @@ impl TableContext<'_> {
         columns
     }
 
-    /// One row of a median table, its cells in `layout`'s columns, and the warning its shares
-    /// call for.
+    /// One row of a median table, its cells in `layout`'s columns.
     fn median_row(
         &self,
         layout: &Layout,
@@ -204,7 +201,8 @@ impl TableContext<'_> {
         v: RowValue,
         name: String,
         relative: Option<Cell>,
-    ) -> (Row, Option<Note>) {
+        notes: &mut Vec<Note>,
+    ) -> Row {
         // Sized to its columns: a table can have millions of rows.
         let columns = 2
             + usize::from(layout.show_runs)
@@ -214,9 +212,21 @@ impl TableContext<'_> {
             + usize::from(layout.baseline.is_some())
             + usize::from(relative.is_some())
             + 2 * usize::from(self.attribution.is_some());
+        let shares = self
+            .attribution
+            .map(|a| Attribution::shares(a.role_of(&bench.name), v.value, layout.part_value));
+        if let (Some(a), Some((part, _))) = (self.attribution, shares.flatten())
+            && part > 100.0
+        {
+            notes.push(Note::warning(format!(
+                "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
+                 the runs are too noisy to attribute, or a role matches the wrong benchmark",
+                layout.title.map(|t| format!(" in {t}")).unwrap_or_default(),
+                a.part_label
+            )));
+        }
         let mut cells = Vec::with_capacity(columns);
-        let mut warning = None;
-        cells.push(Cell::Text { text: name.clone() });
+        cells.push(Cell::Text { text: name });
         if layout.show_runs {
             cells.push(v.runs);
         }
@@ -245,24 +255,14 @@ impl TableContext<'_> {
             cells.push(percent(v.value.map(|x| x / base * 100.0)));
         }
         cells.extend(relative);
-        if let Some(a) = self.attribution {
-            let shares = Attribution::shares(a.role_of(&bench.name), v.value, layout.part_value);
-            if let Some((part, _)) = shares.filter(|s| s.0 > 100.0) {
-                warning = Some(Note::warning(format!(
-                    "{name}{}: the {} part measured alone exceeds this composite ({part:.2}%); \
-                     the runs are too noisy to attribute, or a role matches the wrong benchmark",
-                    layout.title.map(|t| format!(" in {t}")).unwrap_or_default(),
-                    a.part_label
-                )));
-            }
+        if let Some(shares) = shares {
             cells.push(percent(shares.map(|s| s.0)));
             cells.push(percent(shares.map(|s| s.1)));
         }
-        let row = Row {
+        Row {
             benchmark: bench.name.full_name.clone(),
             cells,
-        };
-        (row, warning)
+        }
     }
 }
 
