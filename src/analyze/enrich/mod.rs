@@ -424,9 +424,9 @@ mod tests {
     }
 
     #[test]
-    fn rows_built_on_every_core_keep_the_run_order_and_so_do_their_warnings() {
-        // Enough rows that the cores share them: composites 1, 3, 5... are faster than the
-        // part measured alone (each a warning), the others slower.
+    fn a_large_table_keeps_the_run_order_and_so_do_its_warnings() {
+        // Composites 1, 3, 5... are faster than the part measured alone (each a warning, made
+        // before its row's name moves into the row), the others slower.
         let part = ("BenchmarkP/1_Go-Client-Write", &[100.0][..]);
         let composites: Vec<(String, [f64; 1])> = (0..20_000)
             .map(|i| {
