@@ -2,7 +2,7 @@
 //! repetition, max RSS per run where hyperfine measured it, parameters as configuration.
 
 use crate::error::{Error, Result};
-use crate::ingest::json_split::{Kind, Layout, part_refused, split_rows};
+use crate::ingest::json_split::{Kind, Layout, join_piece, part_refused, split_rows};
 use crate::ingest::{Input, InputFormat, Named};
 use crate::model::{BenchName, ConfigEntry, Environment, Note};
 use crate::model::{RunBuilder, new_run, vocab};
@@ -17,13 +17,16 @@ pub struct Hyperfine;
 const EXPECTED: &str = "hyperfine JSON: {\"results\": [{\"command\", \"mean\", \"times\", ...}]}";
 
 /// A result's per-run arrays (millions long for a long run) come in pieces, parsed on every
-/// core as the document streams.
+/// core as the document streams: its times, its exit codes, and its peak memory, at these
+/// indices of `streamed`.
 const LAYOUT: Layout = Layout {
     rows: "results",
     keep: &[],
     streamed: &["times", "exit_codes", "memory_usage_byte"],
     expected: EXPECTED,
 };
+const TIMES: usize = 0;
+const EXIT_CODES: usize = 1;
 
 /// A part of the document, parsed.
 enum Parsed {
@@ -123,11 +126,9 @@ fn parse(path: &str, line: u64, kind: Kind, bytes: &[u8]) -> Result<Parsed> {
     }
     Ok(match kind {
         Kind::Row => Parsed::Result(Box::new(json(path, line, bytes)?)),
-        Kind::Piece(i) => match LAYOUT.streamed[i] {
-            "times" => Parsed::Times(json(path, line, bytes)?),
-            "exit_codes" => Parsed::ExitCodes(json(path, line, bytes)?),
-            _ => Parsed::Memory(json(path, line, bytes)?),
-        },
+        Kind::Piece(TIMES) => Parsed::Times(json(path, line, bytes)?),
+        Kind::Piece(EXIT_CODES) => Parsed::ExitCodes(json(path, line, bytes)?),
+        Kind::Piece(_) => Parsed::Memory(json(path, line, bytes)?),
     })
 }
 
@@ -158,9 +159,9 @@ impl<'a> Results<'a> {
 
     fn add(&mut self, parsed: Parsed) {
         match parsed {
-            Parsed::Times(piece) => join(&mut self.times, piece),
-            Parsed::ExitCodes(piece) => join(&mut self.exit_codes, piece),
-            Parsed::Memory(piece) => join(&mut self.memory, piece),
+            Parsed::Times(piece) => join_piece(&mut self.times, piece),
+            Parsed::ExitCodes(piece) => join_piece(&mut self.exit_codes, piece),
+            Parsed::Memory(piece) => join_piece(&mut self.memory, piece),
             Parsed::Result(mut r) => {
                 // An array in the row is empty; its elements are the pieces before it.
                 if let Some(times) = &mut r.times {
@@ -177,15 +178,6 @@ impl<'a> Results<'a> {
                 }
             }
         }
-    }
-}
-
-/// Appends a piece: the first is taken as it is, not copied.
-fn join<T>(all: &mut Vec<T>, piece: Vec<T>) {
-    if all.is_empty() {
-        *all = piece;
-    } else {
-        all.extend(piece);
     }
 }
 

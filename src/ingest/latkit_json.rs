@@ -1,7 +1,7 @@
 //! latkit's own JSON (`--format json`): its runs come back as they were written, after the same
 //! checks every other input gets.
 
-use super::json_split::{Kind, Layout, part_refused, split_rows};
+use super::json_split::{Kind, Layout, join_piece, part_refused, split_rows};
 use super::{Input, InputFormat, Named, validate};
 use crate::error::{Error, Result};
 use crate::model::{Benchmark, JSON_SCHEMA, MetricKind, Note, Run, vocab};
@@ -58,16 +58,19 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
         LAYOUT,
         |line, key, value| {
             let refused = |e| part_refused(path, line, EXPECTED, &e);
-            if key == "notes" {
-                notes = serde_json::from_slice(value).map_err(refused)?;
-                return Ok(());
+            match key {
+                "notes" => notes = serde_json::from_slice(value).map_err(refused)?,
+                "schema" => {
+                    let named: String = serde_json::from_slice(value).map_err(refused)?;
+                    // Named before runs of another shape: it is the schema that is refused.
+                    if let Some(refused) = unknown_schema(path, &named) {
+                        return Err(refused);
+                    }
+                    schema = Some(named);
+                }
+                // The split hands over only the fields `LAYOUT` keeps.
+                _ => {}
             }
-            let named: String = serde_json::from_slice(value).map_err(refused)?;
-            // Named before runs of another shape: it is the schema that is refused.
-            if let Some(refused) = unknown_schema(path, &named) {
-                return Err(refused);
-            }
-            schema = Some(named);
             Ok(())
         },
         |line, kind, bytes| {
@@ -80,8 +83,7 @@ fn read_latkit_json(path: &str, reader: &mut dyn BufRead) -> Result<Input> {
             })
         },
         |parsed| match parsed {
-            Parsed::Benchmarks(piece) if benchmarks.is_empty() => benchmarks = piece,
-            Parsed::Benchmarks(piece) => benchmarks.extend(piece),
+            Parsed::Benchmarks(piece) => join_piece(&mut benchmarks, piece),
             Parsed::Run(mut run) => {
                 run.benchmarks = std::mem::take(&mut benchmarks);
                 runs.push(*run);

@@ -134,3 +134,13 @@ pub fn split_rows<T: Send>(
         collected.and(split)
     })
 }
+
+/// Appends a streamed array's piece to the pieces before it: the first is taken as it is, not
+/// copied.
+pub fn join_piece<T>(all: &mut Vec<T>, piece: Vec<T>) {
+    if all.is_empty() {
+        *all = piece;
+    } else {
+        all.extend(piece);
+    }
+}

@@ -16,7 +16,7 @@ mod pieces;
 
 use super::json_stream::MAX_STRING;
 use crate::error::{Error, Result};
-pub use batches::split_rows;
+pub use batches::{join_piece, split_rows};
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 use std::sync::atomic::{AtomicBool, Ordering};
