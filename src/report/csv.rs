@@ -13,6 +13,9 @@ pub struct Csv;
 /// Rows one core writes at a time.
 const ROWS_PER_PIECE: usize = 2048;
 
+/// Pieces written side by side before they are joined: what waits in memory at a time.
+const PIECES_PER_BATCH: usize = 16;
+
 /// A field quoted where CSV needs it; control characters (from benchmark names) are shown as
 /// symbols, since CSV is read on terminals too.
 pub(super) fn quote(field: &str) -> String {
@@ -72,17 +75,20 @@ impl Reporter for Csv {
                 }
                 text.push(b'\n');
             };
+            let piece = |rows: &[Row]| {
+                let mut text = Vec::with_capacity(rows.len() * 64);
+                rows.iter().for_each(|row| line(row, &mut text));
+                text
+            };
+            // A table of one piece is written here: starting the cores' threads would cost more.
+            if table.rows.len() <= ROWS_PER_PIECE {
+                out.write_all(&piece(&table.rows))?;
+                continue;
+            }
             // Lines are written on every core, a batch at a time, and joined in order: a table
             // can have 100,000s of rows, and the batch bounds what waits in memory.
-            for batch in table.rows.chunks(ROWS_PER_PIECE * 16) {
-                let pieces: Vec<Vec<u8>> = batch
-                    .par_chunks(ROWS_PER_PIECE)
-                    .map(|rows| {
-                        let mut text = Vec::with_capacity(rows.len() * 64);
-                        rows.iter().for_each(|row| line(row, &mut text));
-                        text
-                    })
-                    .collect();
+            for batch in table.rows.chunks(ROWS_PER_PIECE * PIECES_PER_BATCH) {
+                let pieces: Vec<Vec<u8>> = batch.par_chunks(ROWS_PER_PIECE).map(piece).collect();
                 pieces.iter().try_for_each(|piece| out.write_all(piece))?;
             }
         }
@@ -101,7 +107,7 @@ mod tests {
     /// Rows written on every core, in batches, come out in the table's order, each once.
     #[test]
     fn lines_written_on_every_core_keep_the_rows_order() {
-        let rows = ROWS_PER_PIECE * 16 * 2 + 7;
+        let rows = ROWS_PER_PIECE * PIECES_PER_BATCH * 2 + 7;
         let table = Table {
             title: Some("ns/op".into()),
             run: 0,
