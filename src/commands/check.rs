@@ -115,5 +115,5 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
             verdict.targets.extend(judged.targets);
         }
     }
-    deliver(&mut report, sinks)
+    deliver(report, sinks)
 }

@@ -127,7 +127,7 @@ pub fn run(args: CompareOptions, env: &Env) -> Result<()> {
     if !args.quiet && (args.out.is_some() || !console.stdout.at_terminal()) {
         say_warnings(&report.notes, console);
     }
-    super::deliver(&mut report, sinks)
+    super::deliver(report, sinks)
 }
 
 /// Each table compared, one report of them all: the tables' headings lead their titles (and

@@ -140,7 +140,7 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
     }
     warn_on_stderr(&report, &args.report.output, &env.console);
     match timed.ending {
-        Ending::Done => deliver_rounds(&mut report, sinks, rounds.len()),
+        Ending::Done => deliver_rounds(report, sinks, rounds.len()),
         // What finished is reported, written and stored; the exit code says how it ended.
         Ending::Interrupted => {
             sinks.finish(&mut report)?;

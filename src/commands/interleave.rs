@@ -226,7 +226,7 @@ pub fn run_rounds(
         sinks.finish(&mut report)?;
         return Err(Error::Interrupted);
     }
-    deliver_rounds(&mut report, sinks, ran)
+    deliver_rounds(report, sinks, ran)
 }
 
 /// What the calibration says `--runs auto`'s rounds cannot decide for the `gated` benchmarks.

@@ -30,7 +30,7 @@ pub fn run(args: ParseOptions, env: &Env) -> Result<()> {
         runs = vec![merged];
         notes.extend(merge_notes);
     }
-    let mut report = build_report(runs, notes, &opts)?;
+    let report = build_report(runs, notes, &opts)?;
     warn_on_stderr(&report, &args.report.output, console);
-    deliver(&mut report, sinks)
+    deliver(report, sinks)
 }

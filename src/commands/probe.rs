@@ -41,9 +41,9 @@ pub fn probe_report(
         targets: targets(output.check.as_deref())?,
         ..EnrichOptions::default()
     };
-    let mut report = build_report(runs, notes, &opts)?;
+    let report = build_report(runs, notes, &opts)?;
     if !output.quiet {
         super::say_warnings(&report.notes, sinks.console());
     }
-    deliver(&mut report, sinks)
+    deliver(report, sinks)
 }

@@ -212,7 +212,7 @@ pub fn run(action: StoreAction, db: Option<&str>, env: &Env) -> Result<()> {
             let (_, run, notes) = load(store.existing()?, &reference(&r)?)?;
             let opts = enrich_options(&report, &load_suite(&report)?)?;
             let sinks = super::output_sinks(&report.output, env)?;
-            deliver(&mut build_report(vec![run], notes, &opts)?, sinks)
+            deliver(build_report(vec![run], notes, &opts)?, sinks)
         }
         StoreAction::Remove { references, quiet } => {
             let store = store.existing()?;

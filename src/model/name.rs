@@ -2,6 +2,7 @@
 
 use super::ConfigEntry;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchName {
@@ -82,16 +83,25 @@ impl BenchName {
 
     /// The path below the top level (or the whole name for a top-level benchmark), without the
     /// `Benchmark` prefix Go requires, the variant and the GOMAXPROCS suffix.
-    pub fn short_name(&self) -> String {
+    pub fn short_name(&self) -> Cow<'_, str> {
         match self.parent() {
-            Some(_) => self.path[1..].join("/"),
+            Some(_) => Cow::Owned(self.path[1..].join("/")),
             None => {
                 let top = &self.path[0];
-                top.strip_prefix("Benchmark")
-                    .filter(|rest| !rest.is_empty())
-                    .unwrap_or(top)
-                    .to_string()
+                Cow::Borrowed(
+                    top.strip_prefix("Benchmark")
+                        .filter(|rest| !rest.is_empty())
+                        .unwrap_or(top),
+                )
             }
+        }
+    }
+
+    /// The path's levels joined by `/` (a top-level benchmark's is its own, not copied).
+    pub fn joined_path(&self) -> Cow<'_, str> {
+        match self.path.as_slice() {
+            [top] => Cow::Borrowed(top),
+            levels => Cow::Owned(levels.join("/")),
         }
     }
 }

@@ -161,7 +161,7 @@ pub(super) fn display_names(members: &[&Benchmark]) -> Vec<String> {
     let short: Vec<String> = members
         .iter()
         .map(|b| match b.name.parent() {
-            Some(_) => b.name.short_name(),
+            Some(_) => b.name.short_name().into_owned(),
             None => b.name.path.first().unwrap_or(&b.name.name).clone(),
         })
         .collect();
