@@ -214,39 +214,62 @@ impl RunTables<'_> {
                     tables.push(ctx.table(&group.members, Some((cycle, cycles)), notes));
                 }
             } else {
-                tables.push(ctx.table(&group.members, None, notes));
-                if !ctx.timer && !ctx.wide && ctx.metric.is_none() {
-                    let others = other_units(&group.members);
-                    // Beside tables of other units, the first says its own (`ns/op`) too.
-                    let first = group.members.iter().find_map(|b| b.primary_metric(None));
-                    if let (false, Some(first), Some(table)) =
-                        (others.is_empty(), first, tables.last_mut())
-                    {
-                        table.title = Some(match &ctx.title {
-                            Some(t) => format!("{t} · {}", first.name),
-                            None => first.name.clone(),
-                        });
-                    }
-                    for unit in others {
-                        // Each unit its own table, as benchstat shows them; shares of time
-                        // say nothing of bytes.
-                        let per_unit = TableContext {
-                            title: Some(match &ctx.title {
-                                Some(t) => format!("{t} · {unit}"),
-                                None => unit.to_string(),
-                            }),
-                            metric: Some(unit),
-                            attribution: None,
-                            baseline: ctx.baseline.clone(),
-                            ..ctx
-                        };
-                        tables.push(per_unit.table(&group.members, None, notes));
-                    }
+                for (table, its_notes) in unit_tables(&ctx, &group.members) {
+                    tables.push(table);
+                    notes.extend(its_notes);
                 }
             }
         }
     }
 }
+
+/// A group's table of medians and, after it, one per other unit (each its own table, as
+/// benchstat shows them; shares of time say nothing of bytes), each with its notes.
+fn unit_tables(ctx: &TableContext, members: &[&Benchmark]) -> Vec<(Table, Vec<Note>)> {
+    let others = match !ctx.timer && !ctx.wide && ctx.metric.is_none() {
+        true => other_units(members),
+        false => Vec::new(),
+    };
+    let per_unit = others.iter().map(|unit| TableContext {
+        title: Some(match &ctx.title {
+            Some(t) => format!("{t} · {unit}"),
+            None => unit.to_string(),
+        }),
+        metric: Some(unit),
+        attribution: None,
+        baseline: ctx.baseline.clone(),
+        ..ctx.clone()
+    });
+    let contexts: Vec<TableContext> = std::iter::once(ctx.clone()).chain(per_unit).collect();
+    let mut built = build_tables(&contexts, members);
+    // Beside tables of other units, the first says its own (`ns/op`) too.
+    let first = members.iter().find_map(|b| b.primary_metric(None));
+    if let (false, Some(first), Some((table, _))) = (others.is_empty(), first, built.first_mut()) {
+        table.title = Some(match &ctx.title {
+            Some(t) => format!("{t} · {}", first.name),
+            None => first.name.clone(),
+        });
+    }
+    built
+}
+
+/// The tables of `contexts` on `members`, each with its notes, in order. A large group's
+/// tables (one per unit, each a row per benchmark) are built on every core at once.
+fn build_tables(contexts: &[TableContext], members: &[&Benchmark]) -> Vec<(Table, Vec<Note>)> {
+    let build = |ctx: &TableContext| {
+        let mut notes = Vec::new();
+        (ctx.table(members, None, &mut notes), notes)
+    };
+    if contexts.len() > 1 && members.len() >= PARALLEL_ROWS {
+        use rayon::prelude::*;
+        contexts.par_iter().map(build).collect()
+    } else {
+        contexts.iter().map(build).collect()
+    }
+}
+
+/// Rows from which the tables of a group are built at once.
+const PARALLEL_ROWS: usize = 4096;
 
 /// Every unit the benchmarks report besides the one their table shows first (go's B/op,
 /// allocs/op, MB/s, `b.ReportMetric` units), in the order they appear; a command's resources
@@ -458,6 +481,39 @@ mod tests {
             .map(|i| format!("E2E-InputDelay_{i}"))
             .collect();
         assert_eq!(warned, odd);
+    }
+
+    #[test]
+    fn a_large_groups_tables_of_each_unit_come_in_order() {
+        // Past PARALLEL_ROWS, so the three tables are built on every core at once.
+        let mut builder = RunBuilder::default();
+        for i in 0..PARALLEL_ROWS + 10 {
+            let bench = builder.benchmark(&format!("BenchmarkB{i}"), None, BenchName::parse_go);
+            for (unit, value) in [("ns/op", 1e3), ("B/op", 16.0), ("allocs/op", 1.0)] {
+                builder.record(bench, unit, unit, value * i as f64);
+            }
+        }
+        let run = new_run(
+            Source::unnamed_file("go"),
+            Default::default(),
+            vec![],
+            builder,
+        );
+        let report = build_report(vec![run], vec![], &EnrichOptions::default()).unwrap();
+        let titles: Vec<_> = report.tables.iter().map(|t| t.title.as_deref()).collect();
+        assert_eq!(titles, [Some("ns/op"), Some("B/op"), Some("allocs/op")]);
+        for (table, unit) in report.tables.iter().zip([1e3, 16.0, 1.0]) {
+            let figures: Vec<Option<f64>> = (table.rows.iter())
+                .map(|r| match r.cells[2] {
+                    Cell::Value { value, .. } => Some(value),
+                    _ => None,
+                })
+                .collect();
+            let expected: Vec<_> = (0..PARALLEL_ROWS + 10)
+                .map(|i| Some(unit * i as f64))
+                .collect();
+            assert_eq!(figures, expected, "{:?}", table.title);
+        }
     }
 
     #[test]

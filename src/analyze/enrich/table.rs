@@ -10,6 +10,7 @@ use crate::model::{
 
 use super::cells::*;
 
+#[derive(Clone)]
 pub(super) struct TableContext<'a> {
     pub(super) run_index: usize,
     /// The run is a timer latency test: show distributions, not repetitions.
