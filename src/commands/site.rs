@@ -274,10 +274,15 @@ fn write(site: &Site, out: &Path) -> Result<u64> {
     let mode = 0o777 & !umask();
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(mode))
         .map_err(|e| failed(root, e))?;
-    if !out.exists() {
-        std::fs::rename(root, &out).map_err(|e| failed(&out, e))?;
-        let _ = building.keep();
-        return Ok(bytes);
+    // Where nothing is (or an empty directory), the site moves in. Asking first whether a site
+    // is there left a race: of builds that all found none, only the first could move in.
+    match std::fs::rename(root, &out) {
+        Ok(()) => {
+            let _ = building.keep();
+            return Ok(bytes);
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {}
+        Err(e) => return Err(failed(&out, e)),
     }
     use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
     match renameat2(AT_FDCWD, root, AT_FDCWD, &out, RenameFlags::RENAME_EXCHANGE) {
