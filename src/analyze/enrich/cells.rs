@@ -204,7 +204,8 @@ pub(super) fn relative_cells(
     cycle: Option<usize>,
     reference: Option<&str>,
 ) -> Vec<Cell> {
-    let samples: Vec<Option<(&[f64], Better)>> = members
+    // Each row's values, direction and median (taken once: the best row is found by them).
+    let samples: Vec<Option<(&[f64], Better, f64)>> = members
         .iter()
         .map(|b| {
             let m = b.metric(metric)?;
@@ -212,39 +213,36 @@ pub(super) fn relative_cells(
                 Some(c) => std::slice::from_ref(m.values.get(c)?),
                 None => &m.values[..],
             };
-            (!values.is_empty()).then_some((values, m.better))
+            let middle = || crate::model::summary::median(&mut values.to_vec());
+            (!values.is_empty()).then(|| (values, m.better, middle()))
         })
         .collect();
-    let middle = |v: &[f64]| crate::model::summary::median(&mut v.to_vec());
     let named = members
         .iter()
         .zip(&samples)
         .find(|(b, _)| Some(b.name.full_name.as_str()) == reference)
         .and_then(|(_, s)| s.as_ref())
-        .filter(|(v, _)| middle(v) > 0.0);
+        .filter(|(_, _, middle)| *middle > 0.0);
     let best = named.or_else(|| {
         samples
             .iter()
             .flatten()
-            .filter(|(v, _)| middle(v) > 0.0)
-            .min_by(|(a, better), (b, _)| {
-                let (a, b) = (middle(a), middle(b));
-                match better {
-                    Better::Lower => a.total_cmp(&b),
-                    Better::Higher => b.total_cmp(&a),
-                }
+            .filter(|(_, _, middle)| *middle > 0.0)
+            .min_by(|(_, better, a), (_, _, b)| match better {
+                Better::Lower => a.total_cmp(b),
+                Better::Higher => b.total_cmp(a),
             })
     });
     samples
         .iter()
         .map(|s| match (s, best) {
-            (Some((values, _)), Some((best, _))) if std::ptr::eq(*values, *best) => {
+            (Some((values, ..)), Some((best, ..))) if std::ptr::eq(*values, *best) => {
                 Cell::Ratio(Ratio {
                     ratio: 1.0,
                     interval: None,
                 })
             }
-            (Some((values, better)), Some((best, _))) => {
+            (Some((values, better, _)), Some((best, ..))) => {
                 let (worse, better_side) = match better {
                     Better::Lower => (*values, *best),
                     Better::Higher => (*best, *values),
