@@ -237,7 +237,6 @@ fn unit_tables(ctx: &TableContext, members: &[&Benchmark]) -> Vec<(Table, Vec<No
         }),
         metric: Some(unit),
         attribution: None,
-        baseline: ctx.baseline.clone(),
         ..ctx.clone()
     });
     let contexts: Vec<TableContext> = std::iter::once(ctx.clone()).chain(per_unit).collect();
