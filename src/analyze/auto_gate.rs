@@ -151,10 +151,7 @@ impl AutoGate {
                 TargetResult {
                     bench: g.shown.clone(),
                     metric: format!("{}: {versus}", g.metric),
-                    value: median_of(working).map(|value| Measured {
-                        value,
-                        unit: g.unit.clone(),
-                    }),
+                    value: median_of(working).map(|value| Measured::new(value, g.unit.clone())),
                     shown: format!("{} (got {}, {how})", rule.text, g.change(figure)),
                     target: rule.text.clone(),
                     status,

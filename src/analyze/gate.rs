@@ -2,8 +2,9 @@
 //! units, and say Pass, Fail or Not measured.
 
 use super::attribution::Pattern;
+use super::figure::{Unresolved, resolve};
 use crate::error::{Error, Result};
-use crate::model::{Benchmark, Dimension, Metric, MetricKind, Run, Statistic, Unit};
+use crate::model::{Benchmark, Dimension, Run, Source, Unit};
 use crate::spec::targets::{Budget, Limit, Target, Targets};
 use serde::Serialize;
 
@@ -28,18 +29,7 @@ impl Status {
     }
 }
 
-/// A measured figure in its metric's base unit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Measured {
-    pub value: f64,
-    pub unit: Unit,
-}
-
-impl Measured {
-    pub fn text(&self) -> String {
-        self.unit.format_scaled(self.value)
-    }
-}
+pub use super::figure::Measured;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TargetResult {
@@ -63,6 +53,11 @@ pub struct StageResult {
     pub value: Option<Measured>,
     /// The stage's share of the budget's total, in percent.
     pub share: Option<f64>,
+    /// The stage's own limit, as shown (`< 5.000 ms`), and whether it held, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -114,75 +109,6 @@ impl Verdict {
     }
 }
 
-/// A timer test's own figure: its summary, never bucket edges or per-second series.
-fn timer_figure(bench: &Benchmark, statistic: Statistic) -> Option<Measured> {
-    let t = bench.timer.as_ref()?;
-    let time = |ns: f64| Measured {
-        value: ns,
-        unit: Unit::new(Dimension::Time),
-    };
-    let counted = |n: u64, what: &str| Measured {
-        value: n as f64,
-        unit: Unit::new(Dimension::Count(what.to_string())),
-    };
-    match statistic {
-        Statistic::Min => Some(time(t.min_ns as f64)),
-        Statistic::Mean => Some(time(t.avg_ns)),
-        Statistic::Max => Some(time(t.max_ns as f64)),
-        Statistic::Count => t.samples.map(|n| counted(n, "")),
-        Statistic::Overruns => t.overruns.map(|n| counted(n, "overruns")),
-        _ => None,
-    }
-}
-
-/// The figure `metric` of a benchmark: a timer test's own summary figure, a metric of that
-/// name (its median over repetitions), or a statistic of the benchmark's distribution or
-/// main metric.
-pub fn measure(bench: &Benchmark, metric: &str) -> Option<Measured> {
-    let statistic = Statistic::parse(metric);
-    if let Some(figure) = statistic.and_then(|s| timer_figure(bench, s)) {
-        return Some(figure);
-    }
-    if let Some(m) = bench
-        .metric(metric)
-        .filter(|m| m.kind == MetricKind::Repetitions)
-    {
-        let value = m.summary.as_ref().map(|s| s.median)?;
-        return Some(Measured {
-            value,
-            unit: m.unit.clone(),
-        });
-    }
-    let statistic = statistic?;
-    let main: &Metric = bench
-        .metrics
-        .iter()
-        .find(|m| m.percentiles.is_some())
-        .or_else(|| bench.primary_metric(None))?;
-    let (percentiles, summary) = (main.percentiles.as_ref(), main.summary.as_ref());
-    if statistic == Statistic::Count {
-        let n = percentiles
-            .map(|p| p.count)
-            .or(summary.map(|s| s.n as u64))?;
-        return Some(count(n));
-    }
-    // A distribution's percentiles, else (its mean, its deviation) its summary.
-    let value = percentiles
-        .and_then(|p| statistic.of_percentiles(p))
-        .or_else(|| statistic.of_summary(summary?))?;
-    Some(Measured {
-        value,
-        unit: main.unit.clone(),
-    })
-}
-
-fn count(n: u64) -> Measured {
-    Measured {
-        value: n as f64,
-        unit: Unit::new(Dimension::Count(String::new())),
-    }
-}
-
 /// Whether a limit can be compared with a measured figure: the same dimension, or a bare
 /// number against any count (overruns, lost packets).
 fn comparable(measured: &Unit, limit: &Unit) -> bool {
@@ -195,16 +121,25 @@ fn comparable(measured: &Unit, limit: &Unit) -> bool {
 
 fn check_dimension(file: &str, what: &str, measured: &Measured, limit: &Limit) -> Result<()> {
     if comparable(&measured.unit, &limit.unit) {
-        Ok(())
-    } else {
-        let line = limit.line;
-        Err(Error::Input(format!(
-            "{file}:{line}: {what} is measured in {} but the limit `{}` is in {}",
-            measured.unit.base_symbol(),
-            limit.text,
-            limit.unit.base_symbol()
-        )))
+        return Ok(());
     }
+    let line = limit.line;
+    let written = match limit.unit.base_symbol().as_str() {
+        "" => format!(
+            "has no unit: write it with one, e.g. \"{} {}\"",
+            limit.text,
+            match measured.unit.dimension {
+                Dimension::Time => "us".to_string(),
+                _ => measured.unit.base_symbol(),
+            }
+        ),
+        unit => format!("is in {unit}"),
+    };
+    Err(Error::Input(format!(
+        "{file}:{line}: {what} is measured in {} but the limit `{}` {written}",
+        measured.unit.base_symbol(),
+        limit.text,
+    )))
 }
 
 /// A timer test's own limits (`--break`, `--max`): why the result fails them, if it does.
@@ -235,12 +170,18 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
     let patterns: Vec<&Pattern> = patterns.iter().collect();
     let benchmarks = runs.iter().flat_map(|r| &r.benchmarks);
     let mut matched = Pattern::matching_each(&patterns, benchmarks)?.into_iter();
+    let sources = Sources(runs);
     let mut results = Vec::new();
     for (target, found) in targets.targets.iter().zip(matched.by_ref()) {
-        results.extend(evaluate_target(&targets.file, target, found)?);
+        results.extend(evaluate_target(&targets.file, target, &sources, found)?);
     }
     let budget = match &targets.budget {
-        Some(b) => Some(evaluate_budget(&targets.file, b, matched.collect())?),
+        Some(b) => Some(evaluate_budget(
+            &targets.file,
+            b,
+            &sources,
+            matched.collect(),
+        )?),
         None => None,
     };
     Ok(Verdict {
@@ -249,30 +190,88 @@ pub fn evaluate(targets: &Targets, runs: &[Run]) -> Result<Verdict> {
     })
 }
 
+/// The runs a verdict reads, to name the input a benchmark came from when there are several.
+struct Sources<'a>(&'a [Run]);
+
+impl Sources<'_> {
+    /// `bench`'s name, with its input's when several inputs were read.
+    fn name(&self, bench: &Benchmark) -> String {
+        let name = bench.name.full_name.clone();
+        if self.0.len() < 2 {
+            return name;
+        }
+        let run = self.0.iter().enumerate().find(|(_, r)| {
+            r.benchmarks
+                .as_ptr_range()
+                .contains(&std::ptr::from_ref(bench))
+        });
+        match run {
+            Some((
+                _,
+                Run {
+                    source:
+                        Source {
+                            path: Some(path), ..
+                        },
+                    ..
+                },
+            )) => {
+                format!("{name} ({path})")
+            }
+            Some((i, _)) => format!("{name} (run {})", i + 1),
+            None => name,
+        }
+    }
+}
+
+/// The figure `metric` of each benchmark in `matched`: those that have it, or exit 2 naming
+/// what they have when none does or when the name fits several figures.
+fn resolve_all<'a>(
+    file: &str,
+    line: usize,
+    metric: &str,
+    sources: &Sources,
+    matched: Vec<&'a Benchmark>,
+) -> Result<Vec<(&'a Benchmark, Measured)>> {
+    let mut found = Vec::new();
+    let mut first_miss = None;
+    for bench in matched {
+        match resolve(bench, metric) {
+            Ok(measured) => found.push((bench, measured)),
+            Err(why @ Unresolved::Ambiguous { .. }) => first_miss = Some((bench, why, true)),
+            Err(why) => {
+                first_miss.get_or_insert((bench, why, false));
+            }
+        }
+        if first_miss.as_ref().is_some_and(|m| m.2) {
+            break;
+        }
+    }
+    match first_miss {
+        Some((bench, why, ambiguous)) if ambiguous || found.is_empty() => {
+            Err(Error::Input(format!(
+                "{file}:{line}: `{metric}` is not a figure of `{}`: {}",
+                sources.name(bench),
+                why.reason()
+            )))
+        }
+        _ => Ok(found),
+    }
+}
+
 /// One result per benchmark the target matches (`matched`), or one "not measured".
 fn evaluate_target(
     file: &str,
     target: &Target,
+    sources: &Sources,
     matched: Vec<&Benchmark>,
 ) -> Result<Vec<TargetResult>> {
-    let limits = |show: fn(&Limit) -> String| {
-        [
-            target.above.as_ref().map(|l| format!("> {}", show(l))),
-            target.below.as_ref().map(|l| format!("< {}", show(l))),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" and ")
-    };
-    let text = limits(|l| l.text.clone());
+    let (below, above) = (target.below.as_ref(), target.above.as_ref());
+    let text = limits_text(below, above, |l| l.text.clone());
     // In the units and precision the measured values are shown in (`500 us` was shown
     // beside `43.00 µs`).
-    let shown = limits(|l| l.unit.format_scaled(l.value));
-    let found: Vec<(&Benchmark, Measured)> = matched
-        .into_iter()
-        .filter_map(|b| Some((b, measure(b, &target.metric)?)))
-        .collect();
+    let shown = limits_text(below, above, shown_limit);
+    let found = resolve_all(file, target.line, &target.metric, sources, matched)?;
     if found.is_empty() {
         return Ok(vec![TargetResult {
             bench: target.bench.clone(),
@@ -285,18 +284,11 @@ fn evaluate_target(
     }
     let mut results = Vec::new();
     for (bench, measured) in found {
-        let what = format!("`{}` {}", bench.name.full_name, target.metric);
-        let mut pass = true;
-        if let Some(limit) = &target.below {
-            check_dimension(file, &what, &measured, limit)?;
-            pass &= measured.value < limit.value;
-        }
-        if let Some(limit) = &target.above {
-            check_dimension(file, &what, &measured, limit)?;
-            pass &= measured.value > limit.value;
-        }
+        let name = sources.name(bench);
+        let what = format!("`{name}` {}", target.metric);
+        let pass = within(file, &what, &measured, below, above)?;
         results.push(TargetResult {
-            bench: bench.name.full_name.clone(),
+            bench: name,
             metric: target.metric.clone(),
             value: Some(measured),
             target: text.clone(),
@@ -307,22 +299,82 @@ fn evaluate_target(
     Ok(results)
 }
 
+/// `> A and < B` of the limits there are, each written by `show`.
+fn limits_text(below: Option<&Limit>, above: Option<&Limit>, show: fn(&Limit) -> String) -> String {
+    [
+        above.map(|l| format!("> {}", show(l))),
+        below.map(|l| format!("< {}", show(l))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" and ")
+}
+
+fn shown_limit(limit: &Limit) -> String {
+    limit.unit.format_scaled(limit.value)
+}
+
+/// Whether `measured` is within the limits (each checked to be of its dimension).
+fn within(
+    file: &str,
+    what: &str,
+    measured: &Measured,
+    below: Option<&Limit>,
+    above: Option<&Limit>,
+) -> Result<bool> {
+    let mut pass = true;
+    if let Some(limit) = below {
+        check_dimension(file, what, measured, limit)?;
+        pass &= measured.value < limit.value;
+    }
+    if let Some(limit) = above {
+        check_dimension(file, what, measured, limit)?;
+        pass &= measured.value > limit.value;
+    }
+    Ok(pass)
+}
+
 /// Each stage's figure and share of the total, their sum, the remainder and whether it fits;
-/// `matched` holds each stage's benchmarks.
-fn evaluate_budget(file: &str, b: &Budget, matched: Vec<Vec<&Benchmark>>) -> Result<BudgetResult> {
+/// `matched` holds each stage's benchmarks, of which there must be one.
+fn evaluate_budget(
+    file: &str,
+    b: &Budget,
+    sources: &Sources,
+    matched: Vec<Vec<&Benchmark>>,
+) -> Result<BudgetResult> {
     let mut stages = Vec::new();
     for (stage, found) in b.stages.iter().zip(matched) {
-        let value = found
-            .into_iter()
-            .find_map(|bench| measure(bench, &stage.metric));
+        let found = resolve_all(file, stage.line, &stage.metric, sources, found)?;
+        if found.len() > 1 {
+            let names: Vec<String> = found.iter().map(|(b, _)| sources.name(b)).collect();
+            return Err(Error::Input(format!(
+                "{file}:{}: budget stage `{}` (`{}`) matches {} benchmarks ({}): a budget sums \
+                 one figure per stage; name one benchmark, or check each input on its own",
+                stage.line,
+                stage.name,
+                stage.bench,
+                names.len(),
+                names.join(", ")
+            )));
+        }
+        let value = found.into_iter().next().map(|(_, v)| v);
+        let (below, above) = (stage.below.as_ref(), stage.above.as_ref());
+        let limit = Some(limits_text(below, above, shown_limit)).filter(|t| !t.is_empty());
+        let mut status = limit.as_ref().map(|_| Status::NotMeasured);
         if let Some(v) = &value {
-            check_dimension(file, &format!("stage `{}`", stage.name), v, &b.total)?;
+            let what = format!("stage `{}`", stage.name);
+            check_dimension(file, &what, v, &b.total)?;
+            let pass = within(file, &what, v, below, above)?;
+            status = status.map(|_| if pass { Status::Pass } else { Status::Fail });
         }
         stages.push(StageResult {
             name: stage.name.clone(),
             bench: stage.bench.clone(),
             metric: stage.metric.clone(),
             share: value.as_ref().map(|v| v.value / b.total.value * 100.0),
+            limit,
+            status,
             value,
         });
     }
@@ -330,7 +382,10 @@ fn evaluate_budget(file: &str, b: &Budget, matched: Vec<Vec<&Benchmark>>) -> Res
         .iter()
         .map(|s| s.value.as_ref().map(|v| v.value))
         .sum();
+    // A stage beyond its own limit fails the budget, whatever the others measured.
+    let stage_failed = stages.iter().any(|s| s.status == Some(Status::Fail));
     let status = match sum {
+        _ if stage_failed => Status::Fail,
         None => Status::NotMeasured,
         Some(s) if s <= b.total.value => Status::Pass,
         Some(_) => Status::Fail,
@@ -392,7 +447,7 @@ mod tests {
     }
 
     fn value(bench: &Benchmark, metric: &str) -> Option<f64> {
-        measure(bench, metric).map(|m| m.value)
+        resolve(bench, metric).ok().map(|m| m.value)
     }
 
     #[test]
@@ -412,7 +467,7 @@ mod tests {
         assert_eq!(value(decode, "p99"), Some(40.0));
         assert_eq!(value(decode, "median"), Some(20.0));
         assert_eq!(value(decode, "p99.99"), Some(60.0));
-        let count = measure(decode, "count").unwrap();
+        let count = resolve(decode, "count").unwrap();
         assert_eq!(
             (count.value, count.unit.dimension),
             (1000.0, Dimension::Count(String::new()))
@@ -421,7 +476,7 @@ mod tests {
         assert_eq!(value(timer, "min"), Some(1000.0));
         assert_eq!(value(timer, "mean"), Some(1500.0));
         assert_eq!(value(timer, "samples"), Some(100.0));
-        let overruns = measure(timer, "overruns").unwrap();
+        let overruns = resolve(timer, "overruns").unwrap();
         assert_eq!(overruns.unit.dimension, Dimension::Count("overruns".into()));
         assert_eq!(value(timer, "p95"), None, "not a statistic");
     }

@@ -11,6 +11,7 @@ pub mod downsample;
 pub mod drift;
 pub mod enrich;
 pub mod envdiff;
+pub mod figure;
 pub mod gate;
 pub mod history;
 pub mod noise_floor;

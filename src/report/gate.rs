@@ -9,9 +9,13 @@ fn rows(verdict: &Verdict) -> Vec<[String; 5]> {
         .targets
         .iter()
         .map(|t| {
+            let rule = t.value.as_ref().and_then(|v| v.rule.as_deref());
             [
                 t.bench.clone(),
-                t.metric.clone(),
+                match rule {
+                    Some(rule) => format!("{} ({rule})", t.metric),
+                    None => t.metric.clone(),
+                },
                 t.value
                     .as_ref()
                     .map(|v| v.text())
@@ -76,15 +80,23 @@ fn budget_rows(verdict: &Verdict) -> Option<(String, Vec<[String; 5]>)> {
         .iter()
         .zip(&stage_shares)
         .map(|(s, share)| {
+            let rule = s.value.as_ref().and_then(|v| v.rule.as_deref());
+            let status = match (&s.limit, s.status) {
+                (Some(limit), Some(status)) => format!("{} {limit}", status.label()),
+                _ => String::new(),
+            };
             [
                 s.name.clone(),
-                format!("{} {}", s.bench, s.metric),
+                match rule {
+                    Some(rule) => format!("{} {} ({rule})", s.bench, s.metric),
+                    None => format!("{} {}", s.bench, s.metric),
+                },
                 s.value
                     .as_ref()
                     .map(|v| v.text())
                     .unwrap_or_else(|| "⚠️ not measured".into()),
                 percent(*share),
-                String::new(),
+                status,
             ]
         })
         .collect();
@@ -244,11 +256,17 @@ pub fn junit(verdict: &Verdict) -> String {
             .sum
             .map(|s| b.unit.format_scaled(s))
             .unwrap_or_else(|| "not measured".into());
+        let mut message = format!("stages sum to {sum}");
+        for s in b.stages.iter().filter(|s| s.status == Some(Status::Fail)) {
+            let value = s.value.as_ref().map(|v| v.text()).unwrap_or_default();
+            let limit = s.limit.as_deref().unwrap_or_default();
+            let _ = write!(message, "; stage {} is {value}, its limit {limit}", s.name);
+        }
         cases.push((
             "budget".into(),
             format!("{} within {}", b.name, b.total),
             b.status,
-            format!("stages sum to {sum}"),
+            message,
         ));
     }
     let failures = cases.iter().filter(|c| c.2 != Status::Pass).count();

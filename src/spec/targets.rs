@@ -81,7 +81,7 @@ struct BudgetSpec {
     name: String,
     total: Spanned<QuantitySpec>,
     #[serde(default)]
-    stage: Vec<StageSpec>,
+    stage: Vec<Spanned<StageSpec>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -90,6 +90,9 @@ struct StageSpec {
     name: Option<String>,
     bench: String,
     metric: String,
+    /// The stage's own limits (RootStream's stage table has one per stage).
+    below: Option<Spanned<QuantitySpec>>,
+    above: Option<Spanned<QuantitySpec>>,
 }
 
 fn default_budget_name() -> String {
@@ -121,6 +124,10 @@ pub struct Stage {
     pub name: String,
     pub bench: String,
     pub metric: String,
+    pub below: Option<Limit>,
+    pub above: Option<Limit>,
+    /// Line of the stage in its file, for messages.
+    pub line: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -216,7 +223,6 @@ impl Targets {
         let raw: File = crate::spec::parse(file, text, "targets file")?;
         let check = Checker { file, text };
         let bad = |line: usize, why: String| check.bad(line, why);
-        let limit = |spec: &Spanned<QuantitySpec>| check.limit(spec);
         let mut targets = Vec::new();
         for spanned in raw.target {
             let line = line_of(text, spanned.span().start);
@@ -227,8 +233,7 @@ impl Targets {
                     format!("target for `{}` has neither `below` nor `above`", t.bench),
                 ));
             }
-            let below = t.below.as_ref().map(limit).transpose()?;
-            let above = t.above.as_ref().map(limit).transpose()?;
+            let (below, above) = check.bounds(line, &t.below, &t.above)?;
             targets.push(Target {
                 bench: t.bench,
                 metric: t.metric,
@@ -306,20 +311,58 @@ impl Checker<'_> {
                 ),
             ));
         }
+        let mut stages = Vec::new();
+        for spanned in b.stage {
+            let line = line_of(self.text, spanned.span().start);
+            let s = spanned.into_inner();
+            let (below, above) = self.bounds(line, &s.below, &s.above)?;
+            stages.push(Stage {
+                name: s.name.unwrap_or_else(|| s.bench.clone()),
+                bench: s.bench,
+                metric: s.metric,
+                below,
+                above,
+                line,
+            });
+        }
         Ok(Budget {
             total,
             name: b.name,
-            stages: b
-                .stage
-                .into_iter()
-                .map(|s| Stage {
-                    name: s.name.unwrap_or_else(|| s.bench.clone()),
-                    bench: s.bench,
-                    metric: s.metric,
-                })
-                .collect(),
+            stages,
             line,
         })
+    }
+
+    /// `below` and `above`, parsed: of one dimension, and leaving some value between them.
+    fn bounds(
+        &self,
+        line: usize,
+        below: &Option<Spanned<QuantitySpec>>,
+        above: &Option<Spanned<QuantitySpec>>,
+    ) -> Result<(Option<Limit>, Option<Limit>)> {
+        let below = below.as_ref().map(|l| self.limit(l)).transpose()?;
+        let above = above.as_ref().map(|l| self.limit(l)).transpose()?;
+        if let (Some(b), Some(a)) = (&below, &above) {
+            if a.unit.dimension != b.unit.dimension {
+                return Err(self.bad(
+                    line,
+                    format!(
+                        "`above = {}` and `below = {}` are in different units",
+                        a.text, b.text
+                    ),
+                ));
+            }
+            if a.value >= b.value {
+                return Err(self.bad(
+                    line,
+                    format!(
+                        "`above = {}` and `below = {}` leave no value that passes",
+                        a.text, b.text
+                    ),
+                ));
+            }
+        }
+        Ok((below, above))
     }
 }
 

@@ -211,3 +211,100 @@ fn bench_lines_round_trip() {
         "{table}"
     );
 }
+
+/// Three runs of RootStream's encode bench, as its CI runs it: averages of 6 ms, maxima of
+/// 34.6, 4.4 and 28.2 ms.
+const THREE_RUNS: &str = "BENCH encode_raw: min=36us avg=6000us max=34600us\n\
+                          BENCH encode_raw: min=41us avg=6100us max=4400us\n\
+                          BENCH encode_raw: min=38us avg=5900us max=28200us\n";
+
+#[test]
+fn a_bench_lines_statistics_are_its_own_and_over_runs_say_their_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("bench.txt");
+    fs::write(&results, THREE_RUNS).unwrap();
+    // `mean` is the line's avg (it was judged on min: 36 µs passed a 6 ms average).
+    for name in ["mean", "avg"] {
+        let (_d, path) = targets(&format!(
+            "[[target]]\nbench = \"encode_raw\"\nmetric = \"{name}\"\nbelow = \"5 ms\"\n"
+        ));
+        let out = latkit()
+            .args(["check", "--format", "markdown", "--targets"])
+            .arg(&path)
+            .arg(&results)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains(&format!(
+                "| encode_raw | {name} (mean of 3 runs' avg) | 6.000 ms | < 5.000 ms | ❌ Fail |"
+            )),
+            "{text}"
+        );
+    }
+    // The max over runs is the max of the maxima (their median, 28.2 ms, passed), the min
+    // the min of the minima.
+    let (_d, path) = targets(
+        "[[target]]\nbench = \"encode_raw\"\nmetric = \"max\"\nbelow = \"30 ms\"\n\
+         [[target]]\nbench = \"encode_raw\"\nmetric = \"min\"\nbelow = \"37 us\"\n",
+    );
+    let out = latkit()
+        .args(["check", "--format", "markdown", "--targets"])
+        .arg(&path)
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "| encode_raw | max (max of 3 runs' max) | 34.60 ms | < 30.00 ms | ❌ Fail |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| encode_raw | min (min of 3 runs' min) | 36.00 µs | < 37.00 µs | ✅ Pass |"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_figure_name_that_resolves_to_none_or_several_is_exit_2_naming_what_there_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("bench.txt");
+    fs::write(&results, THREE_RUNS).unwrap();
+    let cases = [
+        // A typo was "⚠️ Not measured".
+        (
+            "metric = \"averge\"\nbelow = \"5 ms\"",
+            "targets.toml:1: `averge` is not a figure of `encode_raw`: its figures are min, avg, max",
+        ),
+        // A statistic the line does not have: a median of its min is nobody's figure.
+        (
+            "metric = \"median\"\nbelow = \"5 ms\"",
+            "`median` is not a figure of `encode_raw`: its figures are min, avg, max",
+        ),
+        // A bare number against a time names the unit it lacks.
+        (
+            "metric = \"avg\"\nbelow = 5000",
+            "the limit `5000` has no unit: write it with one, e.g. \"5000 us\"",
+        ),
+        (
+            "metric = \"avg\"\nabove = \"10 ms\"\nbelow = \"5 ms\"",
+            "`above = 10 ms` and `below = 5 ms` leave no value that passes",
+        ),
+    ];
+    for (target, expected) in cases {
+        let (_d, path) = targets(&format!("[[target]]\nbench = \"encode_raw\"\n{target}\n"));
+        latkit()
+            .args(["check", "--targets"])
+            .arg(&path)
+            .arg(&results)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+    }
+}

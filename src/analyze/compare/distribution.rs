@@ -29,9 +29,13 @@ pub(in crate::analyze) fn bounded(
         .find(|m| m.percentiles.is_some())
         .map(|m| &m.name)
         == Some(&metric.name);
-    let value = match (is_main, measure(bench, statistic.name())) {
-        (true, Some(Measured { value, .. })) => value,
-        _ => match statistic {
+    let own = || {
+        let timer = crate::analyze::figure::timer_figure(bench, statistic).map(|m| m.value);
+        timer.or_else(|| statistic.of_percentiles(metric.percentiles.as_ref()?))
+    };
+    let value = match is_main.then(own).flatten() {
+        Some(value) => value,
+        None => match statistic {
             Statistic::Min => h.min() as f64,
             Statistic::Max => h.max() as f64,
             Statistic::Mean => h.mean(),

@@ -22,7 +22,6 @@ use sides::*;
 
 use super::counted;
 use super::envdiff::{self, Difference};
-use super::gate::{Measured, measure};
 use super::stats::geometric_mean;
 use super::stats::{CONFIDENCE, Interval, min_samples_for_ci};
 use super::utest::{mann_whitney, min_samples_to_detect};

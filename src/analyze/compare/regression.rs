@@ -247,10 +247,7 @@ fn judge(
     TargetResult {
         bench: c.bench.clone(),
         metric: format!("{}: {} vs {base}", c.figure, c.column),
-        value: Some(Measured {
-            value: c.value,
-            unit: c.unit.clone(),
-        }),
+        value: Some(Measured::new(c.value, c.unit.clone())),
         // The rule is the check's identity (a JUnit name stays the same run after run);
         // what this run measured goes with it where it is shown.
         shown: format!(
