@@ -53,6 +53,19 @@ impl Pattern {
         NameForms::with(name, |forms| self.matches_forms(forms))
     }
 
+    /// As a role names a benchmark: a glob without `/` is tried on the benchmark's own name
+    /// (its last path element, as lat_bench.go's `BaseName`), never on its parent's, so
+    /// `*E2E*InputDelay*` is not `BenchmarkE2E/2_InputDelay-Without-Client`; a glob with `/`
+    /// on the whole name as [`Pattern::matches`] does.
+    pub fn names_own(&self, name: &BenchName) -> bool {
+        if self.glob.contains('/') || self.glob == name.full_name {
+            return self.matches(name);
+        }
+        let own = name.path.last().map_or(name.name.as_str(), String::as_str);
+        self.matcher.is_match(own)
+            || (name.path.len() == 1 && self.matcher.is_match(name.short_name().as_ref()))
+    }
+
     fn matches_forms(&self, forms: &NameForms) -> bool {
         self.matcher.is_match_candidate(&forms.path)
             || self.matcher.is_match_candidate(&forms.short)
@@ -141,41 +154,60 @@ impl Attribution {
         })
     }
 
-    /// The first role whose pattern matches; the part and rest roles take precedence.
+    /// The role whose pattern names the benchmark's own name; the part and rest roles take
+    /// precedence (a client write "without client" is the part).
     pub fn role_of(&self, name: &BenchName) -> Option<Role> {
-        NameForms::with(name, |forms| {
-            if self.part.matches_forms(forms) {
-                Some(Role::Part)
-            } else if self.rest.matches_forms(forms) {
-                Some(Role::Rest)
-            } else {
-                self.composites
-                    .iter()
-                    .find(|(p, _)| p.matches_forms(forms))
-                    .map(|(_, n)| Role::Composite(*n))
+        if self.part.names_own(name) {
+            Some(Role::Part)
+        } else if self.rest.names_own(name) {
+            Some(Role::Rest)
+        } else {
+            self.composites
+                .iter()
+                .find(|(p, _)| p.names_own(name))
+                .map(|(_, n)| Role::Composite(*n))
+        }
+    }
+
+    /// The roles whose one value every row is divided by, the part and the baseline, each
+    /// played by one benchmark of `members`: two are an error naming both, never the first.
+    /// (Rests and composites are shares of their own rows; several may play them.)
+    pub fn check_unique(&self, members: &[&Benchmark], within: &str) -> Result<()> {
+        let mut roles = vec![(&self.part, self.part_label.as_str())];
+        roles.extend(self.baseline.iter().map(|(p, label)| (p, label.as_str())));
+        for (pattern, label) in roles {
+            let playing: Vec<&str> = members
+                .iter()
+                .filter(|b| pattern.names_own(&b.name))
+                .map(|b| b.name.full_name.as_str())
+                .collect();
+            if playing.len() > 1 {
+                return Err(Error::Input(format!(
+                    "{}: role {label} (`{}`) is played by {} benchmarks{within} ({}): give a \
+                     suite file whose [attribution] names one",
+                    self.name,
+                    pattern.glob,
+                    playing.len(),
+                    playing.join(", ")
+                )));
             }
-        })
+        }
+        Ok(())
     }
 
     /// Whether a preset fits: the part and at least one other role are present.
-    /// All the roles' patterns are tried at once ([`Pattern::matching_each`]): a preset is
-    /// tried on every run, and a run may hold 100,000 benchmarks that match none.
-    pub fn fits(&self, benchmarks: &[Benchmark]) -> Result<bool> {
+    pub fn fits(&self, benchmarks: &[Benchmark]) -> bool {
         // Nearly every run has no part, which one pattern tells faster than all of them.
-        if !benchmarks.iter().any(|b| self.part.matches(&b.name)) {
-            return Ok(false);
+        if !benchmarks.iter().any(|b| self.part.names_own(&b.name)) {
+            return false;
         }
-        let mut patterns = vec![&self.part, &self.rest];
-        patterns.extend(self.composites.iter().map(|(p, _)| p));
-        let found = Pattern::matching_each(&patterns, benchmarks.iter())?;
-        // A benchmark the part matches has that role, whatever else matches it.
-        let parts: rustc_hash::FxHashSet<*const Benchmark> =
-            found[0].iter().map(|b| std::ptr::from_ref(*b)).collect();
-        Ok(!parts.is_empty()
-            && found[1..]
-                .iter()
-                .flatten()
-                .any(|b| !parts.contains(&std::ptr::from_ref(*b))))
+        let roles = benchmarks.iter().map(|b| self.role_of(&b.name));
+        let (mut part, mut other) = (false, false);
+        for role in roles.flatten() {
+            part |= role == Role::Part;
+            other |= role != Role::Part;
+        }
+        part && other
     }
 
     /// The role patterns that match none of `names`, for the "missing roles" note.
@@ -187,7 +219,7 @@ impl Attribution {
         patterns.extend(self.composites.iter().map(|(p, _)| (p, "composite")));
         patterns
             .into_iter()
-            .filter(|(p, _)| !names.iter().any(|n| p.matches(n)))
+            .filter(|(p, _)| !names.iter().any(|n| p.names_own(n)))
             .map(|(p, label)| format!("{label} (`{}`)", p.glob))
             .collect()
     }
@@ -279,7 +311,7 @@ mod tests {
                 && run
                     .iter()
                     .any(|b| a.role_of(&b.name).is_some_and(|r| r != Role::Part));
-            let fits = a.fits(&run).unwrap();
+            let fits = a.fits(&run);
             assert_eq!(fits, by_roles, "{names:?}");
             fits
         };

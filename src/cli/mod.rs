@@ -369,8 +369,10 @@ impl From<InputArgs> for Reading {
 pub struct ReportArgs {
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Benchmark (name or glob) whose value is 100% in a "% of" column. When it is missing,
-    /// the largest value is used and a note says so.
+    /// Benchmark (name or glob) whose value is 100% in a "% of" column. A glob without `/`
+    /// is matched against each benchmark's own name (its last path element), one with `/`
+    /// against the whole name; one that names several benchmarks of a table is exit 2. When
+    /// it names none, the largest value is used and a note says so.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
     /// Suite file (latkit.toml) with attribution roles and defaults; see docs/tables.md.

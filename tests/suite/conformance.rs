@@ -1211,3 +1211,120 @@ fn github_action_benchmark_files_both_ways() {
     }
     settle("github-action-benchmark", agreed, 0, &differ, 9);
 }
+
+// ---------------------------------------------------------------------------------------------
+// VIIPER's lat_bench.go
+
+/// The data rows of a markdown table of six columns (lat_bench.go's and latkit's first table):
+/// benchmark, count, ns/op, % of Full, client share, latency share.
+fn six_column_rows(markdown: &str) -> BTreeMap<String, Vec<String>> {
+    let mut rows = BTreeMap::new();
+    let table = markdown
+        .split("\n\n")
+        .find(|t| t.contains("Client Share %"));
+    for line in table.unwrap_or_default().lines() {
+        let cells: Vec<String> = line
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        let data = cells.len() == 6 && cells[1].chars().all(|c| c.is_ascii_digit());
+        if data && !cells[1].is_empty() {
+            rows.insert(cells[0].clone(), cells[1..].to_vec());
+        }
+    }
+    rows
+}
+
+#[test]
+fn lat_bench_go_roles_and_percent_of_full() {
+    // The real script's output on rows under an `E2E` parent, and with the baseline row gone
+    // (`% of` the largest then, as the script falls back, with the missing role said).
+    for (case, missing) in [
+        ("e2e-parent", None),
+        ("e2e-no-baseline", Some("*E2E*InputDelay*")),
+    ] {
+        let input = conformance(&format!("lat_bench/{case}.gobench.txt"));
+        let theirs =
+            std::fs::read_to_string(conformance(&format!("lat_bench/{case}.lat_bench.md")))
+                .unwrap();
+        let out = latkit()
+            .args(["parse", "--format", "markdown"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let ours = String::from_utf8_lossy(&out.stdout);
+        let (want, got) = (six_column_rows(&theirs), six_column_rows(&ours));
+        let differ = agreement("lat_bench.go", &want, &got);
+        settle(case, want.len() - differ.len(), 0, &differ, 3);
+        match missing {
+            Some(role) => {
+                assert!(theirs.contains("Missing roles: e2e-inputdelay"), "{theirs}");
+                assert!(ours.contains(&format!("no benchmark for role composite (`{role}`)")));
+            }
+            None => assert!(!ours.contains("no benchmark for role"), "{ours}"),
+        }
+    }
+}
+
+#[test]
+fn a_role_two_benchmarks_play_is_never_the_first_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two.txt");
+    let text = std::fs::read_to_string(conformance("lat_bench/e2e-parent.gobench.txt")).unwrap();
+    let doubled = text.replace(
+        "BenchmarkE2E/4_E2E-PressAndRelease-8",
+        "BenchmarkE2E/3_E2E-InputDelay-Again-8",
+    );
+    std::fs::write(&input, doubled).unwrap();
+    let both = "3_E2E-InputDelay-8, BenchmarkE2E/3_E2E-InputDelay-Again-8";
+    // The built-in preset stands aside, saying why: no "% of Full" of either row.
+    let out = latkit()
+        .args(["parse", "--format", "markdown"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !md.contains("% of Full") && !md.contains("Client Share"),
+        "{md}"
+    );
+    assert!(
+        md.contains("(`*E2E*InputDelay*`) is played by 2 benchmarks in BenchmarkE2E")
+            && md.contains(both)
+            && md.contains("the preset is not applied"),
+        "{md}"
+    );
+    // A suite file's roles are the user's: exit 2 naming both.
+    let suite = dir.path().join("latkit.toml");
+    std::fs::write(
+        &suite,
+        "[attribution]\npart = { bench = \"*Client-Write*\", label = \"Client\" }\n\
+         rest = { bench = \"*Without-Client*\", label = \"Latency\" }\n\
+         baseline = { bench = \"*E2E-InputDelay*\", label = \"Full\" }\n",
+    )
+    .unwrap();
+    let out = latkit()
+        .args(["parse", "--suite"])
+        .arg(&suite)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("role Full (`*E2E-InputDelay*`) is played by 2") && err.contains(both));
+    // An explicit --baseline names one benchmark too.
+    let out = latkit()
+        .args(["parse", "--baseline", "*InputDelay*"])
+        .arg(conformance("lat_bench/e2e-parent.gobench.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("baseline `*InputDelay*` names 2 benchmarks"),
+        "{err}"
+    );
+}

@@ -21,8 +21,8 @@ pub(super) struct Rows<'a> {
     pub(super) values: &'a [RowValue],
 }
 
-/// The value that is 100 % and the label of its column: the first row `pattern` matches (a
-/// warning lists the others when it matches several), or else the largest value, with a note.
+/// The value that is 100 % and the label of its column: the row `pattern` names (one, as the
+/// table's builder checked), or else the largest value, as lat_bench.go takes it, with a note.
 pub(super) fn resolve_baseline(
     pattern: &Pattern,
     label: &Option<String>,
@@ -40,24 +40,11 @@ pub(super) fn resolve_baseline(
         .iter()
         .zip(names)
         .zip(values)
-        .filter(|((b, _), _)| pattern.matches(&b.name))
+        .filter(|((b, _), _)| pattern.names_own(&b.name))
         .filter_map(|((_, name), v)| Some((name, v.value.filter(|&x| x != 0.0)?)))
         .collect();
-    if matches.len() > 1 {
-        notes.push(Note::warning(format!(
-            "baseline `{}` matches {} benchmarks{within} ({}): using the first, {}",
-            pattern.glob,
-            matches.len(),
-            matches
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            matches[0].0
-        )));
-    }
-    if let Some((name, value)) = matches.first() {
-        return (*value, label.clone().unwrap_or_else(|| name.to_string()));
+    if let [(name, value)] = matches[..] {
+        return (value, label.clone().unwrap_or_else(|| name.to_string()));
     }
     let (i, largest) = values
         .iter()
@@ -328,17 +315,6 @@ mod tests {
         // A label given with the baseline heads its column instead of the name.
         let ((_, label), _) = baseline("C", Some("reference"));
         assert_eq!(label, "reference");
-    }
-
-    #[test]
-    fn a_pattern_of_several_rows_takes_the_first_and_names_the_others() {
-        let ((value, label), notes) = baseline("B*", None);
-        assert_eq!((value, label.as_str()), (20.0, "B"));
-        let said = notes[0].to_string();
-        assert!(
-            said.contains("matches 2 benchmarks in the group (B, B2)"),
-            "{said}"
-        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::spec::suite::{AttributionSpec, input_latency_preset};
 use crate::spec::targets::Targets;
 
 mod cells;
+mod roles;
 mod table;
 
 use table::TableContext;
@@ -117,7 +118,7 @@ pub fn build_report(
     let mut tables = Vec::new();
     for (run_index, run) in runs.iter().enumerate() {
         let fitting = match &preset {
-            Some(p) if p.fits(&run.benchmarks)? => Some(p),
+            Some(p) if p.fits(&run.benchmarks) => Some(p),
             _ => None,
         };
         if let Some(p) = fitting {
@@ -135,8 +136,9 @@ pub fn build_report(
             opts,
             baseline: baseline.as_ref(),
             attribution,
+            preset: given.is_none(),
         };
-        run_tables.push_into(&mut tables, &mut notes);
+        run_tables.push_into(&mut tables, &mut notes)?;
     }
     if !opts.per_run {
         super::sampling::note_too_few(&runs, opts.metric.as_deref(), &mut notes);
@@ -164,10 +166,12 @@ struct RunTables<'a> {
     opts: &'a EnrichOptions,
     baseline: Option<&'a Pattern>,
     attribution: Option<&'a Attribution>,
+    /// The attribution is the built-in preset, not the user's.
+    preset: bool,
 }
 
 impl RunTables<'_> {
-    fn push_into(&self, tables: &mut Vec<Table>, notes: &mut Vec<Note>) {
+    fn push_into(&self, tables: &mut Vec<Table>, notes: &mut Vec<Note>) -> Result<()> {
         let groups = groups(self.run);
         let packages = groups
             .iter()
@@ -199,9 +203,7 @@ impl RunTables<'_> {
                 relative: self.opts.relative,
                 relative_to: self.opts.relative_to.as_deref(),
             };
-            if let Some(a) = self.attribution {
-                note_missing_roles(a, &ctx, group, notes);
-            }
+            let ctx = roles::checked(ctx, group, self.preset, self.baseline, notes)?;
             // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
             if self.opts.per_run && !ctx.timer && !ctx.wide {
                 let cycles = group
@@ -220,6 +222,7 @@ impl RunTables<'_> {
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -237,6 +240,8 @@ fn unit_tables(ctx: &TableContext, members: &[&Benchmark]) -> Vec<(Table, Vec<No
         }),
         metric: Some(unit),
         attribution: None,
+        // A role's baseline is a time (Full): a share of it says nothing of bytes or a rate.
+        baseline: ctx.baseline.clone().filter(|(_, role)| role.is_none()),
         ..ctx.clone()
     });
     let contexts: Vec<TableContext> = std::iter::once(ctx.clone()).chain(per_unit).collect();
@@ -285,23 +290,6 @@ fn other_units<'a>(members: &[&'a Benchmark]) -> Vec<&'a str> {
         }
     }
     units
-}
-
-/// An info note naming the attribution roles no benchmark of `group` plays.
-fn note_missing_roles(a: &Attribution, ctx: &TableContext, group: &Group, notes: &mut Vec<Note>) {
-    let names: Vec<_> = group.members.iter().map(|b| &b.name).collect();
-    let missing = a.missing_roles(&names);
-    if !missing.is_empty() {
-        notes.push(Note::info(format!(
-            "{}{}: no benchmark for role {}",
-            a.name,
-            ctx.title
-                .as_deref()
-                .map(|t| format!(" in {t}"))
-                .unwrap_or_default(),
-            missing.join(", ")
-        )));
-    }
 }
 
 /// Derives every metric's summary and percentiles from what was measured, spread over the
@@ -453,7 +441,7 @@ mod tests {
         let composites: Vec<(String, [f64; 1])> = (0..20_000)
             .map(|i| {
                 (
-                    format!("BenchmarkP/E2E-InputDelay_{i}"),
+                    format!("BenchmarkP/E2E-PressAndRelease_{i}"),
                     [if i % 2 == 1 { 50.0 } else { 400.0 }],
                 )
             })
@@ -467,17 +455,17 @@ mod tests {
         )
         .unwrap();
         let expected: Vec<String> = std::iter::once("1_Go-Client-Write".to_string())
-            .chain((0..20_000).map(|i| format!("E2E-InputDelay_{i}")))
+            .chain((0..20_000).map(|i| format!("E2E-PressAndRelease_{i}")))
             .collect();
         assert_eq!(row_names(&report), vec![expected]);
         let warned: Vec<&str> = report
             .notes
             .iter()
-            .filter_map(|n| n.message.strip_suffix(" in BenchmarkP: the Client part measured alone exceeds this composite (200.00%); the runs are too noisy to attribute, or a role matches the wrong benchmark"))
+            .filter_map(|n| n.message.strip_suffix(" in BenchmarkP: the Client part measured alone exceeds this composite (400.00%); the runs are too noisy to attribute, or a role matches the wrong benchmark"))
             .collect();
         let odd: Vec<String> = (1..20_000)
             .step_by(2)
-            .map(|i| format!("E2E-InputDelay_{i}"))
+            .map(|i| format!("E2E-PressAndRelease_{i}"))
             .collect();
         assert_eq!(warned, odd);
     }
