@@ -58,17 +58,57 @@ pub fn figures(run: &Run) -> Vec<Figure> {
     out
 }
 
-/// `METRIC` or `METRIC:STATISTIC` (`latency:p99`); a bare statistic names the distribution's.
-pub fn split_metric(text: &str) -> (Option<String>, String) {
+/// The stored figure `text` names among a benchmark's `stored` (metric, statistic) pairs
+/// (`""` the statistic of repetitions), as [`crate::analyze::figure::resolve`] names a run's:
+/// a metric by its name (a BENCH line's `avg` included), `METRIC:STATISTIC`, a statistic by
+/// another of its names (`mean` is a BENCH line's `avg`), else that statistic of the
+/// benchmark's one distribution. `Ok(None)`: the benchmark has no such figure; `Err`: the
+/// metrics it could be.
+pub fn stored_figure(
+    text: &str,
+    stored: &[(String, String)],
+) -> std::result::Result<Option<(String, String)>, Vec<String>> {
+    let has =
+        |metric: &str, statistic: &str| stored.iter().any(|(m, s)| m == metric && s == statistic);
     let of_distribution = |text: &str| Statistic::parse_among(text, &Statistic::OF_DISTRIBUTION);
-    match text.rsplit_once(':') {
-        Some((metric, stat)) if let Some(statistic) = of_distribution(stat) => {
-            (Some(metric.to_string()), statistic.name().to_string())
-        }
-        _ => match of_distribution(text) {
-            Some(statistic) => (None, statistic.name().to_string()),
-            None => (Some(text.to_string()), String::new()),
-        },
+    if has(text, "") {
+        return Ok(Some((text.to_string(), String::new())));
+    }
+    if let Some((metric, stat)) = text.rsplit_once(':')
+        && let Some(statistic) = of_distribution(stat)
+    {
+        let name = statistic.name();
+        return Ok(has(metric, name).then(|| (metric.to_string(), name.to_string())));
+    }
+    let Some(statistic) = Statistic::parse(text) else {
+        return Ok(None);
+    };
+    let named: Vec<&String> = (stored.iter())
+        .filter(|(m, s)| s.is_empty() && Statistic::parse(m) == Some(statistic))
+        .map(|(m, _)| m)
+        .collect();
+    let distributions: Vec<&String> = (stored.iter())
+        .filter(|(_, s)| *s == statistic.name())
+        .map(|(m, _)| m)
+        .collect();
+    let statistic = match named.is_empty() {
+        true => statistic.name(),
+        false => "",
+    };
+    match (named.is_empty(), distributions.is_empty()) {
+        (false, _) => one_of(named, statistic),
+        (true, false) => one_of(distributions, statistic),
+        (true, true) => Ok(None),
+    }
+}
+
+fn one_of(
+    metrics: Vec<&String>,
+    statistic: &str,
+) -> std::result::Result<Option<(String, String)>, Vec<String>> {
+    match metrics[..] {
+        [metric] => Ok(Some((metric.clone(), statistic.to_string()))),
+        _ => Err(metrics.into_iter().cloned().collect()),
     }
 }
 
@@ -383,16 +423,32 @@ mod tests {
     }
 
     #[test]
-    fn metric_names_split_from_statistics() {
-        assert_eq!(split_metric("ns/op"), (Some("ns/op".into()), String::new()));
+    fn a_stored_figure_is_named_as_a_runs_is() {
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(m, s)| (m.to_string(), s.to_string()))
+                .collect()
+        };
+        let found = |text: &str, stored: &[(String, String)]| {
+            stored_figure(text, stored).map(|f| f.map(|(m, s)| format!("{m}|{s}")))
+        };
+        let bench = pairs(&[("min", ""), ("avg", ""), ("max", "")]);
+        // A BENCH line's own statistics, `mean` its avg (it was "no stored run has avg").
+        assert_eq!(found("avg", &bench), Ok(Some("avg|".into())));
+        assert_eq!(found("mean", &bench), Ok(Some("avg|".into())));
+        assert_eq!(found("max", &bench), Ok(Some("max|".into())));
+        assert_eq!(found("p99", &bench), Ok(None));
+        let go = pairs(&[("ns/op", ""), ("B/op", "")]);
+        assert_eq!(found("ns/op", &go), Ok(Some("ns/op|".into())));
+        let timer = pairs(&[("latency", "p99"), ("latency", "avg"), ("latency", "p50")]);
+        assert_eq!(found("p99", &timer), Ok(Some("latency|p99".into())));
+        assert_eq!(found("median", &timer), Ok(Some("latency|p50".into())));
+        assert_eq!(found("latency:p99", &timer), Ok(Some("latency|p99".into())));
+        assert_eq!(found("latency:p90", &timer), Ok(None));
+        let two = pairs(&[("rtt", "p99"), ("latency", "p99")]);
         assert_eq!(
-            split_metric("latency:p99"),
-            (Some(crate::model::vocab::LATENCY.into()), "p99".into())
-        );
-        assert_eq!(split_metric("p99.9"), (None, "p99.9".into()));
-        assert_eq!(
-            split_metric("rtt:median"),
-            (Some("rtt".into()), "p50".into())
+            found("p99", &two),
+            Err(vec!["rtt".into(), "latency".into()])
         );
     }
 }

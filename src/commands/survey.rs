@@ -4,7 +4,7 @@
 //! not the store's.
 
 use super::store::{load, reference};
-use crate::analyze::history::{figures, split_metric};
+use crate::analyze::history::{figures, stored_figure};
 use crate::analyze::regressions::{Family, Finding, SeriesChanges};
 use crate::error::{Error, Result};
 use crate::model::Note;
@@ -104,7 +104,18 @@ impl<'a> Survey<'a> {
         };
         for (bench, default_metric, default_statistic) in &self.benches {
             let (metric, statistic) = match &self.selection.metric {
-                Some(text) => split_metric(text),
+                Some(text) => match stored_figure(text, &store.bench_figures(bench)?) {
+                    Ok(Some((metric, statistic))) => (Some(metric), statistic),
+                    Ok(None) => continue,
+                    Err(among) => {
+                        return Err(Error::Input(format!(
+                            "`{text}` could be the {text} of any of {} for {bench}: name one \
+                             as METRIC:STATISTIC (e.g. {}:{text})",
+                            among.join(", "),
+                            among[0]
+                        )));
+                    }
+                },
                 None => (Some(default_metric.clone()), default_statistic.clone()),
             };
             let mut points = store.series(bench, metric.as_deref(), &statistic, &span)?;

@@ -143,6 +143,18 @@ impl Store {
         Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
     }
 
+    /// The figures `bench` has stored, as (metric, statistic), `""` the statistic of
+    /// repetitions.
+    pub fn bench_figures(&mut self, bench: &str) -> Result<Vec<(String, String)>> {
+        let rows = self.conn.query(
+            "SELECT DISTINCT metric, statistic FROM figures WHERE bench = $1 \
+             ORDER BY metric, statistic",
+            &[Value::text(bench)],
+        )?;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
+    }
+
     /// The figures of `bench` for `metric` (and `statistic`, `""` for repetitions), oldest
     /// first, from the runs `span` takes.
     pub fn series(

@@ -115,6 +115,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("history --regressions and site", regressions_and_site),
     ("compare --against-history", against_history),
     ("one benchmark name everywhere", one_name_everywhere),
+    (
+        "a BENCH line's figures have histories",
+        bench_line_histories,
+    ),
 ];
 
 #[test]
@@ -1196,4 +1200,45 @@ fn store_lines_to_a_full_stdout_exit_4_without_panic() {
     }
     // The run was stored and removed although neither line could be printed.
     assert!(db.listed(dir.path(), &[]).is_empty());
+}
+
+/// RootStream's headline figure, `avg`, and its `min` and `max`: each a history, found by the
+/// names `check` takes (`mean` is `avg`); the average doubles at the sixth run.
+fn bench_line_histories(db: &Db, dir: &Path) {
+    for i in 0..8u64 {
+        let file = dir.join(format!("bench{i}.txt"));
+        let avg = if i < 5 { 38 } else { 76 } + i % 2;
+        let line = format!(
+            "BENCH encode_raw: min={}us avg={avg}us max=715us\n",
+            36 + i % 2
+        );
+        std::fs::write(&file, line.repeat(6)).unwrap();
+        db.ok(dir, &["store", "add", file.to_str().unwrap()]);
+    }
+    for name in ["avg", "mean", "min", "max"] {
+        let report = db.json(
+            dir,
+            &[
+                "history",
+                "encode_raw",
+                "--metric",
+                name,
+                "--format",
+                "json",
+            ],
+        );
+        let rows = report["tables"][0]["rows"].as_array().unwrap().len();
+        assert_eq!(rows, 8, "{name}: {report}");
+    }
+    // The doubled average is a regression, named as the figure it is (it said "no stored
+    // run has avg").
+    let out = db
+        .latkit(dir, &["history", "--regressions", "--metric", "avg"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("encode_raw"), "{text}");
+    let err = db.refused(dir, &["history", "--metric", "p99"]);
+    assert!(err.contains("no stored run has p99"), "{err}");
 }
