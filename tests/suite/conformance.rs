@@ -1328,3 +1328,55 @@ fn a_role_two_benchmarks_play_is_never_the_first_of_them() {
         "{err}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// VTX's committed google/benchmark runs: the console and the JSON of one run
+
+/// Every figure of a parsed run, by benchmark and metric, in order.
+fn figures_of(report: &Value) -> Vec<(String, String, f64)> {
+    let mut out = Vec::new();
+    for bench in report["runs"][0]["benchmarks"].as_array().unwrap() {
+        for metric in bench["metrics"].as_array().unwrap() {
+            for value in metric["values"].as_array().unwrap() {
+                let name = bench["name"].as_str().unwrap().to_string();
+                let metric = metric["name"].as_str().unwrap().to_string();
+                out.push((name, metric, value.as_f64().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn vtx_console_output_reads_as_its_json_line_for_line() {
+    // The console drops nothing: the rows with an inverted counter (`158.948us`, seconds per
+    // frame) were skipped, 27 lines of aggregates with their times.
+    for run in ["bench_20260423_154238", "bench_20260423_162008"] {
+        let read = |ext: &str| {
+            json_of(
+                latkit()
+                    .args(["parse", "--strict", "--format", "json"])
+                    .arg(fixture(&format!("vtx/{run}.{ext}"))),
+            )
+        };
+        let (console, json) = (figures_of(&read("txt")), figures_of(&read("json")));
+        let mut differ = Vec::new();
+        for (c, j) in console.iter().zip(&json) {
+            // The console prints three or more significant digits.
+            let close = (c.2 - j.2).abs() <= 0.006 * j.2.abs().max(1e-300);
+            if c.0 != j.0 || c.1 != j.1 || !close {
+                differ.push(format!("console {c:?}, JSON {j:?}"));
+            }
+        }
+        if console.len() != json.len() {
+            differ.push(format!("{} figures against {}", console.len(), json.len()));
+        }
+        settle(
+            run,
+            console.len() - differ.len().min(console.len()),
+            0,
+            &differ,
+            200,
+        );
+    }
+}

@@ -74,6 +74,8 @@ pub struct ConsoleParser {
     /// The time unit of the last timed row, which BigO rows print their coefficient in.
     last_unit: String,
     results: u64,
+    /// A table's header was read.
+    in_table: bool,
 }
 
 impl ConsoleParser {
@@ -86,6 +88,7 @@ impl ConsoleParser {
             columns: Vec::new(),
             last_unit: "ns".to_string(),
             results: 0,
+            in_table: false,
         }
     }
 
@@ -108,6 +111,7 @@ impl ConsoleParser {
             return None;
         }
         if is_header(trimmed) {
+            self.in_table = true;
             self.columns = trimmed
                 .split_whitespace()
                 .skip(4)
@@ -118,10 +122,20 @@ impl ConsoleParser {
         if self.context_line(line, trimmed) {
             return None;
         }
-        let (name, rest) = trimmed.split_once(char::is_whitespace)?;
-        if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        let split = trimmed.split_once(char::is_whitespace);
+        let Some((name, rest)) = split
+            .filter(|(name, _)| name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        else {
+            // Under a table's header a line is a result or it is said; before one it is the
+            // program's own output.
+            if self.in_table {
+                self.recorder.skip(
+                    self.line,
+                    format!("not a result line; line skipped (expected e.g. `{EXAMPLE_LINE}`)"),
+                );
+            }
             return None;
-        }
+        };
         match self.row(name, rest.trim()) {
             Ok(row) => {
                 self.results += 1;
@@ -277,10 +291,14 @@ fn finite(word: &str) -> std::result::Result<f64, String> {
         .ok_or_else(|| format!("`{word}` is not a non-negative number"))
 }
 
-/// `15.2507M/s`, `1.5Gi/s`, `64`, `3.60%`, `250m`: google/benchmark's human-readable numbers
-/// (decimal prefixes, binary with `i`), with the rate or percent sign dropped.
+/// `15.2507M/s`, `1.5Gi/s`, `64`, `3.60%`, `250m`, `248.979us`: google/benchmark's
+/// human-readable numbers (decimal prefixes, binary with `i`), with the rate or percent sign
+/// dropped. An inverted rate (`kIsRate | kInvert`, seconds per item) ends in `s`, as its
+/// `ConsoleReporter` prints it; its value is in seconds, as the JSON holds it.
 fn counter_value(text: &str) -> std::result::Result<f64, String> {
-    let bare = text.strip_suffix("/s").unwrap_or(text);
+    let bare = (text.strip_suffix("/s"))
+        .or_else(|| text.strip_suffix('s'))
+        .unwrap_or(text);
     let (bare, scale) = match bare.strip_suffix('%') {
         Some(b) => (b, 0.01),
         None => (bare, 1.0),
@@ -351,6 +369,15 @@ mod tests {
             path: None,
             command: Vec::new(),
         }
+    }
+
+    #[test]
+    fn inverted_rates_are_seconds_as_the_console_prints_them() {
+        assert_eq!(counter_value("248.979us"), Ok(248.979e-6));
+        assert_eq!(counter_value("1.5ms"), Ok(1.5e-3));
+        assert_eq!(counter_value("3s"), Ok(3.0));
+        assert_eq!(counter_value("530.732k/s"), Ok(530_732.0));
+        assert!(counter_value("fast").is_err());
     }
 
     #[test]
