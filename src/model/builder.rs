@@ -115,6 +115,7 @@ impl RunBuilder {
             config: config.to_vec(),
             timer: None,
             aggregate: None,
+            stands_in: None,
             exit_codes: Vec::new(),
         })
     }
@@ -157,6 +158,11 @@ impl RunBuilder {
     /// Marks `bench` as the statistic `aggregate` of another benchmark's repetitions.
     pub fn mark_aggregate(&mut self, bench: usize, aggregate: &str) {
         self.benchmarks[bench].aggregate = Some(aggregate.to_string());
+    }
+
+    /// Marks `bench` as given only as the statistic `aggregate` of its repetitions.
+    pub fn mark_standing_in(&mut self, bench: usize, aggregate: &str) {
+        self.benchmarks[bench].stands_in = Some(aggregate.to_string());
     }
 
     /// Appends a timed command's exit code at its next run (`None`: a signal ended it).

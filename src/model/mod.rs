@@ -208,6 +208,11 @@ pub struct Benchmark {
     /// rows), not a benchmark of its own: shown and compared, left out of geomeans.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aggregate: Option<String>,
+    /// Set when the harness gave only aggregates of this benchmark's repetitions (google/
+    /// benchmark's `--benchmark_report_aggregates_only`): its figures are this statistic of
+    /// them, never repetitions, so compare.py's geomean of repetitions leaves it out.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stands_in: Option<String>,
     /// A timed command's exit code at each run, in order (`None`: ended by a signal), as
     /// hyperfine's `exit_codes`; empty for harness results.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]

@@ -376,6 +376,7 @@ mod tests {
             config: Vec::new(),
             timer: None,
             aggregate: None,
+            stands_in: None,
             exit_codes: Vec::new(),
         };
         let text = histograms(&bench, true);

@@ -148,10 +148,17 @@ impl Footnotes {
             ));
         }
         notes.extend(self.summary_notes());
-        if self.geomean_sets_differ {
-            notes.push(Note::warning(
-                "geomean: the benchmark set differs from the base's; geomeans may not be comparable",
-            ));
+        match (self.geomean_sets_differ, self.geomean_of) {
+            (true, Some(GeomeanOf::Medians)) => notes.push(Note::warning(
+                "geomean: the inputs' benchmark sets differ, so its figures and its change are \
+                 over the benchmarks every input has (benchstat's figures are each over its \
+                 input's own, which it says may not be comparable; its change is this one)",
+            )),
+            (true, _) => notes.push(Note::warning(
+                "geomean: the benchmark set differs from the base's; each side's geomean is of \
+                 its own repetitions, as compare.py's, and may not be comparable",
+            )),
+            _ => {}
         }
         if !self.geomean_not_positive.is_empty() {
             notes.push(Note::info(format!(

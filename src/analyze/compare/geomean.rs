@@ -1,12 +1,14 @@
 //! The geomean row of a repetition table: the geometric mean of each side's figures over
-//! the benchmarks every side has, and its change; or, as compare.py's `OVERALL_GEOMEAN`, of
-//! every repetition of every benchmark on each side.
+//! the benchmarks every side has, columns and change alike; or, as compare.py's
+//! `OVERALL_GEOMEAN`, of every repetition of every benchmark on each side (each side's own).
 
 use super::*;
 
-/// benchstat's geomean row: each column's geometric mean over the benchmarks it has, and its
-/// change as the geometric mean of the per-benchmark ratios to the base (no test: it
-/// summarises the rows above).
+/// benchstat's geomean row: each column's geometric mean, and its change as the geometric
+/// mean of the per-benchmark ratios to the base (no test: it summarises the rows above). Both
+/// are over the benchmarks every column has: benchstat takes each column over its own and
+/// warns that they are then not comparable; a row whose figures and change are over two sets
+/// reads as one thing and is another.
 pub(super) struct Geomean {
     /// Each column's centres.
     pub(super) centres: Vec<Vec<f64>>,
@@ -17,6 +19,8 @@ pub(super) struct Geomean {
     pub(super) in_base: usize,
     /// Benchmarks in it.
     pub(super) rows: usize,
+    /// Benchmarks some column lacks, left out of a geomean of medians.
+    pub(super) left_out: usize,
     /// What the geometric mean is of.
     pub(super) of: GeomeanOf,
     /// Each column's repetitions: the sum of their logarithms and how many (`None` once one
@@ -31,6 +35,7 @@ impl Geomean {
             ratios: vec![Vec::new(); columns],
             in_base: 0,
             rows: 0,
+            left_out: 0,
             of,
             repetitions: vec![Some((0.0, 0)); columns],
         }
@@ -52,6 +57,10 @@ impl Geomean {
         let base = figures[0].as_ref().map(|f| f.centre);
         self.in_base += usize::from(base.is_some());
         self.rows += 1;
+        if self.of == GeomeanOf::Medians && figures.iter().any(Option::is_none) {
+            self.left_out += 1;
+            return;
+        }
         for (i, figure) in figures.iter().enumerate() {
             let Some(f) = figure else { continue };
             self.centres[i].push(f.centre);
@@ -94,7 +103,7 @@ impl Geomean {
                 continue;
             }
             let ratios = &self.ratios[i];
-            footnotes.geomean_sets_differ |= ratios.len() != self.in_base;
+            footnotes.geomean_sets_differ |= ratios.len() != self.in_base || self.left_out > 0;
             let ratio = match self.of {
                 GeomeanOf::Medians => ratios
                     .iter()

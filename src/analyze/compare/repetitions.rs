@@ -183,8 +183,11 @@ pub(super) fn repetition_table(
             }
         }
         // A statistic of another row's repetitions (a mean, a stddev, a fit) is no benchmark
-        // of its own, as compare.py leaves aggregates out of its geomean.
-        if !columns.iter().any(|c| c.is_aggregate(&key)) {
+        // of its own, as compare.py leaves aggregates out of its geomean; nor, in a geomean of
+        // repetitions, is a median standing in for repetitions never given.
+        let standing_in = geomean.of == GeomeanOf::Repetitions;
+        let standing_in = standing_in && columns.iter().any(|c| c.stands_in(&key));
+        if !standing_in && !columns.iter().any(|c| c.is_aggregate(&key)) {
             let repetitions: Vec<Option<&[f64]>> = samples
                 .iter()
                 .map(|s| s.as_ref().map(|s| &*s.measured))

@@ -101,6 +101,13 @@ impl<'a> Side<'a> {
             .is_some_and(|&at| self.benchmarks[at].1.iter().any(|b| b.aggregate.is_some()))
     }
 
+    /// Whether `key` is given only as an aggregate of its repetitions (a median standing in).
+    pub(super) fn stands_in(&self, key: &str) -> bool {
+        self.places
+            .get(key)
+            .is_some_and(|&at| self.benchmarks[at].1.iter().any(|b| b.stands_in.is_some()))
+    }
+
     /// The benchmarks of `key` that have `metric`, each with it.
     pub(super) fn with_metric(&self, key: &str, metric: &str) -> &[(&'a Benchmark, &'a Metric)] {
         let at = self.places.get(key);

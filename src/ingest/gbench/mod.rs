@@ -309,6 +309,8 @@ impl Recorder {
                 ..centre.clone()
             };
             self.record(&centre, &key.0);
+            let bench = self.bench(&key.0, centre.label.as_deref());
+            self.builder.mark_standing_in(bench, &statistic);
             self.notes.push(Note::info(format!(
                 "{}: only aggregates of {repetitions} repetitions were given: its figures are their {statistic}{spread}; \
                  the repetitions themselves are needed for a confidence interval \
