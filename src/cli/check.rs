@@ -37,6 +37,18 @@ pub struct CheckArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub plots: super::PlotArgs,
+    /// With a program after `--`: run it this many times and judge the BENCH lines of all the
+    /// runs together (`max` is the max of the runs' maxima, `avg` the mean of their averages).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub runs: u32,
+    /// No progress on the terminal while the program runs.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// A program that prints `BENCH name: key=value` lines (RootStream's benches), run
+    /// `--runs` times instead of reading INPUTs: `latkit check --targets t.toml --runs 6 --
+    /// ./build/encode_latency_bench`.
+    #[arg(last = true, value_name = "PROGRAM")]
+    pub command: Vec<String>,
 }
 
 impl From<CheckArgs> for crate::commands::CheckOptions {
@@ -53,6 +65,9 @@ impl From<CheckArgs> for crate::commands::CheckOptions {
             db: args.db.db,
             out: args.out,
             plots: args.plots.into(),
+            command: args.command,
+            runs: args.runs as usize,
+            quiet: args.quiet,
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::analyze::compare::{CompareInput, CompareOptions, compare};
 use crate::analyze::{EnrichOptions, build_report};
 use crate::error::{Error, Result};
 use crate::report::sink::{Destination, FanOut, Junit, Rendered, Verdict};
+use crate::runner::bench::BenchProgram;
 use crate::spec::targets::Targets;
 use std::path::PathBuf;
 
@@ -41,6 +42,11 @@ pub struct CheckOptions {
     /// The verdict's file; `None` is standard output.
     pub out: Option<PathBuf>,
     pub plots: Plots,
+    /// A program that prints BENCH lines, run `runs` times and judged instead of inputs.
+    pub command: Vec<String>,
+    pub runs: usize,
+    /// No progress on the terminal.
+    pub quiet: bool,
 }
 
 /// Judges results against a targets file: the verdict on stdout (and JUnit), exit 1 unless
@@ -79,7 +85,7 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
         )?));
     }
     let reading = &args.reading;
-    let (runs, notes) = read_inputs(&args.inputs, reading, args.reject_malformed, &env.console)?;
+    let (runs, notes, interrupted) = results(&args, env)?;
     let regression = match &args.base {
         Some(base) => {
             let mut store = super::store::LazyStore::new(args.db.as_deref(), &env.vars);
@@ -115,5 +121,46 @@ pub fn run(args: CheckOptions, env: &Env) -> Result<()> {
             verdict.targets.extend(judged.targets);
         }
     }
-    deliver(report, sinks)
+    deliver(report, sinks)?;
+    match interrupted {
+        true => Err(Error::Interrupted),
+        false => Ok(()),
+    }
+}
+
+/// The results to judge: the program's BENCH lines over its runs, or the inputs read; and
+/// whether an interrupt cut the runs short.
+fn results(
+    args: &CheckOptions,
+    env: &Env,
+) -> Result<(Vec<crate::model::Run>, Vec<crate::model::Note>, bool)> {
+    if args.command.is_empty() {
+        let reading = &args.reading;
+        let (runs, notes) =
+            read_inputs(&args.inputs, reading, args.reject_malformed, &env.console)?;
+        return Ok((runs, notes, false));
+    }
+    if !args.inputs.is_empty() {
+        return Err(Error::Input(format!(
+            "check: give result files or a program after `--`, not both ({} and `{}`)",
+            args.inputs.join(" "),
+            args.command[0]
+        )));
+    }
+    let program = BenchProgram {
+        command: &args.command,
+        runs: args.runs,
+        progress: env.console.progress(args.quiet),
+    };
+    let (input, interrupted) = program.run(env.reach())?;
+    if args.reject_malformed && input.malformed > 0 {
+        let lines: Vec<String> = input.notes.iter().map(|n| n.to_string()).collect();
+        return Err(Error::Input(format!(
+            "{} line(s) of `{}` could not be read (--strict):\n{}",
+            input.malformed,
+            args.command[0],
+            lines.join("\n")
+        )));
+    }
+    Ok((input.runs, input.notes, interrupted))
 }

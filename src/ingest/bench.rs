@@ -13,6 +13,8 @@ pub const EXAMPLE_LINE: &str = "BENCH encode_raw: min=36us avg=38us max=715us";
 pub struct BenchParser {
     file: String,
     line: u64,
+    /// Result lines read.
+    results: u64,
     builder: RunBuilder,
     skipped: Skipped,
 }
@@ -22,6 +24,7 @@ impl BenchParser {
         BenchParser {
             file: file.to_string(),
             line: 0,
+            results: 0,
             builder: RunBuilder::default(),
             skipped: Skipped::default(),
         }
@@ -38,6 +41,7 @@ impl BenchParser {
         };
         match parse_line(rest) {
             Ok((name, pairs)) => {
+                self.results += 1;
                 let name = crate::model::from_bench_line_name(name);
                 let bench = self.builder.benchmark(&name, None, BenchName::plain);
                 for (key, value, unit) in pairs {
@@ -50,6 +54,17 @@ impl BenchParser {
                 "{msg}; line skipped (expected e.g. `{EXAMPLE_LINE}`)"
             )),
         }
+    }
+
+    /// Result lines read so far.
+    pub fn results(&self) -> u64 {
+        self.results
+    }
+
+    /// What was read, as the input of `source`.
+    pub fn into_input(self, source: crate::model::Source) -> Result<Input> {
+        let file = self.file.clone();
+        bench_input(&file, self.finish(), source)
     }
 
     fn skip(&mut self, message: String) {

@@ -1,5 +1,6 @@
 //! Runners: start a harness, stream its output into the model.
 
+pub mod bench;
 pub mod checkout_counts;
 pub mod counts;
 pub mod exec;

@@ -308,3 +308,127 @@ fn a_figure_name_that_resolves_to_none_or_several_is_exit_2_naming_what_there_is
             .stderr(predicate::str::contains(expected));
     }
 }
+
+/// A RootStream-shaped bench, built here: it copies 1280×720 RGBA frames as
+/// `encode_latency_bench.c` does, prints `BENCH encode_raw: min=..us avg=..us max=..us` and
+/// exits 1 when its own average target (here `LIMIT_US`) is missed, as RootStream's does.
+const ENCODE_BENCH: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+static long now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+int main(void) {
+    const char *limit = getenv("LIMIT_US");
+    size_t size = 1280 * 720 * 4;
+    unsigned char *src = malloc(size), *dst = malloc(size);
+    memset(src, 7, size);
+    long min = -1, max = 0, sum = 0;
+    for (int i = 0; i < 50; i++) {
+        long start = now_us();
+        memcpy(dst, src, size);
+        src[i] = dst[size - 1 - i];
+        long took = now_us() - start;
+        if (min < 0 || took < min) min = took;
+        if (took > max) max = took;
+        sum += took;
+    }
+    printf("some setup output\nBENCH encode_raw: min=%ldus avg=%ldus max=%ldus\n", min, sum / 50, max);
+    return limit && sum / 50 >= atol(limit) ? 1 : 0;
+}
+"#;
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs a C compiler; `--features interop` runs it"
+)]
+fn check_runs_a_bench_program_and_gates_all_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("encode_latency_bench.c");
+    fs::write(&source, ENCODE_BENCH).unwrap();
+    let bench = dir.path().join("encode_latency_bench");
+    let built = std::process::Command::new("cc")
+        .arg("-O2")
+        .arg(&source)
+        .arg("-o")
+        .arg(&bench)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let (_d, path) = targets(
+        "[[target]]\nbench = \"encode_raw\"\nmetric = \"avg\"\nbelow = \"1 s\"\n\
+         [budget]\ntotal = \"20 ms\"\n[[budget.stage]]\nname = \"encode\"\nbench = \"encode_raw\"\n\
+         metric = \"avg\"\nbelow = \"5 ms\"\n",
+    );
+    let junit = dir.path().join("junit.xml");
+    let out = latkit()
+        .args(["check", "--format", "markdown", "--runs", "6", "--targets"])
+        .arg(&path)
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--")
+        .arg(&bench)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("| encode_raw | avg (mean of 6 runs' avg) |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| encode | encode_raw avg (mean of 6 runs' avg) |"),
+        "{text}"
+    );
+    assert!(text.contains("✅ Pass < 5.000 ms"), "{text}");
+    assert!(
+        fs::read_to_string(&junit)
+            .unwrap()
+            .contains("failures=\"0\"")
+    );
+    // A program whose own target fails still prints its lines: they are judged, and said.
+    let (_d2, strict) =
+        targets("[[target]]\nbench = \"encode_raw\"\nmetric = \"max\"\nbelow = \"1 ns\"\n");
+    let out = latkit()
+        .args(["check", "--runs", "2", "--targets"])
+        .arg(&strict)
+        .arg("--")
+        .arg(&bench)
+        .env("LIMIT_US", "0")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(
+        text.contains("max (max of 2 runs' max)") && text.contains("❌ Fail"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(run 2 of 2) ended with exit status: 1"),
+        "{text}"
+    );
+    // A program that prints no BENCH line is its failure: exit 6 with what it said.
+    let out = latkit()
+        .args(["check", "--targets"])
+        .arg(&strict)
+        .args(["--", "sh", "-c", "echo compiling; echo broken >&2; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("printed no BENCH line") && err.contains("broken"),
+        "{err}"
+    );
+}

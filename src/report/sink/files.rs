@@ -66,12 +66,19 @@ impl Sink for Verdict {
         let Some(verdict) = &report.verdict else {
             return Ok(());
         };
-        let skipped: Vec<&Note> = report
+        let (skipped, warnings): (Vec<&Note>, Vec<&Note>) = report
             .notes_once()
             .into_iter()
-            .filter(|n| n.level == Level::Warning && n.line.is_some())
-            .collect();
-        let text = gate::render(verdict, &skipped, self.markdown, self.dest.reader().width);
+            .filter(|n| n.level == Level::Warning)
+            .partition(|n| n.line.is_some());
+        let width = self.dest.reader().width;
+        let mut text = gate::render(verdict, &skipped, self.markdown, width);
+        // What the verdict rests on (a program that failed its own check, a preset set
+        // aside) is said under it.
+        for note in warnings {
+            let bullet = if self.markdown { "- " } else { "" };
+            text.push_str(&format!("{bullet}warning: {note}\n"));
+        }
         self.dest.write_all(text.as_bytes())?;
         self.dest.flush()
     }
