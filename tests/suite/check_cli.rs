@@ -432,3 +432,31 @@ fn check_runs_a_bench_program_and_gates_all_its_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn a_table_of_bench_lines_takes_each_statistic_by_its_rule_and_per_run_splits_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("bench.txt");
+    fs::write(&results, THREE_RUNS).unwrap();
+    // min of the minima, mean of the averages, max of the maxima (it printed their medians,
+    // 38 / 6000 / 28200, beside a check that judged the same figures otherwise).
+    let table = parse_as(&results, "markdown");
+    assert!(
+        table.contains("| encode_raw | 36 | 6000 | 34600 |"),
+        "{table}"
+    );
+    assert!(table.contains("max the max of their maxima"), "{table}");
+    // --per-run was ignored for BENCH lines: one table per run.
+    let per_run = stdout_of(
+        latkit()
+            .args(["parse", "--per-run", "--format", "markdown"])
+            .arg(&results),
+    );
+    for row in [
+        "| encode_raw | 36 | 6000 | 34600 |",
+        "| encode_raw | 41 | 6100 | 4400 |",
+        "| encode_raw | 38 | 5900 | 28200 |",
+    ] {
+        assert!(per_run.contains(row), "{row} in {per_run}");
+    }
+}

@@ -375,12 +375,13 @@ fn the_page_computes_numbers_verdicts_and_caveats() {
         "| Writer throughput | Fast | ~167000x headroom over real-time at 60 fps |",
         "| Entity lookup | Excellent | ~80 ns, under 100 ns |",
         "| Cache-window mis-sized | Actively bad | 59 % slower than no cache |",
-        "| Opening | Negligible | 6.8 us + 74 ns/key. Once per integration. |",
+        // BM_PerKey resolves 9 keys an iteration (666 ns): 74 ns a key, from its rate.
+        "| Opening | Negligible | 6.8 us + 74 ns/key (9 keys an iteration). Once per integration. |",
         "| CPU | 8 × 3600 MHz |",
         "| Runs | 1 run, 1–3 repetitions per benchmark |",
         "- One machine, one run: every figure comes from a single run on sdk-box",
         "BM_Cache (2), BM_NoCache (2), BM_Open (1)",
-        "- CPU-time based: BM_Write (items_per_second).",
+        "- CPU-time based: BM_Write (items_per_second), BM_PerKey (items_per_second).",
         "was a debug build",
         "CPU frequency scaling was on",
         "Not tested for significance (fewer than 6 repetitions on a side): Cache-window mis-sized (5 %)",
@@ -458,4 +459,32 @@ fn a_bad_page_spec_names_its_line() {
             .code(2)
             .stderr(predicate::str::contains(expected));
     }
+}
+
+#[test]
+fn a_per_item_cost_needs_the_items_an_iteration_holds() {
+    // An iteration is not an item: without items_per_second the per-key cost was the
+    // iteration's (VTX's resolves 9 keys an iteration: 662 ns read as "662 ns/key").
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("sdk.json");
+    let text = std::fs::read_to_string(fixture("page/sdk.json")).unwrap();
+    std::fs::write(
+        &results,
+        text.replace(",\n      \"items_per_second\": 13513513.513513513", ""),
+    )
+    .unwrap();
+    let out = latkit()
+        .args(["page", "--spec"])
+        .arg(fixture("page/sdk-page.toml"))
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "sdk-page.toml:38: `per_item` needs the keys an iteration of `BM_PerKey` holds"
+        ),
+        "{err}"
+    );
 }

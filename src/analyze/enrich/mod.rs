@@ -205,7 +205,7 @@ impl RunTables<'_> {
             };
             let ctx = roles::checked(ctx, group, self.preset, self.baseline, notes)?;
             // A timer's seconds or a wide table's metrics are not repetitions to tabulate apart.
-            if self.opts.per_run && !ctx.timer && !ctx.wide {
+            if self.opts.per_run && !ctx.timer {
                 let cycles = group
                     .members
                     .iter()

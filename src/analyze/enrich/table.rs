@@ -52,7 +52,7 @@ impl TableContext<'_> {
             return self.distribution_table(members, &metric_name);
         }
         if self.wide && self.metric.is_none() {
-            return self.wide_table(members);
+            return self.wide_table(members, cycle.map(|c| c.0), notes);
         }
         self.median_table(members, &metric_name, cycle, notes)
     }
@@ -317,8 +317,15 @@ impl TableContext<'_> {
         }
     }
 
-    /// One row per benchmark, one column per metric any of them reports (medians).
-    fn wide_table(&self, members: &[&Benchmark]) -> Table {
+    /// One row per benchmark, one column per metric any of them reports: each figure as
+    /// `check` names it (a median; a `BENCH` line's `max` the max of the runs' maxima), or one
+    /// cycle's values.
+    fn wide_table(
+        &self,
+        members: &[&Benchmark],
+        cycle: Option<usize>,
+        notes: &mut Vec<Note>,
+    ) -> Table {
         let names = metric_names(members, |m| m.kind != MetricKind::Series);
         let mut columns = vec![Column::new("Benchmark", keys::BENCHMARK)];
         // The first metric is the benchmark's own; a narrow terminal drops the others first.
@@ -332,15 +339,32 @@ impl TableContext<'_> {
             .map(|(bench, name)| {
                 let mut cells = vec![Cell::Text { text: name }];
                 cells.extend(names.iter().map(|n| {
-                    match bench.metric(n).and_then(|m| Some((m, m.summary.as_ref()?))) {
-                        Some((m, s)) => Cell::value_of(s.median, m),
-                        None => Cell::Empty,
+                    let m = bench.metric(n);
+                    let value = match cycle {
+                        Some(c) => m.and_then(|m| m.values.get(c).copied()),
+                        None => crate::analyze::figure::resolve(bench, n)
+                            .ok()
+                            .map(|f| f.value),
+                    };
+                    match (m, value) {
+                        (Some(m), Some(value)) => Cell::value_of(value, m),
+                        _ => Cell::Empty,
                     }
                 }));
                 (bench, cells)
             })
             .collect();
-        self.whole_run_table(columns, rows)
+        let repeated = members.iter().any(|b| b.repetitions() > 1);
+        if cycle.is_none() && repeated && names.iter().any(|n| Statistic::parse(n).is_some()) {
+            notes.push(Note::info(
+                "over several runs a figure is their median, and one that is a statistic of each \
+                 run is taken by it: min the min of the runs' minima, max the max of their \
+                 maxima, avg the mean of their averages",
+            ));
+        }
+        let mut table = self.whole_run_table(columns, rows);
+        table.cycle = cycle;
+        table
     }
 
     /// One row per distribution: sample count, the tool's own min/avg/max where it reports

@@ -151,7 +151,11 @@ impl<'a> Pages<'a> {
             .path
             .iter()
             .any(|p| p == "real_time" || p == "manual_time");
-        if (cpu_rate || figure.metric == "cpu_time") && !self.cpu_based.contains(&figure.bench) {
+        // Each benchmark once, by the first of its CPU-time figures the page read.
+        let listed = format!("{} (", figure.bench);
+        if (cpu_rate || figure.metric == "cpu_time")
+            && !self.cpu_based.iter().any(|b| b.starts_with(&listed))
+        {
             self.cpu_based
                 .push(format!("{} ({})", figure.bench, figure.metric));
         }
@@ -161,6 +165,48 @@ impl<'a> Pages<'a> {
             value,
             stats,
         })
+    }
+
+    /// The time per item of `figure`'s benchmark and the items an iteration holds, from its
+    /// `items_per_second` (google/benchmark's `SetItemsProcessed`): an iteration is not an
+    /// item unless the harness says how many it holds, so without it this is exit 2.
+    fn per_item(&mut self, figure: &Figure, line: usize, unit: &str) -> Result<(f64, f64)> {
+        let rate = Figure {
+            metric: "items_per_second".into(),
+            ..figure.clone()
+        };
+        let rate = self.find(&rate, line).map_err(|_| {
+            self.bad(
+                line,
+                format!(
+                    "`per_item` needs the {unit}s an iteration of `{}` holds, and it reports no \
+                     items_per_second (google/benchmark's SetItemsProcessed): its time is per \
+                     iteration, not per {unit}",
+                    figure.bench
+                ),
+            )
+        })?;
+        let per_second = rate.value;
+        // The rate is of CPU time unless the benchmark measures real (or manual) time.
+        let clock = match rate
+            .bench
+            .name
+            .path
+            .iter()
+            .any(|p| p == "real_time" || p == "manual_time")
+        {
+            true => "real_time",
+            false => "cpu_time",
+        };
+        let time = Figure {
+            metric: clock.into(),
+            ..figure.clone()
+        };
+        let iteration = self.time(&time, line, "a per-item cost")?.value;
+        if !(per_second > 0.0 && per_second.is_finite()) {
+            return Err(self.bad(line, format!("`{}` processed no {unit}s", figure.bench)));
+        }
+        Ok((1e9 / per_second, per_second * iteration / 1e9))
     }
 
     /// A figure that must be a time per operation.
@@ -300,9 +346,13 @@ impl<'a> Pages<'a> {
                 let mut slots = vec![("value", Slot::Time(found.value))];
                 let why = match per_item {
                     Some((figure, unit)) => {
-                        let item = self.time(figure, h.line, "a per-item cost")?;
-                        slots.push(("per_item", Slot::Time(item.value)));
-                        format!("{{value}} + {{per_item}}/{unit}. Once per integration.")
+                        let (per_item, items) = self.per_item(figure, h.line, unit)?;
+                        slots.push(("per_item", Slot::Time(per_item)));
+                        slots.push(("items", Slot::Factor(items)));
+                        format!(
+                            "{{value}} + {{per_item}}/{unit} ({{items}} {unit}s an iteration). \
+                             Once per integration."
+                        )
                     }
                     None => "{value}. Once per integration.".to_string(),
                 };
