@@ -437,12 +437,8 @@ fn a_bad_page_spec_names_its_line() {
             "page.toml:3: bench `BM_Nope` is not in the results (they have: BM_Write,",
         ),
         (
-            "[[glance]]\ntask = \"x\"\nbench = \"BM_Write\"\nmetric = \"items_per_second\"\nshow = \"time\"\n",
-            "page.toml:1: show = \"time\" needs a time per operation, but `BM_Write` items_per_second is in items/s",
-        ),
-        (
-            "[[health]]\narea = \"x\"\nbench = \"BM_Write\"\nmetric = \"items_per_second\"\nrule = \"headroom\"\nbudget = \"16 ms\"\n",
-            "page.toml:1: a headroom rule needs a time per operation",
+            "[[glance]]\ntask = \"x\"\nbench = \"BM_Write\"\nmetric = \"items_per_second\"\nshow = \"throughput\"\n",
+            "page.toml:1: show = \"throughput\" needs bytes per second, but `BM_Write` items_per_second is in items/s",
         ),
         (
             "[[glance]]\ntask = \"x\"\nbench = \"BM_Write\"\nnote = \"{frames * 3}\"\n",
@@ -487,4 +483,63 @@ fn a_per_item_cost_needs_the_items_an_iteration_holds() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn rates_are_judged_and_paired_as_the_time_per_item_they_stand_for() {
+    // VTX's page states "~80 ns per read" from a rate: thresholds, headroom and time_and_rate
+    // refused one, and a pair printed two rates' ratio uninverted with no unit.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("rates.toml");
+    std::fs::write(
+        &spec,
+        r#"title = "Rates"
+
+[[glance]]
+task = "Key resolution"
+bench = "BM_PerKey"
+metric = "items_per_second"
+show = "time_and_rate"
+
+[[health]]
+area = "Key resolution"
+bench = "BM_PerKey"
+metric = "items_per_second"
+rule = "thresholds"
+levels = [{ below = "10 ns", verdict = "Instant" }, { below = "100 ns", verdict = "Excellent" }]
+
+[[health]]
+area = "Writer"
+bench = "BM_Write"
+metric = "items_per_second"
+rule = "headroom"
+budget = "16.67 ms"
+levels = [{ at_least = 10, verdict = "Fast" }]
+
+[[pair]]
+micro = "BM_Write"
+realistic = "BM_PerKey"
+metric = "items_per_second"
+"#,
+    )
+    .unwrap();
+    let out = latkit()
+        .args(["page", "--spec"])
+        .arg(&spec)
+        .arg(fixture("page/sdk.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}{err}");
+    for expected in [
+        "| Key resolution | 74 ns (14 M/s) |",
+        "| Key resolution | Excellent | 74 ns, under 100 ns |",
+        "| Writer | Fast | ~167000x headroom",
+        // 100 ns an item against 74 ns an item: the rates' ratio inverted, with its unit.
+        "BM_Write (100 ns/item) is an isolated micro-benchmark",
+        "(BM_PerKey: 74 ns/item, 0.74x the micro-benchmark's)",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
 }

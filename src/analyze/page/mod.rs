@@ -55,7 +55,7 @@ pub fn build_page(spec: &PageSpec, run: &Run, runs: usize) -> Result<Page> {
         .map(|p| {
             let micro = page.find(&p.micro, p.line)?;
             let realistic = page.find(&p.realistic, p.line)?;
-            Ok(pair_caveat(&micro, &realistic, p.why.as_deref()))
+            pair_caveat(&micro, &realistic, p.why.as_deref()).map_err(|why| page.bad(p.line, why))
         })
         .collect::<Result<Vec<_>>>()?;
     caveats.extend(page.caveats(runs));
@@ -209,19 +209,21 @@ impl<'a> Pages<'a> {
         Ok((1e9 / per_second, per_second * iteration / 1e9))
     }
 
-    /// A figure that must be a time per operation.
+    /// A figure that must be a time per operation, or a rate of items, which is taken as the
+    /// time per item (its inverse): `~80 ns per read: Excellent` from `items_per_second`.
     fn time(&mut self, figure: &Figure, line: usize, why: &str) -> Result<Found<'a>> {
         let found = self.find(figure, line)?;
-        if found.metric.unit.dimension != Dimension::Time {
-            return Err(self.bad(
+        match per_item_of_rate(&found) {
+            _ if found.metric.unit.dimension == Dimension::Time => Ok(found),
+            Some(ns) => Ok(Found { value: ns, ..found }),
+            None => Err(self.bad(
                 line,
                 format!(
-                    "{why} needs a time per operation, but `{}` {} is in {}",
+                    "{why} needs a time per operation or a rate, but `{}` {} is in {}",
                     figure.bench, figure.metric, found.metric.source_unit
                 ),
-            ));
+            )),
         }
-        Ok(found)
     }
 
     fn glance_row(&mut self, g: &crate::spec::page::Glance) -> Result<[String; 3]> {
@@ -247,20 +249,18 @@ impl<'a> Pages<'a> {
         };
         let (number, slots) = match g.show {
             Show::Time | Show::TimeAndRate => {
-                if *dimension != Dimension::Time {
-                    return Err(mismatch("a time per operation"));
-                }
-                let rate = 1e9 / found.value;
-                let mut text = time_text(found.value);
+                // A rate of items is shown as its time per item.
+                let Some((time, _)) = pair_time(&found) else {
+                    return Err(mismatch("a time per operation or a rate"));
+                };
+                let rate = 1e9 / time;
+                let mut text = time_text(time);
                 if g.show == Show::TimeAndRate {
                     text = format!("{text} ({}/s)", plain(rate_number(rate)));
                 }
                 (
                     text,
-                    vec![
-                        ("time", Slot::Time(found.value)),
-                        ("rate", Slot::Rate(rate)),
-                    ],
+                    vec![("time", Slot::Time(time)), ("rate", Slot::Rate(rate))],
                 )
             }
             Show::Rate => {
@@ -553,20 +553,57 @@ fn value_slot(found: &Found) -> Slot {
     }
 }
 
-fn pair_caveat(micro: &Found, realistic: &Found, why: Option<&str>) -> String {
-    let why = why.map(|w| format!(", {w}")).unwrap_or_default();
-    let show = |f: &Found| match f.metric.unit.dimension {
-        Dimension::Time => format!("{}/op", time_text(f.value)),
-        _ => tilde(rate_number(f.value)),
+/// The time per item of a rate (`items_per_second`, a count per second, an event rate).
+fn per_item_of_rate(found: &Found) -> Option<f64> {
+    let rate = match &found.metric.unit.dimension {
+        Dimension::EventRate => true,
+        Dimension::Count(_) => found.metric.unit.better() == Better::Higher,
+        _ => false,
     };
-    format!(
-        "{} ({}{why}) is an isolated micro-benchmark: a ceiling, not the realistic integration cost ({}: {}, {}x the micro-benchmark's).",
+    (rate && found.value > 0.0).then(|| 1e9 / found.value)
+}
+
+/// A figure as the time it stands for: a time per operation, or a rate's time per item.
+fn pair_time(found: &Found) -> Option<(f64, &'static str)> {
+    match found.metric.unit.dimension {
+        Dimension::Time => Some((found.value, "op")),
+        _ => per_item_of_rate(found).map(|ns| (ns, "item")),
+    }
+}
+
+/// The caveat of a pair: the micro-benchmark's time and the realistic one's, each per
+/// operation or (of a rate) per item, and their ratio; an operation against an item, or a
+/// figure that is neither, is refused.
+fn pair_caveat(
+    micro: &Found,
+    realistic: &Found,
+    why: Option<&str>,
+) -> std::result::Result<String, String> {
+    let why = why.map(|w| format!(", {w}")).unwrap_or_default();
+    let time = |f: &Found| {
+        pair_time(f).ok_or_else(|| {
+            format!(
+                "a pair compares times or rates, and `{}` {} is in {}",
+                f.bench.name.full_name, f.metric.name, f.metric.source_unit
+            )
+        })
+    };
+    let ((m, m_per), (r, r_per)) = (time(micro)?, time(realistic)?);
+    if m_per != r_per {
+        return Err(format!(
+            "a pair compares like with like: `{}` is a time per {m_per} and `{}` per {r_per} \
+             (give both a time, or both items_per_second)",
+            micro.bench.name.full_name, realistic.bench.name.full_name
+        ));
+    }
+    Ok(format!(
+        "{} ({}/{m_per}{why}) is an isolated micro-benchmark: a ceiling, not the realistic integration cost ({}: {}/{r_per}, {}x the micro-benchmark's).",
         micro.bench.name.full_name,
-        show(micro),
+        time_text(m),
         realistic.bench.name.full_name,
-        show(realistic),
-        plain(approx(realistic.value / micro.value)),
-    )
+        time_text(r),
+        plain(approx(r / m)),
+    ))
 }
 
 mod environment;
