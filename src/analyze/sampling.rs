@@ -20,6 +20,10 @@ pub(super) fn note_too_few(runs: &[Run], metric: Option<&str>, notes: &mut Vec<N
         .flat_map(|r| &r.benchmarks)
         .filter_map(|b| {
             let m = b.primary_metric(metric)?;
+            // A distribution's intervals come from its samples, not from repetitions.
+            if m.histogram.is_some() {
+                return None;
+            }
             let n = m.values.len();
             let repeats = n > 1 || !b.iterations.is_empty();
             (repeats && m.assume != Assume::Counted).then_some(n)

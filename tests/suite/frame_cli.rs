@@ -168,3 +168,21 @@ fn the_readme_frame_check_example_is_measured() {
     // Exit 0 or 1 (a slow machine may miss 60 fps), never a usage error.
     assert!(matches!(out.status.code(), Some(0 | 1)), "{verdict}");
 }
+
+#[test]
+fn one_table_shows_a_frame_stage_with_no_repetition_note() {
+    // Bandwidth and frame size were tables of their own too, and a note asked for 6
+    // repetitions of a distribution of 1000 samples.
+    let out = stdout_of(latkit().args([
+        "frame",
+        "--iterations",
+        "40",
+        "--warmup",
+        "5",
+        "--format",
+        "markdown",
+    ]));
+    assert_eq!(out.matches("| Benchmark |").count(), 1, "{out}");
+    assert!(out.contains("| bandwidth (B/s) |"), "{out}");
+    assert!(!out.contains("repetitions, have 0"), "{out}");
+}

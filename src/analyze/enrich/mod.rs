@@ -229,7 +229,13 @@ impl RunTables<'_> {
 /// A group's table of medians and, after it, one per other unit (each its own table, as
 /// benchstat shows them; shares of time say nothing of bytes), each with its notes.
 fn unit_tables(ctx: &TableContext, members: &[&Benchmark]) -> Vec<(Table, Vec<Note>)> {
-    let others = match !ctx.timer && !ctx.wide && ctx.metric.is_none() {
+    // A distribution's table shows its single figures (a probe's bandwidth, frame size) as
+    // columns of its own rows already.
+    let distribution = members.iter().any(|b| {
+        b.primary_metric(None)
+            .is_some_and(|m| m.histogram.is_some())
+    });
+    let others = match !ctx.timer && !ctx.wide && !distribution && ctx.metric.is_none() {
         true => other_units(members),
         false => Vec::new(),
     };
