@@ -1446,3 +1446,86 @@ fn compare_py_on_vtx_runs_with_aggregates_only_families() {
     }
     println!("compare.py OVERALL_GEOMEAN on VTX: {compared}/2 agree");
 }
+
+/// A google/benchmark binary built here with an inverted rate counter (`kIsRate | kInvert`,
+/// seconds per frame, printed as `158.948us`) and an items rate, run with repetitions: its
+/// console output, written by its own `ConsoleReporter`, reads as the JSON of the same run.
+const INVERTED_COUNTER_BENCH: &str = r#"
+#include <benchmark/benchmark.h>
+#include <vector>
+static void BM_Frames(benchmark::State& state) {
+    std::vector<int> v(4096, 1);
+    long sum = 0;
+    for (auto _ : state) {
+        for (int x : v) sum += x;
+        benchmark::DoNotOptimize(sum);
+    }
+    state.SetItemsProcessed(state.iterations() * 64);
+    state.counters["ns_per_frame"] = benchmark::Counter(
+        state.iterations() * 64.0,
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Frames);
+BENCHMARK(BM_Frames)->Name("BM_FramesAggregatesOnly")->Repetitions(3)->ReportAggregatesOnly(true);
+BENCHMARK_MAIN();
+"#;
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs g++ and libbenchmark-dev; `--features interop` runs it"
+)]
+fn gbench_console_with_inverted_counters_reads_as_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("frames.cc");
+    std::fs::write(&source, INVERTED_COUNTER_BENCH).unwrap();
+    let binary = dir.path().join("frames");
+    let built = Process::new("g++")
+        .args(["-O2", "-std=c++17", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .args(["-lbenchmark", "-lpthread"])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let json = dir.path().join("run.json");
+    let out = Process::new(&binary)
+        .args(["--benchmark_min_time=0.01", "--benchmark_repetitions=2"])
+        .arg(format!("--benchmark_out={}", json.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let console = dir.path().join("run.txt");
+    std::fs::write(&console, &out.stdout).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ns_per_frame=") && text.contains("s "),
+        "{text}"
+    );
+    let read = |file: &Path| {
+        json_of(
+            latkit()
+                .args(["parse", "--strict", "--format", "json"])
+                .arg(file),
+        )
+    };
+    let (ours, theirs) = (figures_of(&read(&console)), figures_of(&read(&json)));
+    let mut differ = Vec::new();
+    for (c, j) in ours.iter().zip(&theirs) {
+        let close = (c.2 - j.2).abs() <= 0.006 * j.2.abs().max(1e-300);
+        if c.0 != j.0 || c.1 != j.1 || !close {
+            differ.push(format!("console {c:?}, JSON {j:?}"));
+        }
+    }
+    if ours.len() != theirs.len() {
+        differ.push(format!("{} figures against {}", ours.len(), theirs.len()));
+    }
+    assert!(ours.iter().any(|f| f.1 == "ns_per_frame"), "{ours:?}");
+    settle(
+        "gbench console with kInvert",
+        ours.len() - differ.len().min(ours.len()),
+        0,
+        &differ,
+        20,
+    );
+}
