@@ -8,10 +8,11 @@
 //! - `METRIC:STATISTIC` (`latency:p99`, `ns/op:mean`) names a statistic of one metric.
 //! - A bare statistic (`p99`, `mean`) names a timer test's own summary figure, else the metric
 //!   spelled by another of its names (`mean` is a `BENCH` line's `avg`), else the statistic of
-//!   the benchmark's one distribution, or of its one time (Go's `ns/op`), or of its one metric.
+//!   the benchmark's one distribution, or of its one time (Go's `ns/op`, a command's wall time),
+//!   or of its one metric; google/benchmark's `real_time` and `cpu_time` are two.
 //!   Where that is not one, the name is ambiguous, and the error says which metrics there are.
 
-use crate::model::{Benchmark, Dimension, Metric, MetricKind, Statistic, Unit};
+use crate::model::{Benchmark, Dimension, Metric, MetricKind, Statistic, Unit, vocab};
 use serde::Serialize;
 
 /// A measured figure in its metric's base unit.
@@ -110,10 +111,11 @@ pub fn resolve(bench: &Benchmark, name: &str) -> Result<Measured, Unresolved> {
         return Err(absent(bench));
     }
     // The benchmark's one distribution, else its one time (Go's ns/op beside B/op and
-    // allocs/op), else its one figure.
+    // allocs/op; a command's wall time beside the CPU times it used), else its one figure.
     let distributions: Vec<&Metric> = figures().filter(|m| m.percentiles.is_some()).collect();
     let times: Vec<&Metric> = figures()
         .filter(|m| m.unit.dimension == Dimension::Time)
+        .filter(|m| !vocab::COMMAND_RESOURCES.contains(&m.name.as_str()))
         .collect();
     let candidates: Vec<&Metric> = match (distributions.is_empty(), times.is_empty()) {
         (false, _) => distributions,
@@ -260,4 +262,66 @@ fn summary(metric: &Metric) -> Result<&crate::model::Summary, Unresolved> {
             metric: metric.name.clone(),
             has: "no values".into(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BenchName, Environment, RunBuilder, Source, new_run};
+
+    /// A benchmark with `metrics` (name, unit, repetitions), summarised.
+    fn bench(metrics: &[(&str, &str, &[f64])]) -> Benchmark {
+        let mut builder = RunBuilder::default();
+        let b = builder.benchmark("b", None, BenchName::plain);
+        for (name, unit, values) in metrics {
+            for v in *values {
+                builder.record(b, name, unit, *v);
+            }
+        }
+        let source = Source::unnamed_file("test");
+        let mut runs = vec![new_run(source, Environment::default(), Vec::new(), builder)];
+        crate::analyze::enrich::summarize_all(&mut runs);
+        runs.remove(0).benchmarks.remove(0)
+    }
+
+    fn value(bench: &Benchmark, name: &str) -> Result<f64, Unresolved> {
+        resolve(bench, name).map(|m| m.value)
+    }
+
+    #[test]
+    fn a_name_is_one_figure_or_an_error_naming_them() {
+        let line = bench(&[
+            ("min", "us", &[36.0, 41.0, 38.0]),
+            ("avg", "us", &[6000.0, 6100.0, 5900.0]),
+            ("max", "us", &[34600.0, 4400.0, 28200.0]),
+        ]);
+        assert_eq!(value(&line, "mean"), Ok(6.0e6));
+        assert_eq!(value(&line, "max"), Ok(34.6e6));
+        assert_eq!(value(&line, "min"), Ok(36e3));
+        assert!(matches!(
+            resolve(&line, "median"),
+            Err(Unresolved::Absent { .. })
+        ));
+        let rule = resolve(&line, "max").unwrap().rule;
+        assert_eq!(rule.as_deref(), Some("max of 3 runs' max"));
+        // A command's mean is its wall time's, beside the CPU times it used.
+        let command = bench(&[
+            ("time", "s", &[1.0, 3.0]),
+            ("user", "s", &[0.5, 0.5]),
+            ("system", "s", &[0.1, 0.1]),
+        ]);
+        assert_eq!(value(&command, "mean"), Ok(2e9));
+        assert_eq!(value(&command, "user:mean"), Ok(0.5e9));
+        // google/benchmark's two times are both headline figures: name one.
+        let gbench = bench(&[("real_time", "ns", &[10.0]), ("cpu_time", "ns", &[9.0])]);
+        let Err(Unresolved::Ambiguous { among }) = resolve(&gbench, "p50") else {
+            panic!("real_time and cpu_time are two figures");
+        };
+        assert_eq!(among, ["real_time", "cpu_time"]);
+        assert_eq!(value(&gbench, "cpu_time:median"), Ok(9.0));
+        assert!(matches!(
+            resolve(&gbench, "real_time:p99"),
+            Err(Unresolved::NoSuchStatistic { .. })
+        ));
+    }
 }
