@@ -1372,6 +1372,35 @@ fn figures_of(report: &Value) -> Vec<(String, String, f64)> {
     out
 }
 
+/// The figures of one google/benchmark run read from its console output and from its JSON,
+/// which must agree figure for figure as the console prints them (at least `at_least`): the
+/// console's.
+fn console_against_json(
+    what: &str,
+    console: &Path,
+    json: &Path,
+    at_least: usize,
+) -> Vec<(String, String, f64)> {
+    let read = |file: &Path| {
+        json_of(
+            latkit()
+                .args(["parse", "--strict", "--format", "json"])
+                .arg(file),
+        )
+    };
+    let (ours, theirs) = (figures_of(&read(console)), figures_of(&read(json)));
+    let mut differ: Vec<String> = (ours.iter().zip(&theirs))
+        .filter(|(c, j)| !printed_as(c, j))
+        .map(|(c, j)| format!("console {c:?}, JSON {j:?}"))
+        .collect();
+    if ours.len() != theirs.len() {
+        differ.push(format!("{} figures against {}", ours.len(), theirs.len()));
+    }
+    let agreed = ours.len() - differ.len().min(ours.len());
+    settle(what, agreed, 0, &differ, at_least);
+    ours
+}
+
 /// Whether a figure read from google/benchmark's console is the JSON's as the console prints
 /// it: three or more significant digits, and a `_cv` row's percentages with two decimals
 /// (`0.52 %`, so 0.005 of a percent either way).
@@ -1387,30 +1416,10 @@ fn vtx_console_output_reads_as_its_json_line_for_line() {
     // The console drops nothing: the rows with an inverted counter (`158.948us`, seconds per
     // frame) were skipped, 27 lines of aggregates with their times.
     for run in ["bench_20260423_154238", "bench_20260423_162008"] {
-        let read = |ext: &str| {
-            json_of(
-                latkit()
-                    .args(["parse", "--strict", "--format", "json"])
-                    .arg(fixture(&format!("vtx/{run}.{ext}"))),
-            )
-        };
-        let (console, json) = (figures_of(&read("txt")), figures_of(&read("json")));
-        let mut differ = Vec::new();
-        for (c, j) in console.iter().zip(&json) {
-            if !printed_as(c, j) {
-                differ.push(format!("console {c:?}, JSON {j:?}"));
-            }
-        }
-        if console.len() != json.len() {
-            differ.push(format!("{} figures against {}", console.len(), json.len()));
-        }
-        settle(
-            run,
-            console.len() - differ.len().min(console.len()),
-            0,
-            &differ,
-            200,
-        );
+        let console = fixture(&format!("vtx/{run}.txt"));
+        let json = fixture(&format!("vtx/{run}.json"));
+        let figures = console_against_json(run, &console, &json, 200);
+        assert!(figures.iter().any(|f| f.1 == "ns_per_frame"), "{figures:?}");
     }
 }
 
@@ -1510,29 +1519,6 @@ fn gbench_console_with_inverted_counters_reads_as_its_json() {
         text.contains("ns_per_frame=") && text.contains("s "),
         "{text}"
     );
-    let read = |file: &Path| {
-        json_of(
-            latkit()
-                .args(["parse", "--strict", "--format", "json"])
-                .arg(file),
-        )
-    };
-    let (ours, theirs) = (figures_of(&read(&console)), figures_of(&read(&json)));
-    let mut differ = Vec::new();
-    for (c, j) in ours.iter().zip(&theirs) {
-        if !printed_as(c, j) {
-            differ.push(format!("console {c:?}, JSON {j:?}"));
-        }
-    }
-    if ours.len() != theirs.len() {
-        differ.push(format!("{} figures against {}", ours.len(), theirs.len()));
-    }
-    assert!(ours.iter().any(|f| f.1 == "ns_per_frame"), "{ours:?}");
-    settle(
-        "gbench console with kInvert",
-        ours.len() - differ.len().min(ours.len()),
-        0,
-        &differ,
-        20,
-    );
+    let figures = console_against_json("gbench console with kInvert", &console, &json, 20);
+    assert!(figures.iter().any(|f| f.1 == "ns_per_frame"), "{figures:?}");
 }
