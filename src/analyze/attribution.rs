@@ -66,6 +66,15 @@ impl Pattern {
             || (name.path.len() == 1 && self.matcher.is_match(name.short_name().as_ref()))
     }
 
+    /// The full names of the benchmarks of `members` this pattern names as a role does.
+    pub fn naming<'a>(&self, members: &[&'a Benchmark]) -> Vec<&'a str> {
+        members
+            .iter()
+            .filter(|b| self.names_own(&b.name))
+            .map(|b| b.name.full_name.as_str())
+            .collect()
+    }
+
     fn matches_forms(&self, forms: &NameForms) -> bool {
         self.matcher.is_match_candidate(&forms.path)
             || self.matcher.is_match_candidate(&forms.short)
@@ -176,11 +185,7 @@ impl Attribution {
         let mut roles = vec![(&self.part, self.part_label.as_str())];
         roles.extend(self.baseline.iter().map(|(p, label)| (p, label.as_str())));
         for (pattern, label) in roles {
-            let playing: Vec<&str> = members
-                .iter()
-                .filter(|b| pattern.names_own(&b.name))
-                .map(|b| b.name.full_name.as_str())
-                .collect();
+            let playing = pattern.naming(members);
             if playing.len() > 1 {
                 return Err(Error::Input(format!(
                     "{}: role {label} (`{}`) is played by {} benchmarks{within} ({}): give a \

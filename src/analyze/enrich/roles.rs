@@ -46,11 +46,7 @@ pub(super) fn checked<'a>(
 /// A `--baseline` pattern names one benchmark of a table, or the table cannot say what 100 %
 /// is: exit 2 naming those it names.
 fn baseline_unique(pattern: &Pattern, members: &[&Benchmark], within: &str) -> Result<()> {
-    let named: Vec<&str> = members
-        .iter()
-        .filter(|b| pattern.names_own(&b.name))
-        .map(|b| b.name.full_name.as_str())
-        .collect();
+    let named = pattern.naming(members);
     if named.len() > 1 {
         return Err(Error::Input(format!(
             "baseline `{}` names {} benchmarks{within} ({}): name one (its full name, as the \
