@@ -74,6 +74,8 @@ pub mod keys {
     /// Iterations (Go's `Count`).
     pub const COUNT: &str = "count";
     pub const CI95: &str = "ci95";
+    /// A counted figure's spread run to run: (max − min) / median, in percent.
+    pub const SPREAD: &str = "spread";
     pub const PCT_OF_BASELINE: &str = "pct_of_baseline";
     pub const RELATIVE: &str = "relative";
     pub const SHARE_PART: &str = "share_part";
@@ -293,6 +295,9 @@ pub enum ChangeVerdict {
     /// Counted figures whose repetitions agree: decided by the change's size, a change beyond
     /// the counting floor (`+1.00% (counted)`) or none (`~ (counted, +0.02%)`).
     Counted,
+    /// A counted figure with one count on a side: its repeatability is unknown, so the change
+    /// is decided neither by its size nor by a test (`+15.10% (counted once)`).
+    CountedOnce,
     /// Not distinguishable from noise: printed `~`.
     Noise,
     /// Not tested: a maximum (one sample is never evidence on its own), a side of one value

@@ -12,16 +12,18 @@ pub struct GbenchArgs {
     pub filter: Option<String>,
     /// Repetitions of each benchmark (`--benchmark_repetitions`; rounds with --interleave);
     /// every repetition is kept, for medians with confidence intervals (6 or more give one).
-    #[arg(long, value_name = "N", default_value_t = 1,
+    /// 1 unless given; counted instructions: 3, or 6 when those 3 differ.
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub repetitions: u32,
+    pub repetitions: Option<u32>,
     /// Minimum time per benchmark (`--benchmark_min_time`: seconds, or `0.5s` / `100x` with
     /// google/benchmark 1.8 and later).
     #[arg(long, value_name = "T")]
     pub min_time: Option<String>,
     /// What each benchmark measures: `time` (its real and CPU time), `instructions`
     /// (instructions/op of its function, counted by valgrind: the same whatever else the
-    /// machine does; once per benchmark unless --repetitions says), or `time,instructions`.
+    /// machine does; counted 3 times, 6 when those differ, unless --repetitions says), or
+    /// `time,instructions`.
     #[arg(long, value_name = "WHAT", default_value = "time",
           value_parser = crate::runner::counts::Measure::parse)]
     pub measure: crate::runner::counts::Measure,

@@ -11,8 +11,8 @@ pub struct GbenchOptions {
     pub binary: PathBuf,
     /// `--benchmark_filter`.
     pub filter: Option<String>,
-    /// `--benchmark_repetitions`, or rounds with `--interleave`.
-    pub repetitions: u32,
+    /// `--benchmark_repetitions`, or rounds with `--interleave`, when given.
+    pub repetitions: Option<u32>,
     /// `--benchmark_min_time`, as the binary takes it.
     pub min_time: Option<String>,
     /// Time, counted instructions, or both.
@@ -44,7 +44,7 @@ pub fn run(args: GbenchOptions, env: &Env) -> Result<()> {
     let run = GbenchRun {
         binary: args.binary,
         filter: args.filter,
-        repetitions: args.repetitions,
+        repetitions: args.repetitions.unwrap_or(1),
         min_time: args.min_time,
         extra: args.extra,
         raw: args.raw,
@@ -107,7 +107,7 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
         raw: None,
         progress: env.console.progress(args.report.output.quiet).cloned(),
         measure: args.measure,
-        counted: 1,
+        counted: Some(1),
     };
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let build = |dir: &Path| match &args.build {
@@ -120,7 +120,11 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
             rev: &rev,
             within: &here,
         },
-        interleave::Plan::of(&args.interleave, args.repetitions, None)?,
+        interleave::Plan::of(
+            &args.interleave,
+            rounds(args.repetitions, args.measure),
+            None,
+        )?,
         &args.report.output,
         env,
         |base| {
@@ -148,6 +152,15 @@ fn interleaved(args: GbenchOptions, rev: String, env: &Env) -> Result<()> {
     )
 }
 
+/// The rounds of `--interleave`: the repetitions given, else one (counted instructions: enough
+/// to show whether counts agree).
+fn rounds(given: Option<u32>, measure: crate::runner::counts::Measure) -> u32 {
+    given.unwrap_or(match measure.counts_only() {
+        true => crate::runner::counts::COUNTED_RUNS,
+        false => 1,
+    })
+}
+
 /// `latkit calibrate -- gbench …`: the binary against itself, one repetition an arm a round;
 /// the runs a side are the repetitions the run takes alone.
 pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaRun> {
@@ -166,12 +179,12 @@ pub fn against_itself(args: GbenchOptions, rounds: u32, env: &Env) -> Result<AaR
         raw: None,
         progress,
         measure: args.measure,
-        counted: 1,
+        counted: Some(1),
     };
     let talk = round.progress.is_some().then_some(&env.console);
     Ok(AaRun {
         done: interleave::against_itself(rounds, talk, |_| round.run(env.reach()))?,
-        runs: u64::from(args.repetitions),
+        runs: u64::from(args.repetitions.unwrap_or(1)),
         sinks,
         quiet,
     })

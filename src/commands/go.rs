@@ -65,8 +65,8 @@ impl GoOptions {
             raw: self.raw.take(),
             progress: progress.cloned(),
             measure: self.measure,
-            // Counts agree from run to run: one a benchmark unless more are asked for.
-            counted: self.count.or(defaults.count).unwrap_or(1),
+            // Counted until they show whether they agree, unless a count is asked for.
+            counted: self.count.or(defaults.count),
         };
         if let Some(dir) = test.dir.as_deref().filter(|dir| !dir.is_dir()) {
             // Spawning in a missing directory fails as a missing `go` would.
@@ -143,7 +143,7 @@ fn interleaved(
     };
     let round = GoTest {
         count: 1,
-        counted: 1,
+        counted: Some(1),
         ..test
     };
     interleave::run_rounds(
@@ -175,7 +175,7 @@ pub fn against_itself(mut args: GoOptions, rounds: u32, env: &Env) -> Result<AaR
     let sinks = output_sinks(&args.report.output, env)?;
     let round = GoTest {
         count: 1,
-        counted: 1,
+        counted: Some(1),
         ..test.clone()
     };
     let talk = progress.is_some().then_some(&env.console);

@@ -1,6 +1,7 @@
 //! The one model every source produces and every sink reads.
 
 mod builder;
+pub mod counts;
 mod distribution;
 mod environment;
 mod inline;

@@ -71,7 +71,9 @@ fn cell_html(cell: &Cell) -> String {
                     "num better"
                 }
                 ChangeVerdict::Noise => "num noise",
-                ChangeVerdict::Untested | ChangeVerdict::Summary => "num",
+                ChangeVerdict::Untested | ChangeVerdict::CountedOnce | ChangeVerdict::Summary => {
+                    "num"
+                }
             };
             format!("<td class=\"{class}\">{text}</td>")
         }

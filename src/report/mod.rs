@@ -121,6 +121,7 @@ fn change_text(change: &Change) -> String {
             format!("{percent} (counted {n})")
         }
         (ChangeVerdict::Counted, _) => format!("~ (counted {n}, {percent})"),
+        (ChangeVerdict::CountedOnce, _) => format!("{percent} (counted once)"),
         (ChangeVerdict::Untested, _) if change.n.min(change.n_base) == 1 => {
             format!("{percent} (not tested: 1 value)")
         }

@@ -27,7 +27,7 @@ impl Prepared {
                     binary,
                     dir: Some(self.root.join(package)),
                 }];
-                let counts = go_counts::count_all(reach, &built, &benches, 1, None)
+                let counts = go_counts::count_all(reach, &built, &benches, Some(1), None)
                     .map_err(|e| e.to_string())?;
                 Ok(go_counts::with_counts(listing, counts, false, &version))
             }
@@ -35,7 +35,7 @@ impl Prepared {
                 let program = self.root.join(binary).display().to_string();
                 let listed = gbench_counts::list(reach, &program, Some(&self.bench))
                     .map_err(|e| e.to_string())?;
-                let counts = gbench_counts::count_all(reach, &program, &listed, 1, None)
+                let counts = gbench_counts::count_all(reach, &program, &listed, Some(1), None)
                     .map_err(|e| e.to_string())?;
                 Ok(gbench_counts::with_counts(
                     None, &listed, counts, reach, &version,

@@ -49,9 +49,24 @@ impl Measure {
     }
 }
 
-/// Counted runs of each command (rounds of bisect and --interleave) when none are asked for:
-/// counts of the same work agree, and two show that they do.
-pub const COUNTED_RUNS: u32 = 2;
+/// Counted runs of each benchmark or command (rounds of bisect's ends and --interleave) when
+/// none are asked for: enough to show that counts agree run to run, which one cannot.
+pub const COUNTED_RUNS: u32 = 3;
+
+/// Counted runs when the first [`COUNTED_RUNS`] spread beyond the floor: counts that vary are
+/// tested as samples, and at six a side the gate's permutation test can tell a change at
+/// alpha 0.01 (its least one-sided p is 1/924; at three a side it is 1/20).
+pub const SPREAD_RUNS: u32 = 6;
+
+/// Whether `values` are counts enough: as many as `asked` when runs were asked for; else
+/// [`COUNTED_RUNS`] that agree, or [`SPREAD_RUNS`] that do not.
+pub fn enough(values: &[f64], asked: Option<u32>) -> bool {
+    let n = values.len() as u32;
+    match asked {
+        Some(asked) => n >= asked,
+        None => n >= COUNTED_RUNS && (crate::model::counts::agree(values) || n >= SPREAD_RUNS),
+    }
+}
 
 /// What is counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,11 +218,24 @@ pub fn per_iteration(
         entered(fewer, function, what)?,
         entered(more, function, what)?,
     );
-    if more <= fewer {
-        // More iterations counted no more: counting was not on around the loop (a body
-        // that is not where the globs look), and a difference would be no figure at all.
+    if more == fewer {
+        // More iterations counted exactly as much: counting was not on around the loop (a
+        // body that is not where the globs look), and a difference would be no figure at all.
         return Err(crate::error::Error::Peer(format!(
-            "{what}: {iterations} more iterations counted {more} instructions against {fewer}              inside `{function}`: the benchmark's loop is not in the functions counted (a              sub-benchmark whose body is a named function rather than a closure cannot be              counted apart)"
+            "{what}: {iterations} more iterations counted no more instructions ({more}) \
+             inside `{function}`: the benchmark's loop is not in the functions counted (a \
+             sub-benchmark whose body is a named function rather than a closure cannot be \
+             counted apart)"
+        )));
+    }
+    if more < fewer {
+        // What the benchmark does once (its set-up, a first call) varied between the two
+        // runs by more than the iterations between them cost: no per-iteration figure.
+        return Err(crate::error::Error::Peer(format!(
+            "{what}: {iterations} more iterations counted fewer instructions ({more} against \
+             {fewer}) inside `{function}`: what the benchmark does once varies run to run by \
+             more than {iterations} iterations cost (a random set-up, crypto/rand's first \
+             call), so no count per iteration can be taken of it; time it instead"
         )));
     }
     Ok((more as f64 - fewer as f64) / iterations as f64)
@@ -255,6 +283,14 @@ mod tests {
         assert_eq!(per, 120_012.0);
         let never = per_iteration((0, 0), 10, "*.BenchmarkNope", "BenchmarkNope").unwrap_err();
         assert!(never.to_string().contains("`*.BenchmarkNope`"), "{never}");
+        let outside = per_iteration((500, 500), 10, "*.BenchmarkA", "A").unwrap_err();
+        assert!(
+            outside.to_string().contains("no more instructions (500)"),
+            "{outside}"
+        );
+        // Fewer for more: a one-time cost that varies, not a loop outside the count.
+        let varied = per_iteration((41_300, 6_863), 10, "*.BenchmarkRand", "R").unwrap_err();
+        assert!(varied.to_string().contains("varies run to run"), "{varied}");
     }
 
     #[test]

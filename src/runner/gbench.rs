@@ -33,8 +33,9 @@ pub struct GbenchRun {
     pub progress: Option<crate::env::Stream>,
     /// Time (the binary's own real and CPU time), counted instructions, or both.
     pub measure: Measure,
-    /// How many times each benchmark's instructions are counted.
-    pub counted: u32,
+    /// How many times each benchmark's instructions are counted: until they are enough
+    /// ([`crate::runner::counts::enough`]) unless given.
+    pub counted: Option<u32>,
 }
 
 impl GbenchRun {
@@ -271,7 +272,7 @@ mod tests {
             raw: None,
             progress: None,
             measure: Measure::TIME,
-            counted: 1,
+            counted: Some(1),
         };
         assert_eq!(
             run.args(Path::new("/tmp/o.json")).join(" "),

@@ -5,7 +5,7 @@
 //! such flag, and `--benchmark_min_time=0` runs a single iteration: its count holds the
 //! setup before the loop too, and the report says so.
 
-use super::counts::{Count, Scope, entered, per_iteration, settings};
+use super::counts::{Count, Scope, enough, entered, per_iteration, settings};
 use super::launch::Reach;
 use super::output::spinner;
 use crate::error::{Error, Result};
@@ -80,13 +80,14 @@ pub fn function_of(name: &str) -> String {
     }
 }
 
-/// Counts `repetitions` times each listed benchmark of `program`: per iteration where the
-/// library runs exact iterations, else one iteration with its setup.
+/// Counts each listed benchmark of `program` as many times as `asked`, or until the counts
+/// are [`enough`]: per iteration where the library runs exact iterations, else one iteration
+/// with its setup.
 pub fn count_all(
     reach: Reach,
     program: &str,
     listed: &Listed,
-    repetitions: u32,
+    asked: Option<u32>,
     progress: Option<&crate::env::Stream>,
 ) -> Result<Vec<Vec<f64>>> {
     let bar = spinner(progress, program, "counting instructions…");
@@ -110,7 +111,7 @@ pub fn count_all(
             reach.harness.counted(&count, name)
         };
         let mut values = Vec::new();
-        for _ in 0..repetitions {
+        while !enough(&values, asked) {
             bar.set_message(format!(
                 "counting {name} ({}/{})",
                 i + 1,

@@ -29,8 +29,9 @@ pub struct GoTest {
     pub progress: Option<crate::env::Stream>,
     /// Time (go's own ns/op, B/op, allocs/op), counted instructions, or both.
     pub measure: Measure,
-    /// How many times each benchmark's instructions are counted.
-    pub counted: u32,
+    /// How many times each benchmark's instructions are counted: until they are enough
+    /// ([`crate::runner::counts::enough`]) unless given.
+    pub counted: Option<u32>,
 }
 
 impl GoTest {
@@ -345,7 +346,7 @@ mod tests {
             raw,
             progress: None,
             measure: Measure::TIME,
-            counted: 1,
+            counted: Some(1),
         }
     }
 
@@ -422,7 +423,7 @@ mod tests {
             raw: None,
             progress: None,
             measure: Measure::TIME,
-            counted: 1,
+            counted: Some(1),
         };
         assert_eq!(
             t.args().join(" "),

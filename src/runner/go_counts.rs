@@ -5,7 +5,7 @@
 //! and one-time costs such as a stack growing all cancel. Go runs with GOMAXPROCS=1, GOGC=off
 //! and GODEBUG=asyncpreemptoff=1: no other goroutine, collection or preemption adds work.
 
-use super::counts::{Count, Scope, per_iteration, settings};
+use super::counts::{Count, Scope, enough, per_iteration, settings};
 use super::launch::Reach;
 use super::output::spinner;
 use crate::error::{Error, Result};
@@ -89,13 +89,13 @@ pub struct Built {
     pub dir: Option<PathBuf>,
 }
 
-/// Counts `repetitions` times each benchmark of `benches`, each by the test binary of its
-/// package: the counts per iteration, in order.
+/// Counts each benchmark of `benches` as many times as `asked`, or until the counts are
+/// [`enough`], each by the test binary of its package: the counts per iteration, in order.
 pub fn count_all(
     reach: Reach,
     binaries: &[Built],
     benches: &[Counting],
-    repetitions: u32,
+    asked: Option<u32>,
     progress: Option<&crate::env::Stream>,
 ) -> Result<Vec<Vec<f64>>> {
     let bar = spinner(progress, "valgrind", "counting instructions…");
@@ -111,7 +111,7 @@ pub fn count_all(
         let function = globs.join("`, `");
         let scope = Scope::Function(globs);
         let mut values = Vec::new();
-        for _ in 0..repetitions {
+        while !enough(&values, asked) {
             bar.set_message(format!(
                 "counting {} ({}/{})",
                 bench.shown,

@@ -273,8 +273,10 @@ fn counts_that_agree_place_a_commit_by_their_size_alone() {
     assert!((ends.change - 40.0).abs() < 0.01, "{ends:?}");
     // Counts that spread are no counts to decide by.
     assert_eq!(compare_counted_ends(&[100.0, 120.0], &[200.0], LOWER), None);
+    // One count an end shows nothing of how counts vary.
+    assert_eq!(compare_counted_ends(&[100.0], &[200.0, 200.0], LOWER), None);
     // Within the floor: no change.
-    let same = compare_counted_ends(&[100_000.0], &[100_050.0], LOWER).unwrap();
+    let same = compare_counted_ends(&[100_000.0; 2], &[100_050.0; 2], LOWER).unwrap();
     assert_eq!(same.show, EndsShow::Within);
     assert_eq!(
         judge_counted(120_012.0, 120_012.0, 168_012.0, LOWER).side,

@@ -30,6 +30,8 @@ pub(super) struct Footnotes {
     pub(super) counted: bool,
     /// Counted figures spread beyond the floor, and were tested instead.
     pub(super) counts_spread: bool,
+    /// Counted figures with one count on a side: neither decided nor tested.
+    pub(super) counted_once: bool,
     /// Findings on figures' repetitions (`bench figure`, the finding): warnings.
     pub(super) diagnosed: Vec<(String, Diagnostic)>,
 }
@@ -51,6 +53,7 @@ impl Footnotes {
             geomean_of,
             counted,
             counts_spread,
+            counted_once,
             diagnosed,
         } = other;
         self.too_few_for_ci |= too_few_for_ci;
@@ -69,14 +72,24 @@ impl Footnotes {
         self.geomean_of = self.geomean_of.or(geomean_of);
         self.counted |= counted;
         self.counts_spread |= counts_spread;
+        self.counted_once |= counted_once;
         self.diagnosed.extend(diagnosed);
     }
 
     /// What the counted figures and the geomean rows shown need said.
     fn summary_notes(&self) -> Vec<Note> {
         let mut notes = Vec::new();
-        if self.counted || self.counts_spread {
+        if self.counted || self.counts_spread || self.counted_once {
             notes.push(Note::info(crate::analyze::counted::WHAT_COUNTS_MISS));
+        }
+        if self.counted_once {
+            notes.push(Note::warning(
+                "counted once: repeatability unknown: a side has one count of a counted \
+                 figure, and counts of the same code can differ run to run (random map seeds, \
+                 crypto/rand, an allocator's addresses), so its change is neither decided by \
+                 its size nor tested; count each side at least twice (latkit counts three \
+                 times unless told)",
+            ));
         }
         if self.counts_spread {
             notes.push(Note::warning(format!(

@@ -3,6 +3,8 @@
 //! order-statistic bounds on their percentiles. Environments are diffed first, and
 //! regression rules turn the changes into a gate.
 
+#[cfg(test)]
+mod counted_tests;
 mod distribution;
 mod footnotes;
 mod geomean;

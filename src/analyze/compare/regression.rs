@@ -80,6 +80,7 @@ impl Evidence {
             (ChangeVerdict::Exact, _) => "exact values".to_string(),
             (ChangeVerdict::Counted, true) => "counted".to_string(),
             (ChangeVerdict::Counted, false) => "counted, within the counting floor".to_string(),
+            (ChangeVerdict::CountedOnce, _) => "counted once: repeatability unknown".to_string(),
             (ChangeVerdict::Untested | ChangeVerdict::Summary, _) => "not tested".to_string(),
             (_, true) if p.is_empty() => "bounds apart".to_string(),
             (_, true) => p,
@@ -220,6 +221,11 @@ fn judge(
         .is_some_and(|p| rule.is_regression(p, c.better));
     let status = match (beyond, significant) {
         (false, _) => Status::Pass,
+        // One count a side shows nothing of how counts vary: neither a fail nor a pass.
+        (true, _) if c.change.verdict == ChangeVerdict::CountedOnce => {
+            notes.push(Note::warning(counted_once(c, rule)));
+            Status::Undecided
+        }
         (true, true) => Status::Fail,
         (true, false) => {
             notes.push(Note::warning(too_noisy(c, rule, evidence, alpha)));
@@ -258,6 +264,20 @@ fn judge(
         target: rule.text.clone(),
         status,
     }
+}
+
+/// The note for a change beyond the threshold between counts of which one side has one.
+fn counted_once(c: &Compared, rule: &RegressionRule) -> String {
+    format!(
+        "{} {} ({}): {:+.2}% is beyond {}, but a side was counted once, and how its counts \
+         vary run to run is unknown (Go's map seeds and crypto/rand move counts by percent): \
+         count each side at least twice (latkit counts three times unless told)",
+        c.bench,
+        c.figure,
+        c.column,
+        c.change.percent.unwrap_or(0.0),
+        rule.text
+    )
 }
 
 /// The note for a change beyond the threshold that the data cannot tell from noise: how

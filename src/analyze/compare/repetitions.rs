@@ -385,6 +385,11 @@ impl Decide {
                 footnotes.counted = true;
                 untested(ChangeVerdict::Counted)
             }
+            // One count a side: how counts vary is unknown, so neither size nor a test.
+            Assume::Counted if counted::once(a, b) => {
+                footnotes.counted_once = true;
+                untested(ChangeVerdict::CountedOnce)
+            }
             // One value on a side is no sample: nothing can be tested of it, and a p-value
             // (the U test's least is 2 / (n + 1)) would read as a verdict.
             _ if a.len() < 2 || b.len() < 2 => untested(ChangeVerdict::Untested),

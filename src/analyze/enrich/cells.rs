@@ -3,7 +3,7 @@
 
 use crate::analyze::attribution::Pattern;
 use crate::analyze::view::{Cell, Column, Ratio};
-use crate::model::{Benchmark, Better, Metric, Note};
+use crate::model::{Assume, Benchmark, Better, Metric, Note};
 
 /// The value a row shows and how it was derived.
 pub(super) struct RowValue {
@@ -108,6 +108,20 @@ pub(super) fn row_value(bench: &Benchmark, metric: &str, cycle: Option<usize>) -
                 .map_or(Cell::Empty, |&count| Cell::Count { count }),
             spread: None,
         },
+        // A count's repeatability is what tells whether its changes are decided by size.
+        None if m.is_some_and(|m| m.assume == Assume::Counted) => {
+            let values = m.map_or(&[][..], |m| &m.values[..]);
+            let summary = m.and_then(|m| m.summary.as_ref());
+            RowValue {
+                runs: Cell::Count {
+                    count: values.len() as u64,
+                },
+                value: summary.map(|s| s.median),
+                count: Cell::Empty,
+                spread: (values.len() > 1)
+                    .then(|| percent(Some(crate::analyze::counted::spread_percent(values)))),
+            }
+        }
         None => {
             let summary = m.and_then(|m| m.summary.clone());
             let spread = summary.as_ref().map(|s| Cell::Spread {

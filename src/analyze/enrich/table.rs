@@ -74,12 +74,11 @@ impl TableContext<'_> {
             (Some((c, k)), None) => Some(format!("cycle {}/{k}", c + 1)),
             (None, t) => t.clone(),
         };
-        let repeated = members.iter().any(|b| b.repetitions() > 1);
-        let show_spread = cycle.is_none() && repeated;
+        let show_spread = cycle.is_none() && members.iter().any(|b| b.repetitions() > 1);
         // One run's iteration count is Go's `Count`; over repetitions, or for a command
         // (which has no iterations), what counts is the number of runs.
         let iterated = iterated(members, metric_name);
-        let show_runs = cycle.is_none() && (repeated || !iterated);
+        let show_runs = cycle.is_none() && (show_spread || !iterated);
         let beside = command_resources(members, metric_name);
         if show_spread && beside.iter().any(|r| vocab::counted_in_ticks(r)) {
             notes.push(Note::info(MEANS_OF_TICKS));
@@ -109,6 +108,7 @@ impl TableContext<'_> {
             show_runs,
             iterated,
             show_spread,
+            counted: counted(members, metric_name),
             beside,
             cycle: cycle.map(|c| c.0),
             baseline: baseline.as_ref().map(|(value, _)| *value),
@@ -165,10 +165,12 @@ impl TableContext<'_> {
             figure.header = format!("median {}", figure.header);
         }
         columns.push(figure);
-        if layout.show_spread {
+        if layout.show_spread && !layout.counted {
             columns.push(
                 Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
             );
+        } else if layout.show_spread {
+            columns.push(Column::new("Spread", keys::SPREAD).dropped_at(2));
         }
         columns.extend(layout.beside.iter().map(|r| {
             let mut column = metric_column(members, r).dropped_at(3);
@@ -270,11 +272,15 @@ impl TableContext<'_> {
 /// Whether a table of `metric` has an iterations column: the members ran iterations, and the
 /// figure is of them (a counted figure is per iteration of its own counted runs).
 fn iterated(members: &[&Benchmark], metric: &str) -> bool {
-    let counted = members.iter().any(|b| {
+    !counted(members, metric) && members.iter().any(|b| !b.iterations.is_empty())
+}
+
+/// Whether a table's figure is counted (instructions).
+fn counted(members: &[&Benchmark], metric: &str) -> bool {
+    members.iter().any(|b| {
         b.metric(metric)
             .is_some_and(|m| m.assume == crate::model::Assume::Counted)
-    });
-    !counted && members.iter().any(|b| !b.iterations.is_empty())
+    })
 }
 
 /// Why a command's user and system times are means.
@@ -288,6 +294,8 @@ struct Layout<'a> {
     show_runs: bool,
     iterated: bool,
     show_spread: bool,
+    /// The figure is counted: its spread run to run is shown, not an interval.
+    counted: bool,
     /// A command's resources shown beside its wall time.
     beside: Vec<&'a str>,
     /// The repetition shown (0-based), for a table of one cycle.

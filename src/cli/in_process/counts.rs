@@ -10,9 +10,14 @@ use serde_json::Value;
 /// `valgrind work N` counts N instructions and a 1 % slower `work` at `slow`; `valgrind false`
 /// fails; a machine whose `valgrind --version` is not there (127) when `installed` is false.
 fn counter(installed: bool) -> impl Fn(&str, usize) -> Played {
-    move |line, _| match line.split_whitespace().collect::<Vec<_>>()[..] {
+    move |line, nth| match line.split_whitespace().collect::<Vec<_>>()[..] {
         ["valgrind", "--version"] if !installed => (0.0, 127),
         ["valgrind", "work", n] => (n.parse().unwrap(), 0),
+        // Counts that vary run to run by up to 2 %, as a map's seeds make them.
+        ["valgrind", "vary", n] => (
+            n.parse::<f64>().unwrap() * (1.0 + 0.01 * (nth % 3) as f64),
+            0,
+        ),
         ["valgrind", "false"] => (0.0, 1),
         _ => (0.001, 0),
     }
@@ -24,9 +29,9 @@ fn exec_counts_a_command_once_a_run_and_records_how() {
     let args = ["--measure", "instructions", "work 1000000", "work 1010000"];
     let (ended, doc) = exec_json(&world, &args);
     ended.unwrap();
-    // Two counted runs a command when no count is asked for; nothing timed.
-    assert_eq!(values(&doc, "work 1000000", "instructions"), [1e6, 1e6]);
-    assert_eq!(world.spawned().len(), 4, "{:?}", world.spawned());
+    // Three counted runs a command when no count is asked for, as they agree; nothing timed.
+    assert_eq!(values(&doc, "work 1000000", "instructions"), [1e6; 3]);
+    assert_eq!(world.spawned().len(), 6, "{:?}", world.spawned());
     let run = &doc["runs"][0];
     let metric = &run["benchmarks"][0]["metrics"][0];
     assert_eq!(metric["assume"], "counted", "{metric}");
@@ -36,6 +41,22 @@ fn exec_counts_a_command_once_a_run_and_records_how() {
     assert!(toolchains.contains("cachegrind"), "{toolchains}");
     let notes = doc["notes"].to_string();
     assert!(notes.contains("counts do not see memory stalls"), "{notes}");
+}
+
+#[test]
+fn counts_that_vary_are_counted_six_times_and_tested_not_decided_by_size() {
+    let world = World::new(counter(true));
+    let (ended, doc) = exec_json(&world, &["--measure", "instructions", "vary 1000000"]);
+    ended.unwrap();
+    let counts = values(&doc, "vary 1000000", "instructions");
+    assert_eq!(counts.len(), 6, "{counts:?}");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("spread by 1.980%"), "{notes}");
+    // --runs as given, whatever the counts do.
+    let world = World::new(counter(true));
+    let args = ["--measure", "instructions", "--runs", "2", "vary 1000000"];
+    let (_, doc) = exec_json(&world, &args);
+    assert_eq!(values(&doc, "vary 1000000", "instructions").len(), 2);
 }
 
 #[test]
@@ -181,10 +202,10 @@ fn go_counts_become_instructions_per_op_with_how_they_were_taken() {
     ];
     latkit(&world, &args).unwrap();
     let doc: Value = serde_json::from_str(&world.stdout()).unwrap();
-    // (1,560,166 − 360,046) / 10.
+    // (1,560,166 − 360,046) / 10, three times: counts that agree.
     assert_eq!(
         values(&doc, "BenchmarkWork", "instructions/op"),
-        [120_012.0]
+        [120_012.0; 3]
     );
     let toolchains = doc["runs"][0]["environment"]["toolchains"].to_string();
     assert!(
@@ -195,7 +216,7 @@ fn go_counts_become_instructions_per_op_with_how_they_were_taken() {
         toolchains.contains("(12 − 2 iterations) / 10"),
         "{toolchains}"
     );
-    // One count needs no interval: no note asks for repetitions.
+    // Counts that agree need no interval: no note asks for repetitions.
     let notes = doc["notes"].to_string();
     assert!(notes.contains("counted by valgrind"), "{notes}");
     assert!(!notes.contains("too few samples"), "{notes}");
@@ -214,7 +235,7 @@ fn counted_history(line: &str, _nth: usize) -> Played {
 }
 
 #[test]
-fn bisect_by_counts_measures_each_commit_once_when_the_ends_agree() {
+fn bisect_by_counts_measures_each_commit_twice_when_the_ends_agree() {
     let world = World::new(counted_history).history(13);
     let args = [
         "bisect",
@@ -238,16 +259,16 @@ fn bisect_by_counts_measures_each_commit_once_when_the_ends_agree() {
     assert!(notes.contains("first bad commit: c07 change 7"), "{notes}");
     assert!(notes.contains("+40.00% from good"), "{notes}");
     let spawned = world.spawned();
-    // Two rounds of the ends show that their counts agree; then one count a commit.
+    // Three rounds of the ends show that their counts agree; then two counts a commit.
     assert_eq!(
         spawned.iter().filter(|l| l.ends_with("@c00")).count(),
-        2,
+        3,
         "{spawned:?}"
     );
     assert_eq!(
         spawned.iter().filter(|l| l.ends_with("@c06")).count(),
-        1,
+        2,
         "{spawned:?}"
     );
-    assert!(spawned.len() <= 4 + 4, "{spawned:?}");
+    assert!(spawned.len() <= 6 + 2 * 4, "{spawned:?}");
 }

@@ -114,7 +114,10 @@ impl Bisection<'_> {
         };
         let counted_ends = compare_counted_ends(&good, &bad, self.scale()).filter(|_| self.counted);
         if counted_ends.is_some() {
-            self.say("the ends' counts agree run to run: each commit is counted once");
+            self.say(
+                "the ends' counts agree run to run: each commit is counted twice, and placed by \
+                 its size when its two agree",
+            );
             self.counted_ends = Some([median(&mut good.clone()), median(&mut bad.clone())]);
         }
         let ends =

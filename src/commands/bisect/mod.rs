@@ -406,39 +406,54 @@ impl Bisection<'_> {
         })
     }
 
-    /// Counts commit `index` once and places it between the ends' counts by size.
-    fn count_one(
+    /// Counts commit `index` twice and places it between the ends' counts by size when the
+    /// two agree; `None` when they do not (its counts vary, so it is tested by rounds).
+    fn count_twice(
         &mut self,
         index: usize,
         checkout: &dyn Checkout,
         good: f64,
         bad: f64,
-    ) -> std::result::Result<Tested, Stop> {
-        if self.env.interrupt.requested() {
-            return Err(Stop::Fatal(Error::Interrupted));
-        }
-        let sample = match self.sample(checkout) {
-            Ok(sample) => sample,
-            Err(_) if self.env.interrupt.requested() => {
+    ) -> std::result::Result<Option<Tested>, Stop> {
+        let mut counts = Vec::new();
+        for _ in 0..2 {
+            if self.env.interrupt.requested() {
                 return Err(Stop::Fatal(Error::Interrupted));
             }
-            Err(why) => return Ok(Tested::skipped(index, "does not run", why)),
-        };
-        if self.store.is_some() {
-            self.runs[1].extend(sample.runs);
+            let sample = match self.sample(checkout) {
+                Ok(sample) => sample,
+                Err(_) if self.env.interrupt.requested() => {
+                    return Err(Stop::Fatal(Error::Interrupted));
+                }
+                Err(why) => return Ok(Some(Tested::skipped(index, "does not run", why))),
+            };
+            counts.push(sample.value);
+            if self.store.is_some() {
+                self.runs[1].extend(sample.runs);
+            }
         }
         self.file(Some(index)).map_err(Stop::Fatal)?;
-        let judged = judge_counted(good, sample.value, bad, self.scale());
-        Ok(Tested {
+        if !crate::analyze::counted::agree(&counts) {
+            self.say(&format!(
+                "{}: its counts differ run to run ({} and {}): tested by rounds",
+                self.commits[index].short(),
+                counts[0],
+                counts[1]
+            ));
+            return Ok(None);
+        }
+        let centre = median(&mut counts);
+        let judged = judge_counted(good, centre, bad, self.scale());
+        Ok(Some(Tested {
             commit: index,
-            median: Some(sample.value),
+            median: Some(centre),
             side: judged.side.map(|side| (side, Basis::Test)),
             judged: Some(judged),
             level: 0.0,
-            rounds: 1,
+            rounds: 2,
             needed: None,
             skipped: None,
-        })
+        }))
     }
 
     /// Tests commit `index`: checked out, built, measured against both ends.
@@ -451,8 +466,10 @@ impl Bisection<'_> {
         };
         let spending = self.placement_spending();
         let scale = self.scale();
-        if let Some([good, bad]) = self.counted_ends {
-            return self.count_one(index, &*checkout, good, bad);
+        if let Some([good, bad]) = self.counted_ends
+            && let Some(tested) = self.count_twice(index, &*checkout, good, bad)?
+        {
+            return Ok(tested);
         }
         let rounds = match self.rounds(Some(&*checkout), seed_of(&commit), |rounds, _| {
             spending

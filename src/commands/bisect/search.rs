@@ -167,8 +167,9 @@ impl Bisection<'_> {
         let steps: Vec<&Tested> = tested[2..].iter().filter(|t| t.side.is_some()).collect();
         notes.push(match steps.iter().filter(|t| guessed(t)).count() {
             0 if self.counted_ends.is_some() => Note::info(format!(
-                "{} tested commit(s), each counted once and placed by the size of its change \
-                 from the ends' counts, which agreed run to run (beyond {}% is a change); {} \
+                "{} tested commit(s), each counted twice and placed by the size of its change \
+                 from the ends' counts, which agreed run to run, as its own two did (beyond {}% \
+                 is a change); {} \
                  checkouts built (the ends included) for {} commits",
                 steps.len(),
                 crate::analyze::counted::least_change(self.args.threshold.unwrap_or(0.0)),

@@ -340,6 +340,13 @@ impl Exec {
                 progress.set_length(target);
             }
             samples.push(sample);
+            if self.timing.runs.is_none() && self.timing.measure.counts_only() {
+                // Counted until the counts show whether they agree.
+                let counts: Vec<f64> = samples.iter().filter_map(|s| s.instructions).collect();
+                let more = !crate::runner::counts::enough(&counts, None);
+                target = samples.len() as u64 + u64::from(more);
+                progress.set_length(target);
+            }
             progress.set_position(samples.len() as u64);
         }
         progress.finish_and_clear();

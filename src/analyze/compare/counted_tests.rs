@@ -1,0 +1,89 @@
+//! Counted figures under the gate, on scripted counts from a fixed seed: counts that vary are
+//! tested as samples (an A/A fails no more often than alpha says, a real change is caught),
+//! counts that agree are decided by size, and one count a side is neither.
+
+use super::*;
+use crate::analyze::changes::generated::uniform;
+use crate::analyze::gate::Status;
+use crate::model::{Assume, BenchName, Environment, RunBuilder, Source, new_run};
+use crate::spec::targets::RegressionRule;
+
+/// One benchmark `B` with these counted `instructions/op`.
+fn counted(label: &str, values: &[f64]) -> CompareInput {
+    let mut builder = RunBuilder::default();
+    let bench = builder.benchmark("B", None, BenchName::plain);
+    for v in values {
+        builder.record(bench, "instructions/op", "instructions/op", *v);
+    }
+    builder.set_assume("instructions/op", Assume::Counted);
+    let source = Source::unnamed_file("go");
+    CompareInput {
+        label: label.into(),
+        runs: vec![new_run(source, Environment::default(), Vec::new(), builder)],
+    }
+}
+
+/// The gate's status of `after` against `before` under `rule` at `alpha`.
+fn gated(before: &[f64], after: &[f64], rule: &str, alpha: f64) -> Status {
+    let options = CompareOptions {
+        alpha,
+        rules: vec![RegressionRule::parse(rule).unwrap()],
+        ..CompareOptions::default()
+    };
+    let inputs = vec![counted("a", before), counted("b", after)];
+    let report = compare(inputs, &options).unwrap();
+    report.verdict.unwrap().targets[0].status
+}
+
+/// `n` counts of 100,000 instructions, each within ±1 % (uniform), times `factor`.
+fn varying(draw: &mut impl FnMut() -> f64, n: usize, factor: f64) -> Vec<f64> {
+    (0..n)
+        .map(|_| (100_000.0 * factor * (0.99 + 0.02 * draw())).round())
+        .collect()
+}
+
+/// A/A trials: enough that alpha can be checked with a binomial margin (at alpha 0.01, 20
+/// false alarms are expected and more than 20 + 3·√20 would say the test is not exact).
+const TRIALS: usize = 2000;
+
+#[test]
+fn varying_counts_fail_an_aa_gate_no_more_often_than_alpha_and_catch_a_real_change() {
+    let mut draw = uniform(74);
+    let runs = crate::runner::counts::SPREAD_RUNS as usize;
+    let (mut false_alarms, mut caught) = (0, 0);
+    for _ in 0..TRIALS {
+        let (a, b) = (varying(&mut draw, runs, 1.0), varying(&mut draw, runs, 1.0));
+        false_alarms += usize::from(gated(&a, &b, "instructions/op:+0.5%", 0.01) == Status::Fail);
+        let slower = varying(&mut draw, runs, 1.05);
+        caught += usize::from(gated(&a, &slower, "instructions/op:+0.5%", 0.01) == Status::Fail);
+    }
+    let allowed = (TRIALS as f64 * 0.01 + 3.0 * (TRIALS as f64 * 0.01).sqrt()) as usize;
+    assert!(
+        false_alarms <= allowed,
+        "{false_alarms} of {TRIALS} A/A gates failed (at most {allowed})"
+    );
+    assert_eq!(caught, TRIALS, "a 5 % change was caught {caught} times");
+}
+
+#[test]
+fn counts_that_agree_are_decided_by_size_and_one_count_a_side_is_undecided() {
+    let same = [100_000.0; 3];
+    let more = [101_000.0; 3];
+    assert_eq!(
+        gated(&same, &more, "instructions/op:+0.5%", 0.05),
+        Status::Fail
+    );
+    assert_eq!(
+        gated(&same, &[100_040.0; 3], "instructions/op:+0.5%", 0.05),
+        Status::Pass
+    );
+    // VIIPER's BenchmarkGenKey, one count a side: +15.10 % is no verdict either way.
+    assert_eq!(
+        gated(&[921.9], &[1061.1], "instructions/op:+0.5%", 0.05),
+        Status::Undecided
+    );
+    assert_eq!(
+        gated(&[921.9], &[921.9], "instructions/op:+0.5%", 0.05),
+        Status::Pass
+    );
+}
