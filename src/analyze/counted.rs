@@ -20,9 +20,18 @@ pub fn once(before: &[f64], after: &[f64]) -> bool {
 /// size: a counted metric (the store keeps its name, not how it was measured) whose counts on
 /// both sides agree.
 pub fn decided(metric: &str, before: &[f64], after: &[f64]) -> bool {
-    [vocab::INSTRUCTIONS, vocab::INSTRUCTIONS_PER_OP].contains(&metric)
-        && agree(before)
-        && agree(after)
+    stored_as_counted(metric) && agree(before) && agree(after)
+}
+
+/// Whether a stored figure of `metric` moved from `before` to `after` was counted once on a
+/// side: neither decided by size nor tested.
+pub fn stored_once(metric: &str, before: &[f64], after: &[f64]) -> bool {
+    stored_as_counted(metric) && once(before, after)
+}
+
+/// Whether the store's `metric` is a counted one (it keeps the name, not how it was measured).
+fn stored_as_counted(metric: &str) -> bool {
+    vocab::COUNTED.contains(&metric)
 }
 
 /// The least change that counts decide, in %: the floor, or a larger `threshold`.
@@ -101,6 +110,8 @@ mod tests {
         assert!(decided("instructions/op", &b, &a));
         // Counted once: repeatability unknown.
         assert!(!decided("instructions", &a, &[491_724_302.0]));
+        assert!(stored_once("instructions", &a, &[491_724_302.0]));
+        assert!(!stored_once("ns/op", &a, &[491_724_302.0]));
         // A time, counts that spread, or no counts at all are tested as figures are.
         assert!(!decided("ns/op", &a, &b));
         assert!(!decided("instructions", &[100.0, 120.0], &b));

@@ -220,9 +220,13 @@ fn change_from(
     metric: &Metric,
     alpha: f64,
 ) -> Cell {
-    let (verdict, p) = match counted::decided(&f.metric, &from.repetitions, &f.repetitions) {
-        true => (ChangeVerdict::Counted, None),
-        false => verdict(f, from, earlier, alpha),
+    let (before, after) = (&from.repetitions, &f.repetitions);
+    let (verdict, p) = if counted::decided(&f.metric, before, after) {
+        (ChangeVerdict::Counted, None)
+    } else if counted::stored_once(&f.metric, before, after) {
+        (ChangeVerdict::CountedOnce, None)
+    } else {
+        verdict(f, from, earlier, alpha)
     };
     Cell::Change(Box::new(Change {
         better: metric.better,

@@ -26,6 +26,11 @@ pub const MAX_RSS: &str = "max_rss";
 /// iteration (`go`, `gbench`).
 pub const INSTRUCTIONS: &str = "instructions";
 pub const INSTRUCTIONS_PER_OP: &str = "instructions/op";
+/// google/benchmark before 1.8 runs no given number of iterations: a count is of one
+/// iteration and the benchmark's setup before its loop, and is named so, never `/op`.
+pub const INSTRUCTIONS_WITH_SETUP: &str = "instructions/iteration+setup";
+/// Every counted metric's name.
+pub const COUNTED: [&str; 3] = [INSTRUCTIONS, INSTRUCTIONS_PER_OP, INSTRUCTIONS_WITH_SETUP];
 
 /// What tables show beside a command's wall time, as hyperfine prints it.
 pub const COMMAND_RESOURCES: [&str; 3] = [USER_TIME, SYSTEM_TIME, MAX_RSS];

@@ -153,6 +153,7 @@ pub fn run(count: &Count) -> io::Result<Counted> {
         .arg("--")
         .arg(count.program)
         .args(count.args)
+        .envs(FIXED_ENV)
         .envs(count.env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -160,6 +161,7 @@ pub fn run(count: &Count) -> io::Result<Counted> {
     if let Some(dir) = count.dir {
         command.current_dir(dir);
     }
+    fixed_layout(&mut command);
     let status = crate::interrupt::status_of(&mut command)?;
     let mut instructions = 0;
     let mut said = Vec::new();
@@ -183,6 +185,31 @@ pub fn run(count: &Count) -> io::Result<Counted> {
     })
 }
 
+/// What every counted process runs with, so that what can be fixed does not vary: Python's
+/// string hashes (and so its dicts' and sets' layout) seeded alike.
+pub const FIXED_ENV: [(&str, &str); 1] = [("PYTHONHASHSEED", "0")];
+
+/// How every count is taken beside its tool's own settings, as the environment records it.
+pub const FIXED: &str = "address randomisation off (setarch -R), PYTHONHASHSEED=0";
+
+/// Address randomisation off in the counted process and its children, as `setarch -R` does:
+/// what a program does with its addresses (a hash of pointers) then repeats.
+fn fixed_layout(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: personality(2) is async-signal-safe and touches no memory of this process.
+    unsafe {
+        command.pre_exec(|| {
+            let current = libc::personality(0xffff_ffff);
+            if current != -1 {
+                libc::personality(
+                    (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+            Ok(())
+        });
+    }
+}
+
 /// How many of the last lines of valgrind's log and the program's stderr are kept.
 const TAIL: usize = 5;
 
@@ -197,7 +224,7 @@ pub fn settings(version: &str, how: &str) -> Vec<ConfigEntry> {
         },
         ConfigEntry {
             key: "counted".into(),
-            value: how.to_string(),
+            value: format!("{how}; {FIXED}"),
         },
     ]
 }

@@ -111,7 +111,8 @@ impl GbenchRun {
 
     /// Runs the binary itself: its benchmarks timed as google/benchmark times them.
     fn run_timed(&self, reach: Reach) -> Result<Outcome> {
-        let cpu = reach.clock.cpu();
+        // Counts do not see other processes: a counted run carries no busy-machine check.
+        let cpu = reach.clock.cpu().filter(|_| !self.measure.counts_only());
         let out = JsonOut::open(self.raw.as_deref())?;
         let json_path = out.path().to_path_buf();
         let args = self.args(&json_path);

@@ -179,30 +179,36 @@ pub fn with_counts(
     });
     let run = &mut input.runs[0];
     let mut builder = RunBuilder::from_benchmarks(std::mem::take(&mut run.benchmarks));
+    let metric = counted_metric(listed.exact_iterations);
     for (name, values) in listed.names.iter().zip(counts) {
         let bench = builder.benchmark(name, None, BenchName::parse_path);
         for value in values {
-            builder.record(
-                bench,
-                vocab::INSTRUCTIONS_PER_OP,
-                vocab::INSTRUCTIONS_PER_OP,
-                value,
-            );
+            builder.record(bench, metric, metric, value);
         }
     }
-    builder.set_assume(vocab::INSTRUCTIONS_PER_OP, Assume::Counted);
+    builder.set_assume(metric, Assume::Counted);
     run.benchmarks = builder.finish();
     run.environment
         .toolchains
         .extend(settings(version, &how(listed.exact_iterations)));
     if !listed.exact_iterations {
-        input.notes.push(Note::info(
+        input.notes.push(Note::warning(
             "this google/benchmark (before 1.8) cannot run a given number of iterations: each \
-             count is of one iteration (--benchmark_min_time=0), the benchmark's setup before \
-             its loop included; 1.8 and later count the loop alone",
+             count is of one iteration (--benchmark_min_time=0) with the benchmark's setup \
+             before its loop, so it is instructions/iteration+setup, not a cost per \
+             operation: a ratio or change of it is of the setup too; 1.8 and later count the \
+             loop alone, as instructions/op",
         ));
     }
     input
+}
+
+/// The counted metric's name: per operation where the loop is counted alone.
+fn counted_metric(exact_iterations: bool) -> &'static str {
+    match exact_iterations {
+        true => vocab::INSTRUCTIONS_PER_OP,
+        false => vocab::INSTRUCTIONS_WITH_SETUP,
+    }
 }
 
 #[cfg(test)]

@@ -17,18 +17,19 @@ use std::path::{Path, PathBuf};
 /// The two runs' iterations: their difference is what is counted.
 const FEWER: u64 = 2;
 const MORE: u64 = 12;
-/// Go's settings for counting: one thread, no collector, no asynchronous preemption.
+/// Go's settings for counting: one thread, no collector, no asynchronous preemption, and
+/// math/rand's top-level functions seeded alike (Go's map seeds and crypto/rand cannot be).
 pub const GO_ENV: [(&str, &str); 3] = [
     ("GOMAXPROCS", "1"),
     ("GOGC", "off"),
-    ("GODEBUG", "asyncpreemptoff=1"),
+    ("GODEBUG", "asyncpreemptoff=1,randautoseed=0"),
 ];
 
 /// How Go's counts are taken, as the run's environment records it.
 fn how() -> String {
     format!(
         "callgrind on each benchmark's function, one iteration as ({MORE} − {FEWER} \
-         iterations) / {}; GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1",
+         iterations) / {}; GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,randautoseed=0",
         MORE - FEWER
     )
 }

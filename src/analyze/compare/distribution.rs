@@ -133,9 +133,7 @@ pub(super) fn distribution_table(
     opts: &CompareOptions,
     footnotes: &mut Footnotes,
 ) -> (Table, Vec<Compared>) {
-    let mut rows = Vec::new();
-    let mut compared = Vec::new();
-    let mut source_unit = String::new();
+    let (mut rows, mut compared, mut source_unit) = (Vec::new(), Vec::new(), String::new());
     for key in keys(columns) {
         let metrics = distributions_of(columns, &key, &metric.name);
         if metrics.iter().all(Option::is_none) {
@@ -181,6 +179,7 @@ pub(super) fn distribution_table(
                             // Distributions are samples within one run, not repetitions.
                             unfit: None,
                             repetitions: None,
+                            counted: false,
                         });
                         Cell::Change(Box::new(change))
                     }

@@ -158,6 +158,8 @@ struct Compared {
     unfit: Option<String>,
     /// The repetitions base and new, which a gate tests in its own direction.
     repetitions: Option<[Vec<f64>; 2]>,
+    /// Counted (instructions): counts that vary are tested against the rule's threshold.
+    counted: bool,
 }
 
 /// Compares `inputs` (the first is the base) into a report of one table per metric.

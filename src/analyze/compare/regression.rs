@@ -159,7 +159,15 @@ fn towards(c: &Compared, rule: &RegressionRule) -> Option<OneSided> {
     let p = c.change.p?;
     let rising_is_bad = rule.increase_is_bad(c.better);
     if let Some([a, b]) = &c.repetitions {
-        let (low, high) = if rising_is_bad { (a, b) } else { (b, a) };
+        // Counts that vary have no machine's noise to average away, only the program's own
+        // spread: the rule's question, worse by more than its threshold, is what is tested.
+        let shift = match (c.counted, rising_is_bad) {
+            (false, _) => 1.0,
+            (true, true) => 1.0 + rule.percent / 100.0,
+            (true, false) => 1.0 - rule.percent / 100.0,
+        };
+        let a: Vec<f64> = a.iter().map(|v| v * shift).collect();
+        let (low, high) = if rising_is_bad { (&a, b) } else { (b, &a) };
         if let Some(p) = permutation::higher(low, high) {
             return Some(OneSided { p, permuted: true });
         }

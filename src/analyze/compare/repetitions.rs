@@ -355,6 +355,7 @@ impl Decide {
             noise: regression::relative_noise(a, b, fa.centre),
             unfit: unfit_reasons(&change.diagnostics),
             repetitions: Some([a.to_vec(), b.to_vec()]),
+            counted: self.assume == Assume::Counted,
         }
     }
 

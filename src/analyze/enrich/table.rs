@@ -170,7 +170,7 @@ impl TableContext<'_> {
                 Column::new(format!("± {:.0}% CI", CONFIDENCE * 100.0), keys::CI95).dropped_at(2),
             );
         } else if layout.show_spread {
-            columns.push(Column::new("Spread", keys::SPREAD).dropped_at(2));
+            columns.push(Column::new("Spread %", keys::SPREAD).dropped_at(2));
         }
         columns.extend(layout.beside.iter().map(|r| {
             let mut column = metric_column(members, r).dropped_at(3);

@@ -60,6 +60,20 @@ fn counts_that_vary_are_counted_six_times_and_tested_not_decided_by_size() {
 }
 
 #[test]
+fn a_counted_run_beside_busy_processes_carries_no_busy_warning() {
+    let world = World::new(counter(true)).others_busy(1.7);
+    let (ended, doc) = exec_json(&world, &["--measure", "instructions", "work 1000"]);
+    ended.unwrap();
+    let checks = doc["runs"][0]["environment"]["checks"].to_string();
+    assert!(!checks.contains("CPUs busy"), "{checks}");
+    // Timed beside the same processes, it does.
+    let world = World::new(counter(true)).others_busy(1.7);
+    let (_, doc) = exec_json(&world, &["work 1000"]);
+    let checks = doc["runs"][0]["environment"]["checks"].to_string();
+    assert!(checks.contains("1.70 of"), "{checks}");
+}
+
+#[test]
 fn a_gate_on_counts_is_decided_at_the_fewest_rounds_and_by_size() {
     let world = World::new(counter(true));
     let args = [

@@ -245,6 +245,9 @@ impl Bisection<'_> {
     /// busy: said with every verdict, since wall-clock rounds taken beside them are what a
     /// verdict rests on.
     fn busy(&self) -> Option<String> {
+        if self.counted {
+            return None;
+        }
         let check = self.started?.others_busy(&self.env.clock.cpu()?)?;
         (check.status == crate::model::CheckStatus::Warn).then(|| {
             format!(
@@ -270,19 +273,25 @@ impl Bisection<'_> {
             .runs
             .iter()
             .find_map(|run| figure(run, &self.bench, &self.metric));
-        value
-            .map(|value| Sample {
-                value,
-                unit,
-                counted,
-                runs: input.runs,
-            })
-            .ok_or_else(|| {
-                format!(
-                    "no benchmark matching `{}` reported `{}`",
-                    self.bench, self.metric
-                )
-            })
+        let Some(value) = value else {
+            let mut there: Vec<&str> = (input.runs.iter().flat_map(|r| &r.benchmarks))
+                .flat_map(|b| b.metrics.iter().map(|m| m.name.as_str()))
+                .collect();
+            there.sort_unstable();
+            there.dedup();
+            return Err(format!(
+                "no benchmark matching `{}` reported `{}` (its metrics: {}; --metric names one)",
+                self.bench,
+                self.metric,
+                there.join(", ")
+            ));
+        };
+        Ok(Sample {
+            value,
+            unit,
+            counted,
+            runs: input.runs,
+        })
     }
 
     /// Rounds of good, `mid` (when given; else its figure is NaN) and bad, each round in the

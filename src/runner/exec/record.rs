@@ -56,7 +56,8 @@ impl Record {
         let mut host = self.host.clone();
         host.toolchains.extend(exec.counting.iter().cloned());
         host.checks.extend(
-            self.cpu
+            // Counts do not see other processes: a counted run carries no busy check.
+            (self.cpu.filter(|_| !exec.timing.measure.counts_only()))
                 .and_then(|started| started.others_busy(&exec.clock.cpu()?)),
         );
         let shell = crate::model::ConfigEntry {
