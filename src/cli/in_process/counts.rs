@@ -12,7 +12,7 @@ use serde_json::Value;
 fn counter(installed: bool) -> impl Fn(&str, usize) -> Played {
     move |line, nth| match line.split_whitespace().collect::<Vec<_>>()[..] {
         ["valgrind", "--version"] if !installed => (0.0, 127),
-        ["valgrind", "work", n] => (n.parse().unwrap(), 0),
+        ["valgrind", "work" | "copy", n] => (n.parse().unwrap(), 0),
         // Counts that vary run to run by up to 2 %, as a map's seeds make them.
         ["valgrind", "vary", n] => (
             n.parse::<f64>().unwrap() * (1.0 + 0.01 * (nth % 3) as f64),
@@ -57,6 +57,22 @@ fn counts_that_vary_are_counted_six_times_and_tested_not_decided_by_size() {
     let args = ["--measure", "instructions", "--runs", "2", "vary 1000000"];
     let (_, doc) = exec_json(&world, &args);
     assert_eq!(values(&doc, "vary 1000000", "instructions").len(), 2);
+}
+
+#[test]
+fn a_count_of_mostly_rep_movsb_says_it_grows_with_the_bytes() {
+    let world = World::new(counter(true));
+    let (ended, doc) = exec_json(
+        &world,
+        &["--measure", "instructions", "copy 1000", "work 1000"],
+    );
+    ended.unwrap();
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("`copy 1000`: 90.0 % of its count"),
+        "{notes}"
+    );
+    assert!(!notes.contains("`work 1000`: "), "{notes}");
 }
 
 #[test]

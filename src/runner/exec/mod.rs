@@ -64,6 +64,8 @@ pub struct Sample {
     pub max_rss: f64,
     pub status: ExitStatus,
     pub instructions: Option<f64>,
+    /// Of the instructions, those of rep-movsb/stosb copies and fills.
+    pub string: Option<f64>,
 }
 
 /// The seam between `exec` and the processes it times: [`Processes`] spawns and measures
@@ -400,9 +402,11 @@ impl Exec {
             )));
         }
         let instructions = Some(counted.instructions as f64);
+        let string = Some(counted.string as f64);
         Ok(match timed {
             Some(timed) => Sample {
                 instructions,
+                string,
                 ..timed
             },
             None => Sample {
@@ -412,6 +416,7 @@ impl Exec {
                 max_rss: 0.0,
                 status: counted.status,
                 instructions,
+                string,
             },
         })
     }
@@ -503,6 +508,14 @@ impl Exec {
             notes.push(Note::warning(format!(
                 "`{name}`: {failed} of {} runs exited non-zero (--ignore-failure)",
                 samples.len()
+            )));
+        }
+        let counted: f64 = samples.iter().filter_map(|s| s.instructions).sum();
+        let string: f64 = samples.iter().filter_map(|s| s.string).sum();
+        if counted > 0.0 && string / counted > super::counts::STRING_DOMINATES {
+            notes.push(Note::warning(super::counts::string_note(
+                name,
+                string / counted,
             )));
         }
         let walls: Vec<f64> = samples.iter().map(|s| s.wall).collect();

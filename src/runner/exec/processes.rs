@@ -210,6 +210,7 @@ fn run_once(argv: &[String], [stdin, stdout, stderr]: [Stdio; 3]) -> std::io::Re
         max_rss: usage.ru_maxrss as f64 * 1024.0,
         status: ExitStatus::from_raw(status),
         instructions: None,
+        string: None,
     })
 }
 

@@ -29,6 +29,7 @@ impl Spawner for Scripted {
             max_rss: 1e6,
             status: ExitStatus::from_raw(code << 8),
             instructions: None,
+            string: None,
         })
     }
 
@@ -46,6 +47,7 @@ impl Spawner for Scripted {
         let sample = self.time(argv)?;
         Ok(crate::runner::counts::Counted {
             instructions: (sample.wall * 1e6) as u64,
+            string: 0,
             status: sample.status,
             said: Vec::new(),
         })
