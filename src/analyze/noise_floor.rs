@@ -44,9 +44,13 @@ pub struct Floor {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aa_interval: Option<(f64, f64)>,
     /// Counted (instructions) and agreeing within the counting floor run to run: a change is
-    /// then told by its size, beyond the floor, in one run a side.
+    /// then told by its size, beyond the floor, with three counts a side.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub counted: bool,
+    /// Counted, but varying beyond the floor run to run (random seeds, crypto/rand): its
+    /// changes are tested as times are, and its spread says how small a change it tells.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub counts_vary: bool,
 }
 
 impl Floor {
@@ -255,6 +259,8 @@ pub fn from_rounds(rounds: &[Round]) -> Vec<Floor> {
                 .filter_map(|(a, b)| Some((median_in(a, key)?, median_in(b, key)?)))
                 .collect();
             if let Some(noise) = Noise::of(&pairs) {
+                let counts = metric.assume == crate::model::Assume::Counted;
+                let all: Vec<f64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
                 floors.push(Floor {
                     package: bench.package.clone(),
                     bench: bench.name.full_name.clone(),
@@ -266,8 +272,8 @@ pub fn from_rounds(rounds: &[Round]) -> Vec<Floor> {
                     paired_spread: noise.paired_spread,
                     aa_change: noise.change,
                     aa_interval: noise.interval,
-                    counted: metric.assume == crate::model::Assume::Counted
-                        && agree(&pairs.iter().flat_map(|&(a, b)| [a, b]).collect::<Vec<_>>()),
+                    counted: counts && agree(&all),
+                    counts_vary: counts && !agree(&all),
                 });
             }
         }
@@ -379,6 +385,7 @@ mod tests {
             aa_change: 0.0,
             aa_interval: None,
             counted: false,
+            counts_vary: false,
         };
         let n = floor.runs_needed(1.0, 0.05).unwrap();
         assert!(floor.detectable(n, 0.05).unwrap() <= 1.0);

@@ -85,7 +85,7 @@ fn never_varied(floor: &Floor) -> bool {
     floor.spread == 0.0 && floor.paired_spread == 0.0 && floor.aa_change == 0.0
 }
 
-/// One line for the figures that never varied, by metric: a change in one shows in one run.
+/// One line for the figures that never varied, by metric.
 fn constant_note(constant: &[&Floor], floors: &[Floor]) -> Option<Note> {
     let mut metrics: Vec<&str> = constant.iter().map(|f| f.metric.as_str()).collect();
     metrics.sort_unstable();
@@ -104,7 +104,7 @@ fn constant_note(constant: &[&Floor], floors: &[Floor]) -> Option<Note> {
     (!parts.is_empty()).then(|| {
         Note::info(format!(
             "never varied (the same value in every run, so not tabulated; any change in \
-             them shows in one run): {}",
+             them shows beside the same repeatability): {}",
             parts.join(", ")
         ))
     })
@@ -214,9 +214,28 @@ fn calibration_notes(floors: &[Floor], args: &Asked, runs: u64) -> Vec<Note> {
         notes.push(Note::info(format!(
             "{} counted figure(s) (instructions): run to run they varied by {noisiest:.4} % at \
              most, within the {} % counting floor: the smallest change they tell is the floor, \
-             in one run a side, whatever else the machine does",
+             with the three counts a side latkit takes, whatever else the machine does",
             counted.len(),
             crate::analyze::counted::FLOOR_PERCENT
+        )));
+    }
+    let varying: Vec<String> = (floors.iter().filter(|f| f.counts_vary))
+        .map(|f| {
+            format!(
+                "{} {} ({:.2} %)",
+                f.shown,
+                f.metric,
+                f.spread.exp_m1() * 100.0
+            )
+        })
+        .collect();
+    if !varying.is_empty() {
+        notes.push(Note::warning(format!(
+            "counted figure(s) whose counts vary run to run beyond the {} % floor (random \
+             seeds, crypto/rand, hashed addresses): {}; their changes are tested as times \
+             are, and the table gives the smallest change each tells",
+            crate::analyze::counted::FLOOR_PERCENT,
+            varying.join(", ")
         )));
     }
     for floor in floors {

@@ -22,6 +22,7 @@ mod cli_docs;
 mod compare_cli;
 mod conformance;
 mod counts_interop;
+mod counts_vary_interop;
 mod criterion_interop;
 mod exec_cli;
 mod frame_cli;
