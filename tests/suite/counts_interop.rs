@@ -4,7 +4,7 @@
 //! and gated with three counts a side. No test here takes the measuring lock: counts do not mind
 //! what else the machine does, which is the point.
 
-use crate::common::{BurstyLoad, latkit, peer};
+use crate::common::{BurstyLoad, build_gbench, latkit, peer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -25,14 +25,7 @@ fn spin_binary(dir: &Path, name: &str, steps: &[u32], extra: u32) -> PathBuf {
     )
     .unwrap();
     let binary = dir.join(name);
-    let built = std::process::Command::new(peer("g++", "apt-get install g++"))
-        .args(["-O2", "-std=c++17", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .args(["-lbenchmark", "-lpthread"])
-        .status()
-        .expect("g++ runs (apt-get install g++ libbenchmark-dev)");
-    assert!(built.success());
+    build_gbench(&source, &binary);
     binary
 }
 

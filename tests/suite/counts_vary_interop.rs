@@ -3,7 +3,7 @@
 //! on the allocator's addresses. Four runs of the same code pass the gate in every pair; 10 %
 //! more work fails it.
 
-use crate::common::{latkit, peer};
+use crate::common::{build_gbench, latkit, peer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -115,14 +115,7 @@ fn pointer_binary(dir: &Path, name: &str, entries: u32) -> PathBuf {
     )
     .unwrap();
     let binary = dir.join(name);
-    let built = std::process::Command::new(peer("g++", "apt-get install g++"))
-        .args(["-O2", "-std=c++17", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .args(["-lbenchmark", "-lpthread"])
-        .status()
-        .expect("g++ runs (apt-get install g++ libbenchmark-dev)");
-    assert!(built.success());
+    build_gbench(&source, &binary);
     binary
 }
 

@@ -151,19 +151,26 @@ pub fn replay_bench() -> &'static std::path::Path {
     static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BINARY.get_or_init(|| {
         let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay_bench");
-        let status = std::process::Command::new(peer("g++", "apt-get install g++"))
-            .args(["-O2", "-std=c++17", "-o"])
-            .arg(&binary)
-            .arg(fixture("gbench/replay_bench.cc"))
-            .args(["-lbenchmark", "-lpthread"])
-            .status()
-            .expect("g++ runs");
-        assert!(
-            status.success(),
-            "the fixture builds against libbenchmark (apt-get install libbenchmark-dev)"
-        );
+        build_gbench(&fixture("gbench/replay_bench.cc"), &binary);
         binary
     })
+}
+
+/// Builds the google/benchmark program `source` into `binary` against the installed
+/// libbenchmark-dev.
+pub fn build_gbench(source: &std::path::Path, binary: &std::path::Path) {
+    let status = std::process::Command::new(peer("g++", "apt-get install g++"))
+        .args(["-O2", "-std=c++17", "-o"])
+        .arg(binary)
+        .arg(source)
+        .args(["-lbenchmark", "-lpthread"])
+        .status()
+        .expect("g++ runs");
+    assert!(
+        status.success(),
+        "{} builds against libbenchmark (apt-get install libbenchmark-dev)",
+        source.display()
+    );
 }
 
 /// pytest with pytest-benchmark: `.ci/setup` prepares the venv (`LATKIT_PYTEST_VENV`, by
