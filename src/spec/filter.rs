@@ -43,7 +43,11 @@ pub struct Subject<'a> {
 impl Filter {
     /// Parses `text`; the error says where and what was expected.
     pub fn parse(text: &str) -> Result<Filter, String> {
-        let mut parser = Parser { text, at: 0 };
+        let mut parser = Parser {
+            text,
+            at: 0,
+            depth: 0,
+        };
         let expr = parser.or()?;
         parser.blanks();
         match parser.rest().chars().next() {
@@ -132,7 +136,15 @@ fn tidied(unit: &str) -> Option<&'static str> {
 pub(super) struct Parser<'a> {
     pub(super) text: &'a str,
     pub(super) at: usize,
+    /// Parentheses and negations open at this point.
+    pub(super) depth: usize,
 }
+
+/// How deeply parentheses and negations may nest: deeper would overflow the stack of the
+/// parser and of every walk over the expression (15,000 did), and no filter comes near.
+const MOST_NESTED: usize = 200;
+/// How much of a filter an error echoes.
+const SHOWN: usize = 80;
 
 impl Parser<'_> {
     pub(super) fn rest(&self) -> &str {
@@ -145,7 +157,12 @@ impl Parser<'_> {
     }
 
     pub(super) fn error(&self, what: &str) -> String {
-        format!("`{}`: {what} at column {}", self.text, self.at + 1)
+        // A filter of thousands of characters is not echoed whole.
+        let shown: String = match self.text.chars().count() > SHOWN {
+            true => self.text.chars().take(SHOWN).chain(['…']).collect(),
+            false => self.text.to_string(),
+        };
+        format!("`{shown}`: {what} at column {}", self.at + 1)
     }
 
     /// Takes `token` (after blanks) if it comes next.
@@ -195,6 +212,17 @@ impl Parser<'_> {
         })
     }
 
+    /// `parse` one level deeper; an error beyond [`MOST_NESTED`].
+    fn nested(&mut self, parse: fn(&mut Self) -> Result<Expr, String>) -> Result<Expr, String> {
+        if self.depth == MOST_NESTED {
+            return Err(self.error(&format!("nested more than {MOST_NESTED} deep")));
+        }
+        self.depth += 1;
+        let inner = parse(self);
+        self.depth -= 1;
+        inner
+    }
+
     fn peek_word(&mut self, word: &str) -> bool {
         let at = self.at;
         let found = self.eat(word);
@@ -204,14 +232,14 @@ impl Parser<'_> {
 
     fn term(&mut self) -> Result<Expr, String> {
         if self.eat("(") {
-            let inner = self.or()?;
+            let inner = self.nested(Self::or)?;
             return match self.eat(")") {
                 true => Ok(inner),
                 false => Err(self.error("expected `)`")),
             };
         }
         if self.eat("-") {
-            return Ok(Expr::Not(Box::new(self.term()?)));
+            return Ok(Expr::Not(Box::new(self.nested(Self::term)?)));
         }
         if self.eat("*") {
             return Ok(Expr::All);
@@ -372,6 +400,15 @@ mod tests {
             (".name:\"x", "unterminated string"),
             (".name:x )", "unexpected `)`"),
             (".name:x 日", "expected `:` after key `日`"),
+            // 15,000 parentheses or minus signs once overflowed the stack (SIGABRT).
+            (
+                &"(".repeat(15_000),
+                "nested more than 200 deep at column 202",
+            ),
+            (
+                &format!("{}.name:x", "-".repeat(30_000)),
+                "nested more than 200 deep",
+            ),
         ] {
             let error = Filter::parse(filter).unwrap_err();
             assert!(error.contains(said), "{filter}: {error}");

@@ -39,7 +39,11 @@ enum Order {
 impl Projection {
     /// Parses `text`; the error says where and what was expected.
     pub fn parse(text: &str) -> Result<Projection, String> {
-        let mut parser = Parser { text, at: 0 };
+        let mut parser = Parser {
+            text,
+            at: 0,
+            depth: 0,
+        };
         let mut fields = Vec::new();
         loop {
             parser.blanks();

@@ -96,3 +96,20 @@ fn counts_that_agree_are_decided_by_size_and_one_count_a_side_is_undecided() {
         Status::Pass
     );
 }
+
+#[test]
+fn an_outlying_count_is_not_blamed_on_the_machine() {
+    let options = CompareOptions::default();
+    let base = [
+        100_000.0, 100_010.0, 99_990.0, 100_005.0, 99_995.0, 103_000.0,
+    ];
+    let inputs = vec![counted("a", &base), counted("b", &base)];
+    let report = compare(inputs, &options).unwrap();
+    let notes: Vec<&str> = report.notes.iter().map(|n| n.message.as_str()).collect();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("the machine was not quiet")),
+        "{notes:?}"
+    );
+}

@@ -200,6 +200,11 @@ impl Footnotes {
         metric: &Metric,
         sides: &[(&Sample, &str)],
     ) -> Vec<Diagnostic> {
+        // Drift, modes and outliers are the machine's doing, which counts do not see: what
+        // counts that vary need said is their spread (`counted::notes`).
+        if metric.assume == crate::model::Assume::Counted {
+            return Vec::new();
+        }
         let scale = Unit::parse(&metric.source_unit).to_base;
         let show = |v: f64| format!("{} {}", format_exact(v / scale), metric.source_unit);
         let found: Vec<Diagnostic> = sides
