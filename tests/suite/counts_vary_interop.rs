@@ -1,6 +1,8 @@
 //! Counts that vary, with the real valgrind: a Go benchmark over a map whose hash Go seeds at
-//! random in every run (and a crypto/rand read), and a C++ google/benchmark whose work depends
-//! on the allocator's addresses. Four runs of the same code pass the gate in every pair; 10 %
+//! random in every run, and a C++ google/benchmark whose work depends on the allocator's
+//! addresses. (crypto/rand is left out: its first call sometimes ran outside the counted
+//! function, so that a run of 12 iterations counted fewer than one of 2, which latkit refuses
+//! to turn into a figure.) Four runs of the same code pass the gate in every pair; 10 %
 //! more work fails it.
 
 use crate::common::{build_gbench, latkit, peer};
@@ -46,19 +48,19 @@ fn counts_in(path: &Path, name: &str, metric: &str) -> Vec<f64> {
         .collect()
 }
 
-/// A Go module whose BenchmarkMap fills a map of `entries` and reads 8 bytes of crypto/rand.
+/// A Go module whose BenchmarkMap fills a map of `entries` and reads them back.
 fn map_module(dir: &Path, entries: u32) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("go.mod"), "module example.com/maps\n\ngo 1.19\n").unwrap();
     std::fs::write(
         dir.join("map_test.go"),
         format!(
-            "package maps\n\nimport (\n\t\"crypto/rand\"\n\t\"testing\"\n)\n\nvar sink int\n\n\
-             func BenchmarkMap(b *testing.B) {{\n\tbuf := make([]byte, 8)\n\
+            "package maps\n\nimport \"testing\"\n\nvar sink int\n\n\
+             func BenchmarkMap(b *testing.B) {{\n\
              \tfor i := 0; i < b.N; i++ {{\n\t\tm := make(map[int]int)\n\
              \t\tfor k := 0; k < {entries}; k++ {{\n\t\t\tm[k*7919] = k\n\t\t}}\n\
              \t\tfor k := 0; k < {entries}; k++ {{\n\t\t\tsink += m[k*7919]\n\t\t}}\n\
-             \t\trand.Read(buf)\n\t\tsink += int(buf[0])\n\t}}\n}}\n"
+             \t}}\n}}\n"
         ),
     )
     .unwrap();
