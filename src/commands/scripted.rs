@@ -437,6 +437,7 @@ impl Spawner for Virtual {
             string: if copies { (played * 0.9) as u64 } else { 0 },
             status: ExitStatus::from_raw(code << 8),
             said: vec!["==1== the scripted valgrind's log".to_string()],
+            printed: Vec::new(),
         })
     }
 }
@@ -499,11 +500,14 @@ impl Executor for Virtual {
             return Err(std::io::ErrorKind::NotFound.into());
         }
         state.spawned.push(line);
+        // The script's first line is the count; the rest is what the program printed.
+        let mut lines = printed.lines();
         Ok(Counted {
-            instructions: printed.trim().parse().unwrap_or(0),
+            instructions: lines.next().unwrap_or("").trim().parse().unwrap_or(0),
             string: 0,
             status: ExitStatus::from_raw(code << 8),
             said: printed.lines().map(str::to_string).collect(),
+            printed: lines.map(str::to_string).collect(),
         })
     }
 }

@@ -48,11 +48,13 @@ impl Prepared {
                     dir: Some(&self.root),
                     env: &[],
                     scope: &Scope::Process,
+                    printed: false,
                 };
                 let instructions = reach
                     .harness
                     .counted(&count, &command.join(" "))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| e.to_string())?
+                    .instructions;
                 Ok(counted_command(command, instructions as f64, &version))
             }
         }

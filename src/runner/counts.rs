@@ -86,6 +86,8 @@ pub struct Count<'a> {
     pub dir: Option<&'a Path>,
     pub env: &'a [(&'static str, &'static str)],
     pub scope: &'a Scope,
+    /// Keep the last of what the program prints ([`Counted::printed`]); else it is discarded.
+    pub printed: bool,
 }
 
 impl Count<'_> {
@@ -108,6 +110,8 @@ pub struct Counted {
     pub string: u64,
     pub status: ExitStatus,
     pub said: Vec<String>,
+    /// The last lines the program printed, when [`Count::printed`] asked for them.
+    pub printed: Vec<String>,
 }
 
 /// valgrind's options for `scope`, its counts and log written into `dir`.
@@ -200,7 +204,11 @@ pub fn string_note(name: &str, share: f64) -> String {
 /// and its children each write one). `NotFound` when valgrind is not installed.
 pub fn run(count: &Count) -> io::Result<Counted> {
     let scratch = tempfile::Builder::new().prefix("latkit-count-").tempdir()?;
-    let stderr = std::fs::File::create(scratch.path().join("stderr"))?;
+    let stderr = std::fs::File::create(scratch.path().join(STDERR))?;
+    let stdout = match count.printed {
+        true => Stdio::from(std::fs::File::create(scratch.path().join(STDOUT))?),
+        false => Stdio::null(),
+    };
     let mut command = Command::new("valgrind");
     command
         .args(valgrind_args(count.scope, scratch.path()))
@@ -210,7 +218,7 @@ pub fn run(count: &Count) -> io::Result<Counted> {
         .envs(FIXED_ENV)
         .envs(count.env.iter().copied())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(stderr);
     if let Some(dir) = count.dir {
         command.current_dir(dir);
@@ -218,27 +226,52 @@ pub fn run(count: &Count) -> io::Result<Counted> {
     fixed_layout(&mut command);
     let status = crate::interrupt::status_of(&mut command)?;
     let (mut instructions, mut string) = (0, 0);
-    let mut said = Vec::new();
+    let (mut said, mut printed) = (Vec::new(), Vec::new());
     let mut entries: Vec<_> = std::fs::read_dir(scratch.path())?.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         if name.starts_with("count.") {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             instructions += instructions_in(&text).unwrap_or(0);
             string += string_instructions_in(&text);
+        } else if name == STDOUT {
+            printed = tail(&entry.path(), PRINTED);
         } else {
             // valgrind's own log lines start with ==PID==; the program's stderr as it is.
-            said.extend(text.lines().rev().take(TAIL).map(str::to_string));
+            said.extend(tail(&entry.path(), TAIL));
         }
     }
-    said.reverse();
     Ok(Counted {
         instructions,
         string,
         status,
         said,
+        printed,
     })
+}
+
+/// Where a counted run's program writes, in its scratch directory beside valgrind's files.
+const STDOUT: &str = "stdout";
+const STDERR: &str = "stderr";
+
+/// The last `lines` lines of the file at `path`, read from its last 64 KiB at most: what a
+/// program printed can be any size, and only its end tells how it ended.
+fn tail(path: &Path, lines: usize) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const MOST: u64 = 64 * 1024;
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = std::fs::File::open(path) {
+        let length = file.metadata().map_or(0, |m| m.len());
+        let _ = file.seek(SeekFrom::Start(length.saturating_sub(MOST)));
+        let _ = file.take(MOST).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
 }
 
 /// What every counted process runs with, so that what can be fixed does not vary: Python's
@@ -268,6 +301,8 @@ fn fixed_layout(command: &mut Command) {
 
 /// How many of the last lines of valgrind's log and the program's stderr are kept.
 const TAIL: usize = 5;
+/// How many of the last lines the program printed are kept, when they are asked for.
+const PRINTED: usize = 20;
 
 /// What a run's environment records of how its counts were taken, so that counts taken
 /// differently (another valgrind, other iterations, other settings) are not compared as
@@ -290,25 +325,20 @@ pub const WHOLE_COMMAND: &str = "cachegrind, the command and its children, every
 
 /// The instructions of one iteration: what a run of `more` iterations counted beyond one of
 /// `fewer`, over the difference, so that whatever a run does once (starting the benchmark, its
-/// first call, a stack growing) cancels.
+/// first call, a stack growing) cancels. `inside` says where counting was on (``inside
+/// `BM_Sort(*` ``, `in the test binary`).
 pub fn per_iteration(
     (fewer, more): (u64, u64),
     iterations: u64,
-    function: &str,
+    inside: &str,
     what: &str,
 ) -> crate::error::Result<f64> {
-    let (fewer, more) = (
-        entered(fewer, function, what)?,
-        entered(more, function, what)?,
-    );
     if more == fewer {
         // More iterations counted exactly as much: counting was not on around the loop (a
         // body that is not where the globs look), and a difference would be no figure at all.
         return Err(crate::error::Error::Peer(format!(
             "{what}: {iterations} more iterations counted no more instructions ({more}) \
-             inside `{function}`: the benchmark's loop is not in the functions counted (a \
-             sub-benchmark whose body is a named function rather than a closure cannot be \
-             counted apart)"
+             {inside}: the benchmark's loop is not in what was counted"
         )));
     }
     if more < fewer {
@@ -316,9 +346,9 @@ pub fn per_iteration(
         // runs by more than the iterations between them cost: no per-iteration figure.
         return Err(crate::error::Error::Peer(format!(
             "{what}: {iterations} more iterations counted fewer instructions ({more} against \
-             {fewer}) inside `{function}`: what the benchmark does once varies run to run by \
-             more than {iterations} iterations cost (a random set-up, crypto/rand's first \
-             call), so no count per iteration can be taken of it; time it instead"
+             {fewer}) {inside}: what the benchmark does once varies run to run by more than \
+             {iterations} iterations cost (a random set-up), so no count per iteration can \
+             be taken of it; time it instead"
         )));
     }
     Ok((more as f64 - fewer as f64) / iterations as f64)
@@ -362,17 +392,20 @@ mod tests {
     #[test]
     fn a_count_per_iteration_is_the_difference_of_two_runs() {
         // Go's BenchmarkWork here: 2 iterations counted 360,046, 12 counted 1,560,166.
-        let per = per_iteration((360_046, 1_560_166), 10, "*.BenchmarkWork", "w").unwrap();
+        let inside = "inside `*.BenchmarkWork`";
+        let per = per_iteration((360_046, 1_560_166), 10, inside, "w").unwrap();
         assert_eq!(per, 120_012.0);
-        let never = per_iteration((0, 0), 10, "*.BenchmarkNope", "BenchmarkNope").unwrap_err();
+        let never = entered(0, "*.BenchmarkNope", "BenchmarkNope").unwrap_err();
         assert!(never.to_string().contains("`*.BenchmarkNope`"), "{never}");
-        let outside = per_iteration((500, 500), 10, "*.BenchmarkA", "A").unwrap_err();
+        let outside = per_iteration((500, 500), 10, inside, "A").unwrap_err();
         assert!(
-            outside.to_string().contains("no more instructions (500)"),
+            outside
+                .to_string()
+                .contains("no more instructions (500) inside"),
             "{outside}"
         );
         // Fewer for more: a one-time cost that varies, not a loop outside the count.
-        let varied = per_iteration((41_300, 6_863), 10, "*.BenchmarkRand", "R").unwrap_err();
+        let varied = per_iteration((41_300, 6_863), 10, inside, "R").unwrap_err();
         assert!(varied.to_string().contains("varies run to run"), "{varied}");
     }
 

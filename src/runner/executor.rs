@@ -42,7 +42,11 @@ pub trait Executor {
     /// Runs `count` once: the instructions, or why not: valgrind missing (exit 5), the
     /// program failing under it (exit 6, with the last of what valgrind and it said). `what`
     /// names the benchmark in messages.
-    fn counted(&self, count: &super::counts::Count, what: &str) -> crate::error::Result<u64> {
+    fn counted(
+        &self,
+        count: &super::counts::Count,
+        what: &str,
+    ) -> crate::error::Result<super::counts::Counted> {
         use crate::error::Error;
         let counted = self.count(count).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::Environment(super::counts::MISSING.into()),
@@ -57,7 +61,7 @@ pub trait Executor {
                 crate::error::visible_lines(&counted.said)
             )));
         }
-        Ok(counted.instructions)
+        Ok(counted)
     }
 }
 

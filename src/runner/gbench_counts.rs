@@ -107,8 +107,9 @@ pub fn count_all(
                 dir: None,
                 env: &[],
                 scope: &scope,
+                printed: false,
             };
-            reach.harness.counted(&count, name)
+            reach.harness.counted(&count, name).map(|c| c.instructions)
         };
         let mut values = Vec::new();
         while !enough(&values, asked) {
@@ -120,7 +121,12 @@ pub fn count_all(
             let value = match listed.exact_iterations {
                 true => {
                     let pair = (run(&format!("{FEWER}x"))?, run(&format!("{MORE}x"))?);
-                    per_iteration(pair, MORE - FEWER, &function, name)?
+                    let pair = (
+                        entered(pair.0, &function, name)?,
+                        entered(pair.1, &function, name)?,
+                    );
+                    let inside = format!("inside `{function}`");
+                    per_iteration(pair, MORE - FEWER, &inside, name)?
                 }
                 false => entered(run("0")?, &function, name)? as f64,
             };

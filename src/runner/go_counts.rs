@@ -1,9 +1,14 @@
 //! `go --measure instructions`: each benchmark's own loop counted per iteration. The package's
-//! test binary is built once (`go test -c`); each benchmark runs alone under callgrind, which
-//! counts only while the benchmark's function runs, at 2 and at 12 iterations; the difference
-//! over 10 is one iteration, so that process start-up, flag parsing, Go's first call (b.N = 1)
-//! and one-time costs such as a stack growing all cancel. Go runs with GOMAXPROCS=1, GOGC=off
-//! and GODEBUG=asyncpreemptoff=1: no other goroutine, collection or preemption adds work.
+//! test binary is built once (`go test -c`); each benchmark runs alone under cachegrind,
+//! which counts every instruction of the process, at 2 iterations and at 2 + Δ; the
+//! difference over Δ is one iteration, so that process start-up, flag parsing, Go's first
+//! call (b.N = 1) and the collections `testing` asks for all cancel. Δ is found by counting:
+//! enough iterations that the two runs differ by [`WORK`] instructions, against which what a
+//! run does once varies by little. The whole process is counted, not the benchmark's function
+//! alone: callgrind follows calls by the stack pointer, and Go's switches to the scheduler's
+//! stack and its stack copies read to it as returns, which turned its counting off part-way
+//! through a benchmark. Go runs with GOMAXPROCS=1, GOGC=off (GOMEMLIMIT=1GiB) and
+//! GODEBUG=asyncpreemptoff=1: no other goroutine, collection or preemption adds work.
 
 use super::counts::{Count, Scope, enough, per_iteration, settings};
 use super::launch::Reach;
@@ -14,23 +19,32 @@ use crate::model::{Assume, Metric, Unit, vocab};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// The two runs' iterations: their difference is what is counted.
+/// The iterations of the run a count differs from (beside Go's first call, b.N = 1, which
+/// both runs make).
 const FEWER: u64 = 2;
-const MORE: u64 = 12;
-/// Go's settings for counting: one thread, no collector, no asynchronous preemption, and
-/// math/rand's top-level functions seeded alike (Go's map seeds and crypto/rand cannot be).
-pub const GO_ENV: [(&str, &str); 3] = [
+/// What a count's two runs differ by, at least: what a run does once (start-up, the
+/// collections `testing` asks for before each benchmark, the page allocator's searches)
+/// varies run to run by up to about 10^5 instructions, half the 0.1 % floor of this.
+const WORK: u64 = 200_000_000;
+/// The most iterations a count's runs may differ by: an iteration that costs less than a
+/// fifth of an instruction is nothing a count can tell.
+const MOST: u64 = 1_000_000_000;
+/// Go's settings for counting: one thread, no collector below 1 GiB (which bounds the memory
+/// of a long run), no asynchronous preemption, and math/rand's top-level functions seeded
+/// alike (Go's map seeds and crypto/rand cannot be).
+pub const GO_ENV: [(&str, &str); 4] = [
     ("GOMAXPROCS", "1"),
     ("GOGC", "off"),
+    ("GOMEMLIMIT", "1GiB"),
     ("GODEBUG", "asyncpreemptoff=1,randautoseed=0"),
 ];
 
 /// How Go's counts are taken, as the run's environment records it.
 fn how() -> String {
     format!(
-        "callgrind on each benchmark's function, one iteration as ({MORE} − {FEWER} \
-         iterations) / {}; GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,randautoseed=0",
-        MORE - FEWER
+        "cachegrind on the test binary, one iteration as (the count at {FEWER} + Δ \
+         iterations − at {FEWER}) / Δ, Δ such that they differ by {WORK} or more; \
+         GOMAXPROCS=1 GOGC=off GOMEMLIMIT=1GiB GODEBUG=asyncpreemptoff=1,randautoseed=0"
     )
 }
 
@@ -54,24 +68,6 @@ pub fn counting(input: &Input) -> Vec<Counting> {
             shown: b.name.name.clone(),
         })
         .collect()
-}
-
-/// callgrind globs of the function that holds a benchmark's loop: `*.BenchmarkParse` for a
-/// benchmark, and for a sub-benchmark the closures its path nests to (`*.BenchmarkParse.func?`
-/// at one level, `*.BenchmarkParse.func?.?` at two, each number of one or two digits), since Go
-/// runs a sub-benchmark in a goroutine of its own, where the parent's function is not on the
-/// stack. Exactly that depth: an enclosing or an inner closure would flip counting again.
-fn body_globs(path: &[String]) -> Vec<String> {
-    let top = path.first().map_or("", String::as_str);
-    let mut globs = vec![format!("*.{top}")];
-    for level in 1..path.len() {
-        let closure = if level == 1 { ".func" } else { "." };
-        globs = globs
-            .iter()
-            .flat_map(|g| [format!("{g}{closure}?"), format!("{g}{closure}??")])
-            .collect();
-    }
-    globs
 }
 
 /// The `-test.bench` pattern that selects `path` alone: each level anchored and escaped.
@@ -108,54 +104,111 @@ pub fn count_all(
                 bench.shown
             )));
         };
-        let globs = body_globs(&bench.path);
-        let function = globs.join("`, `");
-        let scope = Scope::Function(globs);
-        let mut values = Vec::new();
+        let (at, of) = (i + 1, benches.len());
+        bar.set_message(format!("counting {} ({at}/{of})", bench.shown));
+        let run = |n: u64| counted(reach, built, bench, n);
+        let (apart, first) = iterations_apart(&run, reach, &bench.shown)?;
+        let mut values = vec![first];
         while !enough(&values, asked) {
-            bar.set_message(format!(
-                "counting {} ({}/{})",
-                bench.shown,
-                i + 1,
-                benches.len()
-            ));
-            let run = |n: u64| {
-                let args: Vec<String> = [
-                    "-test.run",
-                    "^$",
-                    "-test.bench",
-                    &only(&bench.path),
-                    "-test.benchtime",
-                    &format!("{n}x"),
-                    "-test.count",
-                    "1",
-                ]
-                .map(str::to_string)
-                .to_vec();
-                let count = Count {
-                    program: &built.binary.display().to_string(),
-                    args: &args,
-                    dir: built.dir.as_deref(),
-                    env: &GO_ENV,
-                    scope: &scope,
-                };
-                reach.harness.counted(&count, &bench.shown)
-            };
-            let (fewer, more) = (run(FEWER)?, run(MORE)?);
+            let pair = (run(FEWER)?, run(FEWER + apart)?);
             if reach.interrupt.requested() {
                 return Err(Error::Interrupted);
             }
-            values.push(per_iteration(
-                (fewer, more),
-                MORE - FEWER,
-                &function,
-                &bench.shown,
-            )?);
+            values.push(per_iteration(pair, apart, IN_BINARY, &bench.shown)?);
         }
         counts.push(values);
     }
     bar.finish_and_clear();
     Ok(counts)
+}
+
+/// Where Go's counts are taken, as messages say.
+const IN_BINARY: &str = "in the test binary";
+
+/// The iterations a count's two runs differ by, and the count per iteration at it: from one
+/// more iteration up, a hundredfold while the difference is lost in what a run does once,
+/// then as many as the difference so far says reach [`WORK`].
+fn iterations_apart(
+    run: &dyn Fn(u64) -> Result<u64>,
+    reach: Reach,
+    what: &str,
+) -> Result<(u64, f64)> {
+    let fewer = run(FEWER)?;
+    let mut apart = 1;
+    loop {
+        let more = run(FEWER + apart)?;
+        if reach.interrupt.requested() {
+            return Err(Error::Interrupted);
+        }
+        let grew = more.saturating_sub(fewer);
+        if grew >= WORK {
+            return Ok((apart, per_iteration((fewer, more), apart, IN_BINARY, what)?));
+        }
+        if apart >= MOST {
+            return Err(Error::Peer(format!(
+                "{what}: {apart} more iterations counted {grew} more instructions {IN_BINARY}: \
+                 too little to count per iteration"
+            )));
+        }
+        apart = next_apart(apart, grew);
+    }
+}
+
+/// The next difference in iterations to try, after `apart` iterations counted `grew` more.
+fn next_apart(apart: u64, grew: u64) -> u64 {
+    let next = match grew < WORK / 100 {
+        true => apart.saturating_mul(100),
+        // A quarter more than the estimate, so that one more try is usually enough.
+        false => (apart as f64 * WORK as f64 * 1.25 / grew as f64).ceil() as u64,
+    };
+    next.clamp(apart + 1, MOST)
+}
+
+/// One counted run of `bench` at `n` iterations: the instructions of the whole test binary,
+/// once it printed the benchmark's result at `n` iterations (else no benchmark of that name
+/// ran, exit 2).
+fn counted(reach: Reach, built: &Built, bench: &Counting, n: u64) -> Result<u64> {
+    let args: Vec<String> = [
+        "-test.run",
+        "^$",
+        "-test.bench",
+        &only(&bench.path),
+        "-test.benchtime",
+        &format!("{n}x"),
+        "-test.count",
+        "1",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    let count = Count {
+        program: &built.binary.display().to_string(),
+        args: &args,
+        dir: built.dir.as_deref(),
+        env: &GO_ENV,
+        scope: &Scope::Process,
+        printed: true,
+    };
+    let counted = reach.harness.counted(&count, &bench.shown)?;
+    let name = bench.path.join("/");
+    if !ran(&counted.printed, &name, n) {
+        return Err(Error::Input(format!(
+            "{}: `{}` printed no result for `{name}` at {n} iterations, so no benchmark of \
+             that name ran; the last of what it printed:\n{}",
+            bench.shown,
+            count.line(),
+            crate::error::visible_lines(&counted.printed)
+        )));
+    }
+    Ok(counted.instructions)
+}
+
+/// Whether Go printed `name`'s result line at `n` iterations (`BenchmarkMap \t 12\t …`).
+fn ran(printed: &[String], name: &str, n: u64) -> bool {
+    let n = n.to_string();
+    printed.iter().any(|line| {
+        let mut fields = line.split_whitespace();
+        fields.next() == Some(name) && fields.next() == Some(n.as_str())
+    })
 }
 
 /// Builds the test binary of each package of `benches` into `scratch` (`go test -c`, in
@@ -245,21 +298,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_sub_benchmark_is_counted_in_the_closures_at_its_depth() {
-        let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(body_globs(&path(&["BenchmarkA"])), ["*.BenchmarkA"]);
-        assert_eq!(
-            body_globs(&path(&["BenchmarkA", "size=64"])),
-            ["*.BenchmarkA.func?", "*.BenchmarkA.func??"]
-        );
-        assert_eq!(
-            body_globs(&path(&["BenchmarkA", "x", "y"])),
-            [
-                "*.BenchmarkA.func?.?",
-                "*.BenchmarkA.func?.??",
-                "*.BenchmarkA.func??.?",
-                "*.BenchmarkA.func??.??"
-            ]
-        );
+    fn the_iterations_apart_grow_until_the_runs_differ_by_the_work() {
+        // Lost in what a run does once: a hundredfold.
+        assert_eq!(next_apart(1, 30_000), 100);
+        // 100 iterations counted 10^7 more: 2,500 to reach 2 × 10^8 with a quarter to spare.
+        assert_eq!(next_apart(100, 10_000_000), 2_500);
+        // Never fewer than one more, never more than the most.
+        assert_eq!(next_apart(7, WORK - 1), 9);
+        assert_eq!(next_apart(MOST / 10, 0), MOST);
+    }
+
+    #[test]
+    fn a_benchmark_ran_when_go_printed_its_result_at_the_iterations_asked() {
+        let printed = [
+            "goos: linux".to_string(),
+            "BenchmarkMap/size=64 \t    1002\t    306374 ns/op".to_string(),
+            "PASS".to_string(),
+        ];
+        assert!(ran(&printed, "BenchmarkMap/size=64", 1002));
+        assert!(!ran(&printed, "BenchmarkMap/size=64", 2));
+        assert!(!ran(&printed, "BenchmarkMap", 1002));
     }
 }

@@ -4,7 +4,7 @@
 //! and gated with three counts a side. No test here takes the measuring lock: counts do not mind
 //! what else the machine does, which is the point.
 
-use crate::common::{BurstyLoad, build_gbench, latkit, peer};
+use crate::common::{BurstyLoad, build_gbench, counts_of as counts, gbench_metric, latkit, peer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -35,39 +35,6 @@ fn json_of(args: &[&str], code: i32) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
-}
-
-/// The counted metric of a google/benchmark run: per operation from 1.8 on; before, one
-/// iteration with the benchmark's setup, as the run's environment records.
-fn gbench_metric(doc: &Value) -> &'static str {
-    let toolchains = doc["runs"][0]["environment"]["toolchains"].to_string();
-    match toolchains.contains("with its setup") {
-        true => "instructions/iteration+setup",
-        false => "instructions/op",
-    }
-}
-
-/// Every value of `metric` of benchmark `name` (a substring) in a latkit document.
-fn counts(doc: &Value, name: &str, metric: &str) -> Vec<f64> {
-    let bench = doc["runs"][0]["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"].as_str().unwrap().contains(name))
-        .unwrap_or_else(|| panic!("no {name} in {doc}"));
-    let metric = bench["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == metric)
-        .unwrap_or_else(|| panic!("no {metric} in {bench}"));
-    assert_eq!(metric["assume"], "counted", "{metric}");
-    metric["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect()
 }
 
 #[test]

@@ -113,3 +113,25 @@ fn an_outlying_count_is_not_blamed_on_the_machine() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn counts_that_vary_say_they_were_tested_against_the_threshold() {
+    let options = CompareOptions {
+        rules: vec![RegressionRule::parse("instructions/op:+0.5%").unwrap()],
+        ..CompareOptions::default()
+    };
+    let before = [
+        100_000.0, 100_900.0, 99_200.0, 100_300.0, 99_700.0, 100_500.0,
+    ];
+    let after: Vec<f64> = before.iter().map(|v| v * 1.1).collect();
+    let inputs = vec![counted("a", &before), counted("b", &after)];
+    let target = &compare(inputs, &options).unwrap().verdict.unwrap().targets[0];
+    assert_eq!(target.status, Status::Fail);
+    assert!(
+        target
+            .shown
+            .contains("one-sided permutation against +0.5% p="),
+        "{}",
+        target.shown
+    );
+}

@@ -49,6 +49,9 @@ pub(crate) fn relative_noise(a: &[f64], b: &[f64], centre: f64) -> Option<f64> {
 struct OneSided {
     p: f64,
     permuted: bool,
+    /// The base's values were moved by this many percent before the test (counts that
+    /// vary are tested against the rule's threshold).
+    against: Option<f64>,
 }
 
 /// How one comparison stands for the family: its own p, the family's adjusted p, the size.
@@ -61,10 +64,19 @@ struct Evidence {
 impl Evidence {
     /// The p-values: its own, and the family's adjusted one when there is a family.
     fn p_values(&self) -> String {
-        let Some(OneSided { p, permuted }) = self.p else {
+        let Some(OneSided {
+            p,
+            permuted,
+            against,
+        }) = self.p
+        else {
             return String::new();
         };
-        let test = if permuted { "permutation " } else { "" };
+        let test = match (permuted, against) {
+            (true, Some(by)) => format!("permutation against {by:+}% "),
+            (true, None) => "permutation ".to_string(),
+            (false, _) => String::new(),
+        };
         match self.adjusted {
             Some(adj) if self.family > 1 => format!(
                 "one-sided {test}p={p:.3}, Holm p={adj:.3} over {}",
@@ -161,15 +173,20 @@ fn towards(c: &Compared, rule: &RegressionRule) -> Option<OneSided> {
     if let Some([a, b]) = &c.repetitions {
         // Counts that vary have no machine's noise to average away, only the program's own
         // spread: the rule's question, worse by more than its threshold, is what is tested.
-        let shift = match (c.counted, rising_is_bad) {
-            (false, _) => 1.0,
-            (true, true) => 1.0 + rule.percent / 100.0,
-            (true, false) => 1.0 - rule.percent / 100.0,
+        let against = match (c.counted, rising_is_bad) {
+            (false, _) => None,
+            (true, true) => Some(rule.percent),
+            (true, false) => Some(-rule.percent),
         };
+        let shift = 1.0 + against.unwrap_or(0.0) / 100.0;
         let a: Vec<f64> = a.iter().map(|v| v * shift).collect();
         let (low, high) = if rising_is_bad { (&a, b) } else { (b, &a) };
         if let Some(p) = permutation::higher(low, high) {
-            return Some(OneSided { p, permuted: true });
+            return Some(OneSided {
+                p,
+                permuted: true,
+                against,
+            });
         }
     }
     let worse = c.change.percent.is_some_and(|x| match rising_is_bad {
@@ -177,7 +194,11 @@ fn towards(c: &Compared, rule: &RegressionRule) -> Option<OneSided> {
         false => x < 0.0,
     });
     let p = if worse { p / 2.0 } else { 1.0 - p / 2.0 };
-    Some(OneSided { p, permuted: false })
+    Some(OneSided {
+        p,
+        permuted: false,
+        against: None,
+    })
 }
 
 /// The compared figures `rule` names; an error naming those there are when none is.

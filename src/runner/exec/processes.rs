@@ -156,6 +156,7 @@ impl Spawner for Processes {
             dir: None,
             env: &[],
             scope: &Scope::Process,
+            printed: false,
         })
     }
 }

@@ -50,6 +50,7 @@ impl Spawner for Scripted {
             string: 0,
             status: sample.status,
             said: Vec::new(),
+            printed: Vec::new(),
         })
     }
 }

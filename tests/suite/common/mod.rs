@@ -53,6 +53,32 @@ pub fn first_value(bench: &serde_json::Value, name: &str) -> f64 {
     metric(bench, name)["values"][0].as_f64().expect("a number")
 }
 
+/// The counted values of `metric` of the benchmark whose name holds `name`, in latkit's
+/// JSON; they must be marked counted.
+pub fn counts_of(doc: &serde_json::Value, name: &str, metric_name: &str) -> Vec<f64> {
+    let bench = (doc["runs"][0]["benchmarks"]
+        .as_array()
+        .expect("benchmarks")
+        .iter())
+    .find(|b| b["name"].as_str().is_some_and(|n| n.contains(name)))
+    .unwrap_or_else(|| panic!("no {name} in {doc}"));
+    let metric = metric(bench, metric_name);
+    assert_eq!(metric["assume"], "counted", "{metric}");
+    (metric["values"].as_array().expect("values").iter())
+        .map(|v| v.as_f64().expect("a number"))
+        .collect()
+}
+
+/// The counted metric of a google/benchmark run: per operation from 1.8 on; before, one
+/// iteration with the benchmark's setup, as the run's environment records.
+pub fn gbench_metric(doc: &serde_json::Value) -> &'static str {
+    let toolchains = doc["runs"][0]["environment"]["toolchains"].to_string();
+    match toolchains.contains("with its setup") {
+        true => "instructions/iteration+setup",
+        false => "instructions/op",
+    }
+}
+
 /// Sends SIGINT to a running latkit and checks that it exits 130 (after writing its results).
 pub fn interrupt_expecting_130(child: std::process::Child) -> String {
     nix::sys::signal::kill(
