@@ -83,7 +83,8 @@ impl Vars {
 
     /// The time reports say they were made: `SOURCE_DATE_EPOCH` when it is set (the
     /// reproducible-builds convention, so that the same inputs give the same bytes), else
-    /// `now`. A value that is not whole seconds since 1970 is refused, not ignored.
+    /// `now`. A value that is not whole seconds since 1970 before the year 10000 (which every
+    /// report's four-digit year can write) is refused, not ignored.
     pub fn report_time(&self, now: std::time::SystemTime) -> Result<std::time::SystemTime, String> {
         let Some(given) = self.get("SOURCE_DATE_EPOCH") else {
             return Ok(now);
@@ -91,15 +92,20 @@ impl Vars {
         given
             .to_str()
             .and_then(|s| s.parse::<u64>().ok())
+            .filter(|&s| s < YEAR_10000)
             .map(|s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s))
             .ok_or_else(|| {
                 format!(
-                    "SOURCE_DATE_EPOCH `{}` is not whole seconds since 1970 (e.g. 1700000000)",
+                    "SOURCE_DATE_EPOCH `{}` is not whole seconds since 1970 before the year \
+                     10000 (e.g. 1700000000; a millisecond epoch has three digits too many)",
                     crate::error::visible(&given.to_string_lossy())
                 )
             })
     }
 }
+
+/// 10000-01-01T00:00:00Z in seconds since 1970: the first time a four-digit year cannot write.
+const YEAR_10000: u64 = 253_402_300_800;
 
 /// What stamps a measured run: the clock it starts and ends by and the host it ran on.
 #[derive(Clone, Copy)]

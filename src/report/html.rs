@@ -237,7 +237,7 @@ fn write_plots(report: &Report, out: &mut dyn Write) -> io::Result<()> {
                 Ok(p) => write_plot(p, i, out)?,
                 Err(e) => writeln!(
                     out,
-                    "<p class=\"warning\">{} could not be drawn; the tables below hold its figures.</p>",
+                    "<p class=\"warning\">A plot could not be drawn ({}); the tables below hold its figures.</p>",
                     escape(&e.to_string())
                 )?,
             }

@@ -156,13 +156,13 @@ pub fn instructions_in(text: &str) -> Option<u64> {
 /// from a vector loop, whose count spreads over the loop's lines. Line 0 (no line
 /// information) tells nothing and is not taken.
 pub fn string_instructions_in(text: &str) -> u64 {
-    let mut sum = 0;
+    let mut sum: u64 = 0;
     let mut function: Option<(u64, u64)> = None; // (total, the largest line's)
     let mut close = |f: Option<(u64, u64)>| {
         if let Some((total, top)) = f
-            && top * 2 > total
+            && top.saturating_mul(2) > total
         {
-            sum += top;
+            sum = sum.saturating_add(top);
         }
     };
     for line in text.lines() {
@@ -176,7 +176,7 @@ pub fn string_instructions_in(text: &str) -> u64 {
                 count.split_whitespace().next().map(str::parse::<u64>),
             )
         {
-            *total += count;
+            *total = total.saturating_add(count);
             if at != 0 {
                 *top = (*top).max(count);
             }
@@ -233,13 +233,22 @@ pub fn run(count: &Count) -> io::Result<Counted> {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with("count.") {
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            instructions += instructions_in(&text).unwrap_or(0);
-            string += string_instructions_in(&text);
+            let overflow = || {
+                io::Error::other(format!(
+                    "the counts of {name} and the files before it add up to more than 2^64 instructions"
+                ))
+            };
+            instructions = (instructions_in(&text).unwrap_or(0))
+                .checked_add(instructions)
+                .ok_or_else(overflow)?;
+            string = string_instructions_in(&text)
+                .checked_add(string)
+                .ok_or_else(overflow)?;
         } else if name == STDOUT {
             printed = tail(&entry.path(), PRINTED);
         } else {
             // valgrind's own log lines start with ==PID==; the program's stderr as it is.
-            said.extend(tail(&entry.path(), TAIL));
+            said.extend(telling(tail(&entry.path(), LOOKED_AT)));
         }
     }
     Ok(Counted {
@@ -301,6 +310,26 @@ fn fixed_layout(command: &mut Command) {
 
 /// How many of the last lines of valgrind's log and the program's stderr are kept.
 const TAIL: usize = 5;
+/// How many of the last lines of each are read to find why a run ended.
+const LOOKED_AT: usize = 200;
+
+/// What of a log's last `lines` tells why a run ended: from the last line where valgrind says
+/// so (a signal that ended the process, its own assertion) on, [`TAIL`] × 2 lines at most;
+/// else the last [`TAIL`]. valgrind's log ends with advice (the main thread's stack size, how
+/// to report a bug) that says nothing of the failure.
+fn telling(lines: Vec<String>) -> Vec<String> {
+    const WHY: [&str; 4] = [
+        "Process terminating",
+        "the 'impossible' happened",
+        "Assertion",
+        "valgrind: ",
+    ];
+    let from = lines
+        .iter()
+        .rposition(|l| WHY.iter().any(|why| l.contains(why)))
+        .unwrap_or(lines.len().saturating_sub(TAIL));
+    lines.into_iter().skip(from).take(TAIL * 2).collect()
+}
 /// How many of the last lines the program printed are kept, when they are asked for.
 const PRINTED: usize = 20;
 
@@ -407,6 +436,30 @@ mod tests {
         // Fewer for more: a one-time cost that varies, not a loop outside the count.
         let varied = per_iteration((41_300, 6_863), 10, inside, "R").unwrap_err();
         assert!(varied.to_string().contains("varies run to run"), "{varied}");
+    }
+
+    #[test]
+    fn a_failed_count_says_why_rather_than_valgrinds_advice() {
+        // valgrind 3.19's log of a program killed by SIGSEGV under cachegrind.
+        let log: Vec<String> = "==9== Cachegrind, a cache and branch-prediction profiler\n\
+            ==9== Process terminating with default action of signal 11 (SIGSEGV)\n\
+            ==9==  Access not within mapped region at address 0x0\n\
+            ==9==    at 0x109139: main (crash.c:3)\n\
+            ==9==  If you believe this happened as a result of a stack\n\
+            ==9==  overflow in your program's main thread (unlikely but\n\
+            ==9==  possible), you can try to increase the size of the\n\
+            ==9==  main thread stack using the --main-stacksize= flag.\n\
+            ==9==  The main thread stack size used in this run was 8388608.\n\
+            ==9== I refs:        105,243"
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let kept = telling(log.clone());
+        assert!(kept[0].contains("signal 11 (SIGSEGV)"), "{kept:?}");
+        assert!(kept[2].contains("main (crash.c:3)"), "{kept:?}");
+        // Nothing valgrind names: the last lines, as the program's own stderr ends.
+        let plain: Vec<String> = (1..=9).map(|i| format!("line {i}")).collect();
+        assert_eq!(telling(plain)[0], "line 5");
     }
 
     #[test]

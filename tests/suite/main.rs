@@ -31,6 +31,7 @@ mod fuzz_readers;
 mod gate_family;
 mod gbench_suite;
 mod go_suite;
+mod hold_under_attack;
 mod hostile;
 mod html_plots;
 mod input_formats;

@@ -49,7 +49,7 @@ pub(super) fn horizontal_bars(
             .x_label_area_size(44)
             .y_label_area_size((longest as u32 * 7 + 16).min(320))
             // Room on the right for a legend, so that it never covers a bar.
-            .build_cartesian_2d((low - span * 0.05)..(high + span * room), 0f64..n as f64)
+            .build_cartesian_2d(axis(low - span * 0.05, high + span * room)?, 0f64..n as f64)
             .map_err(draw_error)?;
         chart
             .configure_mesh()

@@ -127,7 +127,7 @@ impl Counts<'_> {
             .margin(10)
             .x_label_area_size(44)
             .y_label_area_size(60)
-            .build_cartesian_2d(x, y)
+            .build_cartesian_2d(axis(x.start, x.end)?, y)
             .map_err(draw_error)?;
         chart
             .configure_mesh()

@@ -168,6 +168,23 @@ fn finish(kind: PlotKind, drawn: Vec<io::Result<(String, String)>>) -> Vec<io::R
         .collect()
 }
 
+/// The largest magnitude an axis may reach: beyond it a span, or the steps plotters takes
+/// across it to place its labels, is no longer finite.
+const LARGEST: f64 = 1e300;
+
+/// `low..high` as an axis, or why not. plotters steps across an axis to place its labels, and
+/// never ends on an infinite one: one value of ±1.8e308 allocs/op made a report hang. A
+/// plot that cannot be drawn is a note, never a loop.
+pub(super) fn axis(low: f64, high: f64) -> io::Result<std::ops::Range<f64>> {
+    let fits = |v: f64| v.is_finite() && v.abs() < LARGEST;
+    match fits(low) && fits(high) && fits(high - low) && low < high {
+        true => Ok(low..high),
+        false => Err(io::Error::other(format!(
+            "its values span {low:e} to {high:e}, which no axis can show"
+        ))),
+    }
+}
+
 fn draw_error<E: std::fmt::Debug>(e: E) -> io::Error {
     io::Error::other(format!("drawing a plot: {e:?}"))
 }

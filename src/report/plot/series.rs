@@ -66,7 +66,7 @@ fn series(
             .right_y_label_area_size(if total_overruns > 0.0 { 50 } else { 0 })
             .build_cartesian_2d(
                 1f64..(seconds as f64).max(2.0),
-                0f64..(top / divisor * 1.05).max(1e-9),
+                axis(0.0, (top / divisor * 1.05).max(1e-9))?,
             )
             .map_err(draw_error)?
             .set_secondary_coord(

@@ -59,7 +59,7 @@ pub(super) fn spectrum(report: &Report) -> Option<io::Result<(String, String)>> 
             .y_label_area_size(70)
             .build_cartesian_2d(
                 0f64..nines,
-                ((bottom * 0.9).max(1e-12)..(top / divisor * 1.1).max(1e-9)).log_scale(),
+                axis((bottom * 0.9).max(1e-12), (top / divisor * 1.1).max(1e-9))?.log_scale(),
             )
             .map_err(draw_error)?;
         chart

@@ -65,7 +65,10 @@ pub(super) fn trend(table: &Table) -> io::Result<Option<(String, String)>> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(70)
-            .build_cartesian_2d(-0.3f64..last + 0.3, 0f64..(top / divisor * 1.1).max(1e-9))
+            .build_cartesian_2d(
+                -0.3f64..last + 0.3,
+                axis(0.0, (top / divisor * 1.1).max(1e-9))?,
+            )
             .map_err(draw_error)?;
         chart
             .configure_mesh()

@@ -1,0 +1,109 @@
+//! The third attack audit's findings (issue 75), each through the release binary: what made
+//! latkit panic, hang, lose results, count the wrong thing or write what it must not.
+
+use crate::common::latkit;
+use std::time::Duration;
+
+/// A Go result file of one benchmark whose allocs/op is `value`.
+fn one_value(dir: &std::path::Path, value: &str) -> std::path::PathBuf {
+    let file = dir.join("huge.txt");
+    std::fs::write(&file, format!("BenchmarkA 1 {value} allocs/op\n")).unwrap();
+    file
+}
+
+#[test]
+fn a_millisecond_source_date_epoch_is_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = one_value(dir.path(), "5");
+    // The year 10000 and later: a four-digit year cannot write it (was exit 101).
+    for epoch in ["1700000000000", "253402300800"] {
+        latkit()
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .args(["parse", "--format", "json"])
+            .arg(&file)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "SOURCE_DATE_EPOCH `{epoch}` is not whole seconds since 1970 before the year 10000"
+            )));
+    }
+    latkit()
+        .env("SOURCE_DATE_EPOCH", "253402300799")
+        .args(["parse", "--format", "json"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("9999-12-31T23:59:59"));
+}
+
+#[test]
+fn a_value_no_axis_can_show_is_a_note_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    // 46 bytes that made `parse --format html` and `--plot` spin forever.
+    for value in ["1.7976931348623157e308", "-1.7976931348623157e308"] {
+        let file = one_value(dir.path(), value);
+        latkit()
+            .timeout(Duration::from_secs(60))
+            .args(["parse", "--format", "html"])
+            .arg(&file)
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("which no axis can show"));
+        latkit()
+            .timeout(Duration::from_secs(60))
+            .arg("parse")
+            .arg(&file)
+            .arg("--plot")
+            .arg(dir.path().join("plots"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("which no axis can show"));
+    }
+}
+
+/// A `valgrind` first on PATH that writes two count files of 2^64 − 1 instructions each.
+fn overflowing_valgrind(dir: &std::path::Path) -> std::ffi::OsString {
+    let script = dir.join("valgrind");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo valgrind-3.19.0; exit 0; }\n\
+         for a in \"$@\"; do case \"$a\" in --cachegrind-out-file=*) \
+         out=\"${a#--cachegrind-out-file=}\";; esac; done\nd=$(dirname \"$out\")\n\
+         for p in 1 2; do printf 'events: Ir\\nsummary: 18446744073709551615\\n' > \"$d/count.$p\"; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)))
+        .unwrap()
+}
+
+#[test]
+fn counts_that_add_up_beyond_two_to_the_sixty_four_are_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    latkit()
+        .env("PATH", overflowing_valgrind(dir.path()))
+        .args(["exec", "--measure", "instructions", "--runs", "1", "true"])
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains(
+            "add up to more than 2^64 instructions",
+        ));
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind; `--features interop` runs it"
+)]
+fn a_program_killed_under_valgrind_is_reported_by_its_signal_not_valgrinds_advice() {
+    crate::common::peer("valgrind", "apt-get install valgrind");
+    latkit()
+        .args(["exec", "--measure", "instructions", "--runs", "1"])
+        .arg("sh -c 'kill -SEGV $$'")
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains(
+            "Process terminating with default action of signal 11",
+        ));
+}
