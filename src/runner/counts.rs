@@ -331,7 +331,7 @@ fn telling(lines: Vec<String>) -> Vec<String> {
     lines.into_iter().skip(from).take(TAIL * 2).collect()
 }
 /// How many of the last lines the program printed are kept, when they are asked for.
-const PRINTED: usize = 20;
+const PRINTED: usize = 200;
 
 /// What a run's environment records of how its counts were taken, so that counts taken
 /// differently (another valgrind, other iterations, other settings) are not compared as

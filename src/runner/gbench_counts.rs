@@ -53,9 +53,15 @@ pub fn list(reach: Reach, program: &str, filter: Option<&str>) -> Result<Listed>
         }))
     };
     if let Some(names) = ask(true)? {
+        // A binary with its own main() takes `1x` from 1.7.1 with a warning and runs timed
+        // iterations: whether it runs exactly one is seen, not assumed.
+        let exact_iterations = match names.first() {
+            Some(first) => iterations_at_one(reach, program, first)? == Some(1),
+            None => true,
+        };
         return Ok(Listed {
             names,
-            exact_iterations: true,
+            exact_iterations,
         });
     }
     match ask(false)? {
@@ -65,6 +71,63 @@ pub fn list(reach: Reach, program: &str, filter: Option<&str>) -> Result<Listed>
         }),
         None => Err(Error::Peer(format!(
             "{program} --benchmark_list_tests=true failed: is it a google/benchmark binary?"
+        ))),
+    }
+}
+
+/// The arguments that run benchmark `name` alone, once, for `min_time`, its result in JSON.
+fn one_run(name: &str, min_time: &str) -> Vec<String> {
+    vec![
+        format!("--benchmark_filter=^{}$", regex::escape(name)),
+        format!("--benchmark_min_time={min_time}"),
+        "--benchmark_repetitions=1".to_string(),
+        "--benchmark_format=json".to_string(),
+    ]
+}
+
+/// The iterations `program` runs of benchmark `name` when asked for one (`1x`), natively;
+/// `None` when it printed no result.
+fn iterations_at_one(reach: Reach, program: &str, name: &str) -> Result<Option<u64>> {
+    let args = one_run(name, "1x");
+    let mut child = reach
+        .harness
+        .spawn(program, &args, None)
+        .map_err(|e| Error::Environment(format!("could not start {program}: {e}")))?;
+    let mut printed = String::new();
+    if let Some(mut stdout) = child.take_stdout() {
+        let _ = stdout.read_to_string(&mut printed);
+    }
+    child.wait().map_err(|e| Error::io(program, e))?;
+    let lines: Vec<String> = printed.lines().map(str::to_string).collect();
+    Ok(iterations_in(&lines).first().copied())
+}
+
+/// The `"iterations": N` of each result in google/benchmark's JSON.
+fn iterations_in(printed: &[String]) -> Vec<u64> {
+    printed
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix("\"iterations\":"))
+        .filter_map(|n| n.trim().trim_end_matches(',').parse().ok())
+        .collect()
+}
+
+/// That the counted run `line` printed one result, of `iterations`: a binary that ignores
+/// the iteration count asked (its own main() on 1.7.1 runs timed iterations) is never
+/// trusted (exit 6).
+fn ran_as_asked(printed: &[String], iterations: u64, line: &str, name: &str) -> Result<()> {
+    match iterations_in(printed)[..] {
+        [ran] if ran == iterations => Ok(()),
+        ref ran => Err(Error::Peer(format!(
+            "{name}: `{line}` was asked for {iterations} iteration(s) and ran {}: its count \
+             is of other work than asked, so none is taken",
+            match ran {
+                [] => "none that it printed".to_string(),
+                _ => ran
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
         ))),
     }
 }
@@ -95,21 +158,23 @@ pub fn count_all(
     for (i, name) in listed.names.iter().enumerate() {
         let function = function_of(name);
         let scope = Scope::Function(vec![function.clone()]);
-        let run = |min_time: &str| {
-            let args = vec![
-                format!("--benchmark_filter=^{}$", regex::escape(name)),
-                format!("--benchmark_min_time={min_time}"),
-                "--benchmark_repetitions=1".to_string(),
-            ];
+        let run = |iterations: u64| {
+            let min_time = match listed.exact_iterations {
+                true => format!("{iterations}x"),
+                false => "0".to_string(),
+            };
+            let args = one_run(name, &min_time);
             let count = Count {
                 program,
                 args: &args,
                 dir: None,
                 env: &[],
                 scope: &scope,
-                printed: false,
+                printed: true,
             };
-            reach.harness.counted(&count, name).map(|c| c.instructions)
+            let counted = reach.harness.counted(&count, name)?;
+            ran_as_asked(&counted.printed, iterations, &count.line(), name)?;
+            Ok::<_, Error>(counted.instructions)
         };
         let mut values = Vec::new();
         while !enough(&values, asked) {
@@ -120,7 +185,7 @@ pub fn count_all(
             ));
             let value = match listed.exact_iterations {
                 true => {
-                    let pair = (run(&format!("{FEWER}x"))?, run(&format!("{MORE}x"))?);
+                    let pair = (run(FEWER)?, run(MORE)?);
                     let pair = (
                         entered(pair.0, &function, name)?,
                         entered(pair.1, &function, name)?,
@@ -128,7 +193,7 @@ pub fn count_all(
                     let inside = format!("inside `{function}`");
                     per_iteration(pair, MORE - FEWER, &inside, name)?
                 }
-                false => entered(run("0")?, &function, name)? as f64,
+                false => entered(run(1)?, &function, name)? as f64,
             };
             if reach.interrupt.requested() {
                 return Err(Error::Interrupted);
@@ -220,6 +285,30 @@ fn counted_metric(exact_iterations: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_counted_run_must_have_run_the_iterations_asked() {
+        // google/benchmark 1.7.1's JSON, the lines of one result.
+        let printed: Vec<String> = [
+            "  \"benchmarks\": [",
+            "      \"run_type\": \"iteration\",",
+            "      \"iterations\": 1048576,",
+            "      \"real_time\": 6.4e+02,",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        assert_eq!(iterations_in(&printed), [1_048_576]);
+        let ignored = ran_as_asked(&printed, 2, "./bm", "BM_A").unwrap_err();
+        assert_eq!(ignored.exit_code(), 6);
+        assert!(
+            ignored
+                .to_string()
+                .contains("asked for 2 iteration(s) and ran 1048576"),
+            "{ignored}"
+        );
+        assert!(ran_as_asked(&printed, 1_048_576, "./bm", "BM_A").is_ok());
+        assert!(ran_as_asked(&[], 1, "./bm", "BM_A").is_err());
+    }
 
     #[test]
     fn a_benchmark_is_counted_in_its_function() {

@@ -107,3 +107,59 @@ fn a_program_killed_under_valgrind_is_reported_by_its_signal_not_valgrinds_advic
             "Process terminating with default action of signal 11",
         ));
 }
+
+/// A google/benchmark of a 1,000-step loop, with `BENCHMARK_MAIN()` or a main() of its own
+/// (which on 1.7.1 takes `--benchmark_min_time=1x` with a warning and runs timed iterations).
+fn spin_source(own_main: bool) -> String {
+    let main = match own_main {
+        true => {
+            "int main(int argc, char** argv) {\n  benchmark::Initialize(&argc, argv);\n  \
+                 benchmark::RunSpecifiedBenchmarks();\n  benchmark::Shutdown();\n}\n"
+        }
+        false => "BENCHMARK_MAIN();\n",
+    };
+    format!(
+        "#include <benchmark/benchmark.h>\nstatic void BM_Spin(benchmark::State& state) {{\n\
+         for (auto _ : state) {{\n    unsigned x = 1;\n\
+         for (int i = 0; i < 1000; ++i) x = x * 1664525u + 1013904223u;\n\
+         benchmark::DoNotOptimize(x);\n  }}\n}}\nBENCHMARK(BM_Spin);\n{main}"
+    )
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and libbenchmark-dev; `--features interop` runs it"
+)]
+fn a_benchmark_with_its_own_main_is_counted_at_the_iterations_it_ran() {
+    crate::common::peer("valgrind", "apt-get install valgrind");
+    let dir = tempfile::tempdir().unwrap();
+    let counted = |own_main: bool| {
+        let source = dir.path().join(format!("spin{own_main}.cc"));
+        std::fs::write(&source, spin_source(own_main)).unwrap();
+        let binary = dir.path().join(format!("spin{own_main}"));
+        crate::common::build_gbench(&source, &binary);
+        let out = latkit()
+            .arg("gbench")
+            .arg(&binary)
+            .args(["--measure", "instructions", "--format", "json", "-q"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let metric = crate::common::gbench_metric(&doc);
+        crate::common::counts_of(&doc, "BM_Spin", metric)
+    };
+    // Its own main() once made the count that of two timed runs (about a million iterations
+    // each) over ten: 50–3400× the true one. Now it counts what BENCHMARK_MAIN() does.
+    let (standard, own) = (counted(false), counted(true));
+    let ratio = own[0] / standard[0];
+    assert!(
+        (0.99..=1.01).contains(&ratio),
+        "{standard:?} against {own:?}"
+    );
+}
