@@ -22,15 +22,17 @@ pub struct GoArgs {
     #[arg(long, value_name = "T")]
     pub benchtime: Option<String>,
     /// What each benchmark measures: `time` (go's ns/op, B/op, allocs/op), `instructions`
-    /// (instructions/op: its own loop per iteration, counted by valgrind, the same whatever
-    /// else the machine does; once per benchmark unless --count says), or `time,instructions`.
+    /// (instructions/op: one iteration of its loop, counted by valgrind over the whole test
+    /// binary, which load does not move; three times, six when they spread, unless --count
+    /// says), or `time,instructions`.
     #[arg(long, value_name = "WHAT", default_value = "time",
           value_parser = crate::runner::counts::Measure::parse)]
     pub measure: crate::runner::counts::Measure,
     /// Keep go test's raw output in FILE (written as it arrives).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,
-    /// Extra arguments passed to `go test` after the package.
+    /// Extra arguments passed to `go test` after the package; its build flags (`-tags`,
+    /// `-gcflags`, `-race`) build the binary that is counted too.
     #[arg(last = true, value_name = "GO_TEST_ARGS")]
     pub extra: Vec<String>,
     #[command(flatten)]

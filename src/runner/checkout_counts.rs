@@ -17,7 +17,7 @@ impl Prepared {
         let reach = Reach::system();
         let version = reach.harness.valgrind().map_err(|e| e.to_string())?;
         match &self.harness {
-            Harness::Go { package, .. } => {
+            Harness::Go { package, flags } => {
                 // The benchmarks the binary runs, and their package, from a timed run.
                 let listing = self.timed()?;
                 let benches = go_counts::counting(&listing);
@@ -26,6 +26,7 @@ impl Prepared {
                     package: benches.first().and_then(|b| b.package.clone()),
                     binary,
                     dir: Some(self.root.join(package)),
+                    flags: super::go_flags::split(flags, true).binary,
                 }];
                 let counts = go_counts::count_all(reach, &built, &benches, Some(1), None)
                     .map_err(|e| e.to_string())?;

@@ -85,7 +85,8 @@ impl GoTest {
             .prefix("latkit-go-count-")
             .tempdir()
             .map_err(|e| Error::Environment(format!("a temporary directory: {e}")))?;
-        let built = go_counts::build(reach, &benches, self.dir.as_deref(), scratch.path())?;
+        let how = (self.dir.as_deref(), &self.extra[..]);
+        let built = go_counts::build(reach, &benches, how, scratch.path())?;
         let progress = self.progress.as_ref();
         let counts = match go_counts::count_all(reach, &built, &benches, self.counted, progress) {
             Err(Error::Interrupted) => {

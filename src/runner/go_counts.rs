@@ -84,6 +84,8 @@ pub struct Built {
     pub package: Option<String>,
     pub binary: PathBuf,
     pub dir: Option<PathBuf>,
+    /// The binary's own flags of the timed run (`-test.short`, a package's `-size 64`).
+    pub flags: Vec<String>,
 }
 
 /// Counts each benchmark of `benches` as many times as `asked`, or until the counts are
@@ -180,6 +182,7 @@ fn counted(reach: Reach, built: &Built, bench: &Counting, n: u64) -> Result<u64>
     ]
     .map(str::to_string)
     .to_vec();
+    let args = [args, built.flags.clone()].concat();
     let count = Count {
         program: &built.binary.display().to_string(),
         args: &args,
@@ -212,13 +215,15 @@ fn ran(printed: &[String], name: &str, n: u64) -> bool {
 }
 
 /// Builds the test binary of each package of `benches` into `scratch` (`go test -c`, in
-/// `dir`), and finds the directory its tests run in.
+/// `dir`, with the build flags of `extra`, what followed the package on the timed run's
+/// line), and finds the directory its tests run in.
 pub fn build(
     reach: Reach,
     benches: &[Counting],
-    dir: Option<&Path>,
+    (dir, extra): (Option<&Path>, &[String]),
     scratch: &Path,
 ) -> Result<Vec<Built>> {
+    let flags = super::go_flags::split(extra, true);
     let mut built: Vec<Built> = Vec::new();
     for bench in benches {
         if built.iter().any(|b| b.package == bench.package) {
@@ -226,8 +231,9 @@ pub fn build(
         }
         let package = bench.package.clone().unwrap_or_else(|| ".".into());
         let binary = scratch.join(format!("{}.test", built.len()));
-        let mut args: Vec<String> = ["test", "-c", "-o"].map(str::to_string).to_vec();
-        args.extend([binary.display().to_string(), package.clone()]);
+        let mut args: Vec<String> = ["test", "-c"].map(str::to_string).to_vec();
+        args.extend(flags.build.iter().cloned());
+        args.extend(["-o".into(), binary.display().to_string(), package.clone()]);
         let mut child = reach
             .harness
             .spawn("go", &args, dir)
@@ -255,6 +261,7 @@ pub fn build(
             package: bench.package.clone(),
             binary,
             dir: listed.or_else(|| dir.map(Path::to_path_buf)),
+            flags: flags.binary.clone(),
         });
     }
     Ok(built)

@@ -220,10 +220,14 @@ fn prepare(root: &Path, repository: &Repository, build: Option<&str>) -> Result<
         run_to(shell(build), root, &log, &format!("--build `{build}`"))?;
     }
     let go_binary = match harness {
-        Harness::Go { package, .. } => {
+        Harness::Go { package, flags } => {
             let binary = scratch.path().join("bench.test");
             let mut go = Command::new("go");
-            go.args(["test", "-c", "-o"]).arg(&binary).arg(package);
+            go.args(["test", "-c"])
+                .args(super::go_flags::split(flags, false).build)
+                .arg("-o")
+                .arg(&binary)
+                .arg(package);
             run_to(go, root, &log, &format!("go test -c {package}"))?;
             Some(binary)
         }
@@ -258,13 +262,9 @@ impl Prepared {
                 let mut run = Command::new(binary);
                 run.args(["-test.run", "^$", "-test.bench", &self.bench])
                     .args(["-test.count", "1"]);
-                // `go test` flags become the test binary's own (`-benchtime` → `-test.benchtime`).
-                run.args(flags.iter().map(|f| match f.strip_prefix('-') {
-                    Some(name) if !name.starts_with("test.") && !name.starts_with('-') => {
-                        format!("-test.{name}")
-                    }
-                    _ => f.clone(),
-                }));
+                // `go test`'s flags for the binary become its own (`-benchtime` →
+                // `-test.benchtime`); build flags built it.
+                run.args(super::go_flags::split(flags, false).binary);
                 // Go runs a package's tests in its directory.
                 run_to(run, &self.root.join(package), &out, "the Go benchmarks")?;
                 "go"

@@ -9,6 +9,7 @@ pub mod gbench;
 pub mod gbench_counts;
 pub mod go;
 pub mod go_counts;
+pub mod go_flags;
 pub mod harness;
 pub mod launch;
 pub mod output;

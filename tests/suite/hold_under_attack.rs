@@ -163,3 +163,55 @@ fn a_benchmark_with_its_own_main_is_counted_at_the_iterations_it_ran() {
         "{standard:?} against {own:?}"
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and go; `--features interop` runs it"
+)]
+fn go_counts_the_program_its_build_flags_build() {
+    crate::common::peer("valgrind", "apt-get install valgrind");
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path();
+    let write = |name: &str, text: &str| std::fs::write(module.join(name), text).unwrap();
+    write("go.mod", "module example.com/tagged\n\ngo 1.19\n");
+    let spin = |tag: &str, steps: u32| {
+        format!(
+            "//go:build {tag}\n\npackage tagged\n\nvar sink uint64\n\n\
+             func work() {{\n\tx := uint64(1)\n\tfor i := 0; i < {steps}; i++ {{\n\
+             \t\tx = x*6364136223846793005 + 1\n\t}}\n\tsink += x\n}}\n"
+        )
+    };
+    write("fast.go", &spin("fast", 1000));
+    write("slow.go", &spin("!fast", 10000));
+    write(
+        "work_test.go",
+        "package tagged\n\nimport \"testing\"\n\n\
+         func BenchmarkWork(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\twork()\n\t}\n}\n",
+    );
+    let counted = |extra: &[&str]| {
+        let out = latkit()
+            .args(["go", "--dir"])
+            .arg(module)
+            .args(["--measure", "instructions", "--format", "json", "-q", "--"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        crate::common::counts_of(&doc, "BenchmarkWork", "instructions/op")[0]
+    };
+    // The count was of the untagged loop, ten times longer, whatever the tags.
+    let (fast, slow) = (counted(&["-tags=fast"]), counted(&[]));
+    assert!(
+        (8.0..12.0).contains(&(slow / fast)),
+        "{fast} against {slow}"
+    );
+    // The same tags apart, beside a flag of the binary's: the same loop, within the floor.
+    let apart = counted(&["-tags", "fast", "-short"]);
+    assert!((apart / fast - 1.0).abs() < 1e-3, "{fast} against {apart}");
+}
