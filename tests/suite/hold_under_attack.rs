@@ -1,8 +1,11 @@
 //! The third attack audit's findings (issue 75), each through the release binary: what made
 //! latkit panic, hang, lose results, count the wrong thing or write what it must not.
 
-use crate::common::latkit;
+use crate::common::{json_of, latkit};
 use std::time::Duration;
+
+/// Counted instructions alone, as JSON on standard output.
+const COUNTED_JSON: [&str; 5] = ["--measure", "instructions", "--format", "json", "-q"];
 
 /// A Go result file of one benchmark whose allocs/op is `value`.
 fn one_value(dir: &std::path::Path, value: &str) -> std::path::PathBuf {
@@ -139,18 +142,7 @@ fn a_benchmark_with_its_own_main_is_counted_at_the_iterations_it_ran() {
         std::fs::write(&source, spin_source(own_main)).unwrap();
         let binary = dir.path().join(format!("spin{own_main}"));
         crate::common::build_gbench(&source, &binary);
-        let out = latkit()
-            .arg("gbench")
-            .arg(&binary)
-            .args(["--measure", "instructions", "--format", "json", "-q"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = json_of(latkit().arg("gbench").arg(&binary).args(COUNTED_JSON));
         let metric = crate::common::gbench_metric(&doc);
         crate::common::counts_of(&doc, "BM_Spin", metric)
     };
@@ -190,19 +182,9 @@ fn go_counts_the_program_its_build_flags_build() {
          func BenchmarkWork(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\twork()\n\t}\n}\n",
     );
     let counted = |extra: &[&str]| {
-        let out = latkit()
-            .args(["go", "--dir"])
-            .arg(module)
-            .args(["--measure", "instructions", "--format", "json", "-q", "--"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut go = latkit();
+        go.args(["go", "--dir"]).arg(module).args(COUNTED_JSON);
+        let doc = json_of(go.arg("--").args(extra));
         crate::common::counts_of(&doc, "BenchmarkWork", "instructions/op")[0]
     };
     // The count was of the untagged loop, ten times longer, whatever the tags.
