@@ -153,7 +153,8 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
         .map_err(|e| Error::io(&name, e))?;
     if bytes.len() as u64 > MAX_TEXT_FILE {
         return Err(Error::Input(format!(
-            "{name}: larger than {} MiB, too large for a hand-written spec: is it the right file?",
+            "{name}: larger than {} MiB, too large for a hand-written file (a spec, a token, a \
+             list): is it the right file?",
             MAX_TEXT_FILE >> 20
         )));
     }

@@ -41,7 +41,8 @@ pub enum Token {
 
 impl Token {
     /// The secret, if any: a file is read with the bounds of every file latkit reads (a
-    /// regular file of at most 1 MiB), its first line without the line break; an empty one is
+    /// regular file of at most 1 MiB), its first line without the line break and trailing
+    /// blanks (an editor's, a `\r`); an empty one, or `LATKIT_TOKEN=` set to nothing, is
     /// refused rather than taken as no token.
     fn resolve(self, env: &Env) -> Result<Option<String>> {
         let (secret, from) = match self {
@@ -49,10 +50,10 @@ impl Token {
             Token::File(path) => {
                 let text = crate::error::read_text(&path)?;
                 warn_if_others_read(&path, env);
-                let first = text.lines().next().unwrap_or("").to_string();
+                let first = text.lines().next().unwrap_or("").trim_end().to_string();
                 (first, path.display().to_string())
             }
-            Token::FromEnvironment => match env.vars.get("LATKIT_TOKEN") {
+            Token::FromEnvironment => match env.vars.set("LATKIT_TOKEN") {
                 None => return Ok(None),
                 Some(value) => (
                     value.to_string_lossy().into_owned(),

@@ -73,6 +73,14 @@ impl Vars {
         )
     }
 
+    /// `name`'s value when it is set, even to nothing: for a variable whose empty value is
+    /// a mistake to refuse (`LATKIT_TOKEN=`), not the same as unset.
+    pub fn set(&self, name: &str) -> Option<&std::ffi::OsStr> {
+        self.0
+            .get(std::ffi::OsStr::new(name))
+            .map(|v| v.as_os_str())
+    }
+
     /// `name`'s value; unset and empty are both `None`, as shells treat `NAME=`.
     pub fn get(&self, name: &str) -> Option<&std::ffi::OsStr> {
         self.0

@@ -197,3 +197,30 @@ fn go_counts_the_program_its_build_flags_build() {
     let apart = counted(&["-tags", "fast", "-short"]);
     assert!((apart / fast - 1.0).abs() < 1e-3, "{fast} against {apart}");
 }
+
+#[test]
+fn an_empty_latkit_token_is_refused_not_taken_as_none() {
+    // Unauthenticated off loopback would need --insecure; on loopback `LATKIT_TOKEN=` ran a
+    // server without a token (docs/net.md says an empty variable is refused).
+    latkit()
+        .env("LATKIT_TOKEN", "")
+        .args(["net", "server", "--bind", "127.0.0.1:0"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "LATKIT_TOKEN: the token is empty",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("token");
+    std::fs::write(&big, vec![b'x'; 2 << 20]).unwrap();
+    latkit()
+        .args(["net", "server", "--bind", "127.0.0.1:0", "--token-file"])
+        .arg(&big)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "too large for a hand-written file (a spec, a token",
+        ));
+}

@@ -227,7 +227,8 @@ fn a_token_from_a_file_or_the_environment_stays_off_the_command_line() {
     let _turn = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("token");
-    std::fs::write(&file, "file-s3cret\n").unwrap();
+    // Trailing blanks an editor left, and a `\r`, are not the secret's.
+    std::fs::write(&file, "file-s3cret  \r\n").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let file = file.to_str().unwrap();
     let mut server = Server::start(&["--bind", "127.0.0.1:0", "--token-file", file], None);
