@@ -17,10 +17,17 @@ const ROWS_PER_PIECE: usize = 2048;
 const PIECES_PER_BATCH: usize = 16;
 
 /// A field quoted where CSV needs it; control characters (from benchmark names) are shown as
-/// symbols, since CSV is read on terminals too.
+/// symbols, since CSV is read on terminals too. A field a spreadsheet would take for a
+/// formula (`=`, `+`, `-` or `@` first, and no number) is written as text, as OWASP's CSV
+/// rule says: a `'` before it, and quoted.
 pub(super) fn quote(field: &str) -> String {
     let field = crate::error::visible(field);
-    if field.contains([',', '"']) {
+    let formula = field.starts_with(['=', '+', '-', '@'])
+        && field.len() > 1
+        && field.trim().parse::<f64>().is_err();
+    if formula {
+        format!("\"'{}\"", field.replace('"', "\"\""))
+    } else if field.contains([',', '"']) {
         format!("\"{}\"", field.replace('"', "\"\""))
     } else {
         field.to_string()
@@ -105,6 +112,18 @@ mod tests {
     use crate::analyze::view::{Table, keys};
 
     /// Rows written on every core, in batches, come out in the table's order, each once.
+    #[test]
+    fn a_field_a_spreadsheet_would_run_is_written_as_text() {
+        assert_eq!(quote("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(quote("@SUM(A1)"), "\"'@SUM(A1)\"");
+        assert_eq!(quote("+cmd|' /C calc'!A0"), "\"'+cmd|' /C calc'!A0\"");
+        // Numbers, and a lone dash, stay as they are.
+        assert_eq!(quote("-5.25"), "-5.25");
+        assert_eq!(quote("+1e3"), "+1e3");
+        assert_eq!(quote("-"), "-");
+        assert_eq!(quote("BenchmarkA/n=1"), "BenchmarkA/n=1");
+    }
+
     #[test]
     fn lines_written_on_every_core_keep_the_rows_order() {
         let rows = ROWS_PER_PIECE * PIECES_PER_BATCH * 2 + 7;

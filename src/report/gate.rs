@@ -172,7 +172,7 @@ fn skipped_lines(skipped: &[&Note], bullet: &str) -> String {
 fn md_table(header: [&str; 5], rows: &[[String; 5]], _: Option<usize>) -> String {
     let mut out = format!("| {} |\n|---|---|---:|---|---|\n", header.join(" | "));
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = r.iter().map(|c| super::markdown::escape(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out

@@ -220,7 +220,7 @@ const MARKDOWN: Markup = Markup {
     row: |cells| format!("| {} |\n", cells.join(" | ")),
     divider: |columns| format!("|:---|{}\n", "---:|".repeat(columns - 1)),
     closing: "",
-    code: |command| format!("`{}`", super::markdown::escape(command)),
+    code: super::markdown::code,
 };
 
 const ASCIIDOC: Markup = Markup {
@@ -228,7 +228,11 @@ const ASCIIDOC: Markup = Markup {
     row: |cells| format!("\n| {} \n", cells.join(" \n| ")),
     divider: |_| String::new(),
     closing: "|===\n",
-    code: |command| format!("`{}`", super::markdown::escape(command)),
+    // A backtick would close the span: its character reference shows it instead.
+    code: |command| {
+        let text = crate::error::visible(command);
+        format!("`{}`", text.replace('|', "\\|").replace('`', "&#96;"))
+    },
 };
 
 const ORGMODE: Markup = Markup {
@@ -394,13 +398,15 @@ mod tests {
                 "| `sleep 2` | 2005.0 ± 2.0 | 2002.0 | 2008.0 | 18.97 ± 0.29 |"
             ]
         );
-        // A name's control characters and tags never reach the file as such.
+        // A name's control characters never reach the file as such, and a tag stays inside
+        // its code span, which shows it as text; a backtick in it does not close the span.
         let hostile = [result("x\u{1b}[2Jy <script>", 0.1, 0.01, 0.09, 0.11)];
         let shown = table(Layout::Markdown, None, Sort::Command, &hostile);
-        assert!(
-            !shown.contains('\u{1b}') && !shown.contains("<script>"),
-            "{shown}"
-        );
+        assert!(!shown.contains('\u{1b}'), "{shown}");
+        assert!(shown.contains("[2Jy <script>` |"), "{shown}");
+        let ticked = [result("a`b", 0.1, 0.01, 0.09, 0.11)];
+        let shown = table(Layout::Markdown, None, Sort::Command, &ticked);
+        assert!(shown.contains("| ``a`b`` |"), "{shown}");
         let us = table(
             Layout::Orgmode,
             Some(TimeUnit::Microsecond),

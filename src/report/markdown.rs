@@ -8,15 +8,32 @@ use std::io::{self, Write};
 
 pub struct Markdown;
 
-/// A table cell's text with its `|` escaped, control characters shown as symbols, and a `<`
-/// that would open an HTML tag (`<script>`) written as `&lt;` (`< 5 ms` stays as it is).
+/// A table cell's text with its `|` escaped, control characters shown as symbols, a `<`
+/// that would open an HTML tag or an autolink (`<script>`, `<http://…>`) written as `&lt;`
+/// (`< 5 ms` stays as it is), and what would open a link, an image or a code span (`[`, `]`,
+/// `` ` ``, and `\` itself) escaped: a benchmark name from a repository's `go test` output
+/// rendered as an image fetched when the page was viewed.
 pub fn escape(text: &str) -> String {
+    escaped(text, true)
+}
+
+/// A note's text, escaped as [`escape`] does except its backticks, which are latkit's own code
+/// spans (`--fail-on`): with `[` and `]` escaped, nothing in one opens a link or an image.
+pub fn escape_prose(text: &str) -> String {
+    escaped(text, false)
+}
+
+fn escaped(text: &str, ticks: bool) -> String {
     let text = crate::error::visible(text);
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '|' => out.push_str("\\|"),
+            '`' if !ticks => out.push(c),
+            '|' | '[' | ']' | '`' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
             '<' if chars
                 .peek()
                 .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
@@ -27,6 +44,21 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` as a code span: fenced by one backtick more than its longest run of them (a
+/// backtick in a command closed a one-backtick span), with `|` escaped (GFM splits a table's
+/// cells first), control characters shown as symbols, and a space inside the fence where the
+/// text starts or ends with a backtick, as CommonMark asks.
+pub fn code(text: &str) -> String {
+    let text = crate::error::visible(text).replace('|', "\\|");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = match text.starts_with('`') || text.ends_with('`') {
+        true => " ",
+        false => "",
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 /// `table` with each column in plain seconds or bytes (what latkit and hyperfine record)
@@ -107,7 +139,7 @@ impl Reporter for Markdown {
         if !report.notes.is_empty() {
             writeln!(out)?;
             for line in note_lines(report, &reader) {
-                writeln!(out, "- {}", escape(&line))?;
+                writeln!(out, "- {}", escape_prose(&line))?;
             }
         }
         Ok(())

@@ -224,3 +224,44 @@ fn an_empty_latkit_token_is_refused_not_taken_as_none() {
             "too large for a hand-written file (a spec, a token",
         ));
 }
+
+#[test]
+fn names_reach_markdown_and_csv_as_text_never_as_images_links_or_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bench.txt");
+    // RootStream's BENCH lines carry any name a repository gives.
+    std::fs::write(
+        &file,
+        "BENCH ![x](//example.invalid/p.png): min=10us avg=12us\n\
+         BENCH =HYPERLINK(\"//example.invalid\"): min=11us avg=13us\n",
+    )
+    .unwrap();
+    let parse = |format: &str| {
+        crate::common::stdout_of(latkit().arg("parse").arg(&file).args(["--format", format]))
+    };
+    let markdown = parse("markdown");
+    assert!(
+        markdown.contains(r"!\[x\](//example.invalid/p.png)"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("![x]("), "{markdown}");
+    let csv = parse("csv");
+    assert!(
+        csv.contains("\"'=HYPERLINK(\"\"//example.invalid\"\")\""),
+        "{csv}"
+    );
+}
+
+#[test]
+fn a_backtick_in_a_command_does_not_close_its_code_span_in_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("t.md");
+    latkit()
+        .args(["exec", "--runs", "2", "--warmup", "0", "echo 'a`b'"])
+        .arg("--export-markdown")
+        .arg(&export)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&export).unwrap();
+    assert!(text.contains("| ``echo 'a`b'`` |"), "{text}");
+}
