@@ -34,16 +34,8 @@ pub fn list(reach: Reach, program: &str, filter: Option<&str>) -> Result<Listed>
         if exact {
             args.push("--benchmark_min_time=1x".into());
         }
-        let mut child = reach
-            .harness
-            .spawn(program, &args, None)
-            .map_err(|e| Error::Environment(format!("could not start {program}: {e}")))?;
-        let mut listed = String::new();
-        if let Some(mut stdout) = child.take_stdout() {
-            let _ = stdout.read_to_string(&mut listed);
-        }
-        let status = child.wait().map_err(|e| Error::io(program, e))?;
-        Ok(status.success().then(|| {
+        let (listed, succeeded) = printed_by(reach, program, &args)?;
+        Ok(succeeded.then(|| {
             listed
                 .lines()
                 .map(str::trim)
@@ -88,18 +80,23 @@ fn one_run(name: &str, min_time: &str) -> Vec<String> {
 /// The iterations `program` runs of benchmark `name` when asked for one (`1x`), natively;
 /// `None` when it printed no result.
 fn iterations_at_one(reach: Reach, program: &str, name: &str) -> Result<Option<u64>> {
-    let args = one_run(name, "1x");
+    let (printed, _) = printed_by(reach, program, &one_run(name, "1x"))?;
+    let lines: Vec<String> = printed.lines().map(str::to_string).collect();
+    Ok(iterations_in(&lines).first().copied())
+}
+
+/// What `program` with `args` printed on its standard output, and whether it succeeded.
+fn printed_by(reach: Reach, program: &str, args: &[String]) -> Result<(String, bool)> {
     let mut child = reach
         .harness
-        .spawn(program, &args, None)
+        .spawn(program, args, None)
         .map_err(|e| Error::Environment(format!("could not start {program}: {e}")))?;
     let mut printed = String::new();
     if let Some(mut stdout) = child.take_stdout() {
         let _ = stdout.read_to_string(&mut printed);
     }
-    child.wait().map_err(|e| Error::io(program, e))?;
-    let lines: Vec<String> = printed.lines().map(str::to_string).collect();
-    Ok(iterations_in(&lines).first().copied())
+    let status = child.wait().map_err(|e| Error::io(program, e))?;
+    Ok((printed, status.success()))
 }
 
 /// The `"iterations": N` of each result in google/benchmark's JSON.

@@ -5,7 +5,7 @@
 //! the other loop); its runs get the binary's flags.
 
 /// `go help build`'s flags that take a value (`-tags x` or `-tags=x`).
-const BUILD_VALUED: [&str; 17] = [
+const BUILD_VALUED: [&str; 19] = [
     "C",
     "p",
     "covermode",
@@ -22,9 +22,11 @@ const BUILD_VALUED: [&str; 17] = [
     "modfile",
     "overlay",
     "pgo",
+    "pkgdir",
     "tags",
+    "toolexec",
 ];
-/// Its flags that stand alone, and those of the rest that take a value.
+/// Its flags that stand alone.
 const BUILD_ALONE: [&str; 9] = [
     "a",
     "race",
@@ -36,7 +38,6 @@ const BUILD_ALONE: [&str; 9] = [
     "trimpath",
     "work",
 ];
-const BUILD_VALUED_MORE: [&str; 2] = ["pkgdir", "toolexec"];
 
 /// `go test`'s flags that a counted run sets itself: which benchmarks, how many iterations,
 /// how many times and on how many CPUs.
@@ -87,7 +88,7 @@ pub fn split(extra: &[String], counting: bool) -> Split {
             Some((name, _)) => (name, true),
             None => (flag, false),
         };
-        let valued = BUILD_VALUED.contains(&name) || BUILD_VALUED_MORE.contains(&name);
+        let valued = BUILD_VALUED.contains(&name);
         if valued || BUILD_ALONE.contains(&name) {
             split.build.push(arg.clone());
             if valued && !joined {
