@@ -229,7 +229,7 @@ fn beside_load_that_comes_and_goes_a_bisection_is_right_or_undecided() {
 }
 
 /// By counted instructions, beside the same load, a bisection needs no luck: one count a
-/// commit names c7 with its size, +40 %, and the good end's and the bad end's counts agree
+/// commit names c7 with its size, about +40 %, and the good end's and the bad end's counts agree
 /// with the commits around them.
 #[test]
 #[cfg_attr(
@@ -273,9 +273,21 @@ fn by_counted_instructions_a_bisection_beside_load_names_the_commit_and_its_size
         .unwrap()
         .iter()
         .find(|row| row["cells"][1]["text"].as_str() == Some("c7: change 7"))
-        .map(|row| row.to_string())
+        .map(|row| {
+            row["cells"][3]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .unwrap_or_default();
-    assert!(culprit.contains("+40.0"), "{culprit}");
+    // 20,000 → 28,000 steps is +40 % of the loop; the call around it is a few instructions
+    // more each side, so the whole op grows a little less.
+    let size: f64 = culprit
+        .trim_start_matches('+')
+        .trim_end_matches('%')
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {culprit:?}"));
+    assert!((39.5..=40.0).contains(&size), "{culprit}");
     assert_eq!(checkouts_left(repo.path()), 0);
 }
 

@@ -701,3 +701,103 @@ fn a_trace_stopped_early_ends_the_test_said() {
         assert!(!doc.to_string().contains("break_hit"), "{doc}");
     }
 }
+
+/// The name latkit gives its claim on the tracefs at `root`.
+fn claim_name(root: &Path, ext: &str) -> String {
+    let name: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("timerlat{name}.{ext}")
+}
+
+/// root's latkit with `run` mounted over `/run` in a mount namespace of its own.
+fn root_latkit_over(run: &Path, fs: &FakeTracefs) -> std::process::Output {
+    let unshare = crate::common::peer("unshare", "apt-get install util-linux");
+    std::process::Command::new(unshare)
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg(r#"mount --bind "$0" /run && exec "$@""#)
+        .arg(run)
+        .arg(assert_cmd::cargo::cargo_bin("latkit"))
+        .args(["timer", "--tracefs"])
+        .arg(fs.root())
+        .args(["-t", "1", "-T", "1"])
+        .output()
+        .unwrap()
+}
+
+/// `/run/latkit` made 0777 by someone, with links planted to root-only files: root's latkit
+/// refuses the directory, then (once it is 0755) the links, and writes through neither.
+#[test]
+fn root_keeps_its_claim_only_where_no_one_else_writes_and_follows_no_link() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        crate::common::is_root(),
+        "this test mounts over /run: run it as root (CI does)"
+    );
+    let fs = FakeTracefs::new();
+    let run = tempfile::tempdir().unwrap();
+    let dir = run.path().join("latkit");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let secrets = tempfile::tempdir().unwrap();
+    for ext in ["lock", "json"] {
+        let secret = secrets.path().join(ext);
+        std::fs::write(&secret, "root only\n").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join(claim_name(fs.root(), ext))).unwrap();
+    }
+    let out = root_latkit_over(run.path(), &fs);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("/run/latkit: other users may write there (mode 0777)"),
+        "{stderr}"
+    );
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = root_latkit_over(run.path(), &fs);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains(".lock is a symbolic link"), "{stderr}");
+    for ext in ["lock", "json"] {
+        let held = std::fs::read_to_string(secrets.path().join(ext)).unwrap();
+        assert_eq!(held, "root only\n", "root's {ext} file was written");
+    }
+    fs.assert_as_found();
+}
+
+/// Beside root's measuring latkit, uid 65534's is refused by root's pid: it is not told
+/// root's live instance was left by a killed latkit, nor given the commands to remove it.
+#[test]
+fn another_users_latkit_beside_roots_is_refused_by_roots_pid() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        crate::common::is_root(),
+        "this test runs latkit as root and as uid 65534: run it as root (CI does)"
+    );
+    let fs = FakeTracefs::new();
+    std::fs::set_permissions(fs.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut first = start(&fs, &["-t", "1", "-T", "2", "-c", "0", "--format", "json"]);
+    let mut pipe = fs.pipe_writer();
+    let nobody = crate::common::Nobody::new();
+    let out = nobody
+        .latkit()
+        .args(["timer", "--tracefs"])
+        .arg(fs.root())
+        .args(["-t", "1", "-T", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("another latkit (pid "), "{stderr}");
+    assert!(
+        !stderr.contains("killed") && !stderr.contains("rmdir"),
+        "{stderr}"
+    );
+    pipe.write_all(lines(0..2000).as_bytes()).unwrap();
+    drop(pipe);
+    let out = first.finish("root's latkit");
+    assert!(out.status.success(), "{out:?}");
+    fs.assert_as_found();
+}
