@@ -9,7 +9,9 @@ fn main() {
         Ok(()) => 0,
         Err(Error::Interrupted) => Error::Interrupted.exit_code(),
         Err(e) => {
-            env.console.say(&format!("latkit: {e}"));
+            // A secret in a failed command's words never reaches the terminal.
+            env.console
+                .say(&latkit::model::redact::in_text(&format!("latkit: {e}")));
             e.exit_code()
         }
     };

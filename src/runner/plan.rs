@@ -94,17 +94,11 @@ pub fn plan(
             commands.len()
         )));
     }
-    // As hyperfine: names go to the commands in order; the rest are named by their text,
-    // secrets redacted (a name is recorded everywhere a result goes).
-    let named: Vec<(String, String)> = commands
+    // As hyperfine: names go to the commands in order; the rest are named by their text.
+    let named: Vec<(String, Option<&String>)> = commands
         .into_iter()
         .enumerate()
-        .map(|(i, command)| {
-            let name = names
-                .get(i)
-                .map_or_else(|| crate::model::redact::line(&command), |n| n.clone());
-            (command, name)
-        })
+        .map(|(i, command)| (command, names.get(i)))
         .collect();
     let count = parameters
         .iter()
@@ -121,7 +115,12 @@ pub fn plan(
         .flat_map(|(command, name)| {
             combinations.iter().map(|params| Planned {
                 command: substituted(command, params),
-                name: substituted(name, params),
+                // Secrets redacted once the values are in (a name is recorded everywhere a
+                // result goes, and a -L value may be the secret).
+                name: match name {
+                    Some(name) => crate::model::redact::in_text(&substituted(name, params)),
+                    None => crate::model::redact::line(&substituted(command, params)),
+                },
                 params: params.clone(),
                 helpers: Helpers::default(),
             })

@@ -1050,20 +1050,111 @@ fn progress_and_store_lines_show_controls_never_run_them() {
 /// the JSON, the exports, the HTML, the store, the site, or the terminal.
 #[test]
 fn a_measured_commands_secrets_are_written_nowhere() {
+    let d = assert_written_nowhere(
+        &[],
+        &[
+            "true -u alice:SECRET1",
+            "echo https://bob:SECRET2@host",
+            "true --password=SECRET3",
+            "true -H 'Authorization: Bearer SECRET4'",
+            "env PGPASSWORD=SECRET5 true",
+            "true --token SECRET6",
+            "true postgres://ci:SECRET7@127.0.0.1:1/bench",
+        ],
+    );
+    // Named by their redacted form, the user and host kept.
+    let json = std::fs::read_to_string(d.path().join("a.json")).unwrap();
+    assert!(
+        json.contains("alice:***") && json.contains("bob:***@host"),
+        "{json}"
+    );
+}
+
+/// The spellings an audit found reaching every output (issue 75): headers joined to their
+/// option, clients' own password flags (behind a wrapper too), `*_PWD`/`*_PASS` variables,
+/// query keys, cookies, bodies. `true ||` keeps each client from running.
+#[test]
+fn the_spellings_users_type_for_secrets_are_written_nowhere() {
+    let d = assert_written_nowhere(
+        &["--shell", "sh"],
+        &[
+            "true || curl -H'Authorization: Bearer SECRET1' h",
+            "true || curl --header='X-Goog-Api-Key: SECRET2' h",
+            "true || sshpass -pSECRET3 ssh host",
+            "true || redis-cli -a SECRET4 ping",
+            "true || docker login -u me -p SECRET5 registry",
+            "true || sudo mysql -pSECRET6 db",
+            "MYSQL_PWD=SECRET7 true",
+            "true 'https://h/p?key=SECRET8&page=2'",
+            "true || curl -b 'session=SECRET9' h",
+            r#"true -d '{"user":"a","password":"SECRET10"}'"#,
+            "DB_PASS=SECRET11 true",
+            "true || hey -a alice:SECRET12 http://h/",
+        ],
+    );
+    let json = std::fs::read_to_string(d.path().join("a.json")).unwrap();
+    assert!(
+        json.contains("page=2") && json.contains("session=***"),
+        "{json}"
+    );
+}
+
+/// A secret given as a `-L` value, and one in a failing `--setup`, reach neither the name,
+/// the JSON nor the terminal.
+#[test]
+fn a_secret_in_a_parameter_or_a_helper_is_written_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = latkit()
+        .current_dir(dir.path())
+        .args([
+            "exec",
+            "-r",
+            "2",
+            "-L",
+            "url",
+            "https://u:SECRET1@h/",
+            "true {url}",
+        ])
+        .args(["--json", "a.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let written = [out.stdout, out.stderr].concat();
+    assert!(!String::from_utf8_lossy(&written).contains("SECRET1"));
+    let json = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert!(
+        !json.contains("SECRET1") && json.contains("u:***@h"),
+        "{json}"
+    );
+    for helper in ["--setup", "--prepare", "--conclude", "--cleanup"] {
+        let out = latkit()
+            .current_dir(dir.path())
+            .args([
+                "exec",
+                "-r",
+                "1",
+                helper,
+                "false --password SECRET2",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(helper), "{stderr}");
+        assert!(!stderr.contains("SECRET2"), "{stderr}");
+    }
+}
+
+/// Runs `commands` (with `args`) into every output (JSON, exports, HTML, the store, the site,
+/// the terminal) and checks that none holds `SECRETn` for any n; the folder they are in.
+fn assert_written_nowhere(args: &[&str], commands: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let commands = [
-        "true -u alice:SECRET1",
-        "echo https://bob:SECRET2@host",
-        "true --password=SECRET3",
-        "true -H 'Authorization: Bearer SECRET4'",
-        "env PGPASSWORD=SECRET5 true",
-        "true --token SECRET6",
-        "true postgres://ci:SECRET7@127.0.0.1:1/bench",
-    ];
     let out = latkit()
         .current_dir(d)
         .args(["exec", "-r", "2"])
+        .args(args)
         .args(commands)
         .args(["--json", "a.json", "--export-markdown", "a.md"])
         .args(["--export-csv", "a.csv", "--store", "--db", "s.db"])
@@ -1086,7 +1177,7 @@ fn a_measured_commands_secrets_are_written_nowhere() {
     let mut files = vec![d.join("a.json"), d.join("a.md"), d.join("a.csv")];
     files.extend([d.join("a.html"), d.join("s.db")]);
     files.extend(walk(&d.join("site")));
-    for i in 1..=commands.len() {
+    for i in (1..=commands.len()).rev() {
         let secret = format!("SECRET{i}");
         assert!(
             !String::from_utf8_lossy(&terminal).contains(&secret),
@@ -1096,12 +1187,7 @@ fn a_measured_commands_secrets_are_written_nowhere() {
             assert!(!holds(file, &secret), "{secret} in {}", file.display());
         }
     }
-    // Named by their redacted form, the user and host kept.
-    let json = std::fs::read_to_string(d.join("a.json")).unwrap();
-    assert!(
-        json.contains("alice:***") && json.contains("bob:***@host"),
-        "{json}"
-    );
+    dir
 }
 
 /// Every file under `dir`.

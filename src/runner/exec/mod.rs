@@ -120,6 +120,7 @@ impl Exec {
                 // Without a shell, its syntax would reach the program as words: a different
                 // command from the one typed would be timed.
                 Some(_) if let Some(syntax) = super::shell_syntax::first(display) => {
+                    let display = crate::model::redact::line(display);
                     Err(Error::Input(format!(
                         "`{display}` uses shell syntax (`{syntax}`), which only a shell \
                          understands: time it through one with --shell sh (hyperfine's \
@@ -128,7 +129,8 @@ impl Exec {
                 }
                 Some(words) if !words.is_empty() => Ok(words),
                 _ => Err(Error::Input(format!(
-                    "`{display}` is not a command (unbalanced quotes, or empty)"
+                    "`{}` is not a command (unbalanced quotes, or empty)",
+                    crate::model::redact::line(display)
                 ))),
             },
         }

@@ -235,7 +235,8 @@ fn helper(what: &str, command: &str) -> Result<()> {
         .status()
         .map_err(|e| Error::Environment(format!("could not run sh for {what}: {e}")))?;
     if !status.success() && !interrupt::requested() {
-        return Err(Error::Peer(format!("{what} `{command}` failed ({status})")));
+        let shown = crate::model::redact::line(command);
+        return Err(Error::Peer(format!("{what} `{shown}` failed ({status})")));
     }
     Ok(())
 }

@@ -29,9 +29,9 @@ impl Record {
         let mut builder = RunBuilder::default();
         for (index, samples) in &self.timed {
             let planned = &exec.commands[*index];
-            let bench =
-                builder.benchmark_in(&planned.name, None, &planned.params, BenchName::plain);
-            builder.name_params(bench, &planned.params);
+            let params = recorded_params(planned);
+            let bench = builder.benchmark_in(&planned.name, None, &params, BenchName::plain);
+            builder.name_params(bench, &params);
             for s in samples {
                 if exec.timing.measure.time {
                     let wall = (s.wall - self.shell_cost).max(0.0);
@@ -116,4 +116,26 @@ pub(super) fn rss_floor_note(name: &str, samples: &[Sample]) -> Option<Note> {
         peak / 1048576.0,
         floor / 1048576.0
     )))
+}
+
+/// A command's parameters as they may be recorded: a value the redaction of the command's
+/// name took out of it is a secret (`-L pw X 'mysql -p{pw}'`); any other loses what free
+/// text would.
+fn recorded_params(planned: &super::Planned) -> Vec<crate::model::ConfigEntry> {
+    use crate::model::redact;
+    let named_by_command = planned.name == redact::line(&planned.command);
+    planned
+        .params
+        .iter()
+        .map(|p| crate::model::ConfigEntry {
+            key: p.key.clone(),
+            value: match named_by_command
+                && planned.command.contains(&p.value)
+                && !planned.name.contains(&p.value)
+            {
+                true => crate::model::secrets::REDACTED.to_string(),
+                false => redact::in_text(&p.value),
+            },
+        })
+        .collect()
 }
