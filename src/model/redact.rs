@@ -40,15 +40,18 @@ const USER_PASSWORD_OPTIONS: &[&str] = &[
     "--userpass",
     "--user-password",
 ];
-/// Headers whose value is a credential; Authorization keeps its scheme (`Bearer ***`).
-const CREDENTIAL_HEADERS: &[&str] = &[
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "x-api-key",
+/// Words in a header's name that make its value a credential (Authorization keeps its
+/// scheme: `Bearer ***`).
+const CREDENTIAL_HEADER_WORDS: &[&str] = &[
+    "auth",
+    "token",
     "api-key",
-    "x-auth-token",
-    "private-token",
+    "apikey",
+    "secret",
+    "password",
+    "session",
+    "signature",
+    "cookie",
 ];
 /// Programs whose `-pSECRET` (attached) is a password.
 const MYSQL_FAMILY: &[&str] = &[
@@ -331,25 +334,13 @@ fn credential_header(word: &str) -> Option<String> {
     let (name, value) = word.split_once(':')?;
     let name = name.trim();
     let lower = name.to_ascii_lowercase();
-    let says = [
-        "auth",
-        "token",
-        "api-key",
-        "apikey",
-        "secret",
-        "password",
-        "session",
-        "signature",
-    ];
     let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    if !valid
-        || !(CREDENTIAL_HEADERS.contains(&lower.as_str()) || says.iter().any(|w| lower.contains(w)))
-    {
+    if !valid || !CREDENTIAL_HEADER_WORDS.iter().any(|w| lower.contains(w)) {
         return None;
     }
     let value = value.trim();
     let scheme = match value.split_once(char::is_whitespace) {
-        Some((scheme, _)) if name.to_ascii_lowercase().ends_with("authorization") => {
+        Some((scheme, _)) if lower.ends_with("authorization") => {
             format!("{scheme} ")
         }
         _ => String::new(),
