@@ -195,7 +195,7 @@ fn add_extras(sinks: &mut FanOut, output: &Output, vars: &crate::env::Vars) -> R
         let location = crate::store::default_location(storing.db.as_deref(), vars)?;
         let talk = (!output.quiet).then_some(sinks.console());
         let stored = crate::report::store::Stored::open(&location, storing.tag.clone(), talk)?;
-        sinks.push(stored);
+        sinks.push_store(stored);
     }
     Ok(())
 }

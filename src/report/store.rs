@@ -1,12 +1,10 @@
 //! The history store as a sink: every finished run is saved whole with its notes, commit and
 //! the figures `history` reads.
 
-use super::sink::Sink;
 use crate::analyze::Report;
 use crate::env::Console;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Provenance, Store};
-use std::io;
 use std::path::{Path, PathBuf};
 
 pub struct Stored {
@@ -52,22 +50,28 @@ impl Drop for Stored {
     }
 }
 
-impl Sink for Stored {
-    fn finish(&mut self, report: &Report) -> io::Result<()> {
+impl Stored {
+    /// Saves every run of `report`. It is called after every other output was written, so a
+    /// store that fails or stalls costs only itself: an output error (exit 4) that says so.
+    pub fn put(&mut self, report: &Report) -> Result<()> {
         let Some(store) = self.store.as_mut() else {
             return Ok(());
         };
         for run in &report.runs {
             let figures = crate::analyze::history::figures(run);
-            let id = store
-                .put(
-                    run,
-                    &report.notes,
-                    &self.provenance,
-                    self.tag.as_deref(),
-                    &figures,
-                )
-                .map_err(|e| io::Error::other(e.to_string()))?;
+            let put = store.put(
+                run,
+                &report.notes,
+                &self.provenance,
+                self.tag.as_deref(),
+                &figures,
+            );
+            let id = put.map_err(|e| {
+                Error::Output(format!(
+                    "the run was not stored ({}); every other output was written",
+                    e
+                ))
+            })?;
             // A store holding a run stays, whatever happens next.
             self.created = None;
             if let Some(console) = &self.talk {
@@ -75,13 +79,5 @@ impl Sink for Stored {
             }
         }
         Ok(())
-    }
-
-    fn close(self: Box<Self>) -> Result<Option<String>> {
-        Ok(None)
-    }
-
-    fn name(&self) -> String {
-        self.store.as_ref().map(Store::describe).unwrap_or_default()
     }
 }

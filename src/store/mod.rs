@@ -328,11 +328,19 @@ impl Store {
     /// would otherwise answer "no runs" and leave a stray file).
     pub fn open_existing(location: &str) -> Result<Store> {
         refuse_near_miss(location)?;
-        if !is_postgres(location) && !std::path::Path::new(location).exists() {
-            return Err(Error::Input(format!(
-                "{location}: no history store there yet (runs are kept with --store or \
-                 `latkit store add`; --db or LATKIT_DB names another)"
-            )));
+        if !is_postgres(location) {
+            match std::fs::metadata(location) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::Input(format!(
+                        "{location}: no history store there yet (runs are kept with --store \
+                         or `latkit store add`; --db or LATKIT_DB names another)"
+                    )));
+                }
+                // A folder this user may not enter (another user's 0700 one) is said so, not
+                // taken for a store that is not there.
+                Err(e) => return Err(Error::io(location, e)),
+                Ok(_) => {}
+            }
         }
         let path = std::path::Path::new(location);
         if !is_postgres(location) && !sqlite::writable(path) {

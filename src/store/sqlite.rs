@@ -68,7 +68,7 @@ impl Sqlite {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::writing(&dir.display().to_string(), e))?;
         }
-        let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
+        let fail = |e| failure(path, e);
         let conn = rusqlite::Connection::open(path).map_err(fail)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
         use_wal(&conn).map_err(fail)?;
@@ -86,7 +86,7 @@ impl Sqlite {
     pub fn open_read_only(path: &str) -> Result<Sqlite> {
         use rusqlite::OpenFlags;
         refuse_special(path)?;
-        let fail = |e: rusqlite::Error| Error::Input(format!("{path}: {e}"));
+        let fail = |e| failure(path, e);
         let dir = match Path::new(path).parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -111,7 +111,19 @@ impl Sqlite {
     }
 
     fn fail(&self, e: rusqlite::Error) -> Error {
-        Error::Input(format!("{}: {e}", self.path))
+        failure(&self.path, e)
+    }
+}
+
+/// What SQLite's refusal means: a full disk, an I/O error or a read-only file is the
+/// system's, an output not written (exit 4); anything else (a file that is no store, a
+/// corrupt one) is the input's.
+fn failure(path: &str, e: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
+    let why = format!("{path}: {e}");
+    match e.sqlite_error_code() {
+        Some(DiskFull | SystemIoFailure | ReadOnly) => Error::Output(why),
+        _ => Error::Input(why),
     }
 }
 

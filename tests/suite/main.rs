@@ -50,6 +50,7 @@ mod sequential;
 mod site_cli;
 // The store scenarios run on SQLite and PostgreSQL alike, through the PostgreSQL driver too.
 #[cfg(feature = "postgres")]
+mod store_faults;
 mod store_suite;
 mod terminal_width;
 mod timer_cli;

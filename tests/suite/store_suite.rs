@@ -210,10 +210,10 @@ fn postgres_errors_name_the_cause_and_hide_the_password() {
 }
 
 /// A throwaway PostgreSQL cluster on a free loopback port, stopped when dropped.
-struct PgServer {
+pub(crate) struct PgServer {
     dir: tempfile::TempDir,
     bin: PathBuf,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 /// The directory holding `initdb` and `pg_ctl`: on PATH, else Debian's versioned directory.
@@ -264,7 +264,7 @@ fn must(cmd: &mut Process, what: &str) {
 }
 
 impl PgServer {
-    fn start() -> PgServer {
+    pub(crate) fn start() -> PgServer {
         let bin = postgres_bin();
         let dir = tempfile::tempdir().unwrap();
         if is_root() {
@@ -306,17 +306,33 @@ impl PgServer {
 
     /// A new empty database on this server.
     fn database(&self, name: &str) -> Db {
+        Db::Postgres(self.database_url(name))
+    }
+
+    /// A new empty database on this server, by URL.
+    pub(crate) fn database_url(&self, name: &str) -> String {
         let admin = format!("postgres://latkit@127.0.0.1:{}/postgres", self.port);
         postgres::Client::connect(&admin, postgres::NoTls)
             .unwrap()
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap();
-        Db::Postgres(format!("postgres://latkit@127.0.0.1:{}/{name}", self.port))
+        format!("postgres://latkit@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// The server's main process (the one `kill` stops or ends with its backends).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        let pid_file = std::fs::read_to_string(self.dir.path().join("data/postmaster.pid"));
+        pid_file.ok()?.lines().next()?.parse().ok()
     }
 }
 
 impl Drop for PgServer {
     fn drop(&mut self) {
+        // A test may have stopped it (SIGSTOP): it must run to hear the shutdown.
+        if let Some(pid) = self.pid().map(|pid| pid.to_string()) {
+            let _ = Process::new("pkill").args(["-CONT", "-P", &pid]).status();
+            let _ = Process::new("kill").args(["-CONT", &pid]).status();
+        }
         let _ = as_owner(&self.bin.join("pg_ctl"))
             .arg("-D")
             .arg(self.dir.path().join("data"))

@@ -166,6 +166,8 @@ pub struct FanOut {
     announce: bool,
     /// When the reports say they were made.
     generated: std::time::SystemTime,
+    /// The history store (`--store`): written after every other output.
+    store: Option<super::store::Stored>,
 }
 
 impl FanOut {
@@ -177,6 +179,7 @@ impl FanOut {
             console: console.clone(),
             announce: !quiet,
             generated,
+            store: None,
         }
     }
 
@@ -187,6 +190,11 @@ impl FanOut {
 
     pub fn push(&mut self, sink: impl Sink + 'static) {
         self.sinks.push(Box::new(sink));
+    }
+
+    /// The history store, which keeps the finished report after every other output has it.
+    pub fn push_store(&mut self, store: super::store::Stored) {
+        self.store = Some(store);
     }
 
     /// Whether any output may show a comparison's change interval, which is then selected.
@@ -218,16 +226,6 @@ impl FanOut {
         }
     }
 
-    /// Runs `hook` on every sink; the first failure is returned with the sink's name.
-    fn each(&mut self, mut hook: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> Result<()> {
-        for sink in &mut self.sinks {
-            if let Err(e) = hook(sink.as_mut()) {
-                return Err(Error::writing(&sink.name(), e));
-            }
-        }
-        Ok(())
-    }
-
     /// A live event to every sink; its error keeps the sink's name and the error's kind, so
     /// that a reader that went away (`| head`) can end a test quietly.
     pub fn live(&mut self, event: &LiveEvent) -> std::result::Result<(), (String, io::Error)> {
@@ -237,20 +235,32 @@ impl FanOut {
         Ok(())
     }
 
-    /// Hands the finished report to every sink and makes every output permanent. A reader
-    /// that stopped early (`| head`) is not an error.
+    /// Hands the finished report to every sink and makes every output permanent, then stores
+    /// it. An output that fails costs no other: each is still written, and the first failure
+    /// is returned. A reader that stopped early (`| head`) is not an error.
     pub fn finish(mut self, report: &mut Report) -> Result<()> {
         report.generated = Some(self.generated);
-        self.each(|s| match s.finish(report) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            other => other,
-        })?;
-        for sink in self.sinks {
-            let written = sink.close()?;
-            if self.announce {
-                announce(written, &self.console);
+        let mut first = None;
+        for mut sink in self.sinks {
+            let written = match sink.finish(report) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(Error::writing(&sink.name(), e))
+                }
+                _ => sink.close(),
+            };
+            match written {
+                Ok(name) if self.announce => announce(name, &self.console),
+                Ok(_) => {}
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
             }
         }
-        Ok(())
+        if let Some(mut store) = self.store.take()
+            && let Err(e) = store.put(report)
+        {
+            first.get_or_insert(e);
+        }
+        first.map_or(Ok(()), Err)
     }
 }
