@@ -113,14 +113,7 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
                 Ok(gate.look(&rounds)? != Decision::Continue)
             })?
         }
-        // Each finished command is written at once (as hyperfine exports), so that a failure
-        // or an interrupt later on cannot lose it.
-        None => exec.run(&mut |so_far| {
-            let report = build_report(so_far.runs.clone(), so_far.notes.clone(), &opts)?;
-            sinks
-                .live(&LiveEvent::Partial(&report))
-                .map_err(|(name, e)| Error::writing(&name, e))
-        })?,
+        None => written_as_they_go(&exec, &mut sinks, &opts, env)?,
     };
     let Some(input) = timed.input else {
         return Err(nothing_timed(timed.ending, &env.console));
@@ -150,6 +143,59 @@ pub fn run(args: ExecOptions, env: &Env) -> Result<()> {
             sinks.finish(&mut report)?;
             Err(failure)
         }
+    }
+}
+
+/// Times every command, writing what finished as the commands go (as hyperfine exports), so
+/// that a crash later on loses little of it.
+fn written_as_they_go(
+    exec: &Exec,
+    sinks: &mut crate::report::sink::FanOut,
+    opts: &crate::analyze::EnrichOptions,
+    env: &Env,
+) -> Result<crate::runner::exec::Timed> {
+    let mut pacer = Pacer::new(env.clock.clone());
+    exec.run(&mut |so_far| {
+        let Some(started) = pacer.due() else {
+            return Ok(());
+        };
+        let so_far = so_far();
+        let report = build_report(so_far.runs, so_far.notes, opts)?;
+        let written = sinks.live(&LiveEvent::Partial(&report));
+        pacer.wrote(started);
+        written.map_err(|(name, e)| Error::writing(&name, e))
+    })
+}
+
+/// When the results so far are written again. Each writing costs time in what is written,
+/// so writing after every command would make a scan of N commands cost O(N²) (1,000
+/// commands took 21 s); writing only once the time since the last one is [`PACE`] times what
+/// that one cost keeps the writing under 1/PACE of the run, and O(N) in all.
+struct Pacer {
+    clock: std::sync::Arc<dyn crate::env::Clock>,
+    next: std::time::SystemTime,
+}
+
+const PACE: u32 = 20;
+
+impl Pacer {
+    fn new(clock: std::sync::Arc<dyn crate::env::Clock>) -> Pacer {
+        Pacer {
+            next: clock.now(),
+            clock,
+        }
+    }
+
+    /// The time now, when the results so far are due to be written again.
+    fn due(&self) -> Option<std::time::SystemTime> {
+        let now = self.clock.now();
+        (now >= self.next).then_some(now)
+    }
+
+    /// A writing that began at `started` ended now.
+    fn wrote(&mut self, started: std::time::SystemTime) {
+        let now = self.clock.now();
+        self.next = now + now.duration_since(started).unwrap_or_default() * PACE;
     }
 }
 
@@ -269,4 +315,42 @@ pub fn against_itself(args: ExecOptions, rounds: u32, env: &Env) -> Result<AaRun
         sinks,
         quiet,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PACE, Pacer};
+    use crate::env::{Clock, CpuReading};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, SystemTime};
+
+    /// A clock that moves only when told.
+    struct Hand(Mutex<Duration>);
+
+    impl Clock for Hand {
+        fn now(&self) -> SystemTime {
+            SystemTime::UNIX_EPOCH + *self.0.lock().unwrap()
+        }
+        fn cpu(&self) -> Option<CpuReading> {
+            None
+        }
+    }
+
+    #[test]
+    fn the_results_so_far_are_written_again_only_after_pace_times_what_writing_them_cost() {
+        let hand = Arc::new(Hand(Mutex::new(Duration::from_secs(1))));
+        let step = |by: Duration| *hand.0.lock().unwrap() += by;
+        let mut pacer = Pacer::new(hand.clone());
+        // The first is due at once; writing it takes 10 ms.
+        let started = pacer.due().expect("the first is due");
+        step(Duration::from_millis(10));
+        pacer.wrote(started);
+        // Commands of 1 ms each: not due again until 20 × 10 ms have passed.
+        let mut skipped = 0;
+        while pacer.due().is_none() {
+            skipped += 1;
+            step(Duration::from_millis(1));
+        }
+        assert_eq!(skipped, 10 * PACE);
+    }
 }

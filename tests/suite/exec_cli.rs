@@ -1192,3 +1192,47 @@ fn hyperfines_scripts_read_latkits_export_json() {
         assert_eq!(o["times"].as_array().unwrap().len(), 3);
     }
 }
+
+/// A scan's cost grows with its commands, not with their square: what finished is written as
+/// the commands go, paced so that the writing stays a small part of the run (it was written
+/// again after every command: 250 commands took 1.8 s, 1,000 took 21 s).
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "times real processes on the real clock; `--features interop` runs it"
+)]
+fn a_scan_of_n_commands_costs_in_proportion_to_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = |n: u32| {
+        let started = std::time::Instant::now();
+        latkit()
+            .current_dir(dir.path())
+            .args([
+                "exec",
+                "-P",
+                "n",
+                "1",
+                &n.to_string(),
+                "--runs",
+                "2",
+                "--style",
+            ])
+            .args(["none", "--json", "scan.json", "--export-csv", "scan.csv"])
+            .args(["--", "/bin/true", "{n}"])
+            .assert()
+            .success();
+        let csv = std::fs::read_to_string(dir.path().join("scan.csv")).unwrap();
+        assert_eq!(
+            csv.lines().count(),
+            n as usize + 1,
+            "every command is exported"
+        );
+        started.elapsed().as_secs_f64()
+    };
+    let (small, large) = (scan(250), scan(1000));
+    // Four times the commands: about 4× the time; the square would be 16×.
+    assert!(
+        large / small < 8.0,
+        "250 commands {small:.2} s, 1,000 {large:.2} s"
+    );
+}

@@ -174,7 +174,13 @@ impl Exec {
     /// other than the last is done, so that it can be written before the next one starts.
     /// A failure or an interrupt part-way keeps what finished before it; an error before any
     /// run (a command that cannot be split) is returned as such.
-    pub fn run(&self, finished: &mut dyn FnMut(&Input) -> Result<()>) -> Result<Timed> {
+    /// Times every command in turn; after each but the last, `finished` is given a way to
+    /// build what there is so far (built only if it is asked for: each costs time in the
+    /// results so far).
+    pub fn run(
+        &self,
+        finished: &mut dyn FnMut(&mut dyn FnMut() -> Input) -> Result<()>,
+    ) -> Result<Timed> {
         let (argvs, mut record) = self.start()?;
         for (index, (planned, argv)) in self.commands.iter().zip(&argvs).enumerate() {
             let (samples, stopped) = match self.time_command(planned, argv) {
@@ -196,7 +202,7 @@ impl Exec {
                 return Ok(record.ending(self, Ending::Interrupted));
             }
             if index + 1 < self.commands.len() {
-                finished(&record.input(self))?;
+                finished(&mut || record.input(self))?;
             }
         }
         Ok(record.ending(self, Ending::Done))
