@@ -1236,3 +1236,44 @@ fn a_scan_of_n_commands_costs_in_proportion_to_n() {
         "250 commands {small:.2} s, 1,000 {large:.2} s"
     );
 }
+
+/// `--input` and `--output` that cannot serve every run are refused before any run, each for
+/// what it is: a FIFO (whose open waited forever) and a directory are bad input (exit 2), a
+/// file that cannot be written (`/dev/full`) an output not written (exit 4), never the
+/// command's failure; a device such as `/dev/null` serves as it is.
+#[test]
+fn input_and_output_that_cannot_serve_every_run_are_refused_for_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fifo = fifo.display().to_string();
+    let folder = dir.path().display().to_string();
+    let cases: [(&str, &str, i32, &str); 5] = [
+        ("--input", &fifo, 2, "a FIFO or socket"),
+        ("--input", &folder, 2, "is a directory"),
+        ("--output", "/dev/full", 4, "No space left on device"),
+        ("--output", "/dev/null", 0, ""),
+        ("--input", "/dev/null", 0, ""),
+    ];
+    for (option, path, code, said) in cases {
+        let out = latkit()
+            .args(["exec", "--runs", "2", "--style", "none", option, path])
+            .args(["--", "/bin/echo", "hi"])
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{option} {path}: {stderr}");
+        assert!(stderr.contains(said), "{option} {path}: {stderr}");
+        assert!(
+            !stderr.contains("/bin/echo"),
+            "not blamed on the command: {stderr}"
+        );
+    }
+}

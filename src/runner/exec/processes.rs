@@ -5,9 +5,9 @@ use super::{Sample, Spawner};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Instant;
 
@@ -62,19 +62,9 @@ const STDERR_TAIL_LINES: usize = 5;
 impl Processes {
     pub fn new(io: CommandIo) -> Result<Processes> {
         let CommandIo { output, input } = io;
-        let input = match input {
-            Some(path) => Some(File::open(&path).map_err(|e| {
-                Error::Input(format!("--input {}: cannot read it: {e}", path.display()))
-            })?),
-            None => None,
-        };
+        let input = input.as_deref().map(read_at_every_run).transpose()?;
         let file = match &output {
-            CommandOutput::File(path) => Some(File::create(path).map_err(|e| {
-                Error::Input(format!(
-                    "--output {}: cannot create it: {e}",
-                    path.display()
-                ))
-            })?),
+            CommandOutput::File(path) => Some(written_at_every_run(path)?),
             _ => None,
         };
         let stderr = match output {
@@ -93,9 +83,12 @@ impl Processes {
 
     /// The child's stdin, stdout and stderr for one run.
     fn streams(&self) -> std::io::Result<[Stdio; 3]> {
+        // A device (`--output /dev/null`) has no length to empty.
         let emptied = |file: &File| -> std::io::Result<Stdio> {
-            file.set_len(0)?;
-            (&*file).seek(SeekFrom::Start(0))?;
+            if file.metadata()?.is_file() {
+                file.set_len(0)?;
+                (&*file).seek(SeekFrom::Start(0))?;
+            }
             Ok(file.try_clone()?.into())
         };
         let stdout = match (&self.output, &self.file) {
@@ -159,6 +152,47 @@ impl Spawner for Processes {
             printed: false,
         })
     }
+}
+
+/// `--input FILE`, opened once and rewound for every run: a regular file or a device. A
+/// FIFO would make the open wait for a writer forever and could not be rewound; a directory
+/// opens, and every run would fail reading it, blamed on the command.
+fn read_at_every_run(path: &Path) -> Result<File> {
+    let refused = |why: String| Error::Input(format!("--input {}: {why}", path.display()));
+    let kind = std::fs::metadata(path).map_err(|e| refused(format!("cannot read it: {e}")))?;
+    let file_type = kind.file_type();
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() || file_type.is_fifo() || file_type.is_socket() {
+        let what = match file_type.is_dir() {
+            true => "a directory",
+            false => "a FIFO or socket, which cannot be read again from its start",
+        };
+        return Err(refused(format!(
+            "is {what}: it is read from its start at every run, so it must be a file"
+        )));
+    }
+    File::open(path).map_err(|e| refused(format!("cannot read it: {e}")))
+}
+
+/// `--output FILE`, created now and emptied for every run. A byte is written and taken back,
+/// so that a file that cannot be written (`/dev/full`, a full disk) is an output not written
+/// (exit 4) now, not every run's failure blamed on the command.
+fn written_at_every_run(path: &Path) -> Result<File> {
+    let named = |e| format!("--output {}: cannot {e}", path.display());
+    let mut file =
+        File::create(path).map_err(|e| Error::Input(named(format!("create it: {e}"))))?;
+    let is_terminal = std::io::IsTerminal::is_terminal(&file);
+    if !is_terminal {
+        let probe = file.write_all(b"\n").and_then(|_| file.flush());
+        let taken_back = match file.metadata().map(|m| m.is_file()) {
+            Ok(true) => file.set_len(0),
+            _ => Ok(()),
+        };
+        probe
+            .and(taken_back)
+            .map_err(|e| Error::Output(named(format!("write it: {e}"))))?;
+    }
+    Ok(file)
 }
 
 fn seconds(tv: libc::timeval) -> f64 {
