@@ -55,6 +55,9 @@ struct Shared {
     /// Running out of descriptors or memory fails accepts and clients alike, many times a
     /// second: those reports share one throttle.
     exhaustion: Mutex<Throttle>,
+    /// Clients that failed otherwise (dropped handshakes, garbage): a flood of them is a line
+    /// a second, not a line each.
+    failures: Mutex<Throttle>,
 }
 
 pub struct Server {
@@ -106,6 +109,7 @@ impl Server {
                 next_pending: std::sync::atomic::AtomicU64::new(0),
                 stop: AtomicBool::new(false),
                 exhaustion: Mutex::new(Throttle::default()),
+                failures: Mutex::new(Throttle::default()),
                 udp_port,
             }),
         })
@@ -121,7 +125,8 @@ impl Server {
         StopHandle(Arc::clone(&self.shared))
     }
 
-    /// Serves until stopped; `log` hears one line per client.
+    /// Serves until stopped; `log` hears one line per client that finished a test, and at
+    /// most one a second of those that failed, with a count of those held back.
     pub fn serve(self, log: impl Fn(&str) + Send + Sync + 'static) -> Result<()> {
         let log = Arc::new(log);
         let udp_shared = Arc::clone(&self.shared);
@@ -143,22 +148,26 @@ impl Server {
                     let log = Arc::clone(&log);
                     std::thread::spawn(move || match serve_client(stream, peer, id, &shared) {
                         Ok(test) => log(&format!("{peer}: {test} done")),
-                        Err(e) if is_exhaustion(&e) => {
-                            if let Some(line) = shared.throttled(&format!("{peer}: {e}")) {
+                        Err(e) => {
+                            let kind = match is_exhaustion(&e) {
+                                true => &shared.exhaustion,
+                                false => &shared.failures,
+                            };
+                            if let Some(line) = Shared::throttled(kind, &format!("{peer}: {e}")) {
                                 log(&line);
                             }
                         }
-                        Err(e) => log(&format!("{peer}: {e}")),
                     });
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
+                // Waits for the next connection, or a stop, without a fixed pause: a pause
+                // of 20 ms let a burst fill the backlog (128), and each connection dropped
+                // then waited a second for the client's retry.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => wait_readable(&self.listener),
                 Err(e) => {
                     // Each failure in a row doubles the pause before the next try.
                     backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
                     let line = format!("accept: {e}; retrying in {backoff:?}");
-                    if let Some(line) = self.shared.throttled(&line) {
+                    if let Some(line) = Shared::throttled(&self.shared.exhaustion, &line) {
                         log(&line);
                     }
                     std::thread::sleep(backoff);
@@ -167,6 +176,14 @@ impl Server {
         }
         self.shared.stop.store(true, Ordering::SeqCst);
         let _ = udp_thread.join();
+        for throttle in [&self.shared.exhaustion, &self.shared.failures] {
+            let held = throttle
+                .lock()
+                .map_or(0, |mut t| std::mem::take(&mut t.held));
+            if held > 0 {
+                log(&format!("{held} more like the last line were held back"));
+            }
+        }
         Ok(())
     }
 }
@@ -196,13 +213,26 @@ impl Shared {
     }
 
     /// `line` if it may be logged now, with the count of those held back since the last one.
-    fn throttled(&self, line: &str) -> Option<String> {
-        let held = self.exhaustion.lock().ok()?.admit()?;
+    fn throttled(throttle: &Mutex<Throttle>, line: &str) -> Option<String> {
+        let held = throttle.lock().ok()?.admit()?;
         Some(match held {
             0 => line.to_string(),
             n => format!("{line} ({n} more like it since the last line)"),
         })
     }
+}
+
+/// Until `listener` has a connection to accept, or at most 100 ms (the stop flag and the
+/// interrupt are looked at between waits).
+fn wait_readable(listener: &std::net::TcpListener) {
+    use std::os::fd::AsRawFd;
+    let mut ready = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call; an error or timeout is a retry.
+    unsafe { libc::poll(&mut ready, 1, 100) };
 }
 
 fn is_exhaustion(e: &std::io::Error) -> bool {
