@@ -405,6 +405,15 @@ fn server_survives_garbage_vanishing_and_concurrent_clients() {
     server.stop();
 }
 
+/// `latkit net client ADDR --test tcp-rtt --count COUNT --warmup 0`.
+fn tcp_rtt(addr: &str, count: u32) -> assert_cmd::Command {
+    let mut cmd = latkit();
+    cmd.args(["net", "client", addr, "--test", "tcp-rtt", "--count"])
+        .arg(count.to_string())
+        .args(["--warmup", "0"]);
+    cmd
+}
+
 /// A flood of connections that drop their handshake is logged a line a second with a count,
 /// not a line each (11,000 such connections logged 11,220 lines).
 #[test]
@@ -419,19 +428,7 @@ fn a_flood_of_dropped_handshakes_is_counted_not_logged_one_by_one() {
         drop(TcpStream::connect(&server.addr).unwrap());
     }
     // A client that completes is still logged, after the flood.
-    latkit()
-        .args([
-            "net",
-            "client",
-            &server.addr,
-            "--test",
-            "tcp-rtt",
-            "--count",
-            "50",
-        ])
-        .args(["--warmup", "0", "--format", "json"])
-        .assert()
-        .success();
+    tcp_rtt(&server.addr, 50).assert().success();
     let log = server.stopped_log();
     let lines = log.lines().count();
     assert!(lines < 60, "{lines} lines:\n{log}");
@@ -666,20 +663,7 @@ fn slow_handshakes_neither_lock_out_clients_nor_live_forever() {
         s.write_all(b"{").unwrap();
     }
     // They hold no client slot: a real client is served at once.
-    latkit()
-        .args([
-            "net",
-            "client",
-            &server.addr,
-            "--test",
-            "tcp-rtt",
-            "--count",
-            "100",
-            "--warmup",
-            "0",
-        ])
-        .assert()
-        .success();
+    tcp_rtt(&server.addr, 100).assert().success();
     // The whole handshake has one deadline (5 s): trickling does not extend it.
     assert!(
         closed_while_trickling(&mut slow[0], Duration::from_secs(20)),
