@@ -481,6 +481,18 @@ fn bad_rules_and_inputs_are_usage_errors() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(expected), "{args:?}: {err}");
     }
+    // Inputs with no benchmark in common: said so, not "(compared: )".
+    let other = dir.path().join("other.txt");
+    go_file(&other, 2, 6, &[("B", 100.0, 1.0)], 0.01, false);
+    let disjoint = latkit()
+        .args(["compare", "--fail-on", "time:+5%"])
+        .arg(&old)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(disjoint.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&disjoint.stderr);
+    assert!(err.contains("no benchmark is in both"), "{err}");
     // One input is a summary, as `benchstat old.txt` is: no change column.
     let one = crate::common::stdout_of(latkit().arg("compare").arg(&old));
     assert!(

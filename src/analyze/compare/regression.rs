@@ -207,6 +207,13 @@ fn matching<'a>(compared: &'a [Compared], rule: &RegressionRule) -> Result<Vec<&
         .iter()
         .filter(|c| c.names.contains(&rule.metric))
         .collect();
+    if compared.is_empty() {
+        return Err(Error::Input(format!(
+            "--fail-on `{}`: nothing was compared: no benchmark is in both the base and the \
+             other input (their tables show each side's), so no gate can be judged",
+            rule.text
+        )));
+    }
     if matching.is_empty() {
         let mut known: Vec<&str> = compared
             .iter()
