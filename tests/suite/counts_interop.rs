@@ -217,15 +217,9 @@ fn go_counts_each_benchmark_per_iteration_without_its_one_time_costs() {
     }
 }
 
-#[test]
-#[cfg_attr(
-    not(feature = "interop"),
-    ignore = "needs valgrind and a C compiler; `--features interop` runs it"
-)]
-fn exec_counts_a_whole_program_with_its_children() {
+/// A C program of N steps of a few instructions each (`steps N`), built in `d`.
+fn steps_program(d: &std::path::Path) -> std::path::PathBuf {
     peer("valgrind", "apt-get install valgrind");
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
     let source = d.join("steps.c");
     std::fs::write(
         &source,
@@ -243,6 +237,64 @@ fn exec_counts_a_whole_program_with_its_children() {
         .status()
         .unwrap();
     assert!(built.success());
+    program
+}
+
+/// `--shell`'s own instructions are measured and taken from every count, as its start-up is
+/// from every time: through sh or bash, the count is the command's (bash alone added 1.08 M).
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and a C compiler; `--features interop` runs it"
+)]
+fn a_shell_s_own_instructions_are_taken_from_every_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = steps_program(dir.path());
+    let command = format!("{} 1000000", program.display());
+    let alone = json_of(
+        &[
+            "exec",
+            "--measure",
+            "instructions",
+            &command,
+            "--format",
+            "json",
+            "-q",
+        ],
+        0,
+    );
+    let own = counts(&alone, &command, "instructions")[0];
+    for shell in ["sh", "bash"] {
+        let args = [
+            "exec",
+            "--measure",
+            "instructions",
+            "--shell",
+            shell,
+            &command,
+        ];
+        let doc = json_of(&[&args[..], &["--format", "json", "-q"]].concat(), 0);
+        let through = counts(&doc, &command, "instructions");
+        let off = (through[0] / own - 1.0) * 100.0;
+        assert!(
+            off.abs() < 0.5,
+            "{shell}: {through:?} against {own}: {off:+.2}%"
+        );
+        assert!(
+            doc["notes"].to_string().contains("its own instructions"),
+            "{doc}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and a C compiler; `--features interop` runs it"
+)]
+fn exec_counts_a_whole_program_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = steps_program(dir.path());
     let program = program.to_str().unwrap();
     let _load = BurstyLoad::start(0xe7ec);
     let (alone, child) = (

@@ -477,6 +477,14 @@ fn chromium_opens_the_site_of_a_generated_project_with_the_injected_regressions_
         .map(|row| row.split('"').next().unwrap())
         .collect();
     assert_eq!(shown, ["benchmarkpipeline_present/case_009"]);
+    // An address that is no valid escape is taken as typed: the box still shows.
+    let address = format!("file://{}#filter=%", site.join("index.html").display());
+    let (broken, console) = crate::html_plots::open_address(&address);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(
+        broken.contains("data-filter=\"ready\""),
+        "the filter box shows"
+    );
 
     // The newest regression's page draws its trend with the change marked.
     let link = table

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod protocol;
+mod quiet;
 pub mod server;
 
 use crate::env::Stamp;

@@ -3,6 +3,7 @@
 //! the address that opened it, with exactly the bytes it received.
 
 use super::protocol::{self, Greeting, Received, Reply, Request, SESSION_BYTES, Test, UDP_HEADER};
+use super::quiet::{Throttle, is_exhaustion, wait_readable};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::io::{BufReader, ErrorKind, Read, Write};
@@ -177,9 +178,7 @@ impl Server {
         self.shared.stop.store(true, Ordering::SeqCst);
         let _ = udp_thread.join();
         for throttle in [&self.shared.exhaustion, &self.shared.failures] {
-            let held = throttle
-                .lock()
-                .map_or(0, |mut t| std::mem::take(&mut t.held));
+            let held = throttle.lock().map_or(0, |mut t| t.take_held());
             if held > 0 {
                 log(&format!("{held} more like the last line were held back"));
             }
@@ -219,47 +218,6 @@ impl Shared {
             0 => line.to_string(),
             n => format!("{line} ({n} more like it since the last line)"),
         })
-    }
-}
-
-/// Until `listener` has a connection to accept, or at most 100 ms (the stop flag and the
-/// interrupt are looked at between waits).
-fn wait_readable(listener: &std::net::TcpListener) {
-    use std::os::fd::AsRawFd;
-    let mut ready = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call; an error or timeout is a retry.
-    unsafe { libc::poll(&mut ready, 1, 100) };
-}
-
-fn is_exhaustion(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
-}
-
-/// Lets one report a second through and counts the ones it holds back.
-#[derive(Default)]
-struct Throttle {
-    last_admitted: Option<Instant>,
-    held: u64,
-}
-
-impl Throttle {
-    fn admit(&mut self) -> Option<u64> {
-        if self
-            .last_admitted
-            .is_some_and(|at| at.elapsed() < Duration::from_secs(1))
-        {
-            self.held += 1;
-            return None;
-        }
-        self.last_admitted = Some(Instant::now());
-        Some(std::mem::take(&mut self.held))
     }
 }
 

@@ -75,11 +75,13 @@ input { font: inherit; padding: .2rem .4rem; min-width: 20rem; }
 
 /// Hides the rows whose benchmark name does not hold the filter's text, as typed or as the
 /// address gives it (`index.html#filter=encode`, a link that shows one family); the filter box
-/// shows only where the script runs.
+/// shows only where the script runs. An address that is no valid escape (`#filter=%`) is
+/// taken as typed: decoding it throws, which stopped the script and hid the box.
 const FILTER_SCRIPT: &str = "const f=document.getElementById('filter');\
 const apply=()=>{const q=f.value.toLowerCase();\
 for(const r of document.querySelectorAll('tr[data-name]'))r.hidden=!r.dataset.name.includes(q);};\
-const m=location.hash.match(/^#filter=(.*)$/);if(m){f.value=decodeURIComponent(m[1]);apply();}\
+const m=location.hash.match(/^#filter=(.*)$/);\
+if(m){try{f.value=decodeURIComponent(m[1]);}catch(e){f.value=m[1];}apply();}\
 f.addEventListener('input',apply);document.body.dataset.filter='ready';";
 
 /// The file of page `index` (in the order of [`Site::pages`]), relative to the site's root.

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 mod processes;
 mod record;
+mod shell;
 #[cfg(test)]
 mod tests;
 
@@ -86,6 +87,14 @@ pub trait Spawner {
 /// Empty-shell runs measured to know what to subtract with `--shell`.
 const SHELL_PROBES: usize = 50;
 
+/// Why `what` could not be counted: no valgrind is the machine's, anything else the peer's.
+fn not_counted(what: &str, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Environment(super::counts::MISSING.into()),
+        _ => Error::Peer(format!("could not count `{what}` under valgrind: {e}")),
+    }
+}
+
 fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
@@ -134,40 +143,6 @@ impl Exec {
                 ))),
             },
         }
-    }
-
-    /// The shell's own start-up time, to subtract from every run (`--shell`).
-    fn shell_cost(&self, notes: &mut Vec<Note>) -> Result<f64> {
-        let Some(shell) = &self.timing.shell else {
-            return Ok(0.0);
-        };
-        let mut argv = shell_words(shell)?;
-        argv.extend(["-c".into(), String::new()]);
-        let mut walls = Vec::with_capacity(SHELL_PROBES);
-        for _ in 0..SHELL_PROBES {
-            let s = self.spawner.time(&argv).map_err(|e| {
-                let why = format!("--shell `{shell}` cannot start `{}`: {e}", argv[0]);
-                Error::starting(&e, why)
-            })?;
-            // What fails to run nothing is no shell: every command through it would fail,
-            // and the failure would be blamed on the command.
-            if !s.status.success() {
-                return Err(Error::Input(format!(
-                    "--shell `{shell}`: `{} -c ''` (nothing to run) ended with {}: it is not a \
-                     shell that runs a command given as -c CMD",
-                    argv[0], s.status
-                )));
-            }
-            walls.push(s.wall);
-        }
-        let (mean, stddev) = mean_and_stddev(&walls);
-        notes.push(Note::info(format!(
-            "--shell {shell}: its start-up, {:.3} ms ± {:.3} ms over {SHELL_PROBES} empty runs, \
-             is subtracted from every wall time",
-            mean * 1e3,
-            stddev * 1e3
-        )));
-        Ok(mean)
     }
 
     /// Times every command in turn. `finished` hears the result so far each time a command
@@ -220,12 +195,14 @@ impl Exec {
         let started = self.clock.now();
         let mut notes = Vec::new();
         let shell_cost = self.shell_cost(&mut notes)?;
+        let shell_count = self.shell_count(&mut notes)?;
         let record = Record {
             started,
             cpu: self.clock.cpu(),
             host: self.host.capture(),
             id: None,
             shell_cost,
+            shell_count,
             timed: Vec::new(),
             notes,
         };
@@ -397,10 +374,7 @@ impl Exec {
         if timed.as_ref().is_some_and(|t| !t.status.success()) {
             return Ok(timed.expect("a timed run"));
         }
-        let counted = self.spawner.count(argv).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Environment(super::counts::MISSING.into()),
-            _ => Error::Peer(format!("could not count `{name}` under valgrind: {e}")),
-        })?;
+        let counted = self.spawner.count(argv).map_err(|e| not_counted(name, e))?;
         let failed = !counted.status.success() && !self.timing.ignore_failure;
         if failed && !self.interrupt.requested() {
             return Err(Error::Peer(format!(

@@ -19,6 +19,8 @@ pub(super) struct Record {
     /// The run's id, the same in every result written along the way.
     pub(super) id: Option<String>,
     pub(super) shell_cost: f64,
+    /// The shell's own instructions (`--shell` with counts), taken from every count.
+    pub(super) shell_count: f64,
     /// The index of each timed command in the plan, with its samples.
     pub(super) timed: Vec<(usize, Vec<Sample>)>,
     pub(super) notes: Vec<Note>,
@@ -42,6 +44,7 @@ impl Record {
                 }
                 builder.record_exit(bench, s.status.code());
                 if let Some(count) = s.instructions {
+                    let count = (count - self.shell_count).max(0.0);
                     builder.record(bench, vocab::INSTRUCTIONS, vocab::INSTRUCTIONS, count);
                 }
             }
