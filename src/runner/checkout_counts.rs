@@ -36,11 +36,12 @@ impl Prepared {
                 let program = self.root.join(binary).display().to_string();
                 let listed = gbench_counts::list(reach, &program, Some(&self.bench))
                     .map_err(|e| e.to_string())?;
-                let counts = gbench_counts::count_all(reach, &program, &listed, Some(1), None)
-                    .map_err(|e| e.to_string())?;
-                Ok(gbench_counts::with_counts(
-                    None, &listed, counts, reach, &version,
-                ))
+                let (counts, notes) =
+                    gbench_counts::count_all(reach, &program, &listed, Some(1), None)
+                        .map_err(|e| e.to_string())?;
+                let mut input = gbench_counts::with_counts(None, &listed, counts, reach, &version);
+                input.notes.extend(notes);
+                Ok(input)
             }
             Harness::Exec { command } => {
                 let count = Count {

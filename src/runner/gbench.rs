@@ -99,10 +99,11 @@ impl GbenchRun {
             }
             counts => counts?,
         };
+        let (counts, notes) = counts;
+        let mut input = gbench_counts::with_counts(input, &listed, counts, reach, &version);
+        input.notes.extend(notes);
         Ok(Outcome {
-            input: Some(gbench_counts::with_counts(
-                input, &listed, counts, reach, &version,
-            )),
+            input: Some(input),
             status,
             tail,
             interrupted: false,

@@ -5,7 +5,7 @@
 //! such flag, and `--benchmark_min_time=0` runs a single iteration: its count holds the
 //! setup before the loop too, and the report says so.
 
-use super::counts::{Count, Scope, enough, entered, per_iteration, settings};
+use super::counts::{Count, Scope, enough, per_iteration, settings};
 use super::launch::Reach;
 use super::output::spinner;
 use crate::error::{Error, Result};
@@ -142,37 +142,22 @@ pub fn function_of(name: &str) -> String {
 
 /// Counts each listed benchmark of `program` as many times as `asked`, or until the counts
 /// are [`enough`]: per iteration where the library runs exact iterations, else one iteration
-/// with its setup.
+/// with its setup. A benchmark whose function is not named as it is (`->Name()`, a lambda
+/// given to `RegisterBenchmark`) is counted over the whole process where iterations are
+/// exact (the difference of two counts holds only iterations either way), and is left
+/// uncounted otherwise; each is named in a note, and the others are counted as ever.
 pub fn count_all(
     reach: Reach,
     program: &str,
     listed: &Listed,
     asked: Option<u32>,
     progress: Option<&crate::env::Stream>,
-) -> Result<Vec<Vec<f64>>> {
+) -> Result<(Vec<Vec<f64>>, Vec<Note>)> {
     let bar = spinner(progress, program, "counting instructions…");
-    let mut counts = Vec::new();
+    let (mut counts, mut notes) = (Vec::new(), Vec::new());
     for (i, name) in listed.names.iter().enumerate() {
         let function = function_of(name);
-        let scope = Scope::Function(vec![function.clone()]);
-        let run = |iterations: u64| {
-            let min_time = match listed.exact_iterations {
-                true => format!("{iterations}x"),
-                false => "0".to_string(),
-            };
-            let args = one_run(name, &min_time);
-            let count = Count {
-                program,
-                args: &args,
-                dir: None,
-                env: &[],
-                scope: &scope,
-                printed: true,
-            };
-            let counted = reach.harness.counted(&count, name)?;
-            ran_as_asked(&counted.printed, iterations, &count.line(), name)?;
-            Ok::<_, Error>(counted.instructions)
-        };
+        let mut scope = Scope::Function(vec![function.clone()]);
         let mut values = Vec::new();
         while !enough(&values, asked) {
             bar.set_message(format!(
@@ -180,17 +165,40 @@ pub fn count_all(
                 i + 1,
                 listed.names.len()
             ));
+            let count = |scope: &Scope, iterations| {
+                counted_once(reach, program, listed, name, scope, iterations)
+            };
             let value = match listed.exact_iterations {
                 true => {
-                    let pair = (run(FEWER)?, run(MORE)?);
-                    let pair = (
-                        entered(pair.0, &function, name)?,
-                        entered(pair.1, &function, name)?,
-                    );
-                    let inside = format!("inside `{function}`");
+                    let mut pair = (count(&scope, FEWER)?, count(&scope, MORE)?);
+                    if pair.0 == 0 && values.is_empty() {
+                        notes.push(Note::info(format!(
+                            "{name}: no function `{function}` ran (a benchmark named with \
+                             ->Name() or registered as a lambda), so it is counted over the \
+                             whole process; the difference of its {MORE}x and {FEWER}x counts \
+                             holds only its iterations either way"
+                        )));
+                        scope = Scope::Process;
+                        pair = (count(&scope, FEWER)?, count(&scope, MORE)?);
+                    }
+                    let inside = match &scope {
+                        Scope::Process => "over the whole process".to_string(),
+                        Scope::Function(_) => format!("inside `{function}`"),
+                    };
                     per_iteration(pair, MORE - FEWER, &inside, name)?
                 }
-                false => entered(run(1)?, &function, name)? as f64,
+                false => match count(&scope, 1)? {
+                    0 => {
+                        notes.push(Note::warning(format!(
+                            "{name}: not counted: no function `{function}` ran (a benchmark \
+                             named with ->Name() or registered as a lambda), and this \
+                             google/benchmark (before 1.8) runs no exact iterations, so a count \
+                             of the whole process would hold its start-up"
+                        )));
+                        break;
+                    }
+                    count => count as f64,
+                },
             };
             if reach.interrupt.requested() {
                 return Err(Error::Interrupted);
@@ -200,7 +208,34 @@ pub fn count_all(
         counts.push(values);
     }
     bar.finish_and_clear();
-    Ok(counts)
+    Ok((counts, notes))
+}
+
+/// One counted run of benchmark `name` for `iterations`, checked to have run as asked.
+fn counted_once(
+    reach: Reach,
+    program: &str,
+    listed: &Listed,
+    name: &str,
+    scope: &Scope,
+    iterations: u64,
+) -> Result<u64> {
+    let min_time = match listed.exact_iterations {
+        true => format!("{iterations}x"),
+        false => "0".to_string(),
+    };
+    let args = one_run(name, &min_time);
+    let count = Count {
+        program,
+        args: &args,
+        dir: None,
+        env: &[],
+        scope,
+        printed: true,
+    };
+    let counted = reach.harness.counted(&count, name)?;
+    ran_as_asked(&counted.printed, iterations, &count.line(), name)?;
+    Ok(counted.instructions)
 }
 
 /// How the counts were taken, as the environment records it.

@@ -96,6 +96,68 @@ fn gbench_counts_a_one_percent_longer_loop_as_one_percent_beside_load() {
     );
 }
 
+/// A benchmark named with `->Name()` or registered as a lambda has no function of its name:
+/// it is counted over the whole process (exact iterations differenced), beside the others,
+/// and named in a note; before, it failed the whole counted run (exit 2, no rows).
+#[test]
+#[cfg_attr(
+    not(feature = "interop"),
+    ignore = "needs valgrind and libbenchmark-dev; `--features interop` runs it"
+)]
+fn named_and_lambda_benchmarks_are_counted_beside_the_others() {
+    peer("valgrind", "apt-get install valgrind");
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("named.cc");
+    let spin = "uint64_t x = 1;\n  for (auto _ : state) {\n    for (int64_t i = 0; i < 20000; \
+                ++i) x = x * 6364136223846793005ULL + 1;\n    benchmark::DoNotOptimize(x);\n  }";
+    std::fs::write(
+        &source,
+        format!(
+            "#include <benchmark/benchmark.h>\n#include <cstdint>\n\
+             static void BM_Spin(benchmark::State& state) {{\n  {spin}\n}}\n\
+             BENCHMARK(BM_Spin);\nBENCHMARK(BM_Spin)->Name(\"Custom\");\n\
+             static auto* lambda = benchmark::RegisterBenchmark(\"Lambda\", \
+             [](benchmark::State& state) {{\n  {spin}\n}});\nBENCHMARK_MAIN();\n"
+        ),
+    )
+    .unwrap();
+    let binary = dir.path().join("named");
+    build_gbench(&source, &binary);
+    let args = [
+        "gbench",
+        binary.to_str().unwrap(),
+        "--measure",
+        "instructions",
+    ];
+    let doc = json_of(&[&args[..], &["--format", "json", "-q"]].concat(), 0);
+    let metric = gbench_metric(&doc);
+    let own = counts(&doc, "BM_Spin", metric)[0];
+    let notes = doc["notes"].to_string();
+    if metric != "instructions/op" {
+        // Before 1.8 (Debian 12's 1.7.1) a whole process's count of one run holds its
+        // start-up: those two are left uncounted, named, and BM_Spin is still counted.
+        for name in ["Custom", "Lambda"] {
+            assert!(notes.contains(&format!("{name}: not counted")), "{notes}");
+        }
+        assert!(own > 20_000.0, "{own}");
+        return;
+    }
+    for name in ["Custom", "Lambda"] {
+        let whole = counts(&doc, name, metric)[0];
+        let off = (whole / own - 1.0) * 100.0;
+        assert!(
+            off.abs() < 0.5,
+            "{name}: {whole} against BM_Spin's {own}: {off:+.2}%"
+        );
+        assert!(
+            doc["notes"]
+                .to_string()
+                .contains(&format!("{name}: no function")),
+            "{doc}"
+        );
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "interop"),
