@@ -51,6 +51,7 @@ mod site_cli;
 // The store scenarios run on SQLite and PostgreSQL alike, through the PostgreSQL driver too.
 #[cfg(feature = "postgres")]
 mod store_faults;
+#[cfg(feature = "postgres")]
 mod store_suite;
 mod terminal_width;
 mod timer_cli;
