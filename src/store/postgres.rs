@@ -29,10 +29,11 @@ enum Request {
     Query(String, Vec<Value>),
 }
 
-enum Reply {
-    Done,
-    Count(u64),
-    Rows(Vec<Vec<Value>>),
+/// What a request gave: the rows it changed (`Execute`) and the rows it read (`Query`).
+#[derive(Default)]
+struct Reply {
+    count: u64,
+    rows: Vec<Vec<Value>>,
 }
 
 /// How long a request may wait for the server when the location sets no `connect_timeout`.
@@ -120,16 +121,19 @@ fn serve(
             return;
         }
     };
-    if replies.send(Ok(Reply::Done)).is_err() {
+    if replies.send(Ok(Reply::default())).is_err() {
         return;
     }
     for request in requests {
         let fail = |e: postgres::Error| Error::Input(format!("{shown}: {}", explain(&e)));
         let reply = match request {
-            Request::Batch(sql) => client.batch_execute(&sql).map(|_| Reply::Done),
+            Request::Batch(sql) => client.batch_execute(&sql).map(|_| Reply::default()),
             Request::Execute(sql, values) => {
                 let boxed = params(&values);
-                client.execute(&sql, &refs(&boxed)).map(Reply::Count)
+                (client.execute(&sql, &refs(&boxed))).map(|count| Reply {
+                    count,
+                    ..Reply::default()
+                })
             }
             Request::Query(sql, values) => {
                 let boxed = params(&values);
@@ -137,7 +141,7 @@ fn serve(
                     rows.iter()
                         .map(|row| (0..row.len()).map(|i| cell(row, i)).collect())
                         .collect::<std::result::Result<_, _>>()
-                        .map(Reply::Rows)
+                        .map(|rows| Reply { count: 0, rows })
                 })
             }
         };
@@ -206,17 +210,13 @@ impl Connection for Postgres {
     }
 
     fn execute(&mut self, sql: &str, values: &[Value]) -> Result<u64> {
-        match self.ask(Request::Execute(sql.into(), values.to_vec()))? {
-            Reply::Count(n) => Ok(n),
-            _ => Ok(0),
-        }
+        Ok(self
+            .ask(Request::Execute(sql.into(), values.to_vec()))?
+            .count)
     }
 
     fn query(&mut self, sql: &str, values: &[Value]) -> Result<Vec<Vec<Value>>> {
-        match self.ask(Request::Query(sql.into(), values.to_vec()))? {
-            Reply::Rows(rows) => Ok(rows),
-            _ => Ok(Vec::new()),
-        }
+        Ok(self.ask(Request::Query(sql.into(), values.to_vec()))?.rows)
     }
 
     fn begin_write(&mut self) -> Result<()> {

@@ -51,6 +51,9 @@ pub struct Processes {
     input: Option<File>,
     /// `--output FILE`, emptied for every run.
     file: Option<File>,
+    /// Whether that file is a regular one, with a length to empty (a device has none): read
+    /// once, not before every run.
+    file_is_regular: bool,
     /// Each run's stderr, unless inherited: emptied before every run, read when one fails.
     stderr: Option<File>,
 }
@@ -63,9 +66,12 @@ impl Processes {
     pub fn new(io: CommandIo) -> Result<Processes> {
         let CommandIo { output, input } = io;
         let input = input.as_deref().map(read_at_every_run).transpose()?;
-        let file = match &output {
-            CommandOutput::File(path) => Some(written_at_every_run(path)?),
-            _ => None,
+        let (file, file_is_regular) = match &output {
+            CommandOutput::File(path) => {
+                let (file, regular) = written_at_every_run(path)?;
+                (Some(file), regular)
+            }
+            _ => (None, false),
         };
         let stderr = match output {
             CommandOutput::Inherit => None,
@@ -77,6 +83,7 @@ impl Processes {
             output,
             input,
             file,
+            file_is_regular,
             stderr,
         })
     }
@@ -84,8 +91,8 @@ impl Processes {
     /// The child's stdin, stdout and stderr for one run.
     fn streams(&self) -> std::io::Result<[Stdio; 3]> {
         // A device (`--output /dev/null`) has no length to empty.
-        let emptied = |file: &File| -> std::io::Result<Stdio> {
-            if file.metadata()?.is_file() {
+        let emptied = |file: &File, regular: bool| -> std::io::Result<Stdio> {
+            if regular {
                 file.set_len(0)?;
                 (&*file).seek(SeekFrom::Start(0))?;
             }
@@ -94,11 +101,11 @@ impl Processes {
         let stdout = match (&self.output, &self.file) {
             (CommandOutput::Inherit, _) => Stdio::inherit(),
             (CommandOutput::Pipe, _) => Stdio::piped(),
-            (_, Some(file)) => emptied(file)?,
+            (_, Some(file)) => emptied(file, self.file_is_regular)?,
             _ => Stdio::null(),
         };
         let stderr = match &self.stderr {
-            Some(capture) => emptied(capture)?,
+            Some(capture) => emptied(capture, true)?,
             None => Stdio::inherit(),
         };
         let stdin = match &self.input {
@@ -174,25 +181,27 @@ fn read_at_every_run(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| refused(format!("cannot read it: {e}")))
 }
 
-/// `--output FILE`, created now and emptied for every run. A byte is written and taken back,
-/// so that a file that cannot be written (`/dev/full`, a full disk) is an output not written
-/// (exit 4) now, not every run's failure blamed on the command.
-fn written_at_every_run(path: &Path) -> Result<File> {
+/// `--output FILE`, created now and emptied for every run, and whether it is a regular file
+/// (a device has no length to empty). A byte is written and taken back, so that a file that
+/// cannot be written (`/dev/full`, a full disk) is an output not written (exit 4) now, not
+/// every run's failure blamed on the command.
+fn written_at_every_run(path: &Path) -> Result<(File, bool)> {
     let named = |e| format!("--output {}: cannot {e}", path.display());
     let mut file =
         File::create(path).map_err(|e| Error::Input(named(format!("create it: {e}"))))?;
-    let is_terminal = std::io::IsTerminal::is_terminal(&file);
-    if !is_terminal {
+    let regular = (file.metadata()).map_err(|e| Error::Output(named(format!("read it: {e}"))))?;
+    let regular = regular.is_file();
+    if !std::io::IsTerminal::is_terminal(&file) {
         let probe = file.write_all(b"\n").and_then(|_| file.flush());
-        let taken_back = match file.metadata().map(|m| m.is_file()) {
-            Ok(true) => file.set_len(0),
-            _ => Ok(()),
+        let taken_back = match regular {
+            true => file.set_len(0),
+            false => Ok(()),
         };
         probe
             .and(taken_back)
             .map_err(|e| Error::Output(named(format!("write it: {e}"))))?;
     }
-    Ok(file)
+    Ok((file, regular))
 }
 
 fn seconds(tv: libc::timeval) -> f64 {
